@@ -1,0 +1,28 @@
+import { Command } from 'commander';
+import { startLocalServer, stopLocalServer, resolveDatabaseUrl } from './local-server';
+import { migrate } from './migrate';
+import { createPool } from './pool';
+
+export function register(program: Command): void {
+  program
+    .command('migrate')
+    .description('apply migrations/ to DATABASE_URL (or the embedded local PostgreSQL)')
+    .option('--schema <name>', 'apply inside this schema (created if missing)')
+    .action(async (o: { schema?: string }) => {
+      const pool = createPool({ url: resolveDatabaseUrl(), max: 1 });
+      try {
+        const applied = await migrate(pool, { schema: o.schema });
+        console.log(JSON.stringify({ applied }));
+      } finally {
+        await pool.end();
+      }
+    });
+
+  const db = program.command('db').description('the embedded local PostgreSQL server (used when DATABASE_URL is unset)');
+  db.command('start')
+    .description('start the local server (idempotent) and print its URL')
+    .option('--fast', 'fsync off: for tests only')
+    .action((o: { fast?: boolean }) => console.log(startLocalServer({ fast: o.fast }).url));
+  db.command('stop').description('stop the local server').action(() => stopLocalServer());
+  db.command('url').description('print the database URL commands will use').action(() => console.log(resolveDatabaseUrl()));
+}

@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# Installs what `make demo` / `make test` need, idempotently: Debian packages, then npm packages.
+# Fails with a clear message when it cannot.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+DEB_PACKAGES=(postgresql rustc-web cargo-web rust-web-src llvm-22 llvm-22-dev g++ make)
+
+missing=()
+for p in "${DEB_PACKAGES[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then missing+=("$p"); fi
+done
+if ((${#missing[@]})); then
+  echo "setup: installing Debian packages: ${missing[*]}"
+  SUDO=""
+  if [ "$(id -u)" != 0 ]; then
+    if command -v sudo >/dev/null; then SUDO="sudo"; else
+      echo "setup: ERROR: need root (or sudo) to install ${missing[*]}" >&2; exit 1; fi
+  fi
+  export DEBIAN_FRONTEND=noninteractive
+  $SUDO apt-get update -qq || { echo "setup: ERROR: apt-get update failed" >&2; exit 1; }
+  $SUDO apt-get install -y -qq "${missing[@]}" >/dev/null || {
+    echo "setup: ERROR: apt-get install ${missing[*]} failed (Debian bookworm packages are required)" >&2; exit 1; }
+fi
+
+command -v node >/dev/null || { echo "setup: ERROR: Node.js >= 20.19 is required" >&2; exit 1; }
+node -e 'const [a,b]=process.versions.node.split(".").map(Number); process.exit(a>20||(a==20&&b>=19)?0:1)' ||
+  { echo "setup: ERROR: Node.js >= 20.19 is required (found $(node --version))" >&2; exit 1; }
+
+# npm ci only when the lockfile changed since the last install.
+stamp=node_modules/.oncepay-lock.sha256
+want=$(sha256sum package-lock.json | cut -d' ' -f1)
+if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
+  echo "setup: installing npm packages (npm ci)"
+  npm ci --no-audit --no-fund --loglevel=error
+  echo "$want" > "$stamp"
+fi

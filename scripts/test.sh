@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# Runs every test against a real PostgreSQL server started here (stopped on exit, whatever happens)
+# and the compiled program in solana-bankrun / LiteSVM.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+export NODE_ENV=test
+export ONCEPAY_PG_PORT="${ONCEPAY_PG_PORT:-54339}"
+PG_DIR="$PWD/.oncepay/pg-test"
+
+cleanup() {
+  node -e "require('ts-node').register({transpileOnly:true}); require('./db/local-server').stopLocalServer({dataDir: process.argv[1]})" "$PG_DIR/data" || true
+}
+trap cleanup EXIT INT TERM
+
+if [ -z "${DATABASE_URL:-}" ]; then
+  mkdir -p "$PG_DIR"
+  DATABASE_URL=$(node -e "require('ts-node').register({transpileOnly:true}); const s=require('./db/local-server'); const dir=process.argv[1]; require('fs').chmodSync(require('path').dirname(dir),0o777); console.log(s.startLocalServer({dataDir: dir, fast: true}).url)" "$PG_DIR/data")
+  export DATABASE_URL
+fi
+echo "test: PostgreSQL at $DATABASE_URL"
+
+status=0
+if [ -d programs/oncepay ] && [ -f programs/oncepay/Cargo.toml ]; then
+  echo "test: program host unit tests (cargo test)"
+  (cd programs/oncepay && cargo test --quiet --lib 2>&1) || status=1
+fi
+npx mocha "$@" || status=1
+exit $status
