@@ -1,0 +1,27 @@
+// Named crash points for crash tests. With ONCEPAY_FAILPOINT=<name>[,<name>…] in the environment, the process
+// kills itself with SIGKILL (a real `kill -9`: no finally blocks, no flushing, no graceful shutdown) when it
+// reaches that point. `<name>@N` fires on the N-th time the point is reached (1-based). Off by default.
+const counts = new Map<string, number>();
+
+function armed(): Map<string, number> {
+  const spec = process.env.ONCEPAY_FAILPOINT;
+  const m = new Map<string, number>();
+  if (!spec) return m;
+  for (const part of spec.split(',')) {
+    const [name, nth] = part.trim().split('@');
+    if (name) m.set(name, nth ? Number(nth) : 1);
+  }
+  return m;
+}
+
+export function failpoint(name: string): void {
+  if (!process.env.ONCEPAY_FAILPOINT) return;
+  const nth = armed().get(name);
+  if (nth === undefined) return;
+  const seen = (counts.get(name) ?? 0) + 1;
+  counts.set(name, seen);
+  if (seen === nth) {
+    process.stderr.write(`${JSON.stringify({ level: 'fatal', msg: 'failpoint reached: SIGKILL', failpoint: name })}\n`);
+    process.kill(process.pid, 'SIGKILL');
+  }
+}
