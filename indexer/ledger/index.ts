@@ -1,0 +1,17 @@
+// The indexer's ledger. `createLedger({ db })` → { applyBatch, getCheckpoint, setCheckpoint, createInvoice, getInvoice, report }.
+export { createLedger } from './ledger';
+export type { Ledger, LedgerDeps } from './ledger';
+export { LEDGER_CODES } from './codes';
+export { fulfilmentOpId, invoicePaidPayload } from './fulfilment';
+export { RECEIPT_SOURCES } from './types';
+export type {
+  ApplyBatchInput,
+  ApplyBatchResult,
+  CreditedAmount,
+  RaisedException,
+  RejectedReceipt,
+  NewInvoice,
+  InvoiceRow,
+  LedgerReport,
+  ReceiptSource,
+} from './types';

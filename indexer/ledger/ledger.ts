@@ -1,0 +1,289 @@
+// The ledger: one database transaction per batch. Receipts go in ON CONFLICT DO NOTHING, and only the rows this
+// transaction actually inserted are matched, credited, raised as exceptions and fulfilled, all before COMMIT, so
+// a redelivered, replayed or concurrent batch can never credit the same transfer twice.
+import type { Pool, PoolClient } from 'pg';
+import type { Logger } from 'pino';
+import { OncepayError } from '../../common/errors';
+import { failpoint } from '../../common/failpoint';
+import { logger } from '../../common/log';
+import { U64_MAX } from '../../common/amount';
+import type { Receipt } from '../decode/receipt';
+import { matchBatch } from '../match/match';
+import type { InvoiceState, MatchReceipt } from '../match/types';
+import type { IndexerMetrics } from '../metrics';
+import { LEDGER_CODES } from './codes';
+import { fulfilmentOpId, invoicePaidPayload } from './fulfilment';
+import * as q from './queries';
+import type { ApplyBatchInput, ApplyBatchResult, InvoiceRow, LedgerReport, NewInvoice, RaisedException, ReceiptSource } from './types';
+import { assertCluster, assertSource, partitionReceipts, receiptKey, uniqueSorted } from './validate';
+
+export interface LedgerDeps {
+  db: Pool;
+  log?: Logger;
+  metrics?: IndexerMetrics;
+}
+
+export interface Ledger {
+  applyBatch(input: ApplyBatchInput): Promise<ApplyBatchResult>;
+  getCheckpoint(cluster: string, source: ReceiptSource): Promise<bigint | null>;
+  setCheckpoint(cluster: string, source: ReceiptSource, slot: bigint | number): Promise<bigint>;
+  /** Idempotent: the same invoice again is a no-op; the same id with other fields is INVOICE_CONFLICT. */
+  createInvoice(inv: NewInvoice): Promise<{ created: boolean; invoice: InvoiceRow }>;
+  getInvoice(id: string): Promise<InvoiceRow | null>;
+  report(): Promise<LedgerReport>;
+}
+
+// Deadlocks should not happen (fixed lock order), but a rolled-back batch is always safe to run again.
+const RETRYABLE = new Set(['40P01', '40001']);
+const MAX_TRIES = 5;
+
+export function createLedger(deps: LedgerDeps): Ledger {
+  const { db, metrics } = deps;
+  const log = deps.log ?? logger('ledger');
+
+  async function applyBatch(input: ApplyBatchInput): Promise<ApplyBatchResult> {
+    assertCluster(input.cluster);
+    assertSource(input.source);
+    const checkpoint = input.checkpoint === undefined ? undefined : slotText(input.checkpoint.slot);
+    const { good, rejected } = partitionReceipts(input.receipts);
+    for (const r of rejected) log.error({ code: r.code, index: r.index, cluster: input.cluster, source: input.source }, r.message);
+    const batch = uniqueSorted(good);
+    for (let tries = 1; ; tries++) {
+      const client = await db.connect();
+      try {
+        const result = await applyInTransaction(client, input.cluster, input.source, batch, good.length, checkpoint);
+        result.rejected = rejected;
+        if (metrics) {
+          metrics.receiptsTotal.inc({ cluster: input.cluster, source: input.source }, result.inserted);
+          metrics.duplicatesTotal.inc({ cluster: input.cluster, source: input.source }, result.duplicates);
+          for (const e of result.exceptions) metrics.exceptionsTotal.inc({ kind: e.kind });
+        }
+        return result;
+      } catch (e) {
+        await client.query('ROLLBACK').catch(() => undefined);
+        const code = (e as { code?: string }).code;
+        if (code && RETRYABLE.has(code) && tries < MAX_TRIES) {
+          log.warn({ code, tries }, 'ledger batch rolled back, retrying');
+          continue;
+        }
+        throw e;
+      } finally {
+        client.release();
+      }
+    }
+  }
+
+  async function applyInTransaction(
+    client: PoolClient,
+    cluster: string,
+    source: ReceiptSource,
+    batch: Receipt[],
+    delivered: number,
+    checkpoint: string | undefined,
+  ): Promise<ApplyBatchResult> {
+    const result: ApplyBatchResult = { inserted: 0, duplicates: 0, credited: [], exceptions: [], fulfilled: [], rejected: [] };
+    await client.query('BEGIN');
+    const inserted = batch.length === 0 ? [] : (await client.query<{ id: string; signature: string; ix_index: number; inner_index: number }>(q.insertReceipts(cluster, source, columns(batch)))).rows;
+    result.inserted = inserted.length;
+    result.duplicates = delivered - inserted.length;
+    if (inserted.length > 0) await creditInserted(client, batch, inserted, result);
+    if (delivered > 0) await client.query(q.bumpDeliveryCounts(cluster, source, delivered, inserted.length));
+    if (checkpoint !== undefined) await client.query(q.advanceCheckpoint(cluster, source, checkpoint));
+    failpoint('ledger.after_insert_before_commit');
+    await client.query('COMMIT');
+    failpoint('ledger.after_commit');
+    return result;
+  }
+
+  async function creditInserted(
+    client: PoolClient,
+    batch: Receipt[],
+    inserted: Array<{ id: string; signature: string; ix_index: number; inner_index: number }>,
+    result: ApplyBatchResult,
+  ): Promise<void> {
+    const byKey = new Map(batch.map((r) => [receiptKey(r), r]));
+    // Chain order (slot, then identity) decides which of two payments completes an invoice and which is excess.
+    const fresh = inserted
+      .map((row) => ({ id: row.id, r: byKey.get(receiptKey({ signature: row.signature, ixIndex: row.ix_index, innerIndex: row.inner_index }))! }))
+      .sort((a, b) => compareSlot(a.r.slot, b.r.slot) || (a.r.signature < b.r.signature ? -1 : a.r.signature > b.r.signature ? 1 : 0) || a.r.ixIndex - b.r.ixIndex || a.r.innerIndex - b.r.innerIndex);
+    const addresses = new Set<string>();
+    const refs = new Set<string>();
+    for (const { r } of fresh) {
+      addresses.add(r.destination);
+      if (r.destinationOwner) addresses.add(r.destinationOwner);
+      for (const k of r.references ?? []) refs.add(k);
+      for (const k of r.accountKeys ?? []) refs.add(k);
+    }
+    const rows = (await client.query(q.lockCandidateInvoices([...addresses], [...refs]))).rows;
+    if (rows.length === 0) return;
+    const invoices: InvoiceState[] = rows.map((x) => ({
+      id: x.id,
+      merchant: x.merchant,
+      mint: x.mint,
+      expectedAmount: BigInt(x.expected_amount),
+      creditedAmount: BigInt(x.credited_amount),
+      depositAddress: x.deposit_address,
+      referenceKey: x.reference_key,
+      status: x.status,
+      createdSeq: Number(x.created_epoch),
+    }));
+    const { outcomes, invoices: changed } = matchBatch(fresh.map(({ r }) => r as MatchReceipt), invoices);
+
+    const matchedIds: string[] = [];
+    const matchedInvoices: string[] = [];
+    const ex = { kinds: [] as string[], receiptIds: [] as string[], invoiceIds: [] as (string | null)[], amounts: [] as string[], details: [] as string[] };
+    const credited = new Map<string, bigint>();
+    outcomes.forEach((o, i) => {
+      const { id, r } = fresh[i];
+      if (o.invoiceId) {
+        matchedIds.push(id);
+        matchedInvoices.push(o.invoiceId);
+      }
+      if (o.invoiceId && o.credit > 0n) credited.set(o.invoiceId, (credited.get(o.invoiceId) ?? 0n) + o.credit);
+      for (const e of o.exceptions) {
+        ex.kinds.push(e.kind);
+        ex.receiptIds.push(id);
+        ex.invoiceIds.push(e.invoiceId);
+        ex.amounts.push(e.amount.toString());
+        ex.details.push(e.detail);
+        const raised: RaisedException = { kind: e.kind, invoiceId: e.invoiceId, amount: e.amount, signature: r.signature, ixIndex: r.ixIndex, innerIndex: r.innerIndex };
+        result.exceptions.push(raised);
+      }
+      if (o.paidNow && o.invoiceId) result.fulfilled.push(o.invoiceId);
+    });
+    if (matchedIds.length > 0) await client.query(q.setReceiptInvoices(matchedIds, matchedInvoices));
+    if (changed.length > 0) {
+      await client.query(q.updateInvoiceCredits(changed.map((i) => i.id), changed.map((i) => i.creditedAmount.toString()), changed.map((i) => i.status === 'paid')));
+    }
+    if (ex.kinds.length > 0) await client.query(q.insertExceptions(ex.kinds, ex.receiptIds, ex.invoiceIds, ex.amounts, ex.details));
+    if (result.fulfilled.length > 0) {
+      const paid = result.fulfilled.map((id) => changed.find((i) => i.id === id)!);
+      await client.query(
+        q.insertFulfilments(
+          paid.map((i) => fulfilmentOpId(i.id)),
+          paid.map((i) => i.id),
+          paid.map((i) => i.merchant),
+          paid.map((i) => JSON.stringify(invoicePaidPayload(i))),
+        ),
+      );
+    }
+    result.credited = [...credited].map(([invoiceId, amount]) => ({ invoiceId, amount }));
+  }
+
+  async function getCheckpoint(cluster: string, source: ReceiptSource): Promise<bigint | null> {
+    assertSource(source);
+    const { rows } = await db.query(q.getCheckpoint(cluster, source));
+    return rows.length ? BigInt(rows[0].slot) : null;
+  }
+
+  async function setCheckpoint(cluster: string, source: ReceiptSource, slot: bigint | number): Promise<bigint> {
+    assertCluster(cluster);
+    assertSource(source);
+    await db.query(q.advanceCheckpoint(cluster, source, slotText(slot)));
+    return (await getCheckpoint(cluster, source))!;
+  }
+
+  async function getInvoice(id: string): Promise<InvoiceRow | null> {
+    const { rows } = await db.query(q.getInvoice(id));
+    if (rows.length === 0) return null;
+    const x = rows[0];
+    return {
+      id: x.id,
+      merchant: x.merchant,
+      mint: x.mint,
+      expectedAmount: BigInt(x.expected_amount),
+      creditedAmount: BigInt(x.credited_amount),
+      depositAddress: x.deposit_address,
+      referenceKey: x.reference_key,
+      status: x.status,
+      paidAt: x.paid_at ? new Date(x.paid_at).toISOString() : null,
+    };
+  }
+
+  async function createInvoice(inv: NewInvoice): Promise<{ created: boolean; invoice: InvoiceRow }> {
+    const bad = (m: string) => new OncepayError(LEDGER_CODES.INVALID_INVOICE, m, { id: inv.id });
+    if (typeof inv.id !== 'string' || inv.id.length === 0) throw bad('id must be a non-empty string');
+    if (typeof inv.mint !== 'string' || inv.mint.length === 0) throw bad('mint must be a non-empty string');
+    if (typeof inv.expectedAmount !== 'bigint' || inv.expectedAmount <= 0n || inv.expectedAmount > U64_MAX) throw bad('amount must be a u64 above 0');
+    const depositAddress = inv.depositAddress ?? null;
+    const referenceKey = inv.referenceKey ?? null;
+    if (depositAddress === null && referenceKey === null) throw bad('an invoice needs a deposit address or a reference key');
+    const merchant = inv.merchant ?? 'default';
+    const { rows } = await db.query(q.insertInvoice({ id: inv.id, merchant, mint: inv.mint, expected: inv.expectedAmount.toString(), depositAddress, referenceKey }));
+    const existing = await getInvoice(inv.id);
+    if (!existing) {
+      // Not inserted and not there: the reference key belongs to another invoice.
+      throw new OncepayError(LEDGER_CODES.INVOICE_CONFLICT, `reference key ${referenceKey} already belongs to another invoice`, { id: inv.id, referenceKey });
+    }
+    const same =
+      existing.merchant === merchant && existing.mint === inv.mint && existing.expectedAmount === inv.expectedAmount &&
+      existing.depositAddress === depositAddress && existing.referenceKey === referenceKey;
+    if (!same) throw new OncepayError(LEDGER_CODES.INVOICE_CONFLICT, `invoice ${inv.id} exists with other fields`, { id: inv.id });
+    return { created: rows.length === 1, invoice: existing };
+  }
+
+  async function report(): Promise<LedgerReport> {
+    const [inv, rec, del, exc, out, cp] = await Promise.all([
+      db.query(q.reportInvoices()),
+      db.query(q.reportReceipts()),
+      db.query(q.reportDeliveries()),
+      db.query(q.reportExceptions()),
+      db.query(q.reportOutbox()),
+      db.query(q.reportCheckpoints()),
+    ]);
+    const bySource: Record<string, number> = {};
+    let total = 0;
+    let matched = 0;
+    for (const r of rec.rows) {
+      bySource[r.first_source] = Number(r.n);
+      total += Number(r.n);
+      matched += Number(r.matched);
+    }
+    const exceptions: LedgerReport['exceptions'] = {};
+    for (const r of exc.rows) exceptions[r.kind] = { count: Number(r.n), amount: r.amount };
+    const outbox: Record<string, number> = { pending: 0, delivering: 0, delivered: 0, dead: 0 };
+    for (const r of out.rows) outbox[r.state] = Number(r.n);
+    return {
+      invoices: inv.rows.map((r) => ({ id: r.id, merchant: r.merchant, mint: r.mint, expected: r.expected, credited: r.credited, status: r.status, paidAt: r.paid_at })),
+      receipts: { total, matched, bySource },
+      deliveries: del.rows.map((r) => ({ cluster: r.cluster, source: r.source, delivered: Number(r.delivered), inserted: Number(r.inserted), duplicates: Number(r.duplicates) })),
+      exceptions,
+      outbox,
+      checkpoints: cp.rows,
+    };
+  }
+
+  return { applyBatch, getCheckpoint, setCheckpoint, createInvoice, getInvoice, report };
+}
+
+function compareSlot(a: bigint | null, b: bigint | null): number {
+  if (a === b) return 0;
+  if (a === null) return 1;
+  if (b === null) return -1;
+  return a < b ? -1 : 1;
+}
+
+function slotText(slot: bigint | number): string {
+  const s = typeof slot === 'number' ? (Number.isSafeInteger(slot) ? BigInt(slot) : -1n) : slot;
+  if (typeof s !== 'bigint' || s < 0n || s > (1n << 63n) - 1n) {
+    throw new OncepayError(LEDGER_CODES.INVALID_CHECKPOINT, `checkpoint slot ${String(slot)} is not a non-negative integer`);
+  }
+  return s.toString();
+}
+
+function columns(batch: Receipt[]): q.ReceiptColumns {
+  return {
+    signature: batch.map((r) => r.signature),
+    ixIndex: batch.map((r) => r.ixIndex),
+    innerIndex: batch.map((r) => r.innerIndex),
+    slot: batch.map((r) => (r.slot === null || r.slot === undefined ? null : r.slot.toString())),
+    blockTime: batch.map((r) => (r.blockTime === null || r.blockTime === undefined ? null : String(r.blockTime))),
+    program: batch.map((r) => r.program),
+    kind: batch.map((r) => r.kind),
+    mint: batch.map((r) => r.mint),
+    source: batch.map((r) => r.source),
+    destination: batch.map((r) => r.destination),
+    destinationOwner: batch.map((r) => r.destinationOwner ?? null),
+    amount: batch.map((r) => r.amount.toString()),
+  };
+}

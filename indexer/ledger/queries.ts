@@ -1,0 +1,210 @@
+// Every statement the ledger runs, as a named function returning { text, values }. Arrays go in through
+// unnest() so a batch is a handful of statements, not one per receipt.
+export interface Query {
+  text: string;
+  values: unknown[];
+}
+
+export interface ReceiptColumns {
+  signature: string[];
+  ixIndex: number[];
+  innerIndex: number[];
+  slot: (string | null)[];
+  blockTime: (string | null)[];
+  program: string[];
+  kind: string[];
+  mint: (string | null)[];
+  source: string[];
+  destination: string[];
+  destinationOwner: (string | null)[];
+  amount: string[];
+}
+
+/**
+ * Insert a batch of receipts; rows whose identity exists already are skipped, and RETURNING lists only the rows
+ * this statement inserted, which are the only ones the ledger may credit. The caller sorts the batch by identity
+ * so two overlapping batches wait on each other in the same order instead of deadlocking on the unique index.
+ */
+export function insertReceipts(cluster: string, firstSource: string, c: ReceiptColumns): Query {
+  return {
+    text: `INSERT INTO receipts (cluster, signature, ix_index, inner_index, slot, block_time, program, kind, mint,
+                                 source, destination, destination_owner, amount, first_source)
+           SELECT $1, u.signature, u.ix_index, u.inner_index, u.slot, u.block_time, u.program, u.kind, u.mint,
+                  u.source, u.destination, u.destination_owner, u.amount, $2::receipt_source
+             FROM unnest($3::text[], $4::int[], $5::int[], $6::bigint[], $7::bigint[], $8::text[], $9::text[],
+                         $10::text[], $11::text[], $12::text[], $13::text[], $14::numeric[])
+                  WITH ORDINALITY AS u(signature, ix_index, inner_index, slot, block_time, program, kind, mint,
+                                       source, destination, destination_owner, amount, ord)
+            ORDER BY u.ord
+           ON CONFLICT ON CONSTRAINT receipts_identity DO NOTHING
+           RETURNING id, signature, ix_index, inner_index`,
+    values: [
+      cluster,
+      firstSource,
+      c.signature,
+      c.ixIndex,
+      c.innerIndex,
+      c.slot,
+      c.blockTime,
+      c.program,
+      c.kind,
+      c.mint,
+      c.source,
+      c.destination,
+      c.destinationOwner,
+      c.amount,
+    ],
+  };
+}
+
+/**
+ * The invoices a set of new receipts could pay, locked. ORDER BY id makes every batch take these row locks in
+ * the same order (the sort runs below the lock step), so concurrent batches queue instead of deadlocking.
+ */
+export function lockCandidateInvoices(addresses: string[], referenceKeys: string[]): Query {
+  return {
+    text: `SELECT id, merchant, mint, expected_amount, credited_amount, deposit_address, reference_key, status,
+                  extract(epoch FROM created_at) AS created_epoch
+             FROM invoices
+            WHERE deposit_address = ANY($1::text[]) OR reference_key = ANY($2::text[])
+            ORDER BY id
+              FOR UPDATE`,
+    values: [addresses, referenceKeys],
+  };
+}
+
+export function setReceiptInvoices(ids: string[], invoiceIds: string[]): Query {
+  return {
+    text: `UPDATE receipts r SET invoice_id = u.invoice_id
+             FROM unnest($1::bigint[], $2::text[]) AS u(id, invoice_id)
+            WHERE r.id = u.id`,
+    values: [ids, invoiceIds],
+  };
+}
+
+export function updateInvoiceCredits(ids: string[], credited: string[], paid: boolean[]): Query {
+  return {
+    text: `UPDATE invoices i
+              SET credited_amount = u.credited,
+                  status = CASE WHEN u.paid THEN 'paid'::invoice_status ELSE i.status END,
+                  paid_at = CASE WHEN u.paid AND i.paid_at IS NULL THEN now() ELSE i.paid_at END
+             FROM unnest($1::text[], $2::numeric[], $3::bool[]) AS u(id, credited, paid)
+            WHERE i.id = u.id`,
+    values: [ids, credited, paid],
+  };
+}
+
+export function insertExceptions(kinds: string[], receiptIds: string[], invoiceIds: (string | null)[], amounts: string[], details: string[]): Query {
+  return {
+    text: `INSERT INTO exceptions (kind, receipt_id, invoice_id, amount, detail)
+           SELECT u.kind::exception_kind, u.receipt_id, u.invoice_id, u.amount, u.detail
+             FROM unnest($1::text[], $2::bigint[], $3::text[], $4::numeric[], $5::text[])
+                  AS u(kind, receipt_id, invoice_id, amount, detail)
+           ON CONFLICT (receipt_id, kind) DO NOTHING`,
+    values: [kinds, receiptIds, invoiceIds, amounts, details],
+  };
+}
+
+/**
+ * One fulfilment per paid invoice, and its outbox row, in one statement. ON CONFLICT keeps it a no-op if the
+ * invoice somehow had one already (UNIQUE (invoice_id) is the real guard).
+ */
+export function insertFulfilments(ids: string[], invoiceIds: string[], merchants: string[], payloads: string[]): Query {
+  return {
+    text: `WITH f AS (
+             INSERT INTO fulfilments (id, invoice_id, merchant)
+             SELECT u.id, u.invoice_id, u.merchant FROM unnest($1::text[], $2::text[], $3::text[]) AS u(id, invoice_id, merchant)
+             ON CONFLICT (invoice_id) DO NOTHING
+             RETURNING id, merchant)
+           INSERT INTO outbox (fulfilment_id, idempotency_key, merchant, topic, payload)
+           SELECT f.id, f.id, f.merchant, 'invoice.paid', u.payload
+             FROM f JOIN unnest($1::text[], $4::jsonb[]) AS u(id, payload) ON u.id = f.id
+           ON CONFLICT (fulfilment_id) DO NOTHING`,
+    values: [ids, invoiceIds, merchants, payloads],
+  };
+}
+
+export function bumpDeliveryCounts(cluster: string, source: string, delivered: number, inserted: number): Query {
+  return {
+    text: `INSERT INTO receipt_delivery_counts (cluster, source, delivered, inserted, duplicates)
+           VALUES ($1, $2::receipt_source, $3::bigint, $4::bigint, $3::bigint - $4::bigint)
+           ON CONFLICT (cluster, source) DO UPDATE
+              SET delivered = receipt_delivery_counts.delivered + EXCLUDED.delivered,
+                  inserted = receipt_delivery_counts.inserted + EXCLUDED.inserted,
+                  duplicates = receipt_delivery_counts.duplicates + EXCLUDED.duplicates,
+                  updated_at = now()`,
+    values: [cluster, source, delivered, inserted],
+  };
+}
+
+/** Checkpoints only move forward: a late or replayed batch never moves one back. */
+export function advanceCheckpoint(cluster: string, source: string, slot: string): Query {
+  return {
+    text: `INSERT INTO checkpoints (cluster, source, slot) VALUES ($1, $2::receipt_source, $3)
+           ON CONFLICT (cluster, source) DO UPDATE
+              SET slot = GREATEST(checkpoints.slot, EXCLUDED.slot),
+                  updated_at = CASE WHEN EXCLUDED.slot > checkpoints.slot THEN now() ELSE checkpoints.updated_at END`,
+    values: [cluster, source, slot],
+  };
+}
+
+export function getCheckpoint(cluster: string, source: string): Query {
+  return { text: `SELECT slot FROM checkpoints WHERE cluster = $1 AND source = $2::receipt_source`, values: [cluster, source] };
+}
+
+export function insertInvoice(inv: { id: string; merchant: string; mint: string; expected: string; depositAddress: string | null; referenceKey: string | null }): Query {
+  return {
+    text: `INSERT INTO invoices (id, merchant, mint, expected_amount, deposit_address, reference_key)
+           VALUES ($1, $2, $3, $4, $5, $6)
+           ON CONFLICT DO NOTHING
+           RETURNING id`,
+    values: [inv.id, inv.merchant, inv.mint, inv.expected, inv.depositAddress, inv.referenceKey],
+  };
+}
+
+export function getInvoice(id: string): Query {
+  return {
+    text: `SELECT id, merchant, mint, expected_amount, credited_amount, deposit_address, reference_key, status, paid_at
+             FROM invoices WHERE id = $1`,
+    values: [id],
+  };
+}
+
+export function reportInvoices(): Query {
+  return {
+    text: `SELECT id, merchant, mint, expected_amount::text AS expected, credited_amount::text AS credited, status,
+                  to_char(paid_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS paid_at
+             FROM invoices ORDER BY id`,
+    values: [],
+  };
+}
+
+export function reportReceipts(): Query {
+  return {
+    text: `SELECT first_source, count(*)::bigint AS n, count(invoice_id)::bigint AS matched
+             FROM receipts GROUP BY first_source ORDER BY first_source`,
+    values: [],
+  };
+}
+
+export function reportDeliveries(): Query {
+  return {
+    text: `SELECT cluster, source, delivered, inserted, duplicates FROM receipt_delivery_counts ORDER BY cluster, source`,
+    values: [],
+  };
+}
+
+export function reportExceptions(): Query {
+  return {
+    text: `SELECT kind, count(*)::bigint AS n, sum(amount)::text AS amount FROM exceptions GROUP BY kind ORDER BY kind`,
+    values: [],
+  };
+}
+
+export function reportOutbox(): Query {
+  return { text: `SELECT state, count(*)::bigint AS n FROM outbox GROUP BY state ORDER BY state`, values: [] };
+}
+
+export function reportCheckpoints(): Query {
+  return { text: `SELECT cluster, source, slot::text AS slot FROM checkpoints ORDER BY cluster, source`, values: [] };
+}

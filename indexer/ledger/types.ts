@@ -1,0 +1,81 @@
+// The ledger's public shapes. The sources helper codes against ApplyBatchInput / ApplyBatchResult.
+import type { Receipt } from '../decode/receipt';
+import type { ExceptionKind } from '../match/types';
+
+export const RECEIPT_SOURCES = ['scanner', 'backfill', 'webhook', 'file'] as const;
+export type ReceiptSource = (typeof RECEIPT_SOURCES)[number];
+
+export interface ApplyBatchInput {
+  /** e.g. 'mainnet-beta', 'devnet', 'localnet': part of every receipt's identity. */
+  cluster: string;
+  /** Which delivery path brought these receipts (counted per source, kept as `first_source`). */
+  source: ReceiptSource;
+  receipts: readonly Receipt[];
+  /** Advance checkpoints(cluster, source) to at least this slot in the same transaction. */
+  checkpoint?: { slot: bigint | number };
+}
+
+export interface CreditedAmount {
+  invoiceId: string;
+  amount: bigint;
+}
+
+export interface RaisedException {
+  kind: ExceptionKind;
+  invoiceId: string | null;
+  amount: bigint;
+  signature: string;
+  ixIndex: number;
+  innerIndex: number;
+}
+
+export interface RejectedReceipt {
+  /** Position in the input `receipts` array. */
+  index: number;
+  code: string;
+  message: string;
+}
+
+export interface ApplyBatchResult {
+  /** Receipts new to the ledger (credited / matched only these). */
+  inserted: number;
+  /** Receipts already in the ledger or repeated inside the batch. */
+  duplicates: number;
+  /** Per invoice, what this batch credited. */
+  credited: CreditedAmount[];
+  exceptions: RaisedException[];
+  /** Invoice ids that became paid in this batch (each got its one fulfilment + outbox row). */
+  fulfilled: string[];
+  /** Receipts refused as malformed; the rest of the batch was still applied. */
+  rejected: RejectedReceipt[];
+}
+
+export interface NewInvoice {
+  id: string;
+  merchant?: string;
+  mint: string;
+  expectedAmount: bigint;
+  depositAddress?: string | null;
+  referenceKey?: string | null;
+}
+
+export interface InvoiceRow {
+  id: string;
+  merchant: string;
+  mint: string;
+  expectedAmount: bigint;
+  creditedAmount: bigint;
+  depositAddress: string | null;
+  referenceKey: string | null;
+  status: 'open' | 'paid';
+  paidAt: string | null;
+}
+
+export interface LedgerReport {
+  invoices: Array<{ id: string; merchant: string; mint: string; expected: string; credited: string; status: 'open' | 'paid'; paidAt: string | null }>;
+  receipts: { total: number; matched: number; bySource: Record<string, number> };
+  deliveries: Array<{ cluster: string; source: string; delivered: number; inserted: number; duplicates: number }>;
+  exceptions: Record<string, { count: number; amount: string }>;
+  outbox: Record<string, number>;
+  checkpoints: Array<{ cluster: string; source: string; slot: string }>;
+}

@@ -1,0 +1,64 @@
+// Pure checks on what reaches the ledger. A bad receipt is reported with a code and skipped; it never stops
+// the good ones of the same batch.
+import { OncepayError } from '../../common/errors';
+import { U64_MAX } from '../../common/amount';
+import type { Receipt } from '../decode/receipt';
+import { LEDGER_CODES } from './codes';
+import { RECEIPT_SOURCES, ReceiptSource, RejectedReceipt } from './types';
+
+function isText(x: unknown): x is string {
+  return typeof x === 'string' && x.length > 0;
+}
+
+/** Returns null if the receipt can be stored, else why not. */
+export function receiptProblem(r: Receipt): string | null {
+  if (r === null || typeof r !== 'object') return 'not an object';
+  if (!isText(r.signature)) return 'signature missing';
+  if (!Number.isSafeInteger(r.ixIndex) || r.ixIndex < 0) return `ixIndex ${String(r.ixIndex)} is not an index`;
+  if (!Number.isSafeInteger(r.innerIndex) || r.innerIndex < -1) return `innerIndex ${String(r.innerIndex)} is not -1 or an index`;
+  if (typeof r.amount !== 'bigint') return `amount must be a bigint, got ${typeof r.amount}`;
+  if (r.amount < 0n || r.amount > U64_MAX) return `amount ${r.amount} is not a u64`;
+  if (!isText(r.source) || !isText(r.destination)) return 'source / destination missing';
+  if (r.mint !== null && !isText(r.mint)) return 'mint must be a string or null';
+  if (r.destinationOwner !== null && r.destinationOwner !== undefined && !isText(r.destinationOwner)) return 'destinationOwner must be a string or null';
+  if (r.slot !== null && r.slot !== undefined && (typeof r.slot !== 'bigint' || r.slot < 0n)) return 'slot must be a non-negative bigint or null';
+  if (!isText(r.program) || !isText(r.kind)) return 'program / kind missing';
+  return null;
+}
+
+export function partitionReceipts(receipts: readonly Receipt[]): { good: Receipt[]; rejected: RejectedReceipt[] } {
+  const good: Receipt[] = [];
+  const rejected: RejectedReceipt[] = [];
+  receipts.forEach((r, index) => {
+    const problem = receiptProblem(r);
+    if (problem) rejected.push({ index, code: LEDGER_CODES.INVALID_RECEIPT, message: problem });
+    else good.push(r);
+  });
+  return { good, rejected };
+}
+
+export function assertSource(source: string): asserts source is ReceiptSource {
+  if (!(RECEIPT_SOURCES as readonly string[]).includes(source)) {
+    throw new OncepayError(LEDGER_CODES.INVALID_SOURCE, `source must be one of ${RECEIPT_SOURCES.join(', ')}, got ${JSON.stringify(source)}`);
+  }
+}
+
+export function assertCluster(cluster: string): void {
+  if (!isText(cluster)) throw new OncepayError(LEDGER_CODES.INVALID_CLUSTER, 'cluster must be a non-empty string');
+}
+
+export function receiptKey(r: Pick<Receipt, 'signature' | 'ixIndex' | 'innerIndex'>): string {
+  return `${r.signature}/${r.ixIndex}/${r.innerIndex}`;
+}
+
+/** Identity order: every batch inserts (and so waits on unique-index entries) in this same order. */
+export function compareReceipts(a: Receipt, b: Receipt): number {
+  if (a.signature !== b.signature) return a.signature < b.signature ? -1 : 1;
+  return a.ixIndex - b.ixIndex || a.innerIndex - b.innerIndex;
+}
+
+/** Sorted by identity, repeats inside the batch dropped (they count as duplicates). */
+export function uniqueSorted(receipts: readonly Receipt[]): Receipt[] {
+  const sorted = [...receipts].sort(compareReceipts);
+  return sorted.filter((r, i) => i === 0 || compareReceipts(sorted[i - 1], r) !== 0);
+}

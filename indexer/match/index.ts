@@ -1,0 +1,3 @@
+export { matchBatch, matchReceipt, selectInvoice } from './match';
+export { EXCEPTION_KINDS } from './types';
+export type { ExceptionKind, InvoiceState, MatchReceipt, MatchException, ReceiptOutcome, BatchOutcome } from './types';

@@ -1,0 +1,81 @@
+// Pure matching: which invoice a receipt pays, how much it credits, and what exception it raises.
+// No I/O, no clock: the ledger loads the candidate invoices (locked) and writes back what this returns.
+import type { ExceptionKind } from './types';
+import type { InvoiceState, MatchReceipt, ReceiptOutcome, BatchOutcome } from './types';
+
+function paysAddress(inv: InvoiceState, r: MatchReceipt): boolean {
+  return inv.depositAddress !== null && (inv.depositAddress === r.destination || inv.depositAddress === r.destinationOwner);
+}
+
+/**
+ * A reference invoice matches when its key is one of the transfer instruction's own extra keys, or one of the
+ * transaction's account keys AND the money went to its deposit address. Account keys alone are too loose: every
+ * transfer of a transaction carries them, including fees paid to third parties.
+ */
+function referenceHit(inv: InvoiceState, r: MatchReceipt): boolean {
+  if (inv.referenceKey === null) return false;
+  const inRefs = (r.references ?? []).includes(inv.referenceKey);
+  if (inv.depositAddress === null) return inRefs;
+  return paysAddress(inv, r) && (inRefs || (r.accountKeys ?? []).includes(inv.referenceKey));
+}
+
+function byAge(a: InvoiceState, b: InvoiceState): number {
+  return a.createdSeq - b.createdSeq || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
+}
+
+/** The invoice a receipt is for, or whether it at least went to an address we watch. */
+export function selectInvoice(r: MatchReceipt, invoices: readonly InvoiceState[]): { invoice: InvoiceState | null; watched: boolean } {
+  const byRef = invoices.filter((inv) => referenceHit(inv, r)).sort(byAge);
+  if (byRef.length > 0) return { invoice: byRef[0], watched: true };
+  // Address-only invoices: the oldest open one at that address, else the newest paid one (a late payment).
+  const byAddr = invoices.filter((inv) => inv.referenceKey === null && paysAddress(inv, r)).sort(byAge);
+  const open = byAddr.find((inv) => inv.status === 'open');
+  if (open) return { invoice: open, watched: true };
+  if (byAddr.length > 0) return { invoice: byAddr[byAddr.length - 1], watched: true };
+  return { invoice: null, watched: invoices.some((inv) => paysAddress(inv, r)) };
+}
+
+/** One receipt against the current invoice states. Returns the outcome and the invoice's next state. */
+export function matchReceipt(r: MatchReceipt, invoices: readonly InvoiceState[]): { outcome: ReceiptOutcome; next: InvoiceState | null } {
+  const { invoice, watched } = selectInvoice(r, invoices);
+  const none: ReceiptOutcome = { invoiceId: null, credit: 0n, exceptions: [], paidNow: false };
+  if (!invoice) {
+    if (!watched) return { outcome: none, next: null };
+    return { outcome: { ...none, exceptions: [exc('unknown_reference', r.amount, null, 'no invoice matches the reference or address')] }, next: null };
+  }
+  const base: ReceiptOutcome = { invoiceId: invoice.id, credit: 0n, exceptions: [], paidNow: false };
+  if (r.mint === null) {
+    return { outcome: { ...base, exceptions: [exc('unknown_mint', r.amount, invoice.id, `invoice expects ${invoice.mint}`)] }, next: null };
+  }
+  if (r.mint !== invoice.mint) {
+    return { outcome: { ...base, exceptions: [exc('mint_mismatch', r.amount, invoice.id, `paid in ${r.mint}, invoice expects ${invoice.mint}`)] }, next: null };
+  }
+  if (invoice.status === 'paid') {
+    return { outcome: { ...base, exceptions: [exc('late_payment', r.amount, invoice.id, 'invoice already paid')] }, next: null };
+  }
+  const remaining = invoice.expectedAmount - invoice.creditedAmount;
+  const credit = r.amount < remaining ? r.amount : remaining;
+  const excess = r.amount - credit;
+  const creditedAmount = invoice.creditedAmount + credit;
+  const paidNow = creditedAmount === invoice.expectedAmount;
+  const exceptions = excess > 0n ? [exc('overpayment', excess, invoice.id, `expected ${invoice.expectedAmount}, excess ${excess}`)] : [];
+  const next: InvoiceState = { ...invoice, creditedAmount, status: paidNow ? 'paid' : 'open' };
+  return { outcome: { invoiceId: invoice.id, credit, exceptions, paidNow }, next };
+}
+
+/** A batch of receipts, in the given order, against a set of invoices; later receipts see earlier credits. */
+export function matchBatch(receipts: readonly MatchReceipt[], invoices: readonly InvoiceState[]): BatchOutcome {
+  const state = new Map(invoices.map((inv) => [inv.id, inv]));
+  const outcomes: ReceiptOutcome[] = [];
+  for (const r of receipts) {
+    const { outcome, next } = matchReceipt(r, [...state.values()]);
+    if (next) state.set(next.id, next);
+    outcomes.push(outcome);
+  }
+  const changed = invoices.map((inv) => state.get(inv.id)!).filter((inv, i) => inv !== invoices[i]);
+  return { outcomes, invoices: changed };
+}
+
+function exc(kind: ExceptionKind, amount: bigint, invoiceId: string | null, detail: string) {
+  return { kind, amount, invoiceId, detail };
+}

@@ -1,0 +1,90 @@
+// The indexer's Prometheus metrics: one Registry per process (a factory, so tests get their own), and a tiny
+// /metrics HTTP server the sources helper reuses.
+import * as http from 'http';
+import { AddressInfo } from 'net';
+import { Counter, Gauge, Registry, collectDefaultMetrics } from 'prom-client';
+
+export interface IndexerMetrics {
+  registry: Registry;
+  receiptsTotal: Counter<'cluster' | 'source'>;
+  duplicatesTotal: Counter<'cluster' | 'source'>;
+  exceptionsTotal: Counter<'kind'>;
+  /** Set by the sources: chain tip minus checkpoint, in slots. */
+  checkpointLagSlots: Gauge<'cluster' | 'source'>;
+  outboxDepth: Gauge;
+  outboxOldestAgeSeconds: Gauge;
+  rpcErrorsTotal: Counter<'kind'>;
+  outboxDeliveriesTotal: Counter<'result'>;
+}
+
+export interface OutboxStats {
+  /** Rows not yet delivered nor dead. */
+  depth: number;
+  /** Age of the oldest such row, 0 when none. */
+  oldestAgeSeconds: number;
+}
+
+export function createIndexerMetrics(opts: { defaults?: boolean; outboxStats?: () => Promise<OutboxStats> } = {}): IndexerMetrics {
+  const registry = new Registry();
+  if (opts.defaults) collectDefaultMetrics({ register: registry });
+  const stats = opts.outboxStats;
+  // Outbox gauges are read from the database at scrape time when a reader is given: the table is the truth.
+  let last: Promise<OutboxStats> | undefined;
+  const read = () => (last ??= (stats ? stats() : Promise.resolve({ depth: 0, oldestAgeSeconds: 0 })).finally(() => setImmediate(() => (last = undefined))));
+  return {
+    registry,
+    receiptsTotal: new Counter({ name: 'oncepay_receipts_total', help: 'Receipts newly inserted into the ledger', labelNames: ['cluster', 'source'], registers: [registry] }),
+    duplicatesTotal: new Counter({ name: 'oncepay_receipt_duplicates_total', help: 'Receipt deliveries that were already in the ledger', labelNames: ['cluster', 'source'], registers: [registry] }),
+    exceptionsTotal: new Counter({ name: 'oncepay_exceptions_total', help: 'Payment exceptions raised, by kind', labelNames: ['kind'], registers: [registry] }),
+    checkpointLagSlots: new Gauge({ name: 'oncepay_checkpoint_lag_slots', help: 'Slots between the chain tip and the checkpoint', labelNames: ['cluster', 'source'], registers: [registry] }),
+    outboxDepth: new Gauge({
+      name: 'oncepay_outbox_depth',
+      help: 'Outbox rows pending or being delivered',
+      registers: [registry],
+      ...(stats ? { async collect(this: Gauge) { this.set((await read()).depth); } } : {}),
+    }),
+    outboxOldestAgeSeconds: new Gauge({
+      name: 'oncepay_outbox_oldest_age_seconds',
+      help: 'Age of the oldest undelivered outbox row',
+      registers: [registry],
+      ...(stats ? { async collect(this: Gauge) { this.set((await read()).oldestAgeSeconds); } } : {}),
+    }),
+    rpcErrorsTotal: new Counter({ name: 'oncepay_rpc_errors_total', help: 'RPC errors, by kind', labelNames: ['kind'], registers: [registry] }),
+    outboxDeliveriesTotal: new Counter({ name: 'oncepay_outbox_deliveries_total', help: 'Outbox delivery attempts, by result', labelNames: ['result'], registers: [registry] }),
+  };
+}
+
+export interface MetricsServer {
+  port: number;
+  url: string;
+  close(): Promise<void>;
+}
+
+/** Serve `GET /metrics` on 127.0.0.1 (port 0 = ephemeral). */
+export function serveMetrics(opts: { port?: number; host?: string; registry: Registry }): Promise<MetricsServer> {
+  const host = opts.host ?? '127.0.0.1';
+  const server = http.createServer((req, res) => {
+    if (req.method !== 'GET' || (req.url ?? '').split('?')[0] !== '/metrics') {
+      res.writeHead(404).end();
+      return;
+    }
+    opts.registry.metrics().then(
+      (body) => res.writeHead(200, { 'content-type': opts.registry.contentType }).end(body),
+      (e: Error) => res.writeHead(500, { 'content-type': 'text/plain' }).end(e.message),
+    );
+  });
+  return new Promise((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(opts.port ?? 0, host, () => {
+      const port = (server.address() as AddressInfo).port;
+      resolve({
+        port,
+        url: `http://${host}:${port}/metrics`,
+        close: () => new Promise<void>((res) => {
+          server.closeAllConnections?.();
+          server.close(() => res());
+        }),
+      });
+    });
+  });
+}
