@@ -30,6 +30,15 @@ export interface Receipt {
   amount: BaseUnits;
   /** Account keys of the whole transaction (for Solana Pay reference matching). */
   accountKeys?: string[];
-  /** The keys the transfer instruction itself carried beyond its fixed accounts (Solana Pay references). */
+  /**
+   * The keys the transfer instruction itself carried beyond its fixed accounts that are not signers of the
+   * transaction (Solana Pay references). Absent when the encoding hides them (jsonParsed System transfers).
+   */
   references?: string[];
+  /** Cluster name, when the caller passed one to the decoder (part of the receipt's key in the ledger). */
+  cluster?: string;
+  /** Fee withheld in the destination, as stated by a Token-2022 transferCheckedWithFee (amount above is net of it). */
+  fee?: BaseUnits;
+  /** Mint decimals, when the instruction states them (checked variants; 9 for SOL). */
+  decimals?: number;
 }

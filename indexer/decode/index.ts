@@ -1,0 +1,11 @@
+// The decoder: transaction JSON (as the RPC returns it) → receipts. Pure: no I/O, no clock, no randomness.
+export { DECODE_CODES } from './codes';
+export type { DecodeCode } from './codes';
+export type { Receipt, ReceiptKind, ReceiptProgram } from './receipt';
+export { TOP_LEVEL } from './receipt';
+export { readTransactionsInput, readTransactionsInputLenient } from './input';
+export type { InputError, LenientInput } from './input';
+export { decodeTransaction, decodeBlock } from './transaction';
+export type { DecodeOptions, DecodeBlockOptions } from './transaction';
+export { receiptToJson, receiptToJsonObject } from './receipt-json';
+export type { ReceiptJson } from './receipt-json';
