@@ -1,0 +1,63 @@
+//! Program entrypoint: dispatch on the 8-byte Anchor discriminator, hot
+//! instruction first.
+
+use {
+    crate::{error::OncepayError, instructions::*},
+    pinocchio::{
+        account_info::AccountInfo, no_allocator, nostd_panic_handler, program_entrypoint,
+        pubkey::Pubkey, ProgramResult,
+    },
+};
+
+#[cfg(feature = "logging")]
+use pinocchio::program_error::ProgramError;
+
+// Nine accounts is the most any instruction takes; extra ones are ignored.
+program_entrypoint!(process_instruction, 9);
+no_allocator!();
+nostd_panic_handler!();
+
+#[inline(always)]
+pub fn process_instruction(
+    program_id: &Pubkey,
+    accounts: &[AccountInfo],
+    instruction_data: &[u8],
+) -> ProgramResult {
+    let result = dispatch(program_id, accounts, instruction_data);
+    #[cfg(feature = "logging")]
+    if let Err(error) = &result {
+        log_error(error);
+    }
+    result
+}
+
+#[inline(always)]
+fn dispatch(program_id: &Pubkey, accounts: &[AccountInfo], data: &[u8]) -> ProgramResult {
+    let Some((discriminator, args)) = data.split_first_chunk::<8>() else {
+        return Err(OncepayError::InvalidInstructionData.into());
+    };
+    match *discriminator {
+        // execute_payout
+        EXECUTE_PAYOUT => process_execute_payout(program_id, accounts, args),
+        // initialize_merchant
+        INITIALIZE_MERCHANT => process_initialize_merchant(program_id, accounts, args),
+        // set_payout_authority
+        SET_PAYOUT_AUTHORITY => process_set_payout_authority(program_id, accounts, args),
+        // set_paused
+        SET_PAUSED => process_set_paused(program_id, accounts, args),
+        _ => Err(OncepayError::InvalidInstructionData.into()),
+    }
+}
+
+/// Logs the name of a program error (only with the `logging` feature).
+#[cfg(feature = "logging")]
+#[cold]
+fn log_error(error: &ProgramError) {
+    if let ProgramError::Custom(code) = error {
+        if let Some(e) = OncepayError::ALL.get(code.wrapping_sub(6000) as usize) {
+            pinocchio::log::sol_log(e.name());
+            return;
+        }
+    }
+    pinocchio::log::sol_log("Error: not an oncepay error");
+}

@@ -1,0 +1,44 @@
+//! `set_paused(paused: bool)`: stops or resumes payouts of a merchant.
+//!
+//! ### Accounts:
+//!   0. `[signer]` merchant_authority
+//!   1. `[writable]` merchant — config PDA of `merchant_authority`
+//!
+//! ### Data (after the discriminator): `[0]` paused (0 or 1).
+//!
+//! ### Checks: signer → writable → merchant owner, length, discriminator
+//! (`InvalidMerchantAccount`) → merchant_authority matches (`Unauthorized`).
+
+use {
+    super::{bool_arg, require_signer, require_writable},
+    crate::{
+        error::OncepayError,
+        state::{check_account, Layout, Merchant},
+    },
+    pinocchio::{
+        account_info::AccountInfo, program_error::ProgramError, pubkey::Pubkey, ProgramResult,
+    },
+};
+
+pub fn process_set_paused(program_id: &Pubkey, accounts: &[AccountInfo], args: &[u8]) -> ProgramResult {
+    let [merchant_authority, merchant, ..] = accounts else {
+        return Err(OncepayError::NotEnoughAccountKeys.into());
+    };
+    let [paused] = args else {
+        return Err(OncepayError::InvalidInstructionData.into());
+    };
+    let paused = bool_arg(*paused)?;
+
+    require_signer(merchant_authority)?;
+    require_writable(merchant)?;
+    check_account::<Merchant>(merchant, program_id, OncepayError::InvalidMerchantAccount)?;
+
+    let mut data = merchant.try_borrow_mut_data()?;
+    // Length and discriminator were checked by `check_account`.
+    let config = Merchant::from_bytes_mut_unchecked(&mut data).ok_or(ProgramError::AccountDataTooSmall)?;
+    if config.merchant_authority() != merchant_authority.key() {
+        return Err(OncepayError::Unauthorized.into());
+    }
+    config.set_paused(paused);
+    Ok(())
+}
