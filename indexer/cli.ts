@@ -1,5 +1,242 @@
-import { Command } from 'commander';
+// The indexer's commands: decode, ingest, invoice, report, outbox. The sources helper adds its
+// `indexer run|backfill|webhook` commands with one line in register() below.
+import * as fs from 'fs';
+import { Command, Option } from 'commander';
+import { baseUnits } from '../common/amount';
+import { isOncepayError } from '../common/errors';
+import { logger } from '../common/log';
+import { resolveDatabaseUrl } from '../db/local-server';
+import { createPool } from '../db/pool';
+import { receiptToJson } from './decode';
+import { createWebhookDelivery } from './delivery';
+import { createLedger, RECEIPT_SOURCES, type ReceiptSource } from './ledger';
+import { decodeInput, ingestReceipts } from './ledger/ingest';
+import { createIndexerMetrics, serveMetrics } from './metrics';
+import { createOutboxWorker, replayDeadLetters } from './outbox';
+import { upsertMerchantTarget } from './outbox/queries';
 
-export function register(_program: Command): void {
-  // Commands of this part are registered here.
+/** Exit code when some input was bad (the good part was still printed / applied). */
+export const EXIT_BAD_INPUT = 2;
+
+export function register(program: Command): void {
+  registerDecode(program);
+  registerIngest(program);
+  registerInvoice(program);
+  registerReport(program);
+  registerOutbox(program);
+  // Sources (scanner, backfill, webhook): `require('./source/cli').registerSources(program);` goes here.
+}
+
+/** The database every indexer command uses: DATABASE_URL (or the embedded server), schema ONCEPAY_DB_SCHEMA if set. */
+export function openDb(max = 4) {
+  return createPool({ url: resolveDatabaseUrl(), schema: process.env.ONCEPAY_DB_SCHEMA || undefined, max });
+}
+
+function readInput(file: string | undefined): string {
+  return fs.readFileSync(file === undefined || file === '-' ? 0 : file, 'utf8');
+}
+
+function positiveInt(name: string) {
+  return (v: string) => {
+    const n = Number(v);
+    if (!Number.isSafeInteger(n) || n < 1) throw new Error(`${name} must be a positive integer, got ${v}`);
+    return n;
+  };
+}
+
+function nonNegative(name: string) {
+  return (v: string) => {
+    const n = Number(v);
+    if (!Number.isFinite(n) || n < 0) throw new Error(`${name} must be a non-negative number, got ${v}`);
+    return n;
+  };
+}
+
+function registerDecode(program: Command): void {
+  program
+    .command('decode')
+    .description('decode getTransaction results (JSON, JSON array or JSON lines) into one JSON line per receipt')
+    .argument('[file]', 'input file (stdin when absent or "-")')
+    .option('--cluster <name>', 'cluster to tag receipts with')
+    .addHelpText('after', `\nMalformed input is reported on stderr as JSON with its code; good transactions are still printed; exit code ${EXIT_BAD_INPUT}.`)
+    .action((file: string | undefined, o: { cluster?: string }) => {
+      const log = logger('decode');
+      const decoded = decodeInput(readInput(file), { cluster: o.cluster });
+      const out = decoded.receipts.map((r) => `${receiptToJson(r)}\n`).join('');
+      process.stdout.write(out);
+      for (const p of decoded.problems) log.error({ code: p.code, line: p.line, index: p.index, transaction: p.transaction }, p.message);
+      if (decoded.problems.length > 0) process.exitCode = EXIT_BAD_INPUT;
+    });
+}
+
+function registerIngest(program: Command): void {
+  program
+    .command('ingest')
+    .description('apply getTransaction results (as for decode) to the ledger: a file-based backfill, safe to repeat')
+    .argument('[file]', 'input file (stdin when absent or "-")')
+    .option('--cluster <name>', 'cluster the transactions are from', 'localnet')
+    .addOption(new Option('--source <source>', 'delivery path to count them under').choices([...RECEIPT_SOURCES]).default('file'))
+    .option('--batch-size <n>', 'receipts per ledger transaction', positiveInt('--batch-size'), 1000)
+    .addHelpText('after', `\nPrints a JSON summary. Bad transactions are reported on stderr with their code and skipped (exit code ${EXIT_BAD_INPUT}); the rest is applied.`)
+    .action(async (file: string | undefined, o: { cluster: string; source: ReceiptSource; batchSize: number }) => {
+      const log = logger('ingest');
+      const decoded = decodeInput(readInput(file), { cluster: o.cluster });
+      for (const p of decoded.problems) log.error({ code: p.code, line: p.line, index: p.index, transaction: p.transaction }, p.message);
+      const db = openDb(1);
+      try {
+        const ledger = createLedger({ db, log });
+        const summary = await ingestReceipts(ledger, decoded, { cluster: o.cluster, source: o.source, batchSize: o.batchSize, log });
+        process.stdout.write(`${JSON.stringify(summary)}\n`);
+        if (summary.problems > 0 || summary.rejected > 0) process.exitCode = EXIT_BAD_INPUT;
+      } finally {
+        await db.end();
+      }
+    });
+}
+
+function registerInvoice(program: Command): void {
+  const invoice = program.command('invoice').description('invoices the ledger credits');
+  invoice
+    .command('create')
+    .description('create an invoice (idempotent: the same invoice again is a no-op; other fields under the same id are refused)')
+    .requiredOption('--id <id>', "the merchant's invoice id")
+    .requiredOption('--mint <address>', "mint address ('SOL' for native transfers)")
+    .requiredOption('--amount <baseUnits>', 'expected amount, a decimal string of base units')
+    .option('--deposit-address <address>', 'token account or owner wallet the payment goes to')
+    .option('--reference <key>', 'Solana Pay reference key')
+    .option('--merchant <id>', 'merchant id', 'default')
+    .action(async (o: { id: string; mint: string; amount: string; depositAddress?: string; reference?: string; merchant: string }) => {
+      const db = openDb(1);
+      try {
+        const { created, invoice: row } = await createLedger({ db }).createInvoice({
+          id: o.id,
+          mint: o.mint,
+          expectedAmount: baseUnits(o.amount),
+          depositAddress: o.depositAddress ?? null,
+          referenceKey: o.reference ?? null,
+          merchant: o.merchant,
+        });
+        process.stdout.write(`${JSON.stringify({ created, invoice: { ...row, expectedAmount: row.expectedAmount.toString(), creditedAmount: row.creditedAmount.toString() } })}\n`);
+      } finally {
+        await db.end();
+      }
+    });
+}
+
+function registerReport(program: Command): void {
+  program
+    .command('report')
+    .description('ledger totals: per invoice (expected, credited, status), receipts, duplicates per source, exceptions by kind, outbox states')
+    .option('--json', 'print JSON (the stable format)')
+    .action(async (o: { json?: boolean }) => {
+      const db = openDb(6);
+      try {
+        const r = await createLedger({ db }).report();
+        if (o.json) {
+          process.stdout.write(`${JSON.stringify(r)}\n`);
+          return;
+        }
+        const lines = [
+          `invoices: ${r.invoices.length} (${r.invoices.filter((i) => i.status === 'paid').length} paid)`,
+          ...r.invoices.map((i) => `  ${i.id}  ${i.status.padEnd(4)}  ${i.credited}/${i.expected} ${i.mint}`),
+          `receipts: ${r.receipts.total} (${r.receipts.matched} matched)`,
+          ...r.deliveries.map((d) => `  ${d.cluster}/${d.source}: delivered ${d.delivered}, new ${d.inserted}, duplicates ${d.duplicates}`),
+          `exceptions: ${Object.entries(r.exceptions).map(([k, v]) => `${k} ${v.count} (${v.amount})`).join(', ') || 'none'}`,
+          `outbox: ${Object.entries(r.outbox).map(([k, v]) => `${k} ${v}`).join(', ')}`,
+        ];
+        process.stdout.write(`${lines.join('\n')}\n`);
+      } finally {
+        await db.end();
+      }
+    });
+}
+
+function registerOutbox(program: Command): void {
+  const outbox = program.command('outbox').description('the fulfilment outbox: deliver invoice.paid webhooks, replay dead letters');
+  outbox
+    .command('run')
+    .description('deliver due outbox rows to the merchant webhook (Idempotency-Key = fulfilment id, X-Oncepay-Signature = HMAC-SHA256)')
+    .option('--once', 'one claim round, then exit')
+    .option('--drain', 'run until nothing is pending or delivering (dead letters excepted), then exit')
+    .option('--url <url>', "webhook URL for every row (else the merchant's merchants.webhook_url)")
+    .option('--secret <secret>', 'HMAC secret (else ONCEPAY_WEBHOOK_SECRET, else merchants.webhook_secret)')
+    .option('--batch-size <n>', 'rows claimed per round', positiveInt('--batch-size'), 10)
+    .option('--lease-seconds <s>', 'a delivering row whose worker died is reclaimed after this', nonNegative('--lease-seconds'), 60)
+    .option('--max-attempts <n>', 'attempts before a row is dead-lettered', positiveInt('--max-attempts'), 10)
+    .option('--backoff-base-ms <ms>', 'first retry delay (doubles per attempt, with jitter)', nonNegative('--backoff-base-ms'), 1000)
+    .option('--backoff-cap-ms <ms>', 'longest retry delay', nonNegative('--backoff-cap-ms'), 3_600_000)
+    .option('--poll-ms <ms>', 'sleep between empty rounds', nonNegative('--poll-ms'), 1000)
+    .option('--timeout-ms <ms>', 'HTTP timeout per delivery', positiveInt('--timeout-ms'), 10_000)
+    .option('--metrics-port <port>', 'serve /metrics on 127.0.0.1:<port> while running', nonNegative('--metrics-port'))
+    .action(async (o: {
+      once?: boolean; drain?: boolean; url?: string; secret?: string; batchSize: number; leaseSeconds: number; maxAttempts: number;
+      backoffBaseMs: number; backoffCapMs: number; pollMs: number; timeoutMs: number; metricsPort?: number;
+    }) => {
+      const log = logger('outbox');
+      const db = openDb(Math.max(2, o.batchSize + 1));
+      const ac = new AbortController();
+      const stop = () => ac.abort();
+      process.once('SIGINT', stop);
+      process.once('SIGTERM', stop);
+      // The gauges read the table at scrape time; `worker` is assigned before any scrape can happen.
+      const metrics = o.metricsPort === undefined ? undefined : createIndexerMetrics({ outboxStats: () => worker.stats() });
+      const worker = createOutboxWorker({
+        db,
+        log,
+        deliver: createWebhookDelivery({ timeoutMs: o.timeoutMs }),
+        url: o.url,
+        secret: o.secret ?? process.env.ONCEPAY_WEBHOOK_SECRET,
+        batchSize: o.batchSize,
+        leaseSeconds: o.leaseSeconds,
+        maxAttempts: o.maxAttempts,
+        backoffBaseSeconds: o.backoffBaseMs / 1000,
+        backoffCapSeconds: o.backoffCapMs / 1000,
+        pollMs: o.pollMs,
+        metrics,
+      });
+      const server = metrics ? await serveMetrics({ port: o.metricsPort, registry: metrics.registry }) : undefined;
+      if (server) log.info({ url: server.url }, 'serving metrics');
+      try {
+        const result = o.once ? await worker.runOnce(ac.signal) : await worker.run({ signal: ac.signal, drain: o.drain });
+        process.stdout.write(`${JSON.stringify(result)}\n`);
+      } finally {
+        process.off('SIGINT', stop);
+        process.off('SIGTERM', stop);
+        await server?.close();
+        await db.end();
+      }
+    });
+  outbox
+    .command('replay')
+    .description('put dead letters back to pending with a fresh attempt budget')
+    .argument('[id]', 'outbox id or fulfilment id')
+    .option('--all-dead', 'every dead letter')
+    .action(async (id: string | undefined, o: { allDead?: boolean }) => {
+      if ((id === undefined) === !o.allDead) throw new Error('give exactly one of <id> or --all-dead');
+      const db = openDb(1);
+      try {
+        const requeued = await replayDeadLetters(db, o.allDead ? { all: true } : { id: id! });
+        process.stdout.write(`${JSON.stringify({ requeued })}\n`);
+      } catch (e) {
+        if (isOncepayError(e)) process.exitCode = 1;
+        throw e;
+      } finally {
+        await db.end();
+      }
+    });
+  outbox
+    .command('set-target')
+    .description("set a merchant's webhook URL and HMAC secret (the merchants table)")
+    .requiredOption('--merchant <id>', 'merchant id', 'default')
+    .requiredOption('--url <url>', 'webhook URL')
+    .requiredOption('--secret <secret>', 'HMAC-SHA256 secret')
+    .action(async (o: { merchant: string; url: string; secret: string }) => {
+      const db = openDb(1);
+      try {
+        await db.query(upsertMerchantTarget(o.merchant, o.url, o.secret));
+        process.stdout.write(`${JSON.stringify({ merchant: o.merchant, url: o.url })}\n`);
+      } finally {
+        await db.end();
+      }
+    });
 }

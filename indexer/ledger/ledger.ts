@@ -45,7 +45,7 @@ export function createLedger(deps: LedgerDeps): Ledger {
     assertCluster(input.cluster);
     assertSource(input.source);
     const checkpoint = input.checkpoint === undefined ? undefined : slotText(input.checkpoint.slot);
-    const { good, rejected } = partitionReceipts(input.receipts);
+    const { good, rejected } = partitionReceipts(input.receipts, input.cluster);
     for (const r of rejected) log.error({ code: r.code, index: r.index, cluster: input.cluster, source: input.source }, r.message);
     const batch = uniqueSorted(good);
     for (let tries = 1; ; tries++) {

@@ -11,8 +11,9 @@ function isText(x: unknown): x is string {
 }
 
 /** Returns null if the receipt can be stored, else why not. */
-export function receiptProblem(r: Receipt): string | null {
+export function receiptProblem(r: Receipt, cluster?: string): string | null {
   if (r === null || typeof r !== 'object') return 'not an object';
+  if (cluster !== undefined && r.cluster !== undefined && r.cluster !== cluster) return `receipt is from cluster ${r.cluster}, batch is for ${cluster}`;
   if (!isText(r.signature)) return 'signature missing';
   if (!Number.isSafeInteger(r.ixIndex) || r.ixIndex < 0) return `ixIndex ${String(r.ixIndex)} is not an index`;
   if (!Number.isSafeInteger(r.innerIndex) || r.innerIndex < -1) return `innerIndex ${String(r.innerIndex)} is not -1 or an index`;
@@ -26,11 +27,11 @@ export function receiptProblem(r: Receipt): string | null {
   return null;
 }
 
-export function partitionReceipts(receipts: readonly Receipt[]): { good: Receipt[]; rejected: RejectedReceipt[] } {
+export function partitionReceipts(receipts: readonly Receipt[], cluster?: string): { good: Receipt[]; rejected: RejectedReceipt[] } {
   const good: Receipt[] = [];
   const rejected: RejectedReceipt[] = [];
   receipts.forEach((r, index) => {
-    const problem = receiptProblem(r);
+    const problem = receiptProblem(r, cluster);
     if (problem) rejected.push({ index, code: LEDGER_CODES.INVALID_RECEIPT, message: problem });
     else good.push(r);
   });

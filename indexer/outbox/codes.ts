@@ -1,0 +1,11 @@
+// Error codes of the outbox. Stable: never remove, rename or reuse one.
+export const OUTBOX_CODES = {
+  /** No webhook URL for the merchant (no merchants row and no --url). The attempt fails and is retried. */
+  NO_TARGET: 'ONCEPAY__OUTBOX__NO_TARGET',
+  /** No HMAC secret for the merchant (no merchants row and no --secret / ONCEPAY_WEBHOOK_SECRET). */
+  NO_SECRET: 'ONCEPAY__OUTBOX__NO_SECRET',
+  /** `outbox replay` named a row that does not exist or is not dead. */
+  NOT_DEAD: 'ONCEPAY__OUTBOX__NOT_DEAD',
+  /** A worker option is out of range. */
+  INVALID_OPTION: 'ONCEPAY__OUTBOX__INVALID_OPTION',
+} as const;

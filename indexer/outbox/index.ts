@@ -1,0 +1,3 @@
+export { createOutboxWorker, replayDeadLetters } from './worker';
+export type { OutboxWorker, OutboxWorkerOptions, RoundResult } from './worker';
+export { OUTBOX_CODES } from './codes';

@@ -1,0 +1,94 @@
+// Every statement the outbox worker runs, as named functions returning { text, values }.
+import type { Query } from '../ledger/queries';
+
+/**
+ * Claim up to `limit` due rows in one statement: pending rows whose time has come, and delivering rows whose
+ * lease ran out (their worker died). SKIP LOCKED lets several workers claim side by side without waiting on or
+ * double-claiming a row; the attempt count goes up at claim time, so a worker that dies mid-delivery still
+ * consumes an attempt and a poison row ends up dead.
+ */
+export function claimDue(limit: number, leaseSeconds: number): Query {
+  return {
+    text: `WITH c AS (
+             SELECT o.id, o.merchant FROM outbox o
+              WHERE (o.state = 'pending' AND o.next_attempt_at <= now())
+                 OR (o.state = 'delivering' AND o.locked_until <= now())
+              ORDER BY o.next_attempt_at, o.id
+              LIMIT $1
+                FOR UPDATE SKIP LOCKED)
+           UPDATE outbox o
+              SET state = 'delivering', attempts = o.attempts + 1,
+                  locked_until = now() + make_interval(secs => $2::float8), updated_at = now()
+             FROM c LEFT JOIN merchants m ON m.id = c.merchant
+            WHERE o.id = c.id
+           RETURNING o.id, o.fulfilment_id, o.idempotency_key, o.merchant, o.topic, o.payload, o.attempts,
+                     m.webhook_url, m.webhook_secret`,
+    values: [limit, leaseSeconds],
+  };
+}
+
+/** Guarded by state: if the row was reclaimed and delivered by another worker meanwhile, this is a no-op. */
+export function markDelivered(id: string, status: number): Query {
+  return {
+    text: `UPDATE outbox SET state = 'delivered', delivered_at = now(), locked_until = NULL, last_status = $2,
+                  last_error = NULL, updated_at = now()
+            WHERE id = $1 AND state = 'delivering'`,
+    values: [id, status],
+  };
+}
+
+/**
+ * A failed attempt: back to pending after a capped exponential backoff with jitter (half fixed, half random,
+ * as pg-boss does), or dead after maxAttempts. Guarded by the attempt number so a worker whose lease was taken
+ * over cannot overwrite the newer attempt's state.
+ */
+export function markFailed(id: string, attempt: number, maxAttempts: number, baseSeconds: number, capSeconds: number, error: string, status: number | null): Query {
+  return {
+    text: `UPDATE outbox
+              SET state = CASE WHEN attempts >= $3 THEN 'dead'::outbox_state ELSE 'pending'::outbox_state END,
+                  next_attempt_at = now() + make_interval(secs =>
+                    LEAST($5::float8, $4::float8 * 2 ^ LEAST(attempts - 1, 40)) * (0.5 + random() * 0.5)),
+                  locked_until = NULL, last_error = $6, last_status = $7, updated_at = now()
+            WHERE id = $1 AND state = 'delivering' AND attempts = $2
+           RETURNING state`,
+    values: [id, attempt, maxAttempts, baseSeconds, capSeconds, error, status],
+  };
+}
+
+/** Re-queue one dead letter (by outbox id or fulfilment id) with a fresh attempt budget. */
+export function replayDead(idOrFulfilment: string): Query {
+  return {
+    text: `UPDATE outbox SET state = 'pending', attempts = 0, next_attempt_at = now(), last_error = NULL, updated_at = now()
+            WHERE state = 'dead' AND (id::text = $1 OR fulfilment_id = $1)
+           RETURNING id, fulfilment_id`,
+    values: [idOrFulfilment],
+  };
+}
+
+export function replayAllDead(): Query {
+  return {
+    text: `UPDATE outbox SET state = 'pending', attempts = 0, next_attempt_at = now(), last_error = NULL, updated_at = now()
+            WHERE state = 'dead'
+           RETURNING id, fulfilment_id`,
+    values: [],
+  };
+}
+
+/** Depth and age of what is still to deliver (pending or delivering), for the metrics and the drain loop. */
+export function outboxStats(): Query {
+  return {
+    text: `SELECT count(*)::int AS depth,
+                  COALESCE(extract(epoch FROM now() - min(created_at)), 0)::float8 AS oldest_age_seconds
+             FROM outbox WHERE state IN ('pending', 'delivering')`,
+    values: [],
+  };
+}
+
+/** Where a merchant's webhooks go, and the secret that signs them. */
+export function upsertMerchantTarget(merchant: string, url: string, secret: string): Query {
+  return {
+    text: `INSERT INTO merchants (id, webhook_url, webhook_secret) VALUES ($1, $2, $3)
+           ON CONFLICT (id) DO UPDATE SET webhook_url = EXCLUDED.webhook_url, webhook_secret = EXCLUDED.webhook_secret`,
+    values: [merchant, url, secret],
+  };
+}
