@@ -1,0 +1,72 @@
+// The merchant API as a fastify app, built without listening (tests use app.inject; `oncepay payout serve`
+// listens). The OpenAPI document at /openapi.json is generated from the route schemas.
+import Fastify, { FastifyError, FastifyInstance } from 'fastify';
+import swagger from '@fastify/swagger';
+import { Pool } from 'pg';
+import { register } from 'prom-client';
+import { logger } from '../../common/log';
+import { PayoutRow } from '../payout/queries';
+import { registerApiKeyAuth } from './api-key-auth';
+import { API_ERRORS, ApiError, errorBodySchema, toApiError } from './errors';
+import { payoutRoutes } from './payout-routes';
+
+export interface ApiAppOptions {
+  db: Pool;
+  idempotencyStaleMs?: number;
+  onPayoutCreated?: (row: PayoutRow) => void | Promise<void>;
+  bodyLimit?: number;
+}
+
+function fromFastifyError(e: FastifyError): ApiError {
+  if (e instanceof ApiError) return e;
+  if (e.validation) {
+    const v = e.validation[0];
+    const field = v?.instancePath?.replace(/^\//, '');
+    if (field === 'amount') return new ApiError('AMOUNT_MALFORMED');
+    if (field === 'payoutId') return new ApiError('PAYOUT_ID_MALFORMED');
+    return new ApiError('BODY_INVALID', `${e.validationContext ?? 'request'}${v?.instancePath ?? ''} ${v?.message ?? 'is invalid'}`);
+  }
+  if (e.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') return new ApiError('CONTENT_TYPE_UNSUPPORTED');
+  if (e.code === 'FST_ERR_CTP_BODY_TOO_LARGE') return new ApiError('BODY_TOO_LARGE');
+  if (e.code?.startsWith('FST_ERR_CTP_') || e instanceof SyntaxError) return new ApiError('BODY_MALFORMED');
+  return toApiError(e);
+}
+
+export async function buildApiApp(opts: ApiAppOptions): Promise<FastifyInstance> {
+  const log = logger('api');
+  const app = Fastify({
+    logger: false,
+    bodyLimit: opts.bodyLimit ?? 16 * 1024,
+    // No coercion (a JSON number is not an amount string) and no silent removal of unknown fields.
+    ajv: { customOptions: { coerceTypes: false, removeAdditional: false, allErrors: false } },
+  });
+  app.addSchema(errorBodySchema);
+  await app.register(swagger, {
+    openapi: {
+      openapi: '3.0.3',
+      info: { title: 'oncepay merchant API', version: '1.0.0', description: 'Idempotent payouts executed exactly once on Solana.' },
+      components: { securitySchemes: { bearer: { type: 'http', scheme: 'bearer' } } },
+    },
+  });
+
+  app.setErrorHandler((err: FastifyError, req, reply) => {
+    const e = fromFastifyError(err);
+    if (e.status >= 500) log.error({ err: err.message, stack: err.stack, url: req.url }, 'request failed');
+    else log.warn({ code: e.code, url: req.url, msg: e.message }, 'request refused');
+    void reply.code(e.status).send(e.body());
+  });
+  app.setNotFoundHandler((_req, reply) => {
+    void reply.code(API_ERRORS.ROUTE_NOT_FOUND.status).send(new ApiError('ROUTE_NOT_FOUND').body());
+  });
+
+  registerApiKeyAuth(app, opts.db, '/v1/');
+  await app.register(payoutRoutes, { db: opts.db, idempotencyStaleMs: opts.idempotencyStaleMs ?? 60_000, onPayoutCreated: opts.onPayoutCreated });
+
+  app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
+  app.get('/metrics', { schema: { hide: true } }, async (_req, reply) => {
+    void reply.header('content-type', register.contentType);
+    return register.metrics();
+  });
+  await app.ready();
+  return app;
+}

@@ -1,0 +1,69 @@
+// Every error the merchant API answers with: one table of stable code → HTTP status + default message.
+// Bodies are always { code, message }. Codes are never removed, renamed or reused.
+import { isOncepayError } from '../../common/errors';
+import * as appCodes from '../codes';
+
+export const API_ERRORS = {
+  UNAUTHORIZED: { status: 401, message: 'missing or unknown API key (Authorization: Bearer <key>)' },
+  IDEMPOTENCY_KEY_MISSING: { status: 400, message: 'the Idempotency-Key header is required' },
+  IDEMPOTENCY_KEY_MALFORMED: { status: 400, message: 'Idempotency-Key must be 1–255 visible ASCII characters' },
+  IDEMPOTENCY_CONFLICT: { status: 409, message: 'this Idempotency-Key was used with a different request body' },
+  IDEMPOTENCY_IN_PROGRESS: { status: 409, message: 'a request with this Idempotency-Key is still being processed; retry later' },
+  BODY_MALFORMED: { status: 400, message: 'the body is not valid JSON' },
+  BODY_INVALID: { status: 400, message: 'the body does not match the schema' },
+  CONTENT_TYPE_UNSUPPORTED: { status: 415, message: 'send application/json' },
+  BODY_TOO_LARGE: { status: 413, message: 'the body is too large' },
+  AMOUNT_MALFORMED: { status: 400, message: 'amount must be a decimal string of base units without sign, decimals, exponent or leading zeros' },
+  AMOUNT_OUT_OF_RANGE: { status: 400, message: 'amount must be at most 18446744073709551615 (u64)' },
+  PAYOUT_ID_MALFORMED: { status: 400, message: 'payoutId must be 1–200 bytes of UTF-8 without control characters' },
+  ADDRESS_MALFORMED: { status: 400, message: 'not a base58 32-byte Solana address' },
+  PAYOUT_ID_EXISTS: { status: 409, message: 'a payout with this payoutId already exists for this merchant' },
+  PAYOUT_NOT_FOUND: { status: 404, message: 'no such payout for this merchant' },
+  ROUTE_NOT_FOUND: { status: 404, message: 'no such route' },
+  INTERNAL: { status: 500, message: 'internal error; the request may be retried with the same Idempotency-Key' },
+} as const;
+
+export type ApiErrorCode = keyof typeof API_ERRORS;
+
+export interface ApiErrorBody {
+  code: ApiErrorCode;
+  message: string;
+}
+
+export class ApiError extends Error {
+  readonly code: ApiErrorCode;
+  readonly status: number;
+  constructor(code: ApiErrorCode, message?: string) {
+    super(message ?? API_ERRORS[code].message);
+    this.name = 'ApiError';
+    this.code = code;
+    this.status = API_ERRORS[code].status;
+  }
+  body(): ApiErrorBody {
+    return { code: this.code, message: this.message };
+  }
+}
+
+/** OncepayErrors from input validation (common/amount.ts, app/types.ts) → their API code. */
+const FROM_ONCEPAY: Record<string, ApiErrorCode> = {
+  ONCEPAY__AMOUNT__MALFORMED: 'AMOUNT_MALFORMED',
+  ONCEPAY__AMOUNT__OUT_OF_RANGE: 'AMOUNT_OUT_OF_RANGE',
+  [appCodes.PAYOUT_ID_MALFORMED]: 'PAYOUT_ID_MALFORMED',
+  [appCodes.ADDRESS_MALFORMED]: 'ADDRESS_MALFORMED',
+};
+
+export function toApiError(e: unknown): ApiError {
+  if (e instanceof ApiError) return e;
+  if (isOncepayError(e) && FROM_ONCEPAY[e.code]) return new ApiError(FROM_ONCEPAY[e.code], e.message.replace(/^ONCEPAY__[A-Z_]+: /, ''));
+  return new ApiError('INTERNAL');
+}
+
+export const errorBodySchema = {
+  $id: 'ApiError',
+  type: 'object',
+  required: ['code', 'message'],
+  properties: {
+    code: { type: 'string', enum: Object.keys(API_ERRORS) },
+    message: { type: 'string' },
+  },
+} as const;

@@ -1,0 +1,84 @@
+// What the executor needs from the chain, as a small interface, and its implementation over web3.js v1
+// `Connection`. Every call may fail (timeouts, 429s, dropped responses): the executor treats a failure as
+// "unknown", never as "did not happen".
+import { Commitment, Connection, PublicKey, TransactionError } from '@solana/web3.js';
+import { OpAccount, decodeOpAccount } from './program';
+import { Address, Signature } from '../types';
+
+export type SignatureStatus =
+  | { found: false }
+  /** Seen but not yet at the commitment we settle on (e.g. only `processed`). */
+  | { found: true; settled: false; slot: bigint }
+  | { found: true; settled: true; slot: bigint; err: TransactionError | null };
+
+export interface PayoutChain {
+  latestBlockhash(): Promise<{ blockhash: string; lastValidBlockHeight: bigint }>;
+  /** Hand the exact bytes to a node. Resolves when a node accepted them; may throw even if it did. */
+  sendRawTransaction(bytes: Uint8Array): Promise<void>;
+  signatureStatuses(signatures: Signature[]): Promise<SignatureStatus[]>;
+  /**
+   * True only when no fork can include a transaction with this lastValidBlockHeight any more: the FINALIZED
+   * block height is past it. (A `confirmed` height past it would still leave a lower fork that could.)
+   */
+  blockhashExpired(lastValidBlockHeight: bigint): Promise<boolean>;
+  /**
+   * The op account, decoded; null when absent (or only pre-funded with lamports). Read at `finalized` to prove
+   * absence after expiry; at `confirmed` after an OperationAlreadyConsumed that we saw at `confirmed`.
+   */
+  getOpAccount(pda: Address, programId: Address, commitment: 'confirmed' | 'finalized'): Promise<OpAccount | null>;
+  /** Successful transactions that touched the op account, oldest first (to name the attempt that created it). */
+  opAccountSignatures(pda: Address): Promise<Array<{ signature: Signature; slot: bigint; err: TransactionError | null }>>;
+}
+
+export interface ConnectionChainOptions {
+  connection: Connection;
+  /** The commitment at which an attempt counts as landed: `confirmed` (default) or `finalized`. */
+  settleCommitment?: Extract<Commitment, 'confirmed' | 'finalized'>;
+}
+
+const RANK: Record<string, number> = { processed: 0, confirmed: 1, finalized: 2 };
+
+export function createConnectionChain(opts: ConnectionChainOptions): PayoutChain {
+  const { connection } = opts;
+  const settle = opts.settleCommitment ?? 'confirmed';
+  return {
+    async latestBlockhash() {
+      const r = await connection.getLatestBlockhash('confirmed');
+      return { blockhash: r.blockhash, lastValidBlockHeight: BigInt(r.lastValidBlockHeight) };
+    },
+    async sendRawTransaction(bytes) {
+      // Preflight off: a simulation failure is not proof of anything, and the landed error (e.g.
+      // OperationAlreadyConsumed) is what we read back. No client-side retries: the executor rebroadcasts.
+      await connection.sendRawTransaction(bytes, { skipPreflight: true, maxRetries: 0 });
+    },
+    async signatureStatuses(signatures) {
+      if (signatures.length === 0) return [];
+      const r = await connection.getSignatureStatuses(signatures, { searchTransactionHistory: true });
+      return r.value.map((s): SignatureStatus => {
+        if (!s) return { found: false };
+        const slot = BigInt(s.slot);
+        const level = RANK[s.confirmationStatus ?? 'processed'] ?? 0;
+        // confirmations === null means rooted (finalized) on nodes that omit confirmationStatus.
+        const reached = s.confirmations === null ? 2 : level;
+        if (reached < RANK[settle]) return { found: true, settled: false, slot };
+        return { found: true, settled: true, slot, err: s.err };
+      });
+    },
+    async blockhashExpired(lastValidBlockHeight) {
+      const h = await connection.getBlockHeight('finalized');
+      return BigInt(h) > lastValidBlockHeight;
+    },
+    async getOpAccount(pda, programId, commitment) {
+      const info = await connection.getAccountInfo(new PublicKey(pda), commitment);
+      if (!info) return null;
+      if (!info.owner.equals(new PublicKey(programId))) return null; // pre-funded lamports only: not created yet
+      return decodeOpAccount(info.data);
+    },
+    async opAccountSignatures(pda) {
+      const sigs = await connection.getSignaturesForAddress(new PublicKey(pda), { limit: 1000 }, 'finalized');
+      return sigs
+        .map((s) => ({ signature: s.signature as Signature, slot: BigInt(s.slot), err: s.err }))
+        .sort((a, b) => (a.slot < b.slot ? -1 : a.slot > b.slot ? 1 : 0));
+    },
+  };
+}

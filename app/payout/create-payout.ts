@@ -1,0 +1,47 @@
+// Store a payout row for a merchant: the op_id and op PDA are derived here, once, from durable data only.
+import { Pool, PoolClient } from 'pg';
+import { baseUnits } from '../../common/amount';
+import { deriveOperation } from '../op-id';
+import { address, payoutId as toPayoutId } from '../types';
+import { MerchantRow, PayoutRow, insertPayout } from './queries';
+
+export interface PayoutInput {
+  payoutId: string;
+  /** Recipient token account (base58). */
+  recipient: string;
+  mint: string;
+  /** Base units as a decimal string or bigint (never a JS number). */
+  amount: string | bigint;
+}
+
+/** Validate and derive everything the row needs; throws OncepayError with a specific code on bad input. */
+export function preparePayout(merchant: MerchantRow, input: PayoutInput) {
+  const pid = toPayoutId(input.payoutId);
+  const recipient = address(input.recipient, 'recipient');
+  const mint = address(input.mint, 'mint');
+  const amount = baseUnits(input.amount);
+  const op = deriveOperation({ programId: merchant.programId, merchant: merchant.merchantAddress, payoutId: pid });
+  return {
+    merchantId: merchant.id,
+    payoutId: pid,
+    programId: merchant.programId,
+    merchantAddress: merchant.merchantAddress,
+    vault: merchant.vault,
+    tokenProgram: merchant.tokenProgram,
+    recipient,
+    mint,
+    amount,
+    opId: op.opId,
+    opPda: op.opPda,
+    opBump: op.opBump,
+  };
+}
+
+/** Same terms as an existing row? (A retry of the same business operation, not a new one.) */
+export function sameTerms(row: PayoutRow, p: ReturnType<typeof preparePayout>): boolean {
+  return row.recipient === p.recipient && row.mint === p.mint && row.amount === p.amount;
+}
+
+export async function createPayout(db: Pool | PoolClient, merchant: MerchantRow, input: PayoutInput): Promise<{ row: PayoutRow; created: boolean }> {
+  return insertPayout(db, preparePayout(merchant, input));
+}

@@ -1,0 +1,335 @@
+// executePayout(row, deps): a function of the durable payout row alone. Each signed transaction is persisted
+// before it is sent; every outcome is read back from the chain. Safe to call again at any time, from any
+// process, after any crash: it picks up from the journal (payout_attempts) and the op account.
+import { Keypair, PublicKey, Transaction } from '@solana/web3.js';
+import bs58 from 'bs58';
+import { Pool } from 'pg';
+import { Logger } from 'pino';
+import { OncepayError } from '../../common/errors';
+import { failpoint } from '../../common/failpoint';
+import { logger } from '../../common/log';
+import { PAYOUT_ABORTED, PAYOUT_NOT_FOUND } from '../codes';
+import { Signature, signature as toSignature } from '../types';
+import { PayoutChain } from './chain';
+import { compareTerms, decideAttempt, TermsMismatch } from './decide';
+import { lockPayout } from './lock';
+import { payoutMetrics } from './metrics';
+import { OpAccount, executePayoutInstruction } from './program';
+import {
+  AttemptRow,
+  FINAL_STATES,
+  PayoutRow,
+  PayoutState,
+  finishPayout,
+  getPayout,
+  insertAttempt,
+  listAttempts,
+  markAttemptSent,
+  reopenFailedPayout,
+  settleAttempt,
+} from './queries';
+
+export interface ExecuteDeps {
+  db: Pool;
+  chain: PayoutChain;
+  /** The merchant's payout authority (signs every attempt). */
+  authority: Keypair;
+  /** Fee payer; defaults to the authority. */
+  payer?: Keypair;
+  log?: Logger;
+  /** Between two looks at the chain. */
+  pollIntervalMs?: number;
+  /** Between two sends of the same bytes while the blockhash is valid. */
+  rebroadcastIntervalMs?: number;
+  /** `wait` for another worker holding the row (default), or `skip` it (resume does). */
+  lock?: 'wait' | 'skip';
+  lockTimeoutMs?: number;
+  /** Re-open a payout whose last attempt failed with a program error (an operator's explicit decision). */
+  retryFailed?: boolean;
+  signal?: AbortSignal;
+}
+
+export interface PayoutResult {
+  id: string;
+  payoutId: string;
+  state: PayoutState;
+  opId: string;
+  opPda: string;
+  signature: string | null;
+  slot: string | null;
+  attempts: number;
+  conflict: unknown;
+  error: string | null;
+}
+
+export function payoutResult(p: PayoutRow, attempts: number): PayoutResult {
+  return {
+    id: p.id,
+    payoutId: p.payoutId,
+    state: p.state,
+    opId: p.opId,
+    opPda: p.opPda,
+    signature: p.resultSignature,
+    slot: p.resultSlot === null ? null : p.resultSlot.toString(),
+    attempts,
+    conflict: p.conflict ?? null,
+    error: p.lastError,
+  };
+}
+
+function sleep(ms: number, signal?: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal?.aborted) return reject(aborted());
+    const t = setTimeout(() => {
+      signal?.removeEventListener('abort', onAbort);
+      resolve();
+    }, ms);
+    const onAbort = () => {
+      clearTimeout(t);
+      reject(aborted());
+    };
+    signal?.addEventListener('abort', onAbort, { once: true });
+  });
+}
+
+function aborted(): OncepayError {
+  return new OncepayError(PAYOUT_ABORTED, 'payout execution aborted; the journal keeps every attempt, run it again or `oncepay payout resume`');
+}
+
+const OPEN = new Set(['built', 'sent']);
+
+/**
+ * Execute (or finish executing) one payout. Returns the final result, or null when `lock: 'skip'` and another
+ * worker holds the row. Network failures are retried until `signal` aborts; they never decide an outcome.
+ */
+export async function executePayout(row: Pick<PayoutRow, 'id'>, deps: ExecuteDeps): Promise<PayoutResult | null> {
+  const lock = await lockPayout(deps.db, row.id, deps.lock ?? 'wait', deps.lockTimeoutMs);
+  if (!lock) return null;
+  try {
+    return await runLocked(row.id, deps);
+  } finally {
+    await lock.release();
+  }
+}
+
+async function runLocked(id: string, deps: ExecuteDeps): Promise<PayoutResult> {
+  const log = (deps.log ?? logger('payout')).child({ payout: id });
+  const m = payoutMetrics();
+  const poll = deps.pollIntervalMs ?? 400;
+  const rebroadcast = deps.rebroadcastIntervalMs ?? 2000;
+  const lastSend = new Map<string, number>(); // attempt id → monotonic ms of our last send (pacing only, never a key)
+  let reopened = false;
+
+  for (;;) {
+    if (deps.signal?.aborted) throw aborted();
+    const p = await getPayout(deps.db, id);
+    if (!p) throw new OncepayError(PAYOUT_NOT_FOUND, `payout ${id} not found`, { id });
+    let attempts = await listAttempts(deps.db, id);
+    if (FINAL_STATES.includes(p.state)) {
+      if (p.state === 'failed' && deps.retryFailed && !reopened) {
+        reopened = await reopenFailedPayout(deps.db, id);
+        continue;
+      }
+      return payoutResult(p, attempts.length);
+    }
+
+    try {
+      const open = attempts.filter((a) => OPEN.has(a.status));
+      if (open.length === 0) {
+        // Before signing anything new, the op account is the final word: an earlier attempt (ours, or another
+        // journal's) may have executed. Read at finalized: absent there means absent on every fork.
+        const op = await deps.chain.getOpAccount(p.opPda, p.programId, 'finalized');
+        if (op) {
+          await settleFromOp(p, op, attempts, deps, log);
+          continue;
+        }
+        const a = await signAttempt(p, deps);
+        m.attempts.inc({ outcome: 'built' });
+        log.info({ attempt: a.attemptNo, signature: a.signature, lastValidBlockHeight: a.lastValidBlockHeight.toString() }, 'attempt persisted');
+        failpoint('payout.after_persist_before_send');
+        continue;
+      }
+
+      const statuses = await deps.chain.signatureStatuses(open.map((a) => a.signature));
+      let settled = false;
+      for (let i = 0; i < open.length && !settled; i++) {
+        const a = open[i];
+        const status = statuses[i];
+        const expired = status.found ? undefined : await deps.chain.blockhashExpired(a.lastValidBlockHeight);
+        const step = decideAttempt({ status, expired });
+        switch (step.kind) {
+          case 'landed':
+            await settleAttempt(deps.db, a.id, { status: 'landed', slot: step.slot });
+            m.attempts.inc({ outcome: 'landed' });
+            await finish(p, { state: 'succeeded', signature: a.signature, slot: step.slot }, deps, log);
+            settled = true;
+            break;
+          case 'consumed': {
+            await settleAttempt(deps.db, a.id, { status: 'failed', slot: step.slot, error: 'OperationAlreadyConsumed' });
+            m.attempts.inc({ outcome: 'consumed' });
+            log.warn({ attempt: a.attemptNo, signature: a.signature }, 'attempt found the op already consumed: looking up the winner');
+            // We saw the error at `confirmed`; the creating transaction is at least as old, so read at confirmed.
+            const op = await waitForOpAccount(p, deps, poll);
+            attempts = await listAttempts(deps.db, id);
+            await settleFromOp(p, op, attempts, deps, log);
+            settled = true;
+            break;
+          }
+          case 'failed':
+            await settleAttempt(deps.db, a.id, { status: 'failed', slot: step.slot, error: step.error });
+            m.attempts.inc({ outcome: 'failed' });
+            // Atomic transaction: nothing moved. Another attempt could still be open; only fail when none is.
+            if (open.length === 1) await finish(p, { state: 'failed', error: step.error }, deps, log);
+            settled = true;
+            break;
+          case 'wait':
+            break;
+          case 'send': {
+            const last = lastSend.get(a.id);
+            const now = performance.now();
+            if (a.status === 'built' || last === undefined || now - last >= rebroadcast) {
+              lastSend.set(a.id, now);
+              try {
+                await deps.chain.sendRawTransaction(a.txBytes);
+              } catch (e) {
+                // The node may have executed it anyway (lost response): keep going, the status tells.
+                log.warn({ attempt: a.attemptNo, err: (e as Error).message }, 'send failed; delivery unknown');
+              }
+              m.sends.inc({ kind: a.sendCount === 0 && last === undefined ? 'first' : 'rebroadcast' });
+              failpoint('payout.after_send_before_record');
+              await markAttemptSent(deps.db, a.id);
+            }
+            break;
+          }
+          case 'check_op': {
+            const op = await deps.chain.getOpAccount(p.opPda, p.programId, 'finalized');
+            if (op) {
+              log.info({ attempt: a.attemptNo }, 'blockhash expired but the op account exists: executed earlier');
+              await settleFromOp(p, op, attempts, deps, log);
+            } else {
+              await settleAttempt(deps.db, a.id, { status: 'expired' });
+              m.attempts.inc({ outcome: 'expired' });
+              log.info({ attempt: a.attemptNo, signature: a.signature }, 'attempt expired unlanded and the op account is absent at finalized');
+            }
+            settled = true;
+            break;
+          }
+        }
+      }
+      if (settled) continue;
+    } catch (e) {
+      if (e instanceof OncepayError && e.code === PAYOUT_ABORTED) throw e;
+      if (isDbError(e)) throw e;
+      // RPC trouble (timeouts, 429s, dropped connections): it decides nothing. Look again after a pause.
+      log.warn({ err: (e as Error).message }, 'chain call failed; retrying');
+    }
+    await sleep(poll, deps.signal);
+  }
+}
+
+function isDbError(e: unknown): boolean {
+  // pg errors carry a SQLSTATE `code` of five characters; OncepayErrors carry ONCEPAY__… codes.
+  const code = (e as { code?: unknown })?.code;
+  return (typeof code === 'string' && /^[0-9A-Z]{5}$/.test(code) && 'severity' in (e as object)) || e instanceof OncepayError;
+}
+
+async function signAttempt(p: PayoutRow, deps: ExecuteDeps): Promise<AttemptRow> {
+  const payer = deps.payer ?? deps.authority;
+  const { blockhash, lastValidBlockHeight } = await deps.chain.latestBlockhash();
+  const tx = new Transaction({ feePayer: payer.publicKey, blockhash, lastValidBlockHeight: Number(lastValidBlockHeight) });
+  tx.add(
+    executePayoutInstruction(
+      new PublicKey(p.programId),
+      {
+        payoutAuthority: deps.authority.publicKey,
+        payer: payer.publicKey,
+        merchant: new PublicKey(p.merchantAddress),
+        operation: new PublicKey(p.opPda),
+        vault: new PublicKey(p.vault),
+        mint: new PublicKey(p.mint),
+        recipientToken: new PublicKey(p.recipient),
+        tokenProgram: new PublicKey(p.tokenProgram),
+      },
+      { opId: p.opId, amount: p.amount, opBump: p.opBump },
+    ),
+  );
+  const signers = payer.publicKey.equals(deps.authority.publicKey) ? [payer] : [payer, deps.authority];
+  tx.sign(...signers);
+  const bytes = tx.serialize();
+  const sig = toSignature(bs58.encode(tx.signature!));
+  return insertAttempt(deps.db, { payoutId: p.id, signature: sig, blockhash, lastValidBlockHeight, txBytes: bytes });
+}
+
+async function waitForOpAccount(p: PayoutRow, deps: ExecuteDeps, poll: number): Promise<OpAccount> {
+  for (;;) {
+    const op = await deps.chain.getOpAccount(p.opPda, p.programId, 'confirmed').catch(() => null);
+    if (op) return op;
+    await sleep(poll, deps.signal);
+  }
+}
+
+/**
+ * The op account exists: the operation executed. Name the attempt that did it (ours first, else the op
+ * account's own history), and finish — `conflict` when the account records other terms than this row.
+ */
+async function settleFromOp(p: PayoutRow, op: OpAccount, attempts: AttemptRow[], deps: ExecuteDeps, log: Logger): Promise<void> {
+  const mismatches: TermsMismatch[] = compareTerms(
+    { opId: p.opId, merchant: p.merchantAddress, recipient: p.recipient, mint: p.mint, amount: p.amount },
+    op,
+  );
+  let winner: { signature: Signature; slot: bigint } | undefined;
+  if (attempts.length > 0) {
+    const statuses = await deps.chain.signatureStatuses(attempts.map((a) => a.signature));
+    for (let i = 0; i < attempts.length; i++) {
+      const s = statuses[i];
+      const a = attempts[i];
+      if (s.found && s.settled && s.err === null) {
+        winner = { signature: a.signature, slot: s.slot };
+        await settleAttempt(deps.db, a.id, { status: 'landed', slot: s.slot });
+      }
+    }
+    // Journal attempts still open can no longer move money: the op is consumed (they would fail with 6000).
+    for (const a of attempts) {
+      if (OPEN.has(a.status) && a.signature !== winner?.signature) {
+        await settleAttempt(deps.db, a.id, { status: 'failed', error: `superseded: op already executed${winner ? ` by ${winner.signature}` : ''}` });
+      }
+    }
+  }
+  if (!winner) {
+    const history = await deps.chain.opAccountSignatures(p.opPda).catch(() => []);
+    const first = history.find((h) => h.err === null && h.slot === op.slot) ?? history.find((h) => h.err === null);
+    if (first) winner = first;
+  }
+  if (mismatches.length > 0) {
+    log.error({ mismatches, opPda: p.opPda }, 'op account records other terms than this payout row: conflict');
+    await finish(
+      p,
+      {
+        state: 'conflict',
+        signature: winner?.signature ?? null,
+        slot: op.slot,
+        conflict: {
+          mismatches,
+          opAccount: { opId: op.opId, merchant: op.merchant, recipient: op.recipient, mint: op.mint, amount: op.amount.toString(), slot: op.slot.toString() },
+        },
+        error: 'the op account records other terms than this row',
+      },
+      deps,
+      log,
+    );
+    return;
+  }
+  await finish(p, { state: 'succeeded', signature: winner?.signature ?? null, slot: op.slot }, deps, log);
+}
+
+async function finish(
+  p: PayoutRow,
+  r: { state: 'succeeded' | 'conflict' | 'failed'; signature?: string | null; slot?: bigint | null; conflict?: unknown; error?: string | null },
+  deps: ExecuteDeps,
+  log: Logger,
+): Promise<void> {
+  if (await finishPayout(deps.db, p.id, r)) {
+    payoutMetrics().payouts.inc({ state: r.state });
+    log.info({ state: r.state, signature: r.signature, slot: r.slot?.toString() }, 'payout finished');
+  }
+}

@@ -1,0 +1,115 @@
+// The oncepay program's interface as the SDK needs it: the execute_payout instruction, the op account layout and
+// the named errors. Anchor conventions (8-byte discriminators) so it matches idl/oncepay.json (checked by a test).
+import { createHash } from 'crypto';
+import { PublicKey, SystemProgram, TransactionInstruction } from '@solana/web3.js';
+import { OncepayError } from '../../common/errors';
+import { U64_MAX } from '../../common/amount';
+import { OP_ACCOUNT_MALFORMED } from '../codes';
+import { OpId, opId, opIdBytes } from '../op-id';
+import { Address, address } from '../types';
+
+export const ONCEPAY_PROGRAM_ID = '5EjQQXLjWwmaZXgrv8tnwG7Gqwwrdzvcn7KjL1eAySUj';
+
+/** Named program errors (Anchor offset 6000). Only the ones the SDK branches on. */
+export const PROGRAM_ERRORS = {
+  OperationAlreadyConsumed: 6000,
+} as const;
+
+function discriminator(preimage: string): Buffer {
+  return createHash('sha256').update(preimage).digest().subarray(0, 8);
+}
+export const EXECUTE_PAYOUT_DISCRIMINATOR = discriminator('global:execute_payout');
+
+export interface ExecutePayoutAccounts {
+  payoutAuthority: PublicKey;
+  payer: PublicKey;
+  merchant: PublicKey;
+  operation: PublicKey;
+  vault: PublicKey;
+  mint: PublicKey;
+  recipientToken: PublicKey;
+  tokenProgram: PublicKey;
+}
+
+/** data = discriminator[8] ‖ op_id[32] ‖ amount u64 LE ‖ op_bump u8 (Borsh, as Anchor encodes the args). */
+export function encodeExecutePayoutData(args: { opId: OpId; amount: bigint; opBump: number }): Buffer {
+  if (args.amount < 0n || args.amount > U64_MAX) throw new RangeError('amount is not a u64');
+  if (!Number.isInteger(args.opBump) || args.opBump < 0 || args.opBump > 255) throw new RangeError('bump is not a u8');
+  const data = Buffer.alloc(8 + 32 + 8 + 1);
+  EXECUTE_PAYOUT_DISCRIMINATOR.copy(data, 0);
+  opIdBytes(args.opId).copy(data, 8);
+  data.writeBigUInt64LE(args.amount, 40);
+  data.writeUInt8(args.opBump, 48);
+  return data;
+}
+
+export function executePayoutInstruction(
+  programId: PublicKey,
+  accounts: ExecutePayoutAccounts,
+  args: { opId: OpId; amount: bigint; opBump: number },
+): TransactionInstruction {
+  return new TransactionInstruction({
+    programId,
+    keys: [
+      { pubkey: accounts.payoutAuthority, isSigner: true, isWritable: false },
+      { pubkey: accounts.payer, isSigner: true, isWritable: true },
+      { pubkey: accounts.merchant, isSigner: false, isWritable: false },
+      { pubkey: accounts.operation, isSigner: false, isWritable: true },
+      { pubkey: accounts.vault, isSigner: false, isWritable: true },
+      { pubkey: accounts.mint, isSigner: false, isWritable: false },
+      { pubkey: accounts.recipientToken, isSigner: false, isWritable: true },
+      { pubkey: accounts.tokenProgram, isSigner: false, isWritable: false },
+      { pubkey: SystemProgram.programId, isSigner: false, isWritable: false },
+    ],
+    data: encodeExecutePayoutData(args),
+  });
+}
+
+/** What the op account records: the proof that the operation executed, and with which terms. */
+export interface OpAccount {
+  opId: OpId;
+  merchant: Address;
+  recipient: Address;
+  mint: Address;
+  amount: bigint;
+  slot: bigint;
+  bump: number;
+}
+
+// Layout: discriminator[8] ‖ op_id[32] ‖ merchant[32] ‖ recipient[32] ‖ mint[32] ‖ amount u64 ‖ slot u64 ‖ bump u8.
+export const OP_ACCOUNT_LEN = 8 + 32 * 4 + 8 + 8 + 1;
+export const OP_ACCOUNT_NAME = 'Operation';
+export const OP_ACCOUNT_DISCRIMINATOR = discriminator(`account:${OP_ACCOUNT_NAME}`);
+
+export function decodeOpAccount(data: Uint8Array, opts: { discriminator?: Buffer } = {}): OpAccount {
+  const b = Buffer.from(data);
+  const disc = opts.discriminator ?? OP_ACCOUNT_DISCRIMINATOR;
+  if (b.length < OP_ACCOUNT_LEN) {
+    throw new OncepayError(OP_ACCOUNT_MALFORMED, `op account is ${b.length} bytes, expected ≥ ${OP_ACCOUNT_LEN}`);
+  }
+  if (!b.subarray(0, 8).equals(disc)) {
+    throw new OncepayError(OP_ACCOUNT_MALFORMED, `op account discriminator ${b.subarray(0, 8).toString('hex')} ≠ ${disc.toString('hex')}`);
+  }
+  const key = (o: number) => address(new PublicKey(b.subarray(o, o + 32)));
+  return {
+    opId: opId(b.subarray(8, 40)),
+    merchant: key(40),
+    recipient: key(72),
+    mint: key(104),
+    amount: b.readBigUInt64LE(136),
+    slot: b.readBigUInt64LE(144),
+    bump: b.readUInt8(152),
+  };
+}
+
+/** The custom program error number of a transaction error ({ InstructionError: [i, { Custom: n }] }), if any. */
+export function customErrorCode(err: unknown): number | undefined {
+  if (err && typeof err === 'object' && 'InstructionError' in err) {
+    const ie = (err as { InstructionError: unknown }).InstructionError;
+    if (Array.isArray(ie) && ie[1] && typeof ie[1] === 'object' && 'Custom' in ie[1]) {
+      const n = (ie[1] as { Custom: unknown }).Custom;
+      if (typeof n === 'number') return n;
+    }
+  }
+  return undefined;
+}

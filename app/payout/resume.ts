@@ -1,0 +1,24 @@
+// Recovery after a crash: every payout left `executing` (an attempt whose outcome is unknown) — and, on request,
+// every `pending` one — goes through executePayout with the same rules. Rows another worker holds are skipped.
+import { logger } from '../../common/log';
+import { ExecuteDeps, PayoutResult, executePayout } from './execute-payout';
+import { listUnfinishedPayouts } from './queries';
+
+export interface ResumeSummary {
+  results: PayoutResult[];
+  /** Held by another live worker at the time: that worker finishes them. */
+  skipped: string[];
+}
+
+export async function resumePayouts(deps: ExecuteDeps & { includePending?: boolean }): Promise<ResumeSummary> {
+  const log = deps.log ?? logger('payout');
+  const rows = await listUnfinishedPayouts(deps.db, { includePending: deps.includePending ?? false });
+  const out: ResumeSummary = { results: [], skipped: [] };
+  for (const row of rows) {
+    const r = await executePayout(row, { ...deps, lock: 'skip' });
+    if (r) out.results.push(r);
+    else out.skipped.push(row.id);
+  }
+  log.info({ resumed: out.results.length, skipped: out.skipped.length }, 'resume done');
+  return out;
+}
