@@ -1,0 +1,82 @@
+// Pure retry logic for the JSON-RPC client: how long to wait before attempt n, and which failures are worth
+// another attempt. No I/O here, so it is unit-tested directly.
+import { SOLANA_RPC } from './codes';
+
+export interface RetryPolicy {
+  /** Total attempts per call, the first included (≥ 1). */
+  attempts: number;
+  /** Delay before the first retry, in ms. */
+  baseMs: number;
+  /** No single wait is longer than this, in ms. */
+  capMs: number;
+  /** Per-attempt deadline, in ms: a request with no response by then is aborted and counts as a timeout. */
+  timeoutMs: number;
+}
+
+export const DEFAULT_RETRY: RetryPolicy = { attempts: 6, baseMs: 200, capMs: 10_000, timeoutMs: 30_000 };
+
+/**
+ * Capped exponential backoff with "equal jitter": half of the exponential step is fixed, half random, so
+ * retries of many clients spread out yet a wait never collapses to zero. `retry` is 1 for the first retry.
+ * `random` is a number in [0, 1).
+ */
+export function backoffDelay(retry: number, policy: Pick<RetryPolicy, 'baseMs' | 'capMs'>, random: number): number {
+  if (!(retry >= 1)) return 0;
+  // 2^31 is far beyond any cap; clamping the exponent keeps the arithmetic finite for absurd retry counts.
+  const exp = Math.min(policy.baseMs * 2 ** Math.min(retry - 1, 31), policy.capMs);
+  const half = exp / 2;
+  return Math.floor(half + half * Math.min(Math.max(random, 0), 1));
+}
+
+/** What went wrong on one attempt; also the `kind` label of `oncepay_rpc_errors_total`. */
+export type RpcErrorKind =
+  | 'http_429'
+  | 'http_5xx'
+  | 'http_4xx'
+  | 'timeout'
+  | 'network'
+  | 'malformed'
+  | 'node_unhealthy'
+  | 'rpc_error'
+  | 'slot_skipped'
+  | 'block_not_available';
+
+/** Kinds that another attempt may fix. */
+export function isRetryable(kind: RpcErrorKind): boolean {
+  return kind === 'http_429' || kind === 'http_5xx' || kind === 'timeout' || kind === 'network' || kind === 'node_unhealthy';
+}
+
+export function kindOfHttpStatus(status: number): RpcErrorKind | undefined {
+  if (status >= 200 && status < 300) return undefined;
+  if (status === 429) return 'http_429';
+  if (status >= 500) return 'http_5xx';
+  return 'http_4xx';
+}
+
+/** Classify a JSON-RPC `error.code` returned by a Solana node. */
+export function kindOfRpcCode(code: number): RpcErrorKind {
+  switch (code) {
+    // The slot has no block and never will: safe to pass.
+    case SOLANA_RPC.SLOT_SKIPPED:
+    case SOLANA_RPC.LONG_TERM_STORAGE_SLOT_SKIPPED:
+      return 'slot_skipped';
+    // The block may exist but this node cannot serve it (yet, or any more): never pass it.
+    case SOLANA_RPC.BLOCK_NOT_AVAILABLE:
+    case SOLANA_RPC.BLOCK_STATUS_NOT_AVAILABLE_YET:
+    case SOLANA_RPC.BLOCK_CLEANED_UP:
+      return 'block_not_available';
+    case SOLANA_RPC.NODE_UNHEALTHY:
+    case SOLANA_RPC.LONG_TERM_STORAGE_UNREACHABLE:
+      return 'node_unhealthy';
+    default:
+      return 'rpc_error';
+  }
+}
+
+/** Honour a `Retry-After` header (seconds) when a server sends one, within the policy cap. */
+export function retryAfterMs(header: string | null, capMs: number): number | undefined {
+  if (!header) return undefined;
+  const s = Number(header);
+  if (!Number.isFinite(s) || s < 0) return undefined;
+  return Math.min(Math.round(s * 1000), capMs);
+}

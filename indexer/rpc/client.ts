@@ -1,0 +1,201 @@
+// A small JSON-RPC client for a Solana node: one POST per call, a deadline per attempt (AbortSignal),
+// retries with capped exponential backoff + jitter on 429 / 5xx / timeouts / network errors, and every failed
+// attempt counted by kind. "Slot skipped" and "block not available" are answers, not failures: getBlock returns
+// them as a status so the scanner can pass the first and stop at the second.
+import { OncepayError } from '../../common/errors';
+import { parseJsonExact } from '../decode/json-reader';
+import { backoffDelay, DEFAULT_RETRY, isRetryable, kindOfHttpStatus, kindOfRpcCode, retryAfterMs, RetryPolicy, RpcErrorKind } from './backoff';
+import {
+  RPC_ABORTED,
+  RPC_ERROR_RESPONSE,
+  RPC_HTTP_STATUS,
+  RPC_MALFORMED_RESPONSE,
+  RPC_NETWORK,
+  RPC_RETRIES_EXHAUSTED,
+  RPC_TIMEOUT,
+} from './codes';
+
+export type Commitment = 'finalized' | 'confirmed' | 'processed';
+
+type FetchFn = typeof globalThis.fetch;
+
+export interface RpcClientOptions {
+  url: string;
+  fetch?: FetchFn;
+  retry?: Partial<RetryPolicy>;
+  /** Called once per failed attempt (retried or not): feeds `oncepay_rpc_errors_total{kind}`. */
+  onError?: (kind: RpcErrorKind, method: string) => void;
+  /** Called before each retry wait (logging). */
+  onRetry?: (info: { method: string; kind: RpcErrorKind; attempt: number; delayMs: number }) => void;
+  sleep?: (ms: number, signal?: AbortSignal) => Promise<void>;
+  random?: () => number;
+}
+
+export interface CallOptions {
+  signal?: AbortSignal;
+}
+
+/** getBlock outcome: a block, a slot that has none (skipped: pass it), or one not servable now (stop there). */
+export type BlockResult =
+  | { status: 'ok'; slot: number; block: unknown }
+  | { status: 'skipped'; slot: number; rpcCode: number }
+  | { status: 'not_available'; slot: number; rpcCode: number | null; message: string };
+
+export interface RpcClient {
+  call<T = unknown>(method: string, params?: unknown[], opts?: CallOptions): Promise<T>;
+  getSlot(commitment: Commitment, opts?: CallOptions): Promise<number>;
+  getBlocks(start: number, end: number, commitment: Commitment, opts?: CallOptions): Promise<number[]>;
+  getBlock(slot: number, commitment: Commitment, opts?: CallOptions): Promise<BlockResult>;
+}
+
+/** One failed attempt, classified. Thrown out of `call` only when not retryable or retries ran out. */
+export class RpcCallError extends OncepayError {
+  readonly kind: RpcErrorKind;
+  readonly rpcCode: number | null;
+  constructor(code: string, kind: RpcErrorKind, message: string, context: Record<string, unknown> & { rpcCode?: number | null } = {}) {
+    super(code, message, { kind, ...context });
+    this.name = 'RpcCallError';
+    this.kind = kind;
+    this.rpcCode = context.rpcCode ?? null;
+  }
+}
+
+export function abortableSleep(ms: number, signal?: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal?.aborted) return reject(abortError(signal));
+    const t = setTimeout(done, ms);
+    function done() {
+      signal?.removeEventListener('abort', onAbort);
+      resolve();
+    }
+    function onAbort() {
+      clearTimeout(t);
+      reject(abortError(signal!));
+    }
+    signal?.addEventListener('abort', onAbort, { once: true });
+  });
+}
+
+function abortError(signal: AbortSignal): OncepayError {
+  return new OncepayError(RPC_ABORTED, 'call aborted by the caller', { reason: String(signal.reason ?? '') });
+}
+
+export function createRpcClient(opts: RpcClientOptions): RpcClient {
+  const doFetch: FetchFn = opts.fetch ?? globalThis.fetch;
+  const policy: RetryPolicy = { ...DEFAULT_RETRY, ...opts.retry };
+  const sleep = opts.sleep ?? abortableSleep;
+  const random = opts.random ?? Math.random;
+  let nextId = 1;
+
+  async function attempt(method: string, params: unknown[], signal?: AbortSignal): Promise<{ result: unknown; retryAfter?: number }> {
+    const timeout = AbortSignal.timeout(policy.timeoutMs);
+    const combined = signal ? AbortSignal.any([signal, timeout]) : timeout;
+    const id = nextId++;
+    let res: Response;
+    let text: string;
+    try {
+      res = await doFetch(opts.url, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ jsonrpc: '2.0', id, method, params }),
+        signal: combined,
+      });
+      text = await res.text();
+    } catch (e) {
+      if (signal?.aborted) throw abortError(signal);
+      if (timeout.aborted) {
+        throw new RpcCallError(RPC_TIMEOUT, 'timeout', `${method}: no response within ${policy.timeoutMs} ms`, { method });
+      }
+      throw new RpcCallError(RPC_NETWORK, 'network', `${method}: ${(e as Error).message}`, { method, cause: String((e as Error).cause ?? '') });
+    }
+    const httpKind = kindOfHttpStatus(res.status);
+    if (httpKind) {
+      const err = new RpcCallError(RPC_HTTP_STATUS, httpKind, `${method}: HTTP ${res.status}`, { method, status: res.status });
+      (err as RpcCallError & { retryAfter?: number }).retryAfter = retryAfterMs(res.headers.get('retry-after'), policy.capMs);
+      throw err;
+    }
+    let body: { id?: unknown; result?: unknown; error?: { code?: unknown; message?: unknown } };
+    try {
+      // Exact integers: a u64 beyond 2^53 in a block (lamport balances) must not be rounded on the way in.
+      body = parseJsonExact(text) as typeof body;
+    } catch {
+      throw new RpcCallError(RPC_MALFORMED_RESPONSE, 'malformed', `${method}: response is not JSON`, { method, head: text.slice(0, 200) });
+    }
+    if (body === null || typeof body !== 'object' || Array.isArray(body)) {
+      throw new RpcCallError(RPC_MALFORMED_RESPONSE, 'malformed', `${method}: response is not a JSON-RPC object`, { method });
+    }
+    if (body.error) {
+      const code = typeof body.error.code === 'number' ? body.error.code : null;
+      const kind = code === null ? 'rpc_error' : kindOfRpcCode(code);
+      throw new RpcCallError(RPC_ERROR_RESPONSE, kind, `${method}: ${String(body.error.message ?? 'error')}`, { method, rpcCode: code });
+    }
+    if (!('result' in body)) {
+      throw new RpcCallError(RPC_MALFORMED_RESPONSE, 'malformed', `${method}: response has neither result nor error`, { method });
+    }
+    return { result: body.result };
+  }
+
+  async function call<T>(method: string, params: unknown[] = [], callOpts: CallOptions = {}): Promise<T> {
+    const { signal } = callOpts;
+    for (let n = 1; ; n++) {
+      if (signal?.aborted) throw abortError(signal);
+      try {
+        return (await attempt(method, params, signal)).result as T;
+      } catch (e) {
+        if (!(e instanceof RpcCallError)) throw e;
+        opts.onError?.(e.kind, method);
+        if (!isRetryable(e.kind)) throw e;
+        if (n >= policy.attempts) {
+          throw new RpcCallError(RPC_RETRIES_EXHAUSTED, e.kind, `${method}: gave up after ${n} attempts: ${e.message}`, {
+            method,
+            attempts: n,
+            rpcCode: e.rpcCode,
+          });
+        }
+        const delayMs = (e as RpcCallError & { retryAfter?: number }).retryAfter ?? backoffDelay(n, policy, random());
+        opts.onRetry?.({ method, kind: e.kind, attempt: n, delayMs });
+        await sleep(delayMs, signal);
+      }
+    }
+  }
+
+  return {
+    call,
+    async getSlot(commitment, o) {
+      const slot = await call<unknown>('getSlot', [{ commitment }], o);
+      if (typeof slot !== 'number' || !Number.isSafeInteger(slot) || slot < 0) {
+        throw new RpcCallError(RPC_MALFORMED_RESPONSE, 'malformed', `getSlot: not a slot: ${JSON.stringify(slot)}`, { method: 'getSlot' });
+      }
+      return slot;
+    },
+    async getBlocks(start, end, commitment, o) {
+      const slots = await call<unknown>('getBlocks', [start, end, { commitment }], o);
+      if (!Array.isArray(slots) || !slots.every((s) => typeof s === 'number' && Number.isSafeInteger(s) && s >= start && s <= end)) {
+        throw new RpcCallError(RPC_MALFORMED_RESPONSE, 'malformed', `getBlocks(${start}, ${end}): not a list of slots in range`, {
+          method: 'getBlocks',
+        });
+      }
+      return [...(slots as number[])].sort((a, b) => a - b);
+    },
+    async getBlock(slot, commitment, o) {
+      try {
+        const block = await call<unknown>(
+          'getBlock',
+          [slot, { commitment, encoding: 'json', transactionDetails: 'full', rewards: false, maxSupportedTransactionVersion: 0 }],
+          o,
+        );
+        if (block === null || typeof block !== 'object') {
+          // Older nodes answer null for a block they do not have: not proof that the slot is empty.
+          return { status: 'not_available', slot, rpcCode: null, message: 'getBlock returned null' };
+        }
+        return { status: 'ok', slot, block };
+      } catch (e) {
+        if (e instanceof RpcCallError && e.kind === 'slot_skipped') return { status: 'skipped', slot, rpcCode: e.rpcCode ?? 0 };
+        if (e instanceof RpcCallError && e.kind === 'block_not_available') {
+          return { status: 'not_available', slot, rpcCode: e.rpcCode, message: e.message };
+        }
+        throw e;
+      }
+    },
+  };
+}

@@ -1,0 +1,3 @@
+export * from './backoff';
+export * from './client';
+export * from './codes';

@@ -1,0 +1,217 @@
+// `oncepay indexer run | backfill | webhook`: the sources, wired to the real RPC client, ledger and metrics.
+import { Command, InvalidArgumentError, Option } from 'commander';
+import * as cliProgress from 'cli-progress';
+import { OncepayError } from '../../common/errors';
+import { logger } from '../../common/log';
+import { resolveDatabaseUrl } from '../../db/local-server';
+import { createPool } from '../../db/pool';
+import { decodeBlock } from '../decode';
+import { createLedger } from '../ledger';
+import { createIndexerMetrics, serveMetrics } from '../metrics';
+import { createRpcClient, DEFAULT_RETRY, RpcClient } from '../rpc';
+import { runBackfill } from './backfill';
+import { SOURCE_CODES } from './codes';
+import { createSourceMetrics } from './metrics';
+import { SourceMetrics } from './ports';
+import { createScanner, DEFAULT_SCANNER } from './scanner';
+import { buildWebhookApp, DEFAULT_BODY_LIMIT } from './webhook';
+import type { DecodeBlockFn } from './block-reader';
+
+const DEFAULT_RPC = 'http://127.0.0.1:8899';
+
+function int(name: string, min = 0) {
+  return (v: string): number => {
+    const n = Number(v);
+    if (!/^[0-9]+$/.test(v) || !Number.isSafeInteger(n) || n < min) throw new InvalidArgumentError(`${name} must be an integer ≥ ${min}`);
+    return n;
+  };
+}
+
+interface RpcOpts {
+  rpc: string;
+  cluster: string;
+  rpcTimeoutMs: number;
+  rpcAttempts: number;
+}
+
+function commitmentOption() {
+  return new Option('--commitment <level>', 'commitment to read at; only "finalized" is offered (rows are applied as final)')
+    .choices(['finalized', 'confirmed'])
+    .default('finalized');
+}
+
+function assertFinalized(c: string): void {
+  if (c !== 'finalized') {
+    throw new OncepayError(
+      SOURCE_CODES.COMMITMENT_UNSUPPORTED,
+      'only --commitment finalized is offered: confirmed mode would need provisional rows reversed when they vanish',
+    );
+  }
+}
+
+function withRpcOptions(cmd: Command): Command {
+  return cmd
+    .option('--rpc <url>', 'JSON-RPC endpoint (env ONCEPAY_RPC_URL)', process.env.ONCEPAY_RPC_URL ?? DEFAULT_RPC)
+    .option('--cluster <name>', 'cluster name, part of every receipt key (env ONCEPAY_CLUSTER)', process.env.ONCEPAY_CLUSTER ?? 'localnet')
+    .option('--rpc-timeout-ms <ms>', 'deadline of one RPC attempt', int('--rpc-timeout-ms', 1), DEFAULT_RETRY.timeoutMs)
+    .option('--rpc-attempts <n>', 'attempts per RPC call (retries on 429, 5xx, timeouts, network errors)', int('--rpc-attempts', 1), DEFAULT_RETRY.attempts);
+}
+
+function wire(o: RpcOpts, component: string) {
+  const log = logger(component);
+  const indexerMetrics = createIndexerMetrics({ defaults: true });
+  const metrics = createSourceMetrics(indexerMetrics);
+  const pool = createPool({ url: resolveDatabaseUrl(), schema: process.env.ONCEPAY_DB_SCHEMA || undefined });
+  const ledger = createLedger({ db: pool, log: logger('ledger'), metrics: indexerMetrics });
+  const rpc: RpcClient = createRpcClient({
+    url: o.rpc,
+    retry: { timeoutMs: o.rpcTimeoutMs, attempts: o.rpcAttempts },
+    onError: (kind) => metrics.countRpcError(kind),
+    onRetry: (i) => log.warn(i, 'rpc attempt failed, retrying'),
+  });
+  const decode: DecodeBlockFn = (block, slot) => decodeBlock(block, { slot, cluster: o.cluster });
+  return { log, indexerMetrics, metrics, pool, ledger, rpc, decode };
+}
+
+function stopSignal(log: ReturnType<typeof logger>): { signal: AbortSignal; dispose(): void } {
+  const ac = new AbortController();
+  const stop = (sig: string) => {
+    log.info({ signal: sig }, 'stopping after the current step');
+    ac.abort(new Error(`stopped by ${sig}`));
+  };
+  const onTerm = () => stop('SIGTERM');
+  const onInt = () => stop('SIGINT');
+  process.once('SIGTERM', onTerm);
+  process.once('SIGINT', onInt);
+  return {
+    signal: ac.signal,
+    dispose() {
+      process.off('SIGTERM', onTerm);
+      process.off('SIGINT', onInt);
+    },
+  };
+}
+
+export function registerSources(program: Command): void {
+  const indexer = program.commands.find((c) => c.name() === 'indexer') ?? program.command('indexer').description('the receipts indexer');
+
+  withRpcOptions(
+    indexer
+      .command('run')
+      .description('scan finalized slots over JSON-RPC into the ledger, from the (cluster, scanner) checkpoint'),
+  )
+    .addOption(commitmentOption())
+    .option('--rescan-window <slots>', 'slots below the checkpoint read again each pass', int('--rescan-window'), DEFAULT_SCANNER.rescanWindow)
+    .option('--from-slot <slot>', 'first slot when there is no checkpoint yet (default: tip − rescan window)', int('--from-slot'))
+    .option('--poll-ms <ms>', 'wait between passes once caught up', int('--poll-ms', 1), DEFAULT_SCANNER.pollMs)
+    .option('--max-slots-per-pass <n>', 'new slots per pass', int('--max-slots-per-pass', 1), DEFAULT_SCANNER.maxSlotsPerPass)
+    .option('--chunk-size <blocks>', 'blocks per ledger transaction', int('--chunk-size', 1), DEFAULT_SCANNER.chunkSize)
+    .option('--concurrency <n>', 'getBlock calls in flight', int('--concurrency', 1), DEFAULT_SCANNER.concurrency)
+    .option('--metrics-port <port>', 'serve Prometheus /metrics on 127.0.0.1:<port> (0 = any free port)', int('--metrics-port'))
+    .option('--once', 'run passes until caught up (or stopped by a slot), then exit')
+    .action(async (o: RpcOpts & { commitment: string; rescanWindow: number; fromSlot?: number; pollMs: number; maxSlotsPerPass: number; chunkSize: number; concurrency: number; metricsPort?: number; once?: boolean }) => {
+      assertFinalized(o.commitment);
+      const w = wire(o, 'scanner');
+      const stop = stopSignal(w.log);
+      const server = o.metricsPort === undefined ? undefined : await serveMetrics({ port: o.metricsPort, registry: w.indexerMetrics.registry });
+      if (server) w.log.info({ url: server.url }, 'metrics listening');
+      try {
+        const scanner = createScanner(
+          { rpc: w.rpc, ledger: w.ledger, decode: w.decode, log: w.log, metrics: w.metrics },
+          {
+            cluster: o.cluster,
+            commitment: 'finalized',
+            rescanWindow: o.rescanWindow,
+            fromSlot: o.fromSlot,
+            pollMs: o.pollMs,
+            maxSlotsPerPass: o.maxSlotsPerPass,
+            chunkSize: o.chunkSize,
+            concurrency: o.concurrency,
+          },
+        );
+        w.log.info({ rpc: o.rpc, cluster: o.cluster, rescanWindow: o.rescanWindow }, 'scanner starting');
+        const last = await scanner.run({ signal: stop.signal, once: o.once });
+        const checkpoint = await w.ledger.getCheckpoint(o.cluster, 'scanner');
+        process.stdout.write(`${JSON.stringify({ cluster: o.cluster, checkpoint: checkpoint === null ? null : checkpoint.toString(), target: last?.target ?? null, stoppedAt: last?.stoppedAt ?? null })}\n`);
+      } finally {
+        stop.dispose();
+        await server?.close();
+        await w.pool.end();
+      }
+    });
+
+  withRpcOptions(
+    indexer
+      .command('backfill')
+      .description('read a slot range through the same path as the scanner (source "backfill"); safe beside a running scanner'),
+  )
+    .requiredOption('--from-slot <slot>', 'first slot (inclusive)', int('--from-slot'))
+    .requiredOption('--to-slot <slot>', 'last slot (inclusive)', int('--to-slot'))
+    .addOption(commitmentOption())
+    .option('--chunk-size <blocks>', 'blocks per ledger transaction', int('--chunk-size', 1), DEFAULT_SCANNER.chunkSize)
+    .option('--concurrency <n>', 'getBlock calls in flight', int('--concurrency', 1), DEFAULT_SCANNER.concurrency)
+    .option('--list-span <slots>', 'slots per getBlocks call', int('--list-span', 1), 5000)
+    .action(async (o: RpcOpts & { fromSlot: number; toSlot: number; commitment: string; chunkSize: number; concurrency: number; listSpan: number }) => {
+      assertFinalized(o.commitment);
+      const w = wire(o, 'backfill');
+      const stop = stopSignal(w.log);
+      const tty = process.stderr.isTTY === true;
+      const bar = tty ? new cliProgress.SingleBar({ stream: process.stderr, format: 'backfill [{bar}] {value}/{total} slots | {blocks} blocks | {inserted} new | {duplicates} dup | {failed} failed' }, cliProgress.Presets.shades_classic) : undefined;
+      bar?.start(o.toSlot - o.fromSlot + 1, 0, { blocks: 0, inserted: 0, duplicates: 0, failed: 0 });
+      try {
+        const r = await runBackfill(
+          {
+            rpc: w.rpc,
+            ledger: w.ledger,
+            decode: w.decode,
+            log: w.log,
+            metrics: w.metrics,
+            onProgress: (p) => {
+              if (bar) bar.update(p.done, { blocks: p.blocks, inserted: p.inserted, duplicates: p.duplicates, failed: p.failed });
+              else process.stderr.write(`${JSON.stringify({ level: 'info', msg: 'backfill progress', ...p })}\n`);
+            },
+          },
+          { cluster: o.cluster, fromSlot: o.fromSlot, toSlot: o.toSlot, commitment: 'finalized', listSpan: o.listSpan, chunkSize: o.chunkSize, concurrency: o.concurrency },
+          stop.signal,
+        );
+        bar?.stop();
+        process.stdout.write(`${JSON.stringify(r)}\n`);
+        if (r.failures.length > 0) {
+          throw new OncepayError(SOURCE_CODES.BACKFILL_INCOMPLETE, `${r.failures.length} slot(s) could not be processed; run the backfill again for them`, {
+            slots: r.failures.map((f) => f.slot),
+          });
+        }
+      } finally {
+        bar?.stop();
+        stop.dispose();
+        await w.pool.end();
+      }
+    });
+
+  indexer
+    .command('webhook')
+    .description('serve POST /v1/webhooks/:provider (+ /metrics, /healthz) and apply deliveries with source "webhook"')
+    .option('--port <port>', 'port (0 = any free port)', int('--port'), 8787)
+    .option('--host <host>', 'address to listen on', '127.0.0.1')
+    .option('--secret <secret>', 'shared secret (header X-Oncepay-Secret / Authorization) and HMAC key (X-Oncepay-Signature); env ONCEPAY_WEBHOOK_SECRET', process.env.ONCEPAY_WEBHOOK_SECRET)
+    .option('--require-signature', 'accept only deliveries with a valid X-Oncepay-Signature HMAC')
+    .option('--cluster <name>', 'cluster name, part of every receipt key (env ONCEPAY_CLUSTER)', process.env.ONCEPAY_CLUSTER ?? 'localnet')
+    .option('--body-limit <bytes>', 'largest body accepted (larger → 413)', int('--body-limit', 1), DEFAULT_BODY_LIMIT)
+    .action(async (o: { port: number; host: string; secret?: string; requireSignature?: boolean; cluster: string; bodyLimit: number }) => {
+      if (!o.secret) throw new OncepayError(SOURCE_CODES.INVALID_OPTION, '--secret (or ONCEPAY_WEBHOOK_SECRET) is required');
+      const log = logger('webhook');
+      const indexerMetrics = createIndexerMetrics({ defaults: true });
+      const metrics: SourceMetrics = createSourceMetrics(indexerMetrics);
+      const pool = createPool({ url: resolveDatabaseUrl(), schema: process.env.ONCEPAY_DB_SCHEMA || undefined });
+      const ledger = createLedger({ db: pool, log: logger('ledger'), metrics: indexerMetrics });
+      const app = buildWebhookApp({ db: pool, ledger, cluster: o.cluster, secret: o.secret, requireSignature: o.requireSignature, bodyLimit: o.bodyLimit, log, metrics, registry: indexerMetrics.registry });
+      const stop = stopSignal(log);
+      const address = await app.listen({ port: o.port, host: o.host });
+      log.info({ address }, 'webhook receiver listening');
+      process.stdout.write(`${JSON.stringify({ listening: address })}\n`);
+      await new Promise<void>((resolve) => stop.signal.addEventListener('abort', () => resolve(), { once: true }));
+      stop.dispose();
+      await app.close();
+      await pool.end();
+    });
+}

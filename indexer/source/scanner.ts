@@ -1,0 +1,183 @@
+// The slot scanner: each pass asks the node for its newest slot at the chosen commitment, lists the blocks from
+// (checkpoint − re-scan window) up to it, fetches and decodes them, and applies them chunk by chunk through the
+// ledger, the checkpoint moving in the same transaction as the receipts. The checkpoint only ever covers slots
+// that were all processed; re-reading the window is harmless because the ledger inserts each receipt once.
+import type { Logger } from 'pino';
+import { failpoint } from '../../common/failpoint';
+import { abortableSleep, Commitment, RpcClient } from '../rpc';
+import type { ReceiptSource } from '../ledger/types';
+import { DecodeBlockFn, readSlots } from './block-reader';
+import { chunks, planChunk, scanRange } from './scan-plan';
+import { LedgerPort, NO_METRICS, SourceMetrics, toSlotNumber } from './ports';
+
+export interface ScannerOptions {
+  cluster: string;
+  /** Only 'finalized' is offered: rows are applied as final. */
+  commitment: Commitment;
+  rescanWindow: number;
+  fromSlot?: number;
+  maxSlotsPerPass: number;
+  /** Blocks per ledger transaction. */
+  chunkSize: number;
+  /** getBlock calls in flight. */
+  concurrency: number;
+  pollMs: number;
+  source?: ReceiptSource;
+}
+
+export const DEFAULT_SCANNER: Omit<ScannerOptions, 'cluster'> = {
+  commitment: 'finalized',
+  rescanWindow: 32,
+  maxSlotsPerPass: 2000,
+  chunkSize: 50,
+  concurrency: 4,
+  pollMs: 2000,
+};
+
+export interface ScannerDeps {
+  rpc: Pick<RpcClient, 'getSlot' | 'getBlocks' | 'getBlock'>;
+  ledger: LedgerPort;
+  decode: DecodeBlockFn;
+  log?: Logger;
+  metrics?: SourceMetrics;
+}
+
+export interface PassResult {
+  target: number;
+  range: { start: number; end: number } | null;
+  checkpointBefore: number | null;
+  checkpointAfter: number | null;
+  blocks: number;
+  skipped: number;
+  receipts: number;
+  inserted: number;
+  duplicates: number;
+  stoppedAt: { slot: number; code: string; message: string } | null;
+  /** True when the checkpoint reached the target. */
+  caughtUp: boolean;
+}
+
+export interface Scanner {
+  runPass(signal?: AbortSignal): Promise<PassResult>;
+  /** Loop passes until `signal` aborts (or, with `once`, until caught up or stopped by a slot). */
+  run(opts: { signal?: AbortSignal; once?: boolean }): Promise<PassResult | null>;
+}
+
+export function createScanner(deps: ScannerDeps, options: ScannerOptions): Scanner {
+  const o = { ...DEFAULT_SCANNER, ...options };
+  const source: ReceiptSource = o.source ?? 'scanner';
+  const metrics = deps.metrics ?? NO_METRICS;
+  const log = deps.log;
+
+  async function runPass(signal?: AbortSignal): Promise<PassResult> {
+    const target = await deps.rpc.getSlot(o.commitment, { signal });
+    const checkpointBefore = toSlotNumber(await deps.ledger.getCheckpoint(o.cluster, source));
+    const range = scanRange({ checkpoint: checkpointBefore, fromSlot: o.fromSlot, target, rescanWindow: o.rescanWindow, maxSlotsPerPass: o.maxSlotsPerPass });
+    const result: PassResult = {
+      target,
+      range,
+      checkpointBefore,
+      checkpointAfter: checkpointBefore,
+      blocks: 0,
+      skipped: 0,
+      receipts: 0,
+      inserted: 0,
+      duplicates: 0,
+      stoppedAt: null,
+      caughtUp: checkpointBefore !== null && checkpointBefore >= target,
+    };
+    if (!range) {
+      if (checkpointBefore !== null) metrics.setCheckpointLag(o.cluster, source, Math.max(0, target - checkpointBefore));
+      return result;
+    }
+    const listed = await deps.rpc.getBlocks(range.start, range.end, o.commitment, { signal });
+    const parts = chunks(listed, o.chunkSize);
+    if (parts.length === 0) parts.push([]);
+    for (let c = 0; c < parts.length; c++) {
+      const outcomes = await readSlots({ rpc: deps.rpc, decode: deps.decode, commitment: o.commitment, slots: parts[c], concurrency: o.concurrency, signal });
+      const plan = planChunk(outcomes, { nextListed: parts[c + 1]?.[0] ?? null, end: range.end, previousCheckpoint: checkpointBefore });
+      for (const f of plan.ignored) log?.warn({ slot: f.slot, code: f.code, err: f.message }, 'slot in the re-scan window failed again; it was processed before');
+      const failed = outcomes.filter((x) => x.status === 'failed').length - plan.ignored.length;
+      metrics.countSlots(o.cluster, source, 'block', plan.blocks);
+      metrics.countSlots(o.cluster, source, 'skipped', plan.skipped);
+      if (failed > 0) metrics.countSlots(o.cluster, source, 'failed', failed);
+      // Never move the checkpoint below where the range began, nor below zero; GREATEST in the ledger keeps it monotonic too.
+      const checkpoint = plan.checkpoint >= 0 ? { slot: plan.checkpoint } : undefined;
+      if (plan.receipts.length > 0 || checkpoint) {
+        const applied = await deps.ledger.applyBatch({ cluster: o.cluster, source, receipts: plan.receipts, checkpoint });
+        failpoint('scanner.after_batch_commit');
+        result.inserted += applied.inserted;
+        result.duplicates += applied.duplicates;
+        if (applied.rejected?.length) log?.warn({ rejected: applied.rejected }, 'ledger refused malformed receipts');
+      }
+      result.blocks += plan.blocks;
+      result.skipped += plan.skipped;
+      result.receipts += plan.receipts.length;
+      if (checkpoint) result.checkpointAfter = Math.max(result.checkpointAfter ?? -1, checkpoint.slot);
+      if (plan.stoppedAt) {
+        result.stoppedAt = plan.stoppedAt;
+        log?.warn({ slot: plan.stoppedAt.slot, code: plan.stoppedAt.code, err: plan.stoppedAt.message }, 'checkpoint stops before this slot; next pass retries it');
+        break;
+      }
+    }
+    if (result.checkpointAfter !== null) {
+      metrics.setCheckpointLag(o.cluster, source, Math.max(0, target - result.checkpointAfter));
+      result.caughtUp = result.checkpointAfter >= target;
+    }
+    log?.info(
+      {
+        cluster: o.cluster,
+        target,
+        start: range.start,
+        end: range.end,
+        checkpoint: result.checkpointAfter,
+        blocks: result.blocks,
+        skipped: result.skipped,
+        receipts: result.receipts,
+        inserted: result.inserted,
+        duplicates: result.duplicates,
+        stoppedAt: result.stoppedAt?.slot ?? null,
+      },
+      'scan pass',
+    );
+    return result;
+  }
+
+  async function run({ signal, once }: { signal?: AbortSignal; once?: boolean }): Promise<PassResult | null> {
+    let last: PassResult | null = null;
+    let failures = 0;
+    while (!signal?.aborted) {
+      try {
+        last = await runPass(signal);
+        failures = 0;
+        if (once && (last.caughtUp || last.stoppedAt || !last.range)) return last;
+        // Still behind and nothing stopped us: go straight on with the next pass.
+        if (!last.caughtUp && !last.stoppedAt && last.range) continue;
+        await abortableSleep(o.pollMs, signal);
+      } catch (e) {
+        if (signal?.aborted) break;
+        failures++;
+        log?.error({ err: (e as Error).message, code: (e as { code?: string }).code, failures }, 'scan pass failed');
+        if (once) throw e;
+        try {
+          await abortableSleep(Math.min(o.pollMs * 2 ** Math.min(failures - 1, 6), 60_000), signal);
+        } catch {
+          break;
+        }
+      }
+    }
+    return last;
+  }
+
+  return {
+    runPass,
+    async run(opts) {
+      try {
+        return await run(opts);
+      } catch (e) {
+        if (opts.signal?.aborted) return null;
+        throw e;
+      }
+    },
+  };
+}
