@@ -1,0 +1,108 @@
+// Deterministic test data: base58 addresses and signatures from labels, receipts, and getTransaction results in
+// the RPC's jsonParsed wire format (what `oncepay decode|ingest` reads).
+import * as crypto from 'crypto';
+import bs58 from 'bs58';
+import type { BaseUnits } from '../../../common/amount';
+import type { Receipt } from '../../../indexer/decode/receipt';
+
+export const TOKEN_PROGRAM = 'TokenkegQfeZyiNwAJbNbGKPFXCWuBvf9Ss623VQ5DA';
+
+export function addr(label: string): string {
+  return bs58.encode(crypto.createHash('sha256').update(`addr:${label}`).digest());
+}
+
+export function sig(label: string): string {
+  return bs58.encode(crypto.createHash('sha512').update(`sig:${label}`).digest());
+}
+
+export function receipt(p: Partial<Receipt> & { signature: string; destination: string; amount: bigint }): Receipt {
+  return {
+    slot: 100n,
+    blockTime: null,
+    ixIndex: 0,
+    innerIndex: -1,
+    program: 'spl-token',
+    kind: 'transferChecked',
+    mint: addr('mint-usdc'),
+    source: addr('payer-ata'),
+    destinationOwner: null,
+    ...p,
+    amount: p.amount as BaseUnits,
+  };
+}
+
+export interface FixtureTransfer {
+  destination: string;
+  owner?: string;
+  /** Decimal string as the RPC sends it (may be out of range on purpose). */
+  amount: string;
+  /** null: a plain `transfer` with no token balance naming its mint. */
+  mint?: string | null;
+}
+
+/** One getTransaction result (jsonParsed, v0) holding the given token transfers as top-level instructions. */
+export function parsedTransaction(label: string, slot: number, transfers: FixtureTransfer[]): Record<string, unknown> {
+  const payer = addr(`payer:${label}`);
+  const source = addr(`payer-ata:${label}`);
+  const keys: string[] = [payer, source];
+  const indexOf = (k: string) => {
+    let i = keys.indexOf(k);
+    if (i < 0) i = keys.push(k) - 1;
+    return i;
+  };
+  const instructions = transfers.map((t) => {
+    indexOf(t.destination);
+    if (t.mint === null) {
+      return { program: 'spl-token', programId: TOKEN_PROGRAM, stackHeight: null, parsed: { type: 'transfer', info: { source, destination: t.destination, authority: payer, amount: t.amount } } };
+    }
+    const mint = t.mint ?? addr('mint-usdc');
+    indexOf(mint);
+    return {
+      program: 'spl-token',
+      programId: TOKEN_PROGRAM,
+      stackHeight: null,
+      parsed: { type: 'transferChecked', info: { source, mint, destination: t.destination, authority: payer, tokenAmount: { amount: t.amount, decimals: 6, uiAmount: null, uiAmountString: t.amount } } },
+    };
+  });
+  indexOf(TOKEN_PROGRAM);
+  const postTokenBalances = transfers
+    .filter((t) => t.mint !== null)
+    .map((t) => ({
+      accountIndex: keys.indexOf(t.destination),
+      mint: t.mint ?? addr('mint-usdc'),
+      owner: t.owner ?? addr(`owner-of:${t.destination}`),
+      programId: TOKEN_PROGRAM,
+      uiTokenAmount: { amount: '0', decimals: 6, uiAmount: 0, uiAmountString: '0' },
+    }));
+  return {
+    slot,
+    blockTime: 1_790_000_000 + slot,
+    version: 0,
+    transaction: {
+      signatures: [sig(label)],
+      message: {
+        accountKeys: keys.map((k, i) => ({ pubkey: k, signer: i === 0, writable: i < keys.length - 1, source: 'transaction' })),
+        recentBlockhash: addr(`blockhash:${label}`),
+        instructions,
+        addressTableLookups: [],
+      },
+    },
+    meta: {
+      err: null,
+      status: { Ok: null },
+      fee: 5000,
+      preBalances: keys.map(() => 0),
+      postBalances: keys.map(() => 0),
+      innerInstructions: [],
+      preTokenBalances: [],
+      postTokenBalances,
+      logMessages: [],
+      loadedAddresses: { writable: [], readonly: [] },
+    },
+  };
+}
+
+/** JSON lines, one transaction per line, as `oncepay ingest` reads them. */
+export function jsonLines(txs: unknown[]): string {
+  return txs.map((t) => JSON.stringify(t)).join('\n') + '\n';
+}

@@ -1,0 +1,238 @@
+// The ledger against the real PostgreSQL server, each suite in its own schema.
+import { expect } from 'chai';
+import { createTestDb, TestDb } from '../../helpers/db';
+import { createLedger, fulfilmentOpId, Ledger, LEDGER_CODES, ReceiptSource } from '../../../indexer/ledger';
+import { createIndexerMetrics } from '../../../indexer/metrics';
+import type { Receipt } from '../../../indexer/decode/receipt';
+import { addr, receipt, sig } from './fixtures';
+
+const CLUSTER = 'localnet';
+const USDC = addr('mint-usdc');
+
+async function snapshot(t: TestDb) {
+  const q = async (sql: string) => (await t.pool.query(sql)).rows;
+  return {
+    invoices: await q(`SELECT id, credited_amount::text, status FROM invoices ORDER BY id`),
+    receipts: await q(`SELECT signature, ix_index, inner_index, amount::text, invoice_id FROM receipts ORDER BY signature, ix_index, inner_index`),
+    exceptions: await q(`SELECT e.kind, e.amount::text, e.invoice_id, r.signature FROM exceptions e JOIN receipts r ON r.id = e.receipt_id ORDER BY r.signature, e.kind`),
+    fulfilments: await q(`SELECT id, invoice_id FROM fulfilments ORDER BY id`),
+    outbox: await q(`SELECT fulfilment_id, idempotency_key, state FROM outbox ORDER BY fulfilment_id`),
+  };
+}
+
+describe('indexer/ledger', () => {
+  let t: TestDb;
+  let ledger: Ledger;
+  beforeEach(async () => {
+    t = await createTestDb('ledger');
+    ledger = createLedger({ db: t.pool });
+  });
+  afterEach(async () => t.drop());
+
+  it('applies the same receipts 20 times over four sources exactly as once, counting duplicates per source', async () => {
+    // 10 invoices; payments: exact, partial, two-part, over, late, wrong mint, unwatched.
+    for (let i = 0; i < 10; i++) {
+      await ledger.createInvoice({ id: `INV-${i}`, mint: USDC, expectedAmount: 1000n, depositAddress: addr(`dep-${i}`) });
+    }
+    const receipts: Receipt[] = [];
+    for (let i = 0; i < 10; i++) {
+      receipts.push(receipt({ signature: sig(`pay-${i}`), destination: addr(`dep-${i}`), amount: i < 5 ? 1000n : 400n, slot: BigInt(100 + i) }));
+      receipts.push(receipt({ signature: sig(`pay2-${i}`), destination: addr(`dep-${i}`), amount: 700n, slot: BigInt(200 + i), ixIndex: 1 }));
+    }
+    receipts.push(receipt({ signature: sig('wrong-mint'), destination: addr('dep-0'), amount: 5n, mint: addr('other-mint') }));
+    receipts.push(receipt({ signature: sig('unwatched'), destination: addr('nobody'), amount: 9n }));
+
+    const once = await createTestDb('ledger_once');
+    try {
+      const l1 = createLedger({ db: once.pool });
+      for (let i = 0; i < 10; i++) await l1.createInvoice({ id: `INV-${i}`, mint: USDC, expectedAmount: 1000n, depositAddress: addr(`dep-${i}`) });
+      await l1.applyBatch({ cluster: CLUSTER, source: 'scanner', receipts });
+      const expected = await snapshot(once);
+
+      const sources: ReceiptSource[] = ['scanner', 'backfill', 'file', 'webhook'];
+      const delivered: Record<string, number> = {};
+      for (let round = 0; round < 20; round++) {
+        const source = sources[round % 4];
+        // The first delivery is the reference one; every later round delivers everything again, in another
+        // order and split into other batches.
+        const shuffled = round === 0 ? receipts : [...receipts].sort((a, b) => ((a.signature.charCodeAt(round % 40) ^ round) - (b.signature.charCodeAt(round % 40) ^ round)));
+        const size = round === 0 ? receipts.length : 3 + (round % 7);
+        for (let i = 0; i < shuffled.length; i += size) await ledger.applyBatch({ cluster: CLUSTER, source, receipts: shuffled.slice(i, i + size) });
+        delivered[source] = (delivered[source] ?? 0) + receipts.length;
+      }
+      const got = await snapshot(t);
+      expect(got).to.deep.equal(expected);
+      expect(got.invoices.filter((r) => r.status === 'paid')).to.have.length(10);
+      expect(got.fulfilments).to.have.length(10);
+      const counts = (await t.pool.query(`SELECT source, delivered::int, inserted::int, duplicates::int FROM receipt_delivery_counts ORDER BY source`)).rows;
+      expect(counts.reduce((s, r) => s + r.inserted, 0)).to.equal(receipts.length);
+      for (const r of counts) {
+        expect(r.delivered).to.equal(delivered[r.source]);
+        expect(r.duplicates).to.equal(r.delivered - r.inserted);
+      }
+      // The first round was the scanner's: it inserted everything, every later delivery is a duplicate.
+      expect(counts.find((r) => r.source === 'scanner')!.inserted).to.equal(receipts.length);
+      expect(counts.find((r) => r.source === 'webhook')!.duplicates).to.equal(5 * receipts.length);
+    } finally {
+      await once.drop();
+    }
+  });
+
+  it('credits two transfers of one transaction to two watched addresses', async () => {
+    await ledger.createInvoice({ id: 'A', mint: USDC, expectedAmount: 10n, depositAddress: addr('a') });
+    await ledger.createInvoice({ id: 'B', mint: USDC, expectedAmount: 20n, depositAddress: addr('b-owner') });
+    const s = sig('two-in-one');
+    const res = await ledger.applyBatch({
+      cluster: CLUSTER,
+      source: 'scanner',
+      receipts: [
+        receipt({ signature: s, ixIndex: 0, destination: addr('a'), amount: 10n }),
+        receipt({ signature: s, ixIndex: 0, innerIndex: 2, destination: addr('b-ata'), destinationOwner: addr('b-owner'), amount: 20n }),
+      ],
+    });
+    expect(res.inserted).to.equal(2);
+    expect(res.credited.map((c) => [c.invoiceId, c.amount]).sort()).to.deep.equal([['A', 10n], ['B', 20n]]);
+    expect(res.fulfilled.sort()).to.deep.equal(['A', 'B']);
+    expect((await ledger.getInvoice('B'))!.status).to.equal('paid');
+  });
+
+  it('records a second payment to a paid invoice, the excess of an overpayment, and an unknown reference as exceptions', async () => {
+    await ledger.createInvoice({ id: 'P', mint: USDC, expectedAmount: 100n, depositAddress: addr('merchant'), referenceKey: addr('ref-p') });
+    const res1 = await ledger.applyBatch({
+      cluster: CLUSTER,
+      source: 'webhook',
+      receipts: [receipt({ signature: sig('p1'), destination: addr('m-ata'), destinationOwner: addr('merchant'), amount: 130n, references: [addr('ref-p')] })],
+    });
+    expect(res1.credited).to.deep.equal([{ invoiceId: 'P', amount: 100n }]);
+    expect(res1.exceptions.map((e) => [e.kind, e.amount])).to.deep.equal([['overpayment', 30n]]);
+    const res2 = await ledger.applyBatch({
+      cluster: CLUSTER,
+      source: 'scanner',
+      receipts: [
+        receipt({ signature: sig('p2'), destination: addr('m-ata'), destinationOwner: addr('merchant'), amount: 100n, references: [addr('ref-p')], slot: 300n }),
+        receipt({ signature: sig('p3'), destination: addr('m-ata'), destinationOwner: addr('merchant'), amount: 42n, references: [addr('ref-unknown')], slot: 301n }),
+      ],
+    });
+    expect(res2.credited).to.deep.equal([]);
+    expect(res2.exceptions.map((e) => [e.kind, e.invoiceId, e.amount]).sort()).to.deep.equal([['late_payment', 'P', 100n], ['unknown_reference', null, 42n]]);
+    const r = await ledger.report();
+    expect(r.exceptions).to.deep.equal({ overpayment: { count: 1, amount: '30' }, late_payment: { count: 1, amount: '100' }, unknown_reference: { count: 1, amount: '42' } });
+    expect(r.invoices).to.deep.include.members([{ id: 'P', merchant: 'default', mint: USDC, expected: '100', credited: '100', status: 'paid', paidAt: r.invoices[0].paidAt }]);
+    expect(r.outbox.pending).to.equal(1);
+  });
+
+  it('creates exactly one fulfilment and outbox row per paid invoice, keyed by the invoice id', async () => {
+    await ledger.createInvoice({ id: 'F', mint: USDC, expectedAmount: 10n, depositAddress: addr('f') });
+    const pay = (n: number) => receipt({ signature: sig(`f-${n}`), destination: addr('f'), amount: 5n, slot: BigInt(n) });
+    await ledger.applyBatch({ cluster: CLUSTER, source: 'scanner', receipts: [pay(1), pay(2), pay(3)] });
+    await ledger.applyBatch({ cluster: CLUSTER, source: 'backfill', receipts: [pay(1), pay(2), pay(3), pay(4)] });
+    const { rows } = await t.pool.query(`SELECT f.id, o.idempotency_key, o.payload FROM fulfilments f JOIN outbox o ON o.fulfilment_id = f.id`);
+    expect(rows).to.have.length(1);
+    expect(rows[0].id).to.equal(fulfilmentOpId('F'));
+    expect(rows[0].idempotency_key).to.equal(fulfilmentOpId('F'));
+    expect(rows[0].payload).to.deep.equal({ type: 'invoice.paid', fulfilmentId: fulfilmentOpId('F'), invoiceId: 'F', merchant: 'default', mint: USDC, amount: '10' });
+    const r = await ledger.report();
+    expect(r.exceptions).to.deep.equal({ late_payment: { count: 2, amount: '10' } });
+  });
+
+  it('rejects malformed receipts with a code and still applies the good ones; amounts above 2^53 stay exact', async () => {
+    const big = (1n << 60n) + 7n;
+    await ledger.createInvoice({ id: 'BIG', mint: USDC, expectedAmount: big, depositAddress: addr('big') });
+    const res = await ledger.applyBatch({
+      cluster: CLUSTER,
+      source: 'file',
+      receipts: [
+        receipt({ signature: sig('too-big'), destination: addr('big'), amount: 1n << 64n }),
+        receipt({ signature: sig('neg'), destination: addr('big'), amount: -1n }),
+        { ...receipt({ signature: sig('num'), destination: addr('big'), amount: 1n }), amount: 5 as unknown as bigint } as Receipt,
+        receipt({ signature: '', destination: addr('big'), amount: 1n }),
+        receipt({ signature: sig('ok'), destination: addr('big'), amount: big }),
+      ],
+    });
+    expect(res.rejected.map((r) => [r.index, r.code])).to.deep.equal([0, 1, 2, 3].map((i) => [i, LEDGER_CODES.INVALID_RECEIPT]));
+    expect(res.inserted).to.equal(1);
+    expect(res.fulfilled).to.deep.equal(['BIG']);
+    const { rows } = await t.pool.query(`SELECT credited_amount::text AS c FROM invoices WHERE id = 'BIG'`);
+    expect(rows[0].c).to.equal(big.toString());
+    expect((await t.pool.query(`SELECT count(*)::int AS n FROM receipts`)).rows[0].n).to.equal(1);
+  });
+
+  it('reports exceptions for the wrong mint and an unknown mint without crediting', async () => {
+    await ledger.createInvoice({ id: 'M', mint: USDC, expectedAmount: 10n, depositAddress: addr('m') });
+    const res = await ledger.applyBatch({
+      cluster: CLUSTER,
+      source: 'file',
+      receipts: [
+        receipt({ signature: sig('m1'), destination: addr('m'), amount: 10n, mint: addr('bonk') }),
+        receipt({ signature: sig('m2'), destination: addr('m'), amount: 10n, mint: null, kind: 'transfer' }),
+      ],
+    });
+    expect(res.exceptions.map((e) => e.kind).sort()).to.deep.equal(['mint_mismatch', 'unknown_mint']);
+    expect((await ledger.getInvoice('M'))!.creditedAmount).to.equal(0n);
+  });
+
+  it('moves checkpoints only forward, in the batch transaction', async () => {
+    expect(await ledger.getCheckpoint(CLUSTER, 'scanner')).to.equal(null);
+    await ledger.applyBatch({ cluster: CLUSTER, source: 'scanner', receipts: [], checkpoint: { slot: 500n } });
+    await ledger.applyBatch({ cluster: CLUSTER, source: 'scanner', receipts: [], checkpoint: { slot: 400n } });
+    expect(await ledger.getCheckpoint(CLUSTER, 'scanner')).to.equal(500n);
+    expect(await ledger.setCheckpoint(CLUSTER, 'scanner', 501)).to.equal(501n);
+    expect(await ledger.getCheckpoint(CLUSTER, 'backfill')).to.equal(null);
+    let code: string | undefined;
+    try {
+      await ledger.applyBatch({ cluster: CLUSTER, source: 'scanner', receipts: [], checkpoint: { slot: -1n } });
+    } catch (e) {
+      code = (e as { code?: string }).code;
+    }
+    expect(code).to.equal(LEDGER_CODES.INVALID_CHECKPOINT);
+  });
+
+  it('refuses an unknown source and a conflicting invoice with their codes', async () => {
+    let code: string | undefined;
+    try {
+      await ledger.applyBatch({ cluster: CLUSTER, source: 'carrier-pigeon' as ReceiptSource, receipts: [] });
+    } catch (e) {
+      code = (e as { code?: string }).code;
+    }
+    expect(code).to.equal(LEDGER_CODES.INVALID_SOURCE);
+    const inv = { id: 'C', mint: USDC, expectedAmount: 10n, depositAddress: addr('c') };
+    expect((await ledger.createInvoice(inv)).created).to.equal(true);
+    expect((await ledger.createInvoice(inv)).created).to.equal(false);
+    try {
+      await ledger.createInvoice({ ...inv, expectedAmount: 11n });
+      code = undefined;
+    } catch (e) {
+      code = (e as { code?: string }).code;
+    }
+    expect(code).to.equal(LEDGER_CODES.INVOICE_CONFLICT);
+  });
+
+  it('gives the same totals when overlapping batches run concurrently, and counts metrics', async () => {
+    const metrics = createIndexerMetrics();
+    const l = createLedger({ db: t.pool, metrics });
+    for (let i = 0; i < 20; i++) await l.createInvoice({ id: `K-${String(i).padStart(2, '0')}`, mint: USDC, expectedAmount: 300n, depositAddress: addr(`k-${i}`) });
+    const receipts: Receipt[] = [];
+    for (let i = 0; i < 20; i++) for (let j = 0; j < 4; j++) receipts.push(receipt({ signature: sig(`k-${i}-${j}`), destination: addr(`k-${i}`), amount: 100n, slot: BigInt(j) }));
+    const sources: ReceiptSource[] = ['scanner', 'backfill', 'webhook', 'file'];
+    // 8 workers, each delivering everything in its own order and batch size, all at once.
+    await Promise.all(
+      Array.from({ length: 8 }, (_, w) => {
+        const mine = w % 2 ? [...receipts].reverse() : receipts;
+        return (async () => {
+          for (let i = 0; i < mine.length; i += 5 + w) await l.applyBatch({ cluster: CLUSTER, source: sources[w % 4], receipts: mine.slice(i, i + 5 + w) });
+        })();
+      }),
+    );
+    const r = await l.report();
+    expect(r.invoices.every((i) => i.credited === '300' && i.status === 'paid')).to.equal(true);
+    expect(r.exceptions).to.deep.equal({ late_payment: { count: 20, amount: '2000' } });
+    expect(r.receipts.total).to.equal(80);
+    expect(r.outbox.pending).to.equal(20);
+    const text = await metrics.registry.metrics();
+    const inserted = [...text.matchAll(/^oncepay_receipts_total\{[^}]*\} (\d+)$/gm)].reduce((s, m) => s + Number(m[1]), 0);
+    const dups = [...text.matchAll(/^oncepay_receipt_duplicates_total\{[^}]*\} (\d+)$/gm)].reduce((s, m) => s + Number(m[1]), 0);
+    expect(inserted).to.equal(80);
+    expect(dups).to.equal(7 * 80);
+    expect(text).to.match(/^oncepay_exceptions_total\{kind="late_payment"\} 20$/m);
+  });
+});
