@@ -15,7 +15,7 @@ export function sig(label: string): string {
   return bs58.encode(crypto.createHash('sha512').update(`sig:${label}`).digest());
 }
 
-export function receipt(p: Partial<Receipt> & { signature: string; destination: string; amount: bigint }): Receipt {
+export function receipt(p: Omit<Partial<Receipt>, 'amount'> & { signature: string; destination: string; amount: bigint }): Receipt {
   return {
     slot: 100n,
     blockTime: null,
