@@ -52,7 +52,7 @@ export async function buildApiApp(opts: ApiAppOptions): Promise<FastifyInstance>
   app.setErrorHandler((err: FastifyError, req, reply) => {
     const e = fromFastifyError(err);
     if (e.status >= 500) log.error({ err: err.message, stack: err.stack, url: req.url }, 'request failed');
-    else log.warn({ code: e.code, url: req.url, msg: e.message }, 'request refused');
+    else log.warn({ code: e.code, url: req.url, detail: e.message }, 'request refused');
     void reply.code(e.status).send(e.body());
   });
   app.setNotFoundHandler((_req, reply) => {

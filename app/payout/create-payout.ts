@@ -1,6 +1,6 @@
 // Store a payout row for a merchant: the op_id and op PDA are derived here, once, from durable data only.
 import { Pool, PoolClient } from 'pg';
-import { baseUnits } from '../../common/amount';
+import { BaseUnits, U64_MAX, assertIsBaseUnits, baseUnits } from '../../common/amount';
 import { deriveOperation } from '../op-id';
 import { address, payoutId as toPayoutId } from '../types';
 import { MerchantRow, PayoutRow, insertPayout } from './queries';
@@ -14,12 +14,21 @@ export interface PayoutInput {
   amount: string | bigint;
 }
 
+/** Like baseUnits, but a well-formed decimal of any length beyond u64 is "out of range", not "malformed". */
+export function parseAmount(x: string | bigint): BaseUnits {
+  if (typeof x === 'string' && /^[1-9][0-9]{20,}$/.test(x)) {
+    const v = BigInt(x);
+    if (v > U64_MAX) assertIsBaseUnits(v); // throws ONCEPAY__AMOUNT__OUT_OF_RANGE
+  }
+  return baseUnits(x);
+}
+
 /** Validate and derive everything the row needs; throws OncepayError with a specific code on bad input. */
 export function preparePayout(merchant: MerchantRow, input: PayoutInput) {
   const pid = toPayoutId(input.payoutId);
   const recipient = address(input.recipient, 'recipient');
   const mint = address(input.mint, 'mint');
-  const amount = baseUnits(input.amount);
+  const amount = parseAmount(input.amount);
   const op = deriveOperation({ programId: merchant.programId, merchant: merchant.merchantAddress, payoutId: pid });
   return {
     merchantId: merchant.id,
