@@ -24,7 +24,8 @@ export function register(program: Command): void {
   registerInvoice(program);
   registerReport(program);
   registerOutbox(program);
-  // Sources (scanner, backfill, webhook): `require('./source/cli').registerSources(program);` goes here.
+  // Sources (scanner, backfill, webhook).
+  require('./source/cli').registerSources(program);
 }
 
 /** The database every indexer command uses: DATABASE_URL (or the embedded server), schema ONCEPAY_DB_SCHEMA if set. */
