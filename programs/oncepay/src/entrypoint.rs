@@ -4,8 +4,8 @@
 use {
     crate::{error::OncepayError, instructions::*},
     pinocchio::{
-        account_info::AccountInfo, no_allocator, nostd_panic_handler, program_entrypoint,
-        pubkey::Pubkey, ProgramResult,
+        account_info::AccountInfo, no_allocator, program_entrypoint, pubkey::Pubkey,
+        ProgramResult,
     },
 };
 
@@ -15,7 +15,34 @@ use pinocchio::program_error::ProgramError;
 // Nine accounts is the most any instruction takes; extra ones are ignored.
 program_entrypoint!(process_instruction, 9);
 no_allocator!();
-nostd_panic_handler!();
+
+/// Panic handler (not pinocchio's `nostd_panic_handler!`: its
+/// `#[no_mangle]` on a lang item is rejected by newer rustc). Logs the
+/// location and aborts; nothing in the program is expected to panic.
+#[cfg(target_os = "solana")]
+#[panic_handler]
+fn panic(info: &core::panic::PanicInfo<'_>) -> ! {
+    if let Some(location) = info.location() {
+        // SAFETY: pointer and length come from a live `&str`; the syscall
+        // never returns.
+        unsafe {
+            pinocchio::syscalls::sol_panic_(
+                location.file().as_ptr(),
+                location.file().len() as u64,
+                location.line() as u64,
+                location.column() as u64,
+            )
+        }
+    }
+    // SAFETY: `abort` takes no arguments and never returns.
+    unsafe { pinocchio::syscalls::abort() }
+}
+
+/// Off-chain builds (host checks) link `std` for its panic handler.
+#[cfg(not(target_os = "solana"))]
+mod __host_panic_handler {
+    extern crate std as __std;
+}
 
 #[inline(always)]
 pub fn process_instruction(
