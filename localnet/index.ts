@@ -1,0 +1,135 @@
+// startLocalnet: the real SVM (LiteSVM) behind our JSON-RPC layer, with a handle for tests (slots, faults, restart).
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import type { LiteSVM } from 'litesvm';
+import { OncepayError } from '../common/errors';
+import { logger } from '../common/log';
+import { Chain, ProgramSpec, createChain } from './chain';
+import { LOCALNET_CODES } from './codes';
+import { DropRule, FailRule, createResponseFaults } from './faults';
+import { createLedgerStore } from './persist';
+import { RpcServer, startRpcServer } from './server';
+
+export { MAX_BLOCKHASH_AGE } from './chain';
+export { ONCEPAY_PROGRAM_ID } from './program-ids';
+export type { ProgramSpec } from './chain';
+
+export interface LocalnetOptions {
+  /** 0 (default) = an ephemeral port. Always bound to 127.0.0.1. */
+  port?: number;
+  /** Slot duration; 0 = manual (advance with `advanceSlots`). Default 400. */
+  slotMs?: number;
+  /** Slots between the tip and the finalized block. Default 32. */
+  finalityDepth?: number;
+  programs?: ProgramSpec[];
+  /** Ledger folder; default a temporary folder removed by stop(). */
+  ledgerDir?: string;
+  /** Start from an empty ledger even if ledgerDir holds one. */
+  reset?: boolean;
+  /** Also serve websockets on port+1 (web3.js's default). Default true. */
+  wsOnNextPort?: boolean;
+}
+
+export interface LocalnetFaults {
+  /** Execute, then destroy the socket (or delay the answer) for the next `count` requests calling `method`. */
+  dropNextResponses(rule: DropRule): void;
+  /** Answer the next `count` requests with 429 / 500, or hang them without executing (`timeout`). */
+  failNext(rule: FailRule): void;
+  /** The given (future) slot produces no block; getBlock answers -32007 for it. */
+  skipSlot(slot: number): void;
+  /** Produce MAX_BLOCKHASH_AGE + 1 blocks now, so every blockhash handed out so far is expired. */
+  expireBlockhashesNow(): void;
+  clear(): void;
+}
+
+export interface LocalnetHandle {
+  readonly url: string;
+  readonly wsUrl: string;
+  readonly port: number;
+  readonly ledgerDir: string;
+  /** The live LiteSVM (a new instance after restart). */
+  readonly svm: LiteSVM;
+  readonly chain: Chain;
+  readonly faults: LocalnetFaults;
+  advanceSlots(n?: number): void;
+  stop(): Promise<void>;
+  /** Stop and start again on the same port; keepLedger=false starts from genesis. */
+  restart(opts: { keepLedger: boolean }): Promise<void>;
+}
+
+export async function startLocalnet(opts: LocalnetOptions = {}): Promise<LocalnetHandle> {
+  const log = logger('localnet');
+  const slotMs = opts.slotMs ?? 400;
+  const finalityDepth = opts.finalityDepth ?? 32;
+  if (!Number.isInteger(slotMs) || slotMs < 0) throw new OncepayError(LOCALNET_CODES.INVALID_OPTION, `slotMs must be a non-negative integer, got ${slotMs}`);
+  if (!Number.isInteger(finalityDepth) || finalityDepth < 0) {
+    throw new OncepayError(LOCALNET_CODES.INVALID_OPTION, `finalityDepth must be a non-negative integer, got ${finalityDepth}`);
+  }
+  const ownDir = opts.ledgerDir === undefined;
+  const ledgerDir = opts.ledgerDir ?? fs.mkdtempSync(path.join(os.tmpdir(), 'oncepay-localnet-'));
+  fs.mkdirSync(ledgerDir, { recursive: true });
+  const store = createLedgerStore(ledgerDir);
+  if (opts.reset) store.wipe();
+  const responseFaults = createResponseFaults();
+
+  let chain: Chain;
+  let server: RpcServer;
+  let port = opts.port ?? 0;
+  let running = false;
+
+  const boot = async (): Promise<void> => {
+    chain = createChain({ slotMs, finalityDepth, programs: opts.programs, ledger: store });
+    server = await startRpcServer({ chain, faults: responseFaults, host: '127.0.0.1', port, wsOnNextPort: opts.wsOnNextPort ?? true });
+    port = server.port;
+    chain.start();
+    running = true;
+    log.info({ url: `http://127.0.0.1:${port}`, ledgerDir, slot: chain.tipSlot() }, 'localnet up');
+  };
+  const halt = async (): Promise<void> => {
+    if (!running) return;
+    running = false;
+    await server.close();
+    chain.stop();
+  };
+  await boot();
+
+  return {
+    get url() {
+      return `http://127.0.0.1:${port}`;
+    },
+    get wsUrl() {
+      return `ws://127.0.0.1:${port}`;
+    },
+    get port() {
+      return port;
+    },
+    ledgerDir,
+    get svm() {
+      return chain.svm;
+    },
+    get chain() {
+      return chain;
+    },
+    faults: {
+      dropNextResponses: (r) => responseFaults.dropNextResponses(r),
+      failNext: (r) => responseFaults.failNext(r),
+      skipSlot: (slot) => chain.skipSlot(slot),
+      expireBlockhashesNow: () => chain.expireBlockhashesNow(),
+      clear: () => responseFaults.clear(),
+    },
+    advanceSlots(n = 1) {
+      chain.advance(n);
+    },
+    async stop() {
+      await halt();
+      if (ownDir) fs.rmSync(ledgerDir, { recursive: true, force: true });
+    },
+    async restart({ keepLedger }) {
+      await halt();
+      if (!keepLedger) store.wipe();
+      responseFaults.clear();
+      await boot();
+    },
+  };
+}

@@ -1,0 +1,91 @@
+// Account methods. Reads see the latest executed state at every commitment (see README: not conformant).
+import { PublicKey } from '@solana/web3.js';
+import { AccountEncoding, encodeAccount } from '../encode';
+import { TOKEN_2022_PROGRAM_ID, TOKEN_PROGRAM_ID } from '../program-ids';
+import { invalidParams } from '../rpc-error';
+import { decodeTokenAccount, uiTokenAmount } from '../token-state';
+import { Handler, MethodContext, commitmentOf, config, pubkeyParam, withContext } from './context';
+
+const MAX_MULTIPLE_ACCOUNTS = 100;
+const MAX_BASE58_BYTES = 128;
+
+function accountEncoding(c: Record<string, unknown>): AccountEncoding {
+  const e = c.encoding ?? 'base58';
+  if (e === 'binary') return 'base58';
+  if (e === 'base58' || e === 'base64' || e === 'jsonParsed' || e === 'base64+zstd') return e;
+  throw invalidParams(`Invalid params: unknown variant \`${String(e)}\``);
+}
+
+function dataSliceOf(c: Record<string, unknown>): { offset: number; length: number } | undefined {
+  const d = c.dataSlice as { offset?: unknown; length?: unknown } | undefined;
+  if (!d) return undefined;
+  if (typeof d.offset !== 'number' || typeof d.length !== 'number') throw invalidParams('Invalid params: dataSlice needs offset and length');
+  return { offset: d.offset, length: d.length };
+}
+
+function accountValue(ctx: MethodContext, address: string, c: Record<string, unknown>): unknown {
+  const s = ctx.chain.getAccount(address);
+  if (!s) return null;
+  const enc = accountEncoding(c);
+  if (enc === 'base58' && s.data.length > MAX_BASE58_BYTES && !c.dataSlice) {
+    throw invalidParams('Encoded binary (base 58) data should be less than 128 bytes, please use Base64 encoding.');
+  }
+  return encodeAccount(s, enc, ctx.chain.decimalsOf, dataSliceOf(c));
+}
+
+export const accountMethods: Record<string, Handler> = {
+  getAccountInfo: (ctx, p) => {
+    const address = pubkeyParam(p, 0);
+    const c = config(p, 1);
+    return withContext(ctx, commitmentOf(c), accountValue(ctx, address, c));
+  },
+  getMultipleAccounts: (ctx, p) => {
+    const keys = p[0];
+    if (!Array.isArray(keys)) throw invalidParams('Invalid params: expected an array of public keys');
+    if (keys.length > MAX_MULTIPLE_ACCOUNTS) throw invalidParams(`Too many inputs provided; max ${MAX_MULTIPLE_ACCOUNTS}`);
+    const c = config(p, 1);
+    return withContext(ctx, commitmentOf(c), keys.map((_k, i) => accountValue(ctx, pubkeyParam(keys, i), c)));
+  },
+  getBalance: (ctx, p) => {
+    const address = pubkeyParam(p, 0);
+    return withContext(ctx, commitmentOf(config(p, 1)), ctx.chain.getAccount(address)?.lamports ?? 0n);
+  },
+  getTokenAccountBalance: (ctx, p) => {
+    const address = pubkeyParam(p, 0);
+    const s = ctx.chain.getAccount(address);
+    const t = s ? decodeTokenAccount(s.owner, s.data) : null;
+    if (!t) throw invalidParams('Invalid param: not a Token account');
+    const decimals = ctx.chain.decimalsOf(t.mint);
+    if (decimals === null) throw invalidParams('Invalid param: could not find mint');
+    return withContext(ctx, commitmentOf(config(p, 1)), uiTokenAmount(t.amount, decimals));
+  },
+  getTokenAccountsByOwner: (ctx, p) => {
+    const owner = pubkeyParam(p, 0);
+    const filter = config(p, 1);
+    const c = config(p, 2);
+    let programs: string[];
+    let mint: string | undefined;
+    if (typeof filter.mint === 'string') {
+      mint = filter.mint;
+      const m = ctx.chain.getAccount(mint);
+      if (!m) throw invalidParams('Invalid param: could not find mint');
+      programs = [m.owner];
+    } else if (typeof filter.programId === 'string') {
+      if (filter.programId !== TOKEN_PROGRAM_ID && filter.programId !== TOKEN_2022_PROGRAM_ID) throw invalidParams('Invalid param: unrecognized Token program id');
+      programs = [filter.programId];
+    } else {
+      throw invalidParams('Invalid params: expected {"mint": …} or {"programId": …}');
+    }
+    const ownerKey = new PublicKey(owner).toBase58();
+    const out: unknown[] = [];
+    for (const program of programs) {
+      for (const a of ctx.chain.svm.getProgramAccounts(program as never)) {
+        const data = Uint8Array.from(a.data);
+        const t = decodeTokenAccount(program, data);
+        if (!t || t.owner !== ownerKey || (mint && t.mint !== mint)) continue;
+        out.push({ pubkey: a.address, account: accountValue(ctx, a.address, c) });
+      }
+    }
+    return withContext(ctx, commitmentOf(c), out);
+  },
+};

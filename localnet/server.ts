@@ -1,0 +1,237 @@
+// HTTP + JSON-RPC dispatch (single and batch), the admin fault endpoints, /metrics, and websocket upgrades.
+// Plain node:http rather than fastify: fault injection needs the raw socket (destroy it after executing).
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { Counter, Gauge, Registry } from 'prom-client';
+import { logger } from '../common/log';
+import type { Chain } from './chain';
+import type { ResponseFaults } from './faults';
+import { stringifyRpc } from './json';
+import { METHODS } from './methods';
+import { RPC, RpcError } from './rpc-error';
+import { createSubscriptions } from './ws';
+
+const MAX_BODY = 50 * 1024 * 1024;
+
+export interface RpcServerOptions {
+  chain: Chain;
+  faults: ResponseFaults;
+  host: string;
+  port: number;
+  /** Also serve websockets on port+1, where web3.js looks by default (best effort). */
+  wsOnNextPort: boolean;
+}
+
+export interface RpcServer {
+  port: number;
+  wsPort: number;
+  registry: Registry;
+  close(): Promise<void>;
+}
+
+type JsonRpcRequest = { jsonrpc?: unknown; id?: unknown; method?: unknown; params?: unknown };
+
+function dispatchOne(chain: Chain, req: JsonRpcRequest, m: { requests: Counter; errors: Counter }): unknown | undefined {
+  const log = logger('localnet.rpc');
+  const hasId = req !== null && typeof req === 'object' && 'id' in req;
+  const id = hasId ? req.id : null;
+  const error = (code: number, message: string, data?: unknown): unknown => ({ jsonrpc: '2.0', error: data === undefined ? { code, message } : { code, message, data }, id });
+  if (req === null || typeof req !== 'object' || Array.isArray(req) || req.jsonrpc !== '2.0' || typeof req.method !== 'string') {
+    return error(RPC.INVALID_REQUEST, 'Invalid request');
+  }
+  const method = req.method;
+  const handler = Object.prototype.hasOwnProperty.call(METHODS, method) ? METHODS[method] : undefined;
+  m.requests.inc({ method: handler ? method : 'unknown' });
+  if (!handler) return hasId ? error(RPC.METHOD_NOT_FOUND, 'Method not found') : undefined;
+  if (req.params !== undefined && !Array.isArray(req.params)) {
+    return error(RPC.INVALID_PARAMS, 'Invalid params: invalid type: map, expected a sequence');
+  }
+  try {
+    const result = handler({ chain }, (req.params as unknown[] | undefined) ?? []);
+    return hasId ? { jsonrpc: '2.0', result, id } : undefined;
+  } catch (e) {
+    if (e instanceof RpcError) {
+      m.errors.inc({ method, code: String(e.code) });
+      return error(e.code, e.message, e.data);
+    }
+    m.errors.inc({ method, code: String(RPC.INTERNAL) });
+    log.error({ err: e, method }, 'rpc handler failed');
+    return error(RPC.INTERNAL, 'Internal error');
+  }
+}
+
+function readBody(req: http.IncomingMessage): Promise<Buffer | null> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    req.on('data', (c: Buffer) => {
+      size += c.length;
+      if (size > MAX_BODY) {
+        resolve(null);
+        req.destroy();
+        return;
+      }
+      chunks.push(c);
+    });
+    req.on('end', () => resolve(Buffer.concat(chunks)));
+    req.on('error', reject);
+  });
+}
+
+export async function startRpcServer(o: RpcServerOptions): Promise<RpcServer> {
+  const log = logger('localnet.server');
+  const registry = new Registry();
+  const requests = new Counter({ name: 'oncepay_localnet_rpc_requests_total', help: 'JSON-RPC calls by method', labelNames: ['method'], registers: [registry] });
+  const errors = new Counter({ name: 'oncepay_localnet_rpc_errors_total', help: 'JSON-RPC error answers by method and code', labelNames: ['method', 'code'], registers: [registry] });
+  const faultsInjected = new Counter({ name: 'oncepay_localnet_faults_injected_total', help: 'Injected faults by kind', labelNames: ['kind'], registers: [registry] });
+  new Gauge({ name: 'oncepay_localnet_slot', help: 'Tip slot', registers: [registry], collect() { this.set(o.chain.tipSlot()); } });
+  const subs = createSubscriptions(o.chain);
+  const timers = new Set<NodeJS.Timeout>();
+  const later = (ms: number, fn: () => void): void => {
+    const t = setTimeout(() => {
+      timers.delete(t);
+      fn();
+    }, ms);
+    timers.add(t);
+  };
+
+  const send = (res: http.ServerResponse, status: number, body: string, type = 'application/json'): void => {
+    if (res.destroyed) return;
+    res.writeHead(status, { 'content-type': type, 'content-length': Buffer.byteLength(body) });
+    res.end(body);
+  };
+
+  const admin = (action: string, body: Record<string, unknown>): unknown => {
+    switch (action) {
+      case 'drop-next-responses':
+        o.faults.dropNextResponses(body as never);
+        return { ok: true };
+      case 'fail-next':
+        o.faults.failNext(body as never);
+        return { ok: true };
+      case 'skip-slot':
+        o.chain.skipSlot(Number(body.slot));
+        return { ok: true };
+      case 'expire-blockhashes':
+        o.chain.expireBlockhashesNow();
+        return { ok: true, slot: o.chain.tipSlot() };
+      case 'advance-slots':
+        o.chain.advance(Number(body.n ?? 1));
+        return { ok: true, slot: o.chain.tipSlot() };
+      case 'clear-faults':
+        o.faults.clear();
+        return { ok: true };
+      default:
+        throw new RpcError(RPC.METHOD_NOT_FOUND, `unknown admin action ${action}`);
+    }
+  };
+
+  const handle = async (req: http.IncomingMessage, res: http.ServerResponse): Promise<void> => {
+    const url = req.url ?? '/';
+    if (req.method === 'GET' && url === '/health') return send(res, 200, 'ok', 'text/plain');
+    if (req.method === 'GET' && url === '/metrics') return send(res, 200, await registry.metrics(), registry.contentType);
+    if (req.method !== 'POST') return send(res, 405, 'Used HTTP Method is not allowed. POST or OPTIONS is required', 'text/plain');
+    const body = await readBody(req);
+    if (body === null) return send(res, 413, 'Payload Too Large', 'text/plain');
+    if (url.startsWith('/admin/')) {
+      try {
+        const parsed = body.length ? (JSON.parse(body.toString('utf8')) as Record<string, unknown>) : {};
+        return send(res, 200, stringifyRpc(admin(url.slice('/admin/'.length), parsed)));
+      } catch (e) {
+        return send(res, 400, JSON.stringify({ error: (e as Error).message }));
+      }
+    }
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(body.toString('utf8'));
+    } catch {
+      return send(res, 200, JSON.stringify({ jsonrpc: '2.0', error: { code: RPC.PARSE_ERROR, message: 'Parse error' }, id: null }));
+    }
+    const calls = Array.isArray(parsed) ? (parsed as JsonRpcRequest[]) : [parsed as JsonRpcRequest];
+    const methods = calls.map((c) => (c && typeof c === 'object' && typeof c.method === 'string' ? c.method : ''));
+    const failure = o.faults.takeFailure(methods);
+    if (failure) {
+      faultsInjected.inc({ kind: failure.kind });
+      log.info({ kind: failure.kind, methods }, 'injecting failure');
+      if (failure.kind === '429') {
+        const ids = calls.map((c) => c?.id ?? null);
+        return send(res, 429, JSON.stringify({ jsonrpc: '2.0', error: { code: 429, message: 'Too many requests for a specific RPC call' }, id: ids[0] }));
+      }
+      if (failure.kind === '500') return send(res, 500, 'Internal Server Error', 'text/plain');
+      // timeout: nothing executes, nothing answers; the socket dies later.
+      later(failure.delayMs, () => req.socket.destroy());
+      return;
+    }
+    let out: string;
+    if (Array.isArray(parsed)) {
+      if (calls.length === 0) out = JSON.stringify({ jsonrpc: '2.0', error: { code: RPC.INVALID_REQUEST, message: 'Invalid request' }, id: null });
+      else out = stringifyRpc(calls.map((c) => dispatchOne(o.chain, c, { requests, errors })).filter((x) => x !== undefined));
+    } else {
+      const r = dispatchOne(o.chain, parsed as JsonRpcRequest, { requests, errors });
+      out = r === undefined ? '' : stringifyRpc(r);
+    }
+    const drop = o.faults.takeDrop(methods);
+    if (drop) {
+      faultsInjected.inc({ kind: drop.mode });
+      log.info({ mode: drop.mode, methods }, 'dropping response after execution');
+      if (drop.mode === 'drop') {
+        req.socket.destroy();
+        return;
+      }
+      later(drop.delayMs, () => send(res, 200, out));
+      return;
+    }
+    send(res, 200, out);
+  };
+
+  const onRequest = (req: http.IncomingMessage, res: http.ServerResponse): void => {
+    handle(req, res).catch((err) => {
+      log.error({ err }, 'request failed');
+      send(res, 500, 'Internal Server Error', 'text/plain');
+    });
+  };
+
+  const listen = (srv: http.Server, port: number): Promise<number> =>
+    new Promise((resolve, reject) => {
+      srv.once('error', reject);
+      srv.listen(port, o.host, () => {
+        srv.off('error', reject);
+        resolve((srv.address() as AddressInfo).port);
+      });
+    });
+
+  const main = http.createServer(onRequest);
+  main.keepAliveTimeout = 5000;
+  main.on('upgrade', (req, socket, head) => subs.handleUpgrade(req, socket as never, head));
+  const port = await listen(main, o.port);
+  let wsServer: http.Server | null = null;
+  let wsPort = port;
+  if (o.wsOnNextPort && port < 65535) {
+    const s = http.createServer(onRequest);
+    s.on('upgrade', (req, socket, head) => subs.handleUpgrade(req, socket as never, head));
+    try {
+      wsPort = await listen(s, port + 1);
+      wsServer = s;
+    } catch (err) {
+      log.warn({ port: port + 1, err: (err as Error).message }, 'websocket port+1 unavailable; websockets stay on the RPC port');
+    }
+  }
+
+  const closeServer = (srv: http.Server): Promise<void> =>
+    new Promise((resolve) => {
+      srv.close(() => resolve());
+      srv.closeAllConnections();
+    });
+
+  return {
+    port,
+    wsPort,
+    registry,
+    async close() {
+      for (const t of timers) clearTimeout(t);
+      timers.clear();
+      subs.close();
+      await Promise.all([closeServer(main), wsServer ? closeServer(wsServer) : Promise.resolve()]);
+    },
+  };
+}
