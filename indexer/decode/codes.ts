@@ -12,7 +12,7 @@ export const DECODE_CODES = {
   MISSING_META: 'ONCEPAY__DECODE__MISSING_META',
   /** `version` is neither absent, "legacy" nor 0. */
   UNSUPPORTED_VERSION: 'ONCEPAY__DECODE__UNSUPPORTED_VERSION',
-  /** `transaction` is binary (base58/base64) or otherwise not `json` / `jsonParsed`. */
+  /** `transaction` is in an encoding other than json, jsonParsed, base64 or base58. */
   UNSUPPORTED_ENCODING: 'ONCEPAY__DECODE__UNSUPPORTED_ENCODING',
   /** A transfer instruction's data or accounts do not fit its layout. */
   MALFORMED_INSTRUCTION: 'ONCEPAY__DECODE__MALFORMED_INSTRUCTION',

@@ -8,6 +8,7 @@ import { expandBlock } from './input';
 import { decodeParsedTransfer } from './parsed-instruction';
 import { outOfRange } from './amount-field';
 import { decodeRawTransfer } from './raw-instruction';
+import { decodeWireTransaction } from './wire-transaction';
 import { TOP_LEVEL, type Receipt } from './receipt';
 import type { InstructionTransfer } from './transfer';
 
@@ -115,6 +116,14 @@ function accountKeys(message: Json, meta: Json, parsed: boolean): Keys {
 interface TokenBalance {
   mint: string;
   owner: string | null;
+  /** Base units, null if the RPC gave none we can read exactly. */
+  amount: bigint | null;
+}
+
+function balanceAmount(b: Json): bigint | null {
+  const ui = b.uiTokenAmount;
+  if (!isRecord(ui) || typeof ui.amount !== 'string' || !/^[0-9]{1,20}$/.test(ui.amount)) return null;
+  return BigInt(ui.amount);
 }
 
 function tokenBalances(meta: Json, field: string, keyCount: number): Map<number, TokenBalance> {
@@ -123,7 +132,7 @@ function tokenBalances(meta: Json, field: string, keyCount: number): Map<number,
     if (!isRecord(b) || !isIndex(b.accountIndex, keyCount) || !isAddress(b.mint)) {
       throw malformed(`meta.${field}[${i}] is malformed`);
     }
-    out.set(b.accountIndex, { mint: b.mint, owner: isAddress(b.owner) ? b.owner : null });
+    out.set(b.accountIndex, { mint: b.mint, owner: isAddress(b.owner) ? b.owner : null, amount: balanceAmount(b) });
   });
   return out;
 }
@@ -221,10 +230,22 @@ export function decodeTransaction(input: unknown, opts: DecodeOptions = {}): Rec
     });
   }
   const txField = input.transaction;
-  if (Array.isArray(txField) || typeof txField === 'string') {
-    throw new OncepayError(DECODE_CODES.UNSUPPORTED_ENCODING, 'binary transaction encoding: fetch with encoding "json" or "jsonParsed"');
+  let tx: Json;
+  if (Array.isArray(txField)) {
+    // base64 / base58: the signed bytes; parsed into the json encoding's shape
+    if (txField.length !== 2 || typeof txField[0] !== 'string' || typeof txField[1] !== 'string') {
+      throw malformed('transaction is an array but not ["<bytes>", "<encoding>"]');
+    }
+    const wire = decodeWireTransaction(txField[0], txField[1]);
+    if (version !== undefined && version !== null && version !== wire.version) {
+      throw malformed(`version field ${JSON.stringify(version)} disagrees with the transaction bytes (${wire.version})`);
+    }
+    tx = wire as unknown as Json;
+  } else if (typeof txField === 'string') {
+    throw new OncepayError(DECODE_CODES.UNSUPPORTED_ENCODING, 'transaction is a bare string: expected json, jsonParsed, or ["<bytes>", "base64"]');
+  } else {
+    tx = record(input, 'transaction', 'result');
   }
-  const tx = record(input, 'transaction', 'result');
   const signature = signatureOf(tx);
   const meta = input.meta;
   if (meta === undefined || meta === null) {
@@ -239,9 +260,8 @@ export function decodeTransaction(input: unknown, opts: DecodeOptions = {}): Rec
   const message = record(tx, 'message', 'transaction');
   const rawKeys = array(message, 'accountKeys', 'transaction.message');
   const parsed = rawKeys.length > 0 && isRecord(rawKeys[0]);
-  if (version === 'legacy' || version === undefined || version === null) {
-    if (loadedAddresses(meta).length > 0) throw malformed('legacy transaction with meta.loadedAddresses');
-  }
+  const isLegacy = Array.isArray(txField) ? tx.version === 'legacy' : version === 'legacy' || version === undefined || version === null;
+  if (isLegacy && loadedAddresses(meta).length > 0) throw malformed('legacy transaction with meta.loadedAddresses');
   const keys = accountKeys(message, meta, parsed);
   const pre = tokenBalances(meta, 'preTokenBalances', keys.keys.length);
   const post = tokenBalances(meta, 'postTokenBalances', keys.keys.length);
@@ -290,7 +310,35 @@ export function decodeTransaction(input: unknown, opts: DecodeOptions = {}): Rec
       if (t) receipts.push(toReceipt(t, i, j));
     });
   });
+  netOfUnstatedFees(receipts, (address) => {
+    const i = keys.indexOf.get(address);
+    if (i === undefined) return null;
+    const after = post.get(i)?.amount;
+    const before = pre.has(i) ? pre.get(i)?.amount : 0n; // no pre balance: created in this transaction
+    return after === undefined || after === null || before === undefined || before === null ? null : after - before;
+  });
   return receipts;
+}
+
+/**
+ * A Token-2022 mint with a transfer fee withholds it on a plain transferChecked too, without stating it in the
+ * instruction. When the destination's balance change is attributable to this one receipt alone (no other receipt
+ * in the transaction touches that account), and it is below the amount sent, what arrived is that change.
+ * Non-transfer instructions on the same account in the same transaction (burn, close) would blur this; documented.
+ */
+function netOfUnstatedFees(receipts: Receipt[], delta: (address: string) => bigint | null): void {
+  const touches = new Map<string, number>();
+  for (const r of receipts) {
+    touches.set(r.source, (touches.get(r.source) ?? 0) + 1);
+    touches.set(r.destination, (touches.get(r.destination) ?? 0) + 1);
+  }
+  for (const r of receipts) {
+    if (r.program !== 'spl-token-2022' || r.kind !== 'transferChecked' || touches.get(r.destination) !== 1) continue;
+    const d = delta(r.destination);
+    if (d === null || d < 0n || d >= r.amount) continue;
+    r.fee = (r.amount - d) as BaseUnits;
+    r.amount = d as BaseUnits;
+  }
 }
 
 /**
