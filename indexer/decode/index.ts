@@ -9,3 +9,4 @@ export { decodeTransaction, decodeBlock } from './transaction';
 export type { DecodeOptions, DecodeBlockOptions } from './transaction';
 export { receiptToJson, receiptToJsonObject } from './receipt-json';
 export type { ReceiptJson } from './receipt-json';
+export { parseJsonExact } from './json-reader';

@@ -7,6 +7,7 @@ import { DECODE_CODES } from './codes';
 import { expandBlock } from './input';
 import { decodeParsedTransfer } from './parsed-instruction';
 import { outOfRange } from './amount-field';
+import { receiptProgramOf } from './programs';
 import { decodeRawTransfer } from './raw-instruction';
 import { decodeWireTransaction } from './wire-transaction';
 import { TOP_LEVEL, type Receipt } from './receipt';
@@ -153,6 +154,8 @@ function decodeInstruction(ix: unknown, keys: Keys, path: string): InstructionTr
     return withPath(path, () => decodeParsedTransfer(programId, ix.parsed));
   }
   if (!Array.isArray(ix.accounts) || typeof ix.data !== 'string') throw malformed(`${path} lacks accounts/data`);
+  // other programs' data is none of our business: a program we do not decode cannot fail the transaction
+  if (receiptProgramOf(programId) === null) return null;
   const accounts = ix.accounts.map((a, i) => {
     if (isIndex(a, keys.keys.length)) return keys.keys[a];
     if (isAddress(a)) return a; // jsonParsed, instruction the RPC did not parse: accounts are addresses
