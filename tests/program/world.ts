@@ -1,0 +1,268 @@
+// Test world for the payout program: keys, a mint, a merchant (created through initialize_merchant), its vault and
+// a recipient, on one runtime. Token accounts and mints are written directly in their packed layouts (the same
+// bytes InitializeMint/InitializeAccount would produce), owned by the chosen token program.
+import { createHash } from 'node:crypto';
+import { AnchorProvider, BN, BorshCoder, EventParser, Program, type Wallet } from '@coral-xyz/anchor';
+import {
+  AccountLayout,
+  ACCOUNT_SIZE,
+  AccountState,
+  MINT_SIZE,
+  MintLayout,
+  TOKEN_2022_PROGRAM_ID,
+  TOKEN_PROGRAM_ID,
+} from '@solana/spl-token';
+import {
+  Connection,
+  Keypair,
+  PublicKey,
+  SystemProgram,
+  Transaction,
+  type TransactionInstruction,
+} from '@solana/web3.js';
+import idlJson from '../../idl/oncepay.json';
+import type { Oncepay } from '../../idl/oncepay';
+import { PROGRAM_ID, type Runtime, type TxResult } from './runtimes';
+
+export { TOKEN_2022_PROGRAM_ID, TOKEN_PROGRAM_ID };
+export const U64_MAX = 2n ** 64n - 1n;
+const SOL = 1_000_000_000n;
+const TOKEN_ACCOUNT_LAMPORTS = 10_000_000n;
+
+/** Anchor's client for the program, from the committed IDL (no RPC is ever called). */
+export function createProgram(): Program<Oncepay> {
+  const connection = new Connection('http://127.0.0.1:1');
+  const wallet = { publicKey: PublicKey.default } as unknown as Wallet;
+  return new Program<Oncepay>(idlJson as unknown as Oncepay, new AnchorProvider(connection, wallet, {}));
+}
+
+export const program = createProgram();
+export const coder = program.coder as BorshCoder;
+export const eventParser = new EventParser(PROGRAM_ID, coder);
+
+export function opIdFor(label: string): Buffer {
+  return createHash('sha256').update(`oncepay-test:${label}`).digest();
+}
+
+export function merchantPda(authority: PublicKey): [PublicKey, number] {
+  return PublicKey.findProgramAddressSync([Buffer.from('merchant'), authority.toBuffer()], PROGRAM_ID);
+}
+
+export function opPda(merchant: PublicKey, opId: Uint8Array): [PublicKey, number] {
+  return PublicKey.findProgramAddressSync([Buffer.from('op'), merchant.toBuffer(), Buffer.from(opId)], PROGRAM_ID);
+}
+
+/** A valid but non-canonical bump for the op PDA (the next valid one below the canonical bump). */
+export function nonCanonicalOpPda(merchant: PublicKey, opId: Uint8Array): [PublicKey, number] {
+  const [, canonical] = opPda(merchant, opId);
+  for (let bump = canonical - 1; bump >= 0; bump--) {
+    try {
+      const key = PublicKey.createProgramAddressSync(
+        [Buffer.from('op'), merchant.toBuffer(), Buffer.from(opId), Buffer.from([bump])],
+        PROGRAM_ID,
+      );
+      return [key, bump];
+    } catch {
+      // on the curve: not a PDA, try the next bump down
+    }
+  }
+  throw new Error('no non-canonical bump');
+}
+
+export function fundSystemAccount(rt: Runtime, key: PublicKey, lamports = 100n * SOL): void {
+  rt.setAccount(key, { lamports, data: new Uint8Array(0), owner: SystemProgram.programId });
+}
+
+export function writeMint(rt: Runtime, key: PublicKey, tokenProgram: PublicKey, supply: bigint, decimals = 6): void {
+  const data = Buffer.alloc(MINT_SIZE);
+  MintLayout.encode(
+    {
+      mintAuthorityOption: 1,
+      mintAuthority: Keypair.generate().publicKey,
+      supply,
+      decimals,
+      isInitialized: true,
+      freezeAuthorityOption: 0,
+      freezeAuthority: PublicKey.default,
+    },
+    data,
+  );
+  rt.setAccount(key, { lamports: TOKEN_ACCOUNT_LAMPORTS, data, owner: tokenProgram });
+}
+
+export function writeTokenAccount(
+  rt: Runtime,
+  key: PublicKey,
+  opts: { mint: PublicKey; owner: PublicKey; amount: bigint; tokenProgram: PublicKey },
+): void {
+  const data = Buffer.alloc(ACCOUNT_SIZE);
+  AccountLayout.encode(
+    {
+      mint: opts.mint,
+      owner: opts.owner,
+      amount: opts.amount,
+      delegateOption: 0,
+      delegate: PublicKey.default,
+      state: AccountState.Initialized,
+      isNativeOption: 0,
+      isNative: 0n,
+      delegatedAmount: 0n,
+      closeAuthorityOption: 0,
+      closeAuthority: PublicKey.default,
+    },
+    data,
+  );
+  rt.setAccount(key, { lamports: TOKEN_ACCOUNT_LAMPORTS, data, owner: opts.tokenProgram });
+}
+
+export async function tokenBalance(rt: Runtime, key: PublicKey): Promise<bigint> {
+  const a = await rt.getAccount(key);
+  if (!a) throw new Error(`token account ${key.toBase58()} not found`);
+  return AccountLayout.decode(a.data.subarray(0, ACCOUNT_SIZE)).amount;
+}
+
+/** Signs `instructions` with `feePayer` first, then `signers`, on a fresh blockhash of the runtime. */
+export async function buildTx(
+  rt: Runtime,
+  instructions: TransactionInstruction[],
+  feePayer: Keypair,
+  signers: Keypair[] = [],
+): Promise<Transaction> {
+  const tx = new Transaction({ feePayer: feePayer.publicKey, recentBlockhash: await rt.blockhash() });
+  tx.add(...instructions);
+  const unique = new Map<string, Keypair>();
+  for (const k of [feePayer, ...signers]) unique.set(k.publicKey.toBase58(), k);
+  tx.sign(...unique.values());
+  return tx;
+}
+
+export interface Merchant {
+  authority: Keypair;
+  payoutAuthority: Keypair;
+  pda: PublicKey;
+  bump: number;
+  vault: PublicKey;
+}
+
+export interface World {
+  rt: Runtime;
+  tokenProgram: PublicKey;
+  feePayer: Keypair;
+  mint: PublicKey;
+  merchant: Merchant;
+  recipient: PublicKey;
+  recipientOwner: PublicKey;
+  /** Creates another merchant on the same runtime and mint, through initialize_merchant. */
+  addMerchant(vaultAmount: bigint): Promise<Merchant>;
+  /** A token account of `mint` for a fresh wallet. */
+  addTokenAccount(mint: PublicKey, amount?: bigint): PublicKey;
+  send(instructions: TransactionInstruction[], signers?: Keypair[], feePayer?: Keypair): Promise<TxResult>;
+}
+
+export async function createWorld(
+  rt: Runtime,
+  opts: { tokenProgram?: PublicKey; vaultAmount?: bigint; mintSupply?: bigint } = {},
+): Promise<World> {
+  const tokenProgram = opts.tokenProgram ?? TOKEN_PROGRAM_ID;
+  const vaultAmount = opts.vaultAmount ?? 1_000_000_000n;
+  const feePayer = Keypair.generate();
+  fundSystemAccount(rt, feePayer.publicKey, 1_000n * SOL);
+  const mint = Keypair.generate().publicKey;
+  writeMint(rt, mint, tokenProgram, opts.mintSupply ?? U64_MAX);
+
+  const send = async (instructions: TransactionInstruction[], signers: Keypair[] = [], payer = feePayer) =>
+    rt.send(await buildTx(rt, instructions, payer, signers));
+
+  const addTokenAccount = (m: PublicKey, amount = 0n): PublicKey => {
+    const key = Keypair.generate().publicKey;
+    writeTokenAccount(rt, key, { mint: m, owner: Keypair.generate().publicKey, amount, tokenProgram });
+    return key;
+  };
+
+  const addMerchant = async (amount: bigint): Promise<Merchant> => {
+    const authority = Keypair.generate();
+    const payoutAuthority = Keypair.generate();
+    const [pda, bump] = merchantPda(authority.publicKey);
+    const ix = await program.methods
+      .initializeMerchant(payoutAuthority.publicKey, bump)
+      .accountsStrict({
+        merchantAuthority: authority.publicKey,
+        payer: feePayer.publicKey,
+        merchant: pda,
+        systemProgram: SystemProgram.programId,
+      })
+      .instruction();
+    const r = await send([ix], [authority]);
+    if (!r.ok) throw new Error(`initialize_merchant failed: ${r.error}\n${r.logs.join('\n')}`);
+    const vault = Keypair.generate().publicKey;
+    writeTokenAccount(rt, vault, { mint, owner: pda, amount, tokenProgram });
+    return { authority, payoutAuthority, pda, bump, vault };
+  };
+
+  const merchant = await addMerchant(vaultAmount);
+  const recipientOwner = Keypair.generate().publicKey;
+  const recipient = Keypair.generate().publicKey;
+  writeTokenAccount(rt, recipient, { mint, owner: recipientOwner, amount: 0n, tokenProgram });
+  return { rt, tokenProgram, feePayer, mint, merchant, recipient, recipientOwner, addMerchant, addTokenAccount, send };
+}
+
+export interface PayoutParams {
+  opId: Uint8Array;
+  amount: bigint;
+  /** Defaults to the canonical bump of the op PDA. */
+  opBump?: number;
+  payoutAuthority?: PublicKey;
+  payer?: PublicKey;
+  merchant?: PublicKey;
+  operation?: PublicKey;
+  vault?: PublicKey;
+  mint?: PublicKey;
+  recipientToken?: PublicKey;
+  tokenProgram?: PublicKey;
+  systemProgram?: PublicKey;
+}
+
+/** The execute_payout instruction, built by Anchor's `Program` from the IDL. */
+export async function payoutIx(w: World, p: PayoutParams): Promise<TransactionInstruction> {
+  const merchant = p.merchant ?? w.merchant.pda;
+  const [op, bump] = opPda(merchant, p.opId);
+  return program.methods
+    .executePayout([...p.opId], new BN(p.amount.toString()), p.opBump ?? bump)
+    .accountsStrict({
+      payoutAuthority: p.payoutAuthority ?? w.merchant.payoutAuthority.publicKey,
+      payer: p.payer ?? w.feePayer.publicKey,
+      merchant,
+      operation: p.operation ?? op,
+      vault: p.vault ?? w.merchant.vault,
+      mint: p.mint ?? w.mint,
+      recipientToken: p.recipientToken ?? w.recipient,
+      tokenProgram: p.tokenProgram ?? w.tokenProgram,
+      systemProgram: p.systemProgram ?? SystemProgram.programId,
+    })
+    .instruction();
+}
+
+/** Sends one execute_payout signed by the merchant's payout authority. */
+export async function payout(w: World, p: PayoutParams): Promise<TxResult> {
+  return w.send([await payoutIx(w, p)], [w.merchant.payoutAuthority]);
+}
+
+export interface DecodedOperation {
+  opId: number[];
+  merchant: PublicKey;
+  recipient: PublicKey;
+  mint: PublicKey;
+  amount: BN;
+  slot: BN;
+  bump: number;
+}
+
+export async function fetchOperation(rt: Runtime, key: PublicKey): Promise<DecodedOperation | null> {
+  const a = await rt.getAccount(key);
+  if (!a) return null;
+  return coder.accounts.decode('operation', a.data) as DecodedOperation;
+}
+
+export function payoutEvents(logs: string[]): Array<{ name: string; data: Record<string, unknown> }> {
+  return [...eventParser.parseLogs(logs)].filter((e) => e.name === 'payoutExecuted');
+}
