@@ -18,6 +18,8 @@ import { buildWebhookApp, DEFAULT_BODY_LIMIT } from './webhook';
 import type { DecodeBlockFn } from './block-reader';
 
 const DEFAULT_RPC = 'http://127.0.0.1:8899';
+/** `indexer run --once` stopped below the tip at a slot it could not fetch or decode (the next run retries it). */
+export const EXIT_STOPPED_AT_SLOT = 3;
 
 function int(name: string, min = 0) {
   return (v: string): number => {
@@ -108,7 +110,8 @@ export function registerSources(program: Command): void {
     .option('--chunk-size <blocks>', 'blocks per ledger transaction', int('--chunk-size', 1), DEFAULT_SCANNER.chunkSize)
     .option('--concurrency <n>', 'getBlock calls in flight', int('--concurrency', 1), DEFAULT_SCANNER.concurrency)
     .option('--metrics-port <port>', 'serve Prometheus /metrics on 127.0.0.1:<port> (0 = any free port)', int('--metrics-port'))
-    .option('--once', 'run passes until caught up (or stopped by a slot), then exit')
+    .option('--once', `run passes until caught up (or stopped by a slot: exit code ${EXIT_STOPPED_AT_SLOT}), then exit`)
+    .addHelpText('after', '\nPrints {cluster, checkpoint, target, stoppedAt} as JSON on exit. Stops gracefully on SIGTERM / SIGINT.')
     .action(async (o: RpcOpts & { commitment: string; rescanWindow: number; fromSlot?: number; pollMs: number; maxSlotsPerPass: number; chunkSize: number; concurrency: number; metricsPort?: number; once?: boolean }) => {
       assertFinalized(o.commitment);
       const w = wire(o, 'scanner');
@@ -133,6 +136,8 @@ export function registerSources(program: Command): void {
         const last = await scanner.run({ signal: stop.signal, once: o.once });
         const checkpoint = await w.ledger.getCheckpoint(o.cluster, 'scanner');
         process.stdout.write(`${JSON.stringify({ cluster: o.cluster, checkpoint: checkpoint === null ? null : checkpoint.toString(), target: last?.target ?? null, stoppedAt: last?.stoppedAt ?? null })}\n`);
+        // --once that ended below the tip because a slot could not be processed: say so in the exit code.
+        if (o.once && last?.stoppedAt) process.exitCode = EXIT_STOPPED_AT_SLOT;
       } finally {
         stop.dispose();
         await server?.close();

@@ -83,6 +83,22 @@ describe('indexer/source CLI processes (crash, restart, backfill beside the scan
     expect(t.duplicates.scanner).to.be.greaterThan(0);
   });
 
+  it('`indexer run --once` stopped below the tip by an unavailable block exits 3 and names the slot', async () => {
+    const cluster = 'stopped';
+    const chain = buildChain({ from: 2000, to: 2020 });
+    loadChain(rpc, chain, 2020);
+    rpc.inject({ kind: 'blockNotAvailable', method: 'getBlock', slot: 2011, times: Infinity });
+    try {
+      const r = await start(['indexer', 'run', '--rpc', rpc.url, '--cluster', cluster, '--from-slot', '2000', '--once']).done;
+      expect(r.code, r.stderr).to.equal(3);
+      const out = JSON.parse(r.stdout.trim().split('\n').at(-1)!);
+      expect(out).to.deep.include({ checkpoint: '2010', target: 2020 });
+      expect(out.stoppedAt).to.deep.include({ slot: 2011, code: 'ONCEPAY__SOURCE__BLOCK_NOT_AVAILABLE' });
+    } finally {
+      rpc.clearFaults();
+    }
+  });
+
   it('a backfill racing a running scanner over the same slots gives the same totals; SIGTERM stops the scanner cleanly', async () => {
     const cluster = 'overlap';
     await db.pool.query('TRUNCATE invoices, receipts, exceptions, fulfilments, outbox, checkpoints, receipt_delivery_counts CASCADE');
