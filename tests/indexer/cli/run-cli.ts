@@ -1,0 +1,37 @@
+// Spawns the real `oncepay` binary (from source) in a child process against the suite's schema.
+import { spawn } from 'child_process';
+import * as path from 'path';
+
+export const ROOT = path.resolve(__dirname, '..', '..', '..');
+
+export interface CliResult {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  stdout: string;
+  stderr: string;
+}
+
+export function oncepay(args: string[], opts: { env: Record<string, string>; input?: string }): Promise<CliResult> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [path.join(ROOT, 'bin', 'oncepay'), ...args], {
+      cwd: ROOT,
+      env: { ...process.env, NODE_ENV: 'test', ONCEPAY_LOG_LEVEL: 'warn', ...opts.env, ONCEPAY_FROM_SOURCE: '1' },
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    child.on('error', reject);
+    child.on('close', (code, signal) => resolve({ code, signal, stdout, stderr }));
+    child.stdin.end(opts.input ?? '');
+  });
+}
+
+/** The JSON lines a command logged on stderr (pino), parsed. */
+export function stderrJson(r: CliResult): Array<Record<string, unknown>> {
+  return r.stderr
+    .split('\n')
+    .filter((l) => l.startsWith('{'))
+    .map((l) => JSON.parse(l));
+}
