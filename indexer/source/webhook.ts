@@ -181,7 +181,10 @@ export function buildWebhookApp(opts: WebhookAppOptions): FastifyInstance {
       const itemOf: number[] = [];
       parsed.items.forEach((item, index) => {
         const problem = itemProblem(item);
-        if (problem) return void bad.push({ index, code: WEBHOOK_CODES.MALFORMED_TRANSACTION, message: problem });
+        if (problem) {
+          bad.push({ index, code: WEBHOOK_CODES.MALFORMED_TRANSACTION, message: problem });
+          return;
+        }
         try {
           for (const r of decode(item, opts.cluster)) {
             receipts.push(r);

@@ -8,6 +8,8 @@ import { decodeBlock } from '../../../indexer/decode';
 import { createRpcClient, RpcErrorKind } from '../../../indexer/rpc';
 import { createScanner, ScannerOptions } from '../../../indexer/source/scanner';
 import { SOURCE_CODES } from '../../../indexer/source/codes';
+import { createIndexerMetrics } from '../../../indexer/metrics';
+import { createSourceMetrics } from '../../../indexer/source/metrics';
 import { buildChain, Chain, createChainInvoice, loadChain, totals } from './chain-fixture';
 
 describe('indexer/source scanner (replay RPC + PostgreSQL)', () => {
@@ -150,6 +152,29 @@ describe('indexer/source scanner (replay RPC + PostgreSQL)', () => {
     const p3 = await scanner.runPass();
     expect(p3.stoppedAt).to.equal(null);
     await expectExact(chain, 50);
+  });
+
+  it('publishes checkpoint lag, RPC errors by kind and slot outcomes on the Prometheus registry', async () => {
+    const chain = buildChain({ from: 1, to: 20, skipEvery: 5 });
+    loadChain(rpcServer, chain, 20);
+    rpcServer.inject({ kind: 'http429', method: 'getBlock', times: 2 });
+    rpcServer.inject({ kind: 'blockNotAvailable', method: 'getBlock', slot: 14, times: 1 });
+    const m = createIndexerMetrics();
+    const metrics = createSourceMetrics(m);
+    const rpc = createRpcClient({ url: rpcServer.url, retry: { baseMs: 2, capMs: 10, timeoutMs: 400 }, onError: (k) => metrics.countRpcError(k) });
+    const scanner = createScanner(
+      { rpc, ledger: createLedger({ db: db.pool, metrics: m }), decode: (b, slot) => decodeBlock(b, { slot, cluster }), metrics },
+      { cluster, commitment: 'finalized', rescanWindow: 32, fromSlot: 1, maxSlotsPerPass: 1000, chunkSize: 50, concurrency: 1, pollMs: 10 },
+    );
+    await scanner.runPass();
+    let text = await m.registry.metrics();
+    expect(text).to.include(`oncepay_checkpoint_lag_slots{cluster="${cluster}",source="scanner"} 7`);
+    expect(text).to.include('oncepay_rpc_errors_total{kind="http_429"} 2');
+    expect(text).to.include('oncepay_rpc_errors_total{kind="block_not_available"} 1');
+    expect(text).to.include(`oncepay_scanner_slots_total{cluster="${cluster}",source="scanner",outcome="failed"} 1`);
+    await scanner.runPass();
+    text = await m.registry.metrics();
+    expect(text).to.include(`oncepay_checkpoint_lag_slots{cluster="${cluster}",source="scanner"} 0`);
   });
 
   it('does not pass a slot whose block fails to decode, until it decodes', async () => {

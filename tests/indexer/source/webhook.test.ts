@@ -61,6 +61,20 @@ describe('indexer/source webhook receiver', () => {
     expect(await count('webhook_events')).to.equal(1);
   });
 
+  it('20 concurrent copies of one delivery: all 2xx, exactly one applied, one credit', async () => {
+    await createLedger({ db: db.pool }).createInvoice({ id: 'inv-conc', mint: payee.mint, expectedAmount: 900n, depositAddress: payee.owner });
+    const body = JSON.stringify({ id: 'evt-conc', events: [txItem(400n, payee), txItem(500n, payee)] });
+    const res = await Promise.all(Array.from({ length: 20 }, () => post(body)));
+    expect(res.map((r) => r.statusCode)).to.deep.equal(Array(20).fill(200));
+    const inserted = res.reduce((a, r) => a + r.json().inserted, 0);
+    expect(inserted).to.equal(2);
+    expect(res.filter((r) => !r.json().duplicate).length).to.equal(1);
+    expect(await credited('inv-conc')).to.equal(900n);
+    expect(await count('receipts')).to.equal(2);
+    expect(await count('exceptions')).to.equal(0);
+    expect(await count('webhook_events')).to.equal(1);
+  });
+
   it('the same delivery 20× without an event id still credits once (the ledger dedups), 2xx every time', async () => {
     await createLedger({ db: db.pool }).createInvoice({ id: 'inv-noid', mint: payee.mint, expectedAmount: 300n, depositAddress: payee.owner });
     const body = JSON.stringify(txItem(300n, payee));
