@@ -1,6 +1,6 @@
 //! Well-known addresses, decoded from base58 at compile time.
 
-use pinocchio::pubkey::Pubkey;
+use {crate::keys::AlignedKey, pinocchio::pubkey::Pubkey};
 
 /// Decodes a base58 address in `const` context; a bad string fails the build.
 pub const fn from_base58(s: &str) -> Pubkey {
@@ -37,6 +37,11 @@ pub const SYSTEM_PROGRAM_ID: Pubkey = [0u8; 32];
 pub const TOKEN_PROGRAM_ID: Pubkey = from_base58("TokenkegQfeZyiNwAJbNbGKPFXCWuBvf9Ss623VQ5DA");
 /// SPL Token-2022.
 pub const TOKEN_2022_PROGRAM_ID: Pubkey = from_base58("TokenzQdBNbLqP5VEhdkAS6EPFLC1PHnBqCXEpPxuEb");
+
+/// Aligned copies for cheap comparison (see `keys.rs`).
+pub static SYSTEM_PROGRAM: AlignedKey = AlignedKey(SYSTEM_PROGRAM_ID);
+pub static TOKEN_PROGRAM: AlignedKey = AlignedKey(TOKEN_PROGRAM_ID);
+pub static TOKEN_2022_PROGRAM: AlignedKey = AlignedKey(TOKEN_2022_PROGRAM_ID);
 
 #[cfg(test)]
 mod tests {

@@ -11,6 +11,16 @@
 #[cfg(test)]
 extern crate std;
 
+/// Profiling checkpoint: logs the remaining compute units (feature
+/// `cu-trace`), nothing otherwise.
+macro_rules! cu_checkpoint {
+    () => {
+        #[cfg(feature = "cu-trace")]
+        pinocchio::log::sol_log_compute_units();
+    };
+}
+pub(crate) use cu_checkpoint;
+
 pub mod address;
 pub mod cpi;
 pub mod discriminator;
@@ -21,6 +31,7 @@ pub mod events;
 #[cfg(test)]
 mod idl;
 pub mod instructions;
+pub mod keys;
 pub mod pda;
 pub mod rent;
 pub mod state;

@@ -14,7 +14,10 @@
 //! is 255, +330 CU per extra bump below it.
 
 use {
-    crate::error::OncepayError,
+    crate::{
+        error::OncepayError,
+        keys::{keys_eq, AlignedKey},
+    },
     pinocchio::pubkey::{Pubkey, PDA_MARKER},
 };
 
@@ -23,7 +26,7 @@ const MAX_SEEDS: usize = 3;
 
 /// `sha256(seeds ‖ [bump] ‖ program_id ‖ "ProgramDerivedAddress")`.
 #[inline(always)]
-pub fn hash_address(seeds: &[&[u8]], bump: u8, program_id: &Pubkey) -> [u8; 32] {
+pub fn hash_address(seeds: &[&[u8]], bump: u8, program_id: &Pubkey) -> AlignedKey {
     let bump_seed = [bump];
     let mut parts: [&[u8]; MAX_SEEDS + 3] = [&[]; MAX_SEEDS + 3];
     let mut n = 0;
@@ -39,8 +42,8 @@ pub fn hash_address(seeds: &[&[u8]], bump: u8, program_id: &Pubkey) -> [u8; 32] 
 
 #[cfg(target_os = "solana")]
 #[inline(always)]
-fn sha256_parts(parts: &[&[u8]]) -> [u8; 32] {
-    let mut out = [0u8; 32];
+fn sha256_parts(parts: &[&[u8]]) -> AlignedKey {
+    let mut out = AlignedKey([0u8; 32]);
     // SAFETY: `parts` is a live slice of slices (ptr, len pairs, the layout
     // the syscall reads) and `out` is 32 writable bytes. sol_sha256 only
     // fails on bad memory or too many slices, neither possible here.
@@ -48,14 +51,14 @@ fn sha256_parts(parts: &[&[u8]]) -> [u8; 32] {
         pinocchio::syscalls::sol_sha256(
             parts.as_ptr() as *const u8,
             parts.len() as u64,
-            out.as_mut_ptr(),
+            out.0.as_mut_ptr(),
         );
     }
     out
 }
 
 #[cfg(not(target_os = "solana"))]
-fn sha256_parts(parts: &[&[u8]]) -> [u8; 32] {
+fn sha256_parts(parts: &[&[u8]]) -> AlignedKey {
     // Host mirror (tests): concatenate and hash with the const SHA-256.
     let mut buf = [0u8; 32 * (MAX_SEEDS + 3)];
     let mut len = 0;
@@ -63,7 +66,7 @@ fn sha256_parts(parts: &[&[u8]]) -> [u8; 32] {
         buf[len..len + p.len()].copy_from_slice(p);
         len += p.len();
     }
-    crate::discriminator::sha256(&buf[..len])
+    AlignedKey(crate::discriminator::sha256(&buf[..len]))
 }
 
 /// Whether `bytes` is a valid compressed ed25519 point (then it is not a
@@ -96,13 +99,13 @@ pub fn verify_canonical(
     wrong_address: OncepayError,
 ) -> Result<(), OncepayError> {
     let hash = hash_address(seeds, bump, program_id);
-    if hash != *address || is_on_curve(&hash) {
+    if !keys_eq(&hash.0, address) || is_on_curve(&hash.0) {
         return Err(wrong_address);
     }
     let mut higher = bump;
     while higher < u8::MAX {
         higher += 1;
-        if !is_on_curve(&hash_address(seeds, higher, program_id)) {
+        if !is_on_curve(&hash_address(seeds, higher, program_id).0) {
             return Err(OncepayError::NonCanonicalBump);
         }
     }
@@ -122,8 +125,8 @@ mod tests {
             221, 11, 10, 223, 130, 99, 176, 84, 11, 166, 151, 195, 142, 105,
         ];
         let seeds: [&[u8]; 3] = [b"op", &[7; 32], &[9; 32]];
-        assert_eq!(hash_address(&seeds, 254, &PROGRAM_ID), expected);
-        assert_ne!(hash_address(&seeds, 253, &PROGRAM_ID), expected);
+        assert_eq!(hash_address(&seeds, 254, &PROGRAM_ID).0, expected);
+        assert_ne!(hash_address(&seeds, 253, &PROGRAM_ID).0, expected);
     }
 
     #[test]

@@ -1,7 +1,7 @@
 //! Read-only views of SPL Token / Token-2022 accounts and mints (the fields
 //! this program checks before its `transfer_checked` CPI).
 
-use pinocchio::pubkey::Pubkey;
+use {crate::keys::read_u64, pinocchio::pubkey::Pubkey};
 
 /// Base token account size; Token-2022 accounts with extensions are longer.
 pub const ACCOUNT_LEN: usize = 165;
@@ -34,7 +34,7 @@ pub fn token_account(data: &[u8]) -> Option<TokenAccount<'_>> {
     Some(TokenAccount {
         mint: array_ref(data, 0)?,
         authority: array_ref(data, 32)?,
-        amount: u64::from_le_bytes(*array_ref(data, 64)?),
+        amount: read_u64(array_ref(data, 64)?),
     })
 }
 

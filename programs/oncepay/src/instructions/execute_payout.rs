@@ -49,10 +49,11 @@
 use {
     super::{arg, require_signer, require_writable},
     crate::{
-        address::{SYSTEM_PROGRAM_ID, TOKEN_2022_PROGRAM_ID, TOKEN_PROGRAM_ID},
+        address::{SYSTEM_PROGRAM, TOKEN_2022_PROGRAM, TOKEN_PROGRAM},
         cpi,
         error::OncepayError,
         events,
+        keys::{keys_eq, owned_by},
         pda,
         rent,
         state::{
@@ -109,6 +110,7 @@ pub fn process_execute_payout(
     };
     let ExecutePayoutArgs { op_id, amount, op_bump } = parse_args(args)?;
 
+    crate::cu_checkpoint!();
     // 2. Signers.
     require_signer(payout_authority)?;
     require_signer(payer)?;
@@ -121,18 +123,18 @@ pub fn process_execute_payout(
 
     // 4. Programs.
     let token_program_id = token_program.key();
-    if *token_program_id != TOKEN_PROGRAM_ID && *token_program_id != TOKEN_2022_PROGRAM_ID {
+    if !keys_eq(token_program_id, &TOKEN_PROGRAM.0) && !keys_eq(token_program_id, &TOKEN_2022_PROGRAM.0) {
         return Err(OncepayError::InvalidTokenProgram.into());
     }
-    if *system_program.key() != SYSTEM_PROGRAM_ID {
+    if !keys_eq(system_program.key(), &SYSTEM_PROGRAM.0) {
         return Err(OncepayError::InvalidSystemProgram.into());
     }
 
     // 5-6. Owners, then layouts and discriminators.
     check_account::<Merchant>(merchant, program_id, OncepayError::InvalidMerchantAccount)?;
-    if !vault.is_owned_by(token_program_id)
-        || !mint.is_owned_by(token_program_id)
-        || !recipient.is_owned_by(token_program_id)
+    if !owned_by(vault, token_program_id)
+        || !owned_by(mint, token_program_id)
+        || !owned_by(recipient, token_program_id)
     {
         return Err(OncepayError::InvalidTokenProgram.into());
     }
@@ -151,11 +153,13 @@ pub fn process_execute_payout(
     let recipient_account = token::token_account(recipient_data).ok_or(OncepayError::InvalidRecipient)?;
     let decimals = token::mint_decimals(mint_data).ok_or(OncepayError::InvalidMint)?;
 
+    crate::cu_checkpoint!();
     // 7. Authority.
-    if config.payout_authority() != payout_authority.key() {
+    if !keys_eq(config.payout_authority(), payout_authority.key()) {
         return Err(OncepayError::Unauthorized.into());
     }
 
+    crate::cu_checkpoint!();
     // 8. Operation address, canonical bump.
     pda::verify_canonical(
         operation.key(),
@@ -165,15 +169,17 @@ pub fn process_execute_payout(
         OncepayError::InvalidOperationAddress,
     )?;
 
+    crate::cu_checkpoint!();
     // 9. Not yet consumed. Only this program can create an account at the op
     // PDA, and it never closes one: owned by us means paid.
-    if operation.is_owned_by(program_id) {
+    if owned_by(operation, program_id) {
         return Err(OncepayError::OperationAlreadyConsumed.into());
     }
-    if !operation.is_owned_by(&SYSTEM_PROGRAM_ID) || !operation.data_is_empty() {
+    if !owned_by(operation, &SYSTEM_PROGRAM.0) || !operation.data_is_empty() {
         return Err(OncepayError::InvalidOperationAddress.into());
     }
 
+    crate::cu_checkpoint!();
     // 10-14. Business rules.
     if config.paused() {
         return Err(OncepayError::MerchantPaused.into());
@@ -181,13 +187,13 @@ pub fn process_execute_payout(
     if amount == 0 {
         return Err(OncepayError::InvalidAmount.into());
     }
-    if vault_account.authority != merchant.key() {
+    if !keys_eq(vault_account.authority, merchant.key()) {
         return Err(OncepayError::InvalidVault.into());
     }
-    if vault_account.mint != mint.key() || recipient_account.mint != mint.key() {
+    if !keys_eq(vault_account.mint, mint.key()) || !keys_eq(recipient_account.mint, mint.key()) {
         return Err(OncepayError::MintMismatch.into());
     }
-    if vault.key() == recipient.key() {
+    if keys_eq(vault.key(), recipient.key()) {
         return Err(OncepayError::InvalidRecipient.into());
     }
     if vault_account.amount < amount {
@@ -196,6 +202,7 @@ pub fn process_execute_payout(
     let merchant_bump = [config.bump()];
     let merchant_authority = *config.merchant_authority();
 
+    crate::cu_checkpoint!();
     // Effects. Create the operation account: this is the exactly-once step.
     let op_bump_seed = [op_bump];
     let op_seeds = [
@@ -214,6 +221,7 @@ pub fn process_execute_payout(
         &[Signer::from(&op_seeds)],
     )?;
 
+    crate::cu_checkpoint!();
     // Move the tokens, signed by the merchant PDA with its stored bump.
     let merchant_seeds = [
         Seed::from(MERCHANT_SEED),
@@ -231,6 +239,7 @@ pub fn process_execute_payout(
         &[Signer::from(&merchant_seeds)],
     )?;
 
+    crate::cu_checkpoint!();
     // Record.
     let slot = Clock::get()?.slot;
     let mut op_data = operation.try_borrow_mut_data()?;
@@ -245,6 +254,7 @@ pub fn process_execute_payout(
         bump: op_bump,
     });
 
+    crate::cu_checkpoint!();
     events::emit(&events::encode_payout_executed(
         op_id,
         merchant.key(),
@@ -253,6 +263,7 @@ pub fn process_execute_payout(
         amount,
         slot,
     ));
+    crate::cu_checkpoint!();
     Ok(())
 }
 

@@ -20,9 +20,10 @@
 use {
     super::{arg, require_signer, require_writable},
     crate::{
-        address::SYSTEM_PROGRAM_ID,
+        address::SYSTEM_PROGRAM,
         cpi,
         error::OncepayError,
+        keys::{keys_eq, owned_by},
         pda,
         rent,
         state::{merchant::MERCHANT_SEED, Layout, Merchant},
@@ -58,7 +59,7 @@ pub fn process_initialize_merchant(
     require_signer(payer)?;
     require_writable(payer)?;
     require_writable(merchant)?;
-    if *system_program.key() != SYSTEM_PROGRAM_ID {
+    if !keys_eq(system_program.key(), &SYSTEM_PROGRAM.0) {
         return Err(OncepayError::InvalidSystemProgram.into());
     }
 
@@ -70,10 +71,10 @@ pub fn process_initialize_merchant(
         program_id,
         OncepayError::InvalidMerchantAddress,
     )?;
-    if merchant.is_owned_by(program_id) {
+    if owned_by(merchant, program_id) {
         return Err(OncepayError::MerchantAlreadyInitialized.into());
     }
-    if !merchant.is_owned_by(&SYSTEM_PROGRAM_ID) || !merchant.data_is_empty() {
+    if !owned_by(merchant, &SYSTEM_PROGRAM.0) || !merchant.data_is_empty() {
         return Err(OncepayError::InvalidMerchantAddress.into());
     }
 

@@ -13,6 +13,7 @@ use {
     super::{bool_arg, require_signer, require_writable},
     crate::{
         error::OncepayError,
+        keys::keys_eq,
         state::{check_account, Layout, Merchant},
     },
     pinocchio::{
@@ -36,7 +37,7 @@ pub fn process_set_paused(program_id: &Pubkey, accounts: &[AccountInfo], args: &
     let mut data = merchant.try_borrow_mut_data()?;
     // Length and discriminator were checked by `check_account`.
     let config = Merchant::from_bytes_mut_unchecked(&mut data).ok_or(ProgramError::AccountDataTooSmall)?;
-    if config.merchant_authority() != merchant_authority.key() {
+    if !keys_eq(config.merchant_authority(), merchant_authority.key()) {
         return Err(OncepayError::Unauthorized.into());
     }
     config.set_paused(paused);

@@ -14,6 +14,7 @@ use {
     super::{arg, require_signer, require_writable},
     crate::{
         error::OncepayError,
+        keys::keys_eq,
         state::{check_account, Layout, Merchant},
     },
     pinocchio::{
@@ -41,7 +42,7 @@ pub fn process_set_payout_authority(
     let mut data = merchant.try_borrow_mut_data()?;
     // Length and discriminator were checked by `check_account`.
     let config = Merchant::from_bytes_mut_unchecked(&mut data).ok_or(ProgramError::AccountDataTooSmall)?;
-    if config.merchant_authority() != merchant_authority.key() {
+    if !keys_eq(config.merchant_authority(), merchant_authority.key()) {
         return Err(OncepayError::Unauthorized.into());
     }
     config.set_payout_authority(new_payout_authority);

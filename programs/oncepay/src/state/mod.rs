@@ -57,7 +57,7 @@ pub fn check_account<T: Layout>(
     owner: &Pubkey,
     err: OncepayError,
 ) -> Result<(), ProgramError> {
-    if !account.is_owned_by(owner) {
+    if !crate::keys::owned_by(account, owner) {
         return Err(err.into());
     }
     // SAFETY: no mutable borrow of this account's data is alive here: the
