@@ -31,7 +31,13 @@ interface NativeMeta {
   returnData(): { programId(): Uint8Array; data(): Uint8Array };
   toString(): string;
 }
-interface NativeResult { err?: () => unknown; meta(): NativeMeta; postAccounts?: () => Array<{ address: Uint8Array; account(): NativeAccount }> }
+// Send returns TransactionMetadata (success) or FailedTransactionMetadata {err(), meta()}; simulate returns
+// SimulatedTransactionInfo {meta(), postAccounts()} or FailedTransactionMetadata.
+interface NativeResult { err?: () => unknown; meta?: () => NativeMeta; postAccounts?: () => Array<{ address: Uint8Array; account(): NativeAccount }> }
+
+function metaOf(r: NativeResult): NativeMeta {
+  return typeof r.meta === 'function' ? r.meta() : (r as unknown as NativeMeta);
+}
 interface NativeSvm {
   getAccount(address: Uint8Array): NativeAccount | null;
   sendLegacyTransaction(bytes: Uint8Array): NativeResult;
@@ -341,7 +347,7 @@ export function createChain(opts: ChainOptions): Chain {
     };
     if (!blockhashValid(wire.recentBlockhash)) return { ...empty, err: 'BlockhashNotFound' };
     const r = runSim(bytes, wire, o.sigVerify ?? false);
-    const meta = r.meta();
+    const meta = metaOf(r);
     const err = r.err ? toRpcTxError(r.err()) : null;
     const post = new Map<string, AccountSnapshot | null>();
     if (r.postAccounts) {
@@ -382,7 +388,7 @@ export function createChain(opts: ChainOptions): Chain {
       return;
     }
     const post = keys.map((k) => getAccount(k));
-    const meta = r.meta();
+    const meta = metaOf(r);
     const decimals = (mint: string): number => {
       // The mint is usually one of the transaction's keys: prefer its post state, then pre, then current.
       const i = keys.indexOf(mint);
@@ -422,7 +428,7 @@ export function createChain(opts: ChainOptions): Chain {
       if (r.err) {
         const err = toRpcTxError(r.err());
         if (err === 'SignatureFailure') throw new RpcError(RPC.TRANSACTION_SIGNATURE_VERIFICATION_FAILURE, 'Transaction signature verification failure');
-        const meta = r.meta();
+        const meta = metaOf(r);
         throw preflightFailure(err, meta.logs(), meta.computeUnitsConsumed());
       }
     }
