@@ -38,12 +38,6 @@ fn panic(info: &core::panic::PanicInfo<'_>) -> ! {
     unsafe { pinocchio::syscalls::abort() }
 }
 
-/// Off-chain builds (host checks) link `std` for its panic handler.
-#[cfg(not(target_os = "solana"))]
-mod __host_panic_handler {
-    extern crate std as __std;
-}
-
 #[inline(always)]
 pub fn process_instruction(
     program_id: &Pubkey,

@@ -8,7 +8,9 @@
 //! codes from 6000, `emit!`-style events) so `@coral-xyz/anchor` clients work.
 #![no_std]
 
-#[cfg(test)]
+// Off-chain builds (host tests, the IDL generator, a cdylib without the
+// entrypoint) link `std` for its panic handler and test harness.
+#[cfg(not(target_os = "solana"))]
 extern crate std;
 
 /// Profiling checkpoint: logs the remaining compute units (feature

@@ -1,0 +1,106 @@
+// initialize_merchant against the compiled program in both runtimes: the config PDA's contents, and each refusal
+// with its error number.
+import { expect } from 'chai';
+import { Keypair, PublicKey, SystemProgram } from '@solana/web3.js';
+import { createRuntime, PROGRAM_ID, RUNTIMES, type TxResult } from './runtimes';
+import { createWorld, merchantPda, program, type World } from './world';
+
+const MissingSignature = 6011;
+const NonCanonicalBump = 6009;
+const InvalidMerchantAddress = 6018;
+const MerchantAlreadyInitialized = 6019;
+
+function initIx(w: World, authority: PublicKey, payout: PublicKey, merchant: PublicKey, bump: number) {
+  return program.methods
+    .initializeMerchant(payout, bump)
+    .accountsStrict({ merchantAuthority: authority, payer: w.feePayer.publicKey, merchant, systemProgram: SystemProgram.programId })
+    .instruction();
+}
+
+function expectCode(r: TxResult, code: number) {
+  expect(r.ok, 'expected a failure').to.equal(false);
+  expect(r.customCode, `${r.error}\n${r.logs.join('\n')}`).to.equal(code);
+}
+
+/** A valid bump below the canonical one for ["merchant", authority]. */
+function nonCanonical(authority: PublicKey): [PublicKey, number] {
+  const [, canonical] = merchantPda(authority);
+  for (let b = canonical - 1; b >= 0; b--) {
+    try {
+      return [PublicKey.createProgramAddressSync([Buffer.from('merchant'), authority.toBuffer(), Buffer.from([b])], PROGRAM_ID), b];
+    } catch {
+      // on the curve: try the next bump down
+    }
+  }
+  throw new Error('no non-canonical bump');
+}
+
+for (const runtimeName of RUNTIMES) {
+  describe(`program initialize_merchant (${runtimeName})`, function () {
+    let w: World;
+    beforeEach(async function () {
+      w = await createWorld(await createRuntime(runtimeName));
+    });
+
+    it('writes the config: authorities, not paused, canonical bump', async function () {
+      const authority = Keypair.generate();
+      const payout = Keypair.generate().publicKey;
+      const [pda, bump] = merchantPda(authority.publicKey);
+      const r = await w.send([await initIx(w, authority.publicKey, payout, pda, bump)], [authority]);
+      expect(r.ok, r.error ?? '').to.equal(true);
+      const account = (await w.rt.getAccount(pda))!;
+      expect(account.owner.equals(PROGRAM_ID)).to.equal(true);
+      expect(account.data.length).to.equal(74);
+      const config = program.coder.accounts.decode('merchant', account.data);
+      expect(config.merchantAuthority.equals(authority.publicKey)).to.equal(true);
+      expect(config.payoutAuthority.equals(payout)).to.equal(true);
+      expect(config.paused).to.equal(false);
+      expect(config.bump).to.equal(bump);
+    });
+
+    it('a second initialize → MerchantAlreadyInitialized, config unchanged', async function () {
+      const { authority, pda, bump } = w.merchant;
+      const before = (await w.rt.getAccount(pda))!.data;
+      const r = await w.send([await initIx(w, authority.publicKey, Keypair.generate().publicKey, pda, bump)], [authority]);
+      expectCode(r, MerchantAlreadyInitialized);
+      expect((await w.rt.getAccount(pda))!.data.equals(before)).to.equal(true);
+    });
+
+    it('the PDA of another authority → InvalidMerchantAddress', async function () {
+      const authority = Keypair.generate();
+      const [otherPda, otherBump] = merchantPda(Keypair.generate().publicKey);
+      const r = await w.send([await initIx(w, authority.publicKey, authority.publicKey, otherPda, otherBump)], [authority]);
+      expectCode(r, InvalidMerchantAddress);
+      expect(await w.rt.getAccount(otherPda)).to.equal(null);
+    });
+
+    it('a valid but non-canonical bump → NonCanonicalBump', async function () {
+      const authority = Keypair.generate();
+      const [pda, bump] = nonCanonical(authority.publicKey);
+      const r = await w.send([await initIx(w, authority.publicKey, authority.publicKey, pda, bump)], [authority]);
+      expectCode(r, NonCanonicalBump);
+      expect(await w.rt.getAccount(pda)).to.equal(null);
+    });
+
+    it('the merchant authority not signing → MissingSignature', async function () {
+      const authority = Keypair.generate();
+      const [pda, bump] = merchantPda(authority.publicKey);
+      const ix = await initIx(w, authority.publicKey, authority.publicKey, pda, bump);
+      ix.keys[0].isSigner = false;
+      expectCode(await w.send([ix]), MissingSignature);
+      expect(await w.rt.getAccount(pda)).to.equal(null);
+    });
+
+    it('succeeds on a pre-funded PDA address', async function () {
+      const authority = Keypair.generate();
+      const [pda, bump] = merchantPda(authority.publicKey);
+      const grief = SystemProgram.transfer({ fromPubkey: w.feePayer.publicKey, toPubkey: pda, lamports: 5_000_000 });
+      expect((await w.send([grief])).ok).to.equal(true);
+      const r = await w.send([await initIx(w, authority.publicKey, authority.publicKey, pda, bump)], [authority]);
+      expect(r.ok, r.error ?? '').to.equal(true);
+      const account = (await w.rt.getAccount(pda))!;
+      expect(account.owner.equals(PROGRAM_ID)).to.equal(true);
+      expect(account.lamports).to.equal(5_000_000);
+    });
+  });
+}
