@@ -26,7 +26,7 @@ export interface PayoutChain {
    * absence after expiry; at `confirmed` after an OperationAlreadyConsumed that we saw at `confirmed`.
    */
   getOpAccount(pda: Address, programId: Address, commitment: 'confirmed' | 'finalized'): Promise<OpAccount | null>;
-  /** Successful transactions that touched the op account, oldest first (to name the attempt that created it). */
+  /** Transactions that touched the op account (at confirmed), oldest first (to name the attempt that created it). */
   opAccountSignatures(pda: Address): Promise<Array<{ signature: Signature; slot: bigint; err: TransactionError | null }>>;
 }
 
@@ -34,6 +34,11 @@ export interface ConnectionChainOptions {
   connection: Connection;
   /** The commitment at which an attempt counts as landed: `confirmed` (default) or `finalized`. */
   settleCommitment?: Extract<Commitment, 'confirmed' | 'finalized'>;
+  /**
+   * Ask for statuses beyond the node's recent status cache (default true). Nodes without full history answer
+   * "not found" for old signatures: the op account then decides (see execute-payout.ts).
+   */
+  searchTransactionHistory?: boolean;
 }
 
 const RANK: Record<string, number> = { processed: 0, confirmed: 1, finalized: 2 };
@@ -53,7 +58,7 @@ export function createConnectionChain(opts: ConnectionChainOptions): PayoutChain
     },
     async signatureStatuses(signatures) {
       if (signatures.length === 0) return [];
-      const r = await connection.getSignatureStatuses(signatures, { searchTransactionHistory: true });
+      const r = await connection.getSignatureStatuses(signatures, { searchTransactionHistory: opts.searchTransactionHistory ?? true });
       return r.value.map((s): SignatureStatus => {
         if (!s) return { found: false };
         const slot = BigInt(s.slot);
@@ -75,7 +80,8 @@ export function createConnectionChain(opts: ConnectionChainOptions): PayoutChain
       return decodeOpAccount(info.data);
     },
     async opAccountSignatures(pda) {
-      const sigs = await connection.getSignaturesForAddress(new PublicKey(pda), { limit: 1000 }, 'finalized');
+      // confirmed: after an OperationAlreadyConsumed seen at confirmed, the winner may not be finalized yet.
+      const sigs = await connection.getSignaturesForAddress(new PublicKey(pda), { limit: 1000 }, 'confirmed');
       return sigs
         .map((s) => ({ signature: s.signature as Signature, slot: BigInt(s.slot), err: s.err }))
         .sort((a, b) => (a.slot < b.slot ? -1 : a.slot > b.slot ? 1 : 0));

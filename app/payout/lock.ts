@@ -5,8 +5,9 @@ import { Pool, PoolClient } from 'pg';
 import { OncepayError } from '../../common/errors';
 import { PAYOUT_LOCK_TIMEOUT } from '../codes';
 
-// hashtextextended gives a bigint key; the prefix keeps payout keys apart from other advisory locks.
-const KEY_SQL = `hashtextextended('oncepay:payout:' || $1::text, 0)`;
+// hashtextextended gives a bigint key; the prefix keeps payout keys apart from other advisory locks, and the
+// schema keeps two journals on one server (e.g. per-test schemas) apart, as if they were two databases.
+const KEY_SQL = `hashtextextended('oncepay:payout:' || current_schema() || ':' || $1::text, 0)`;
 
 export interface PayoutLock {
   release(): Promise<void>;

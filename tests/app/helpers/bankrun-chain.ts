@@ -1,0 +1,91 @@
+// The payout executor's PayoutChain over solana-bankrun's BanksClient (the compiled program in a real bank), and
+// the setup I/O for it. Bankrun has no address index, so opAccountSignatures returns nothing: a winner outside
+// this journal is then recorded without a signature (the op account's slot still proves it).
+import * as fs from 'fs';
+import * as path from 'path';
+import { Keypair, PublicKey, SystemProgram, Transaction, TransactionError } from '@solana/web3.js';
+import { ProgramTestContext, start } from 'solana-bankrun';
+import { PayoutChain, SignatureStatus } from '../../../app/payout/chain';
+import { decodeOpAccount, ONCEPAY_PROGRAM_ID } from '../../../app/payout/program';
+import { SetupIo } from './payout-setup';
+
+/**
+ * Bankrun reports errors as text (`Error processing Instruction 0: custom program error: 0x1770`); turn that
+ * back into the JSON-RPC shape `{ InstructionError: [0, { Custom: 6000 }] }` a node returns.
+ */
+export function parseBankrunError(err: string | null): TransactionError | null {
+  if (err === null) return null;
+  const hex = /Instruction (\d+): custom program error: 0x([0-9a-f]+)/i.exec(err);
+  if (hex) return { InstructionError: [Number(hex[1]), { Custom: parseInt(hex[2], 16) }] };
+  const dbg = /InstructionError\((\d+), Custom\((\d+)\)\)/.exec(err);
+  if (dbg) return { InstructionError: [Number(dbg[1]), { Custom: Number(dbg[2]) }] };
+  return err;
+}
+
+export async function startBankrun(soDir: string): Promise<ProgramTestContext> {
+  // A missing program makes bankrun hang rather than fail: check first.
+  if (!fs.existsSync(path.join(soDir, 'oncepay.so'))) throw new Error(`${soDir}/oncepay.so is missing: run \`make program\``);
+  process.env.RUST_LOG ??= 'error'; // bankrun logs every instruction at debug otherwise
+  process.env.SBF_OUT_DIR = soDir;
+  process.env.BPF_OUT_DIR = soDir;
+  return start([{ name: 'oncepay', programId: new PublicKey(ONCEPAY_PROGRAM_ID) }], []);
+}
+
+export function bankrunChain(ctx: ProgramTestContext): PayoutChain {
+  const banks = ctx.banksClient;
+  return {
+    async latestBlockhash() {
+      const r = await banks.getLatestBlockhash('confirmed');
+      if (!r) throw new Error('no blockhash');
+      return { blockhash: r[0], lastValidBlockHeight: r[1] };
+    },
+    async sendRawTransaction(bytes) {
+      await banks.tryProcessTransaction(Transaction.from(bytes));
+    },
+    async signatureStatuses(signatures) {
+      const r = await banks.getTransactionStatuses(signatures);
+      return r.map((s): SignatureStatus => {
+        if (!s) return { found: false };
+        return { found: true, settled: true, slot: s.slot, err: parseBankrunError(s.err) };
+      });
+    },
+    async blockhashExpired(lastValidBlockHeight) {
+      return (await banks.getBlockHeight('finalized')) > lastValidBlockHeight;
+    },
+    async getOpAccount(pda, programId, commitment) {
+      const a = await banks.getAccount(new PublicKey(pda), commitment);
+      if (!a || !a.owner.equals(new PublicKey(programId))) return null;
+      return decodeOpAccount(a.data);
+    },
+    async opAccountSignatures() {
+      return [];
+    },
+  };
+}
+
+export function bankrunIo(ctx: ProgramTestContext): SetupIo {
+  const banks = ctx.banksClient;
+  return {
+    async send(ixs, signers) {
+      const [blockhash] = (await banks.getLatestBlockhash())!;
+      const tx = new Transaction({ feePayer: signers[0].publicKey, recentBlockhash: blockhash }).add(...ixs);
+      tx.sign(...signers);
+      await banks.processTransaction(tx);
+    },
+    async rent(space) {
+      return Number((await banks.getRent()).minimumBalance(BigInt(space)));
+    },
+    async fund(to) {
+      await this.send([SystemProgram.transfer({ fromPubkey: ctx.payer.publicKey, toPubkey: to, lamports: 10_000_000_000 })], [ctx.payer]);
+    },
+  };
+}
+
+export async function bankrunTokenBalance(ctx: ProgramTestContext, account: PublicKey): Promise<bigint> {
+  const a = await ctx.banksClient.getAccount(account);
+  if (!a) throw new Error(`no token account ${account.toBase58()}`);
+  return Buffer.from(a.data).readBigUInt64LE(64);
+}
+
+export const DEPLOY_DIR = path.resolve(__dirname, '..', '..', '..', 'target', 'deploy');
+export { Keypair };

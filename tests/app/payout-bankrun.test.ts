@@ -1,0 +1,158 @@
+// The compiled program in solana-bankrun: the on-chain guard and the conflict rules, seen through the executor.
+import { expect } from 'chai';
+import { Keypair, PublicKey } from '@solana/web3.js';
+import { ProgramTestContext } from 'solana-bankrun';
+import { createTestDb, TestDb } from '../helpers/db';
+import { hashApiKey } from '../../app/api/api-key-auth';
+import { createPayout } from '../../app/payout/create-payout';
+import { executePayout } from '../../app/payout/execute-payout';
+import { decodeOpAccount } from '../../app/payout/program';
+import { insertMerchant, listAttempts, MerchantRow } from '../../app/payout/queries';
+import { address } from '../../app/types';
+import { bankrunChain, bankrunIo, bankrunTokenBalance, DEPLOY_DIR, startBankrun } from './helpers/bankrun-chain';
+import { createTokenAccount, MerchantSetup, setupMerchant } from './helpers/payout-setup';
+
+describe('app/payout on the compiled program (solana-bankrun)', () => {
+  let ctx: ProgramTestContext;
+  let m: MerchantSetup;
+  let recipient: PublicKey;
+  let dbA: TestDb;
+  let dbB: TestDb;
+  let dbC: TestDb;
+  let merchantC: MerchantRow;
+  const payerB = Keypair.generate();
+  let merchantA: MerchantRow;
+  let merchantB: MerchantRow;
+
+  before(async () => {
+    ctx = await startBankrun(DEPLOY_DIR);
+    const io = bankrunIo(ctx);
+    m = await setupMerchant(io);
+    recipient = await createTokenAccount(io, m.authority, m.mint, Keypair.generate().publicKey);
+    await io.fund(payerB.publicKey);
+    // Two journals (two databases' worth of rows) for the same merchant: only the chain is shared.
+    dbA = await createTestDb('app_bankrun_a');
+    dbB = await createTestDb('app_bankrun_b');
+    dbC = await createTestDb('app_bankrun_c');
+    const row = { name: 'm', programId: address(m.programId), merchantAddress: address(m.merchant), vault: address(m.vault) };
+    merchantA = await insertMerchant(dbA.pool, { ...row, apiKeyHash: hashApiKey('bankrun-key-a-0000000') });
+    merchantB = await insertMerchant(dbB.pool, { ...row, apiKeyHash: hashApiKey('bankrun-key-b-0000000') });
+    merchantC = await insertMerchant(dbC.pool, { ...row, apiKeyHash: hashApiKey('bankrun-key-c-0000000') });
+  });
+  after(async () => {
+    await dbA?.drop();
+    await dbB?.drop();
+    await dbC?.drop();
+  });
+
+  const deps = (db: TestDb) => ({ db: db.pool, chain: bankrunChain(ctx), authority: m.authority, pollIntervalMs: 10 });
+  const balances = async () => ({ vault: await bankrunTokenBalance(ctx, m.vault), recipient: await bankrunTokenBalance(ctx, recipient) });
+
+  it('executes a payout once: one attempt, one transfer, the op account records the row', async () => {
+    const before = await balances();
+    const { row } = await createPayout(dbA.pool, merchantA, { payoutId: 'po-1', recipient: recipient.toBase58(), mint: m.mint.toBase58(), amount: '1000' });
+    const r = await executePayout(row, deps(dbA));
+    expect(r!.state).to.equal('succeeded');
+    const after = await balances();
+    expect(after.recipient - before.recipient).to.equal(1000n);
+    expect(before.vault - after.vault).to.equal(1000n);
+    const attempts = await listAttempts(dbA.pool, row.id);
+    expect(attempts.map((a) => a.status)).to.deep.equal(['landed']);
+    expect(r!.signature).to.equal(attempts[0].signature);
+    const op = decodeOpAccount((await ctx.banksClient.getAccount(new PublicKey(row.opPda)))!.data);
+    expect(op).to.include({ opId: row.opId, merchant: m.merchant.toBase58(), recipient: recipient.toBase58(), mint: m.mint.toBase58(), amount: 1000n });
+    expect(r!.slot).to.equal(op.slot.toString());
+  });
+
+  it('executing the finished row again changes nothing', async () => {
+    const before = await balances();
+    const row = (await dbA.pool.query(`SELECT id FROM payouts WHERE payout_id = 'po-1'`)).rows[0];
+    const r = await executePayout({ id: String(row.id) }, deps(dbA));
+    expect(r!.state).to.equal('succeeded');
+    expect(await balances()).to.deep.equal(before);
+    expect(await listAttempts(dbA.pool, String(row.id))).to.have.length(1);
+  });
+
+  it('another journal with the same payout id and the same terms: recognises the op as done, pays nothing', async () => {
+    const before = await balances();
+    const { row } = await createPayout(dbB.pool, merchantB, { payoutId: 'po-1', recipient: recipient.toBase58(), mint: m.mint.toBase58(), amount: '1000' });
+    const r = await executePayout(row, deps(dbB));
+    expect(r!.state).to.equal('succeeded');
+    expect(await balances()).to.deep.equal(before);
+    expect(await listAttempts(dbB.pool, row.id)).to.have.length(0);
+  });
+
+  it('a row that disagrees with the op account (other amount, same payout id) → conflict, flagged, nothing paid', async () => {
+    const before = await balances();
+    // A third journal re-uses payout id po-1 for another amount (e.g. a restored backup, a reused id).
+    const { row } = await createPayout(dbC.pool, merchantC, { payoutId: 'po-1', recipient: recipient.toBase58(), mint: m.mint.toBase58(), amount: '999' });
+    const r = await executePayout(row, deps(dbC));
+    expect(r!.state).to.equal('conflict');
+    const c = r!.conflict as { mismatches: Array<{ field: string; row: string; chain: string }> };
+    expect(c.mismatches).to.deep.equal([{ field: 'amount', row: '999', chain: '1000' }]);
+    expect(await balances()).to.deep.equal(before);
+    // Flagged, not "fixed": a second run keeps the conflict and still pays nothing.
+    const again = await executePayout(row, deps(dbC));
+    expect(await listAttempts(dbC.pool, row.id)).to.have.length(0);
+    expect(again!.state).to.equal('conflict');
+    expect(await balances()).to.deep.equal(before);
+  });
+
+  it('two journals racing on one op: the program lets exactly one transfer through, the loser gets 6000 and ends succeeded too', async () => {
+    const before = await balances();
+    const terms = { payoutId: 'po-race', recipient: recipient.toBase58(), mint: m.mint.toBase58(), amount: '77' };
+    const a = (await createPayout(dbA.pool, merchantA, terms)).row;
+    const b = (await createPayout(dbB.pool, merchantB, terms)).row;
+    // Both journals check the op account (absent) and sign before either send reaches the bank: hold the
+    // sends until both are there, then let them through in turn. The bank decides who wins.
+    const chain = bankrunChain(ctx);
+    let waiting: Array<() => void> = [];
+    const raced = {
+      ...chain,
+      async sendRawTransaction(bytes: Uint8Array) {
+        await new Promise<void>((go) => {
+          waiting.push(go);
+          if (waiting.length === 2) {
+            waiting.forEach((f) => f());
+            waiting = [];
+          }
+        });
+        return chain.sendRawTransaction(bytes);
+      },
+    };
+    const [ra, rb] = await Promise.all([
+      executePayout(a, { ...deps(dbA), chain: raced }),
+      // Another worker with its own fee payer: a distinct transaction (same signer set + blockhash would make
+      // the two byte-identical, i.e. one transaction).
+      executePayout(b, { ...deps(dbB), chain: raced, payer: payerB }),
+    ]);
+    expect(ra!.state).to.equal('succeeded');
+    expect(rb!.state).to.equal('succeeded');
+    expect(ra!.slot).to.equal(rb!.slot);
+    expect((await balances()).recipient - before.recipient).to.equal(77n);
+    const all = [...(await listAttempts(dbA.pool, a.id)), ...(await listAttempts(dbB.pool, b.id))];
+    expect(all).to.have.length(2);
+    expect(all.filter((x) => x.status === 'landed')).to.have.length(1);
+    const loser = all.find((x) => x.status !== 'landed')!;
+    expect(loser).to.include({ status: 'failed', error: 'OperationAlreadyConsumed' });
+    const winner = all.find((x) => x.status === 'landed')!;
+    expect([ra!.signature, rb!.signature]).to.include(winner.signature);
+  });
+
+  it('a different payout row for the same recipient and amount is a second, legitimate transfer', async () => {
+    const before = await balances();
+    const t = { recipient: recipient.toBase58(), mint: m.mint.toBase58(), amount: '1000' };
+    const r = await executePayout((await createPayout(dbA.pool, merchantA, { ...t, payoutId: 'po-2' })).row, deps(dbA));
+    expect(r!.state).to.equal('succeeded');
+    expect((await balances()).recipient - before.recipient).to.equal(1000n);
+  });
+
+  it('a program error other than OperationAlreadyConsumed fails the payout without a transfer (vault too small)', async () => {
+    const before = await balances();
+    const t = { recipient: recipient.toBase58(), mint: m.mint.toBase58(), amount: (before.vault + 1n).toString() };
+    const r = await executePayout((await createPayout(dbA.pool, merchantA, { ...t, payoutId: 'po-too-big' })).row, deps(dbA));
+    expect(r!.state).to.equal('failed');
+    expect(JSON.parse(r!.error!)).to.deep.equal({ InstructionError: [0, { Custom: 6004 }] }); // InsufficientVaultBalance
+    expect(await balances()).to.deep.equal(before);
+  });
+});
