@@ -36,7 +36,8 @@ pub const SYSTEM_PROGRAM_ID: Pubkey = [0u8; 32];
 /// SPL Token (legacy; p-token on newer clusters, same interface).
 pub const TOKEN_PROGRAM_ID: Pubkey = from_base58("TokenkegQfeZyiNwAJbNbGKPFXCWuBvf9Ss623VQ5DA");
 /// SPL Token-2022.
-pub const TOKEN_2022_PROGRAM_ID: Pubkey = from_base58("TokenzQdBNbLqP5VEhdkAS6EPFLC1PHnBqCXEpPxuEb");
+pub const TOKEN_2022_PROGRAM_ID: Pubkey =
+    from_base58("TokenzQdBNbLqP5VEhdkAS6EPFLC1PHnBqCXEpPxuEb");
 
 /// Aligned copies for cheap comparison (see `keys.rs`).
 pub static SYSTEM_PROGRAM: AlignedKey = AlignedKey(SYSTEM_PROGRAM_ID);

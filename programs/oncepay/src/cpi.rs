@@ -22,7 +22,11 @@ use {
 /// CPI: it reads account data through unchecked views that are dead before
 /// any CPI and only borrows mutably after the last one.
 #[inline(always)]
-fn invoke<const N: usize>(ix: &Instruction, infos: [&AccountInfo; N], signers: &[Signer]) -> ProgramResult {
+fn invoke<const N: usize>(
+    ix: &Instruction,
+    infos: [&AccountInfo; N],
+    signers: &[Signer],
+) -> ProgramResult {
     let accounts: [Account; N] = infos.map(Account::from);
     // SAFETY: the metas in `ix` name exactly `infos`, in order (built next to
     // each call below), and no borrow of their data or lamports is alive
@@ -52,8 +56,15 @@ pub fn create_account(
     data[4..12].copy_from_slice(&lamports.to_le_bytes());
     data[12..20].copy_from_slice(&space.to_le_bytes());
     data[20..52].copy_from_slice(owner);
-    let metas = [AccountMeta::writable_signer(from.key()), AccountMeta::writable_signer(to.key())];
-    let ix = Instruction { program_id: &SYSTEM_PROGRAM_ID, data: &data, accounts: &metas };
+    let metas = [
+        AccountMeta::writable_signer(from.key()),
+        AccountMeta::writable_signer(to.key()),
+    ];
+    let ix = Instruction {
+        program_id: &SYSTEM_PROGRAM_ID,
+        data: &data,
+        accounts: &metas,
+    };
     invoke(&ix, [from, to], signers)
 }
 
@@ -68,8 +79,15 @@ pub fn transfer(from: &AccountInfo, to: &AccountInfo, lamports: u64) -> ProgramR
     let mut data = [0u8; 12];
     data[0] = 2;
     data[4..12].copy_from_slice(&lamports.to_le_bytes());
-    let metas = [AccountMeta::writable_signer(from.key()), AccountMeta::writable(to.key())];
-    let ix = Instruction { program_id: &SYSTEM_PROGRAM_ID, data: &data, accounts: &metas };
+    let metas = [
+        AccountMeta::writable_signer(from.key()),
+        AccountMeta::writable(to.key()),
+    ];
+    let ix = Instruction {
+        program_id: &SYSTEM_PROGRAM_ID,
+        data: &data,
+        accounts: &metas,
+    };
     invoke(&ix, [from, to], &[])
 }
 
@@ -84,7 +102,11 @@ pub fn allocate(account: &AccountInfo, space: u64, signers: &[Signer]) -> Progra
     data[0] = 8;
     data[4..12].copy_from_slice(&space.to_le_bytes());
     let metas = [AccountMeta::writable_signer(account.key())];
-    let ix = Instruction { program_id: &SYSTEM_PROGRAM_ID, data: &data, accounts: &metas };
+    let ix = Instruction {
+        program_id: &SYSTEM_PROGRAM_ID,
+        data: &data,
+        accounts: &metas,
+    };
     invoke(&ix, [account], signers)
 }
 
@@ -99,7 +121,11 @@ pub fn assign(account: &AccountInfo, owner: &Pubkey, signers: &[Signer]) -> Prog
     data[0] = 1;
     data[4..36].copy_from_slice(owner);
     let metas = [AccountMeta::writable_signer(account.key())];
-    let ix = Instruction { program_id: &SYSTEM_PROGRAM_ID, data: &data, accounts: &metas };
+    let ix = Instruction {
+        program_id: &SYSTEM_PROGRAM_ID,
+        data: &data,
+        accounts: &metas,
+    };
     invoke(&ix, [account], signers)
 }
 
@@ -158,6 +184,10 @@ pub fn transfer_checked(
         AccountMeta::writable(destination.key()),
         AccountMeta::readonly_signer(authority.key()),
     ];
-    let ix = Instruction { program_id: token_program, data: &data, accounts: &metas };
+    let ix = Instruction {
+        program_id: token_program,
+        data: &data,
+        accounts: &metas,
+    };
     invoke(&ix, [source, mint, destination, authority], signers)
 }

@@ -33,7 +33,8 @@ const K: [u32; 64] = [
 /// PDA derivation; on chain the `sol_sha256` syscall is used instead.
 pub const fn sha256(data: &[u8]) -> [u8; 32] {
     let mut h: [u32; 8] = [
-        0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a, 0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19,
+        0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a, 0x510e527f, 0x9b05688c, 0x1f83d9ab,
+        0x5be0cd19,
     ];
     // Padded length: data + 0x80 + zeros + 8-byte bit length, a multiple of 64.
     let total = ((data.len() + 9 + 63) / 64) * 64;

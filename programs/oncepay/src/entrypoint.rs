@@ -4,8 +4,7 @@
 use {
     crate::{error::OncepayError, instructions::*},
     pinocchio::{
-        account_info::AccountInfo, no_allocator, program_entrypoint, pubkey::Pubkey,
-        ProgramResult,
+        account_info::AccountInfo, no_allocator, program_entrypoint, pubkey::Pubkey, ProgramResult,
     },
 };
 

@@ -121,7 +121,9 @@ impl OncepayError {
     /// The message clients show (the IDL's `msg`).
     pub const fn message(self) -> &'static str {
         match self {
-            Self::OperationAlreadyConsumed => "Operation already consumed: this op_id was paid out before",
+            Self::OperationAlreadyConsumed => {
+                "Operation already consumed: this op_id was paid out before"
+            }
             Self::Unauthorized => "Signer is not the merchant's authority for this action",
             Self::MerchantPaused => "Merchant is paused",
             Self::InvalidAmount => "Amount must be greater than zero",
@@ -129,9 +131,13 @@ impl OncepayError {
             Self::InvalidMerchantAccount => "Merchant account is not an oncepay merchant config",
             Self::InvalidVault => "Vault is not a token account owned by the merchant PDA",
             Self::MintMismatch => "Vault, recipient and mint do not share one mint",
-            Self::InvalidOperationAddress => "Operation account is not the PDA [\"op\", merchant, op_id]",
+            Self::InvalidOperationAddress => {
+                "Operation account is not the PDA [\"op\", merchant, op_id]"
+            }
             Self::NonCanonicalBump => "Bump is not the canonical bump",
-            Self::InvalidTokenProgram => "Token program is not SPL Token or Token-2022, or does not own the token accounts",
+            Self::InvalidTokenProgram => {
+                "Token program is not SPL Token or Token-2022, or does not own the token accounts"
+            }
             Self::MissingSignature => "A required signature is missing",
             Self::AccountNotWritable => "An account that must be writable is not",
             Self::InvalidInstructionData => "Instruction data is malformed",
@@ -139,7 +145,9 @@ impl OncepayError {
             Self::InvalidSystemProgram => "System program account is not the System program",
             Self::InvalidMint => "Mint account is not a token mint",
             Self::InvalidRecipient => "Recipient is not a token account, or is the vault",
-            Self::InvalidMerchantAddress => "Merchant account is not the PDA [\"merchant\", merchant_authority]",
+            Self::InvalidMerchantAddress => {
+                "Merchant account is not the PDA [\"merchant\", merchant_authority]"
+            }
             Self::MerchantAlreadyInitialized => "Merchant config already exists",
             Self::UnsupportedRentSysvar => "Rent sysvar exemption threshold is not supported",
             Self::ArithmeticOverflow => "Arithmetic overflow",

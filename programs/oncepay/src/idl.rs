@@ -12,9 +12,7 @@ use {
         error::OncepayError,
         events::PAYOUT_EXECUTED_DISCRIMINATOR,
         instructions::{EXECUTE_PAYOUT, INITIALIZE_MERCHANT, SET_PAUSED, SET_PAYOUT_AUTHORITY},
-        state::{
-            merchant::MERCHANT_SEED, operation::OPERATION_SEED, Layout, Merchant, Operation,
-        },
+        state::{merchant::MERCHANT_SEED, operation::OPERATION_SEED, Layout, Merchant, Operation},
         PROGRAM_ID_BASE58,
     },
     std::{
@@ -123,7 +121,9 @@ pub fn camel_case_idl(v: &J) -> J {
                 .iter()
                 .map(|(k, item)| {
                     let converted = match (KEYS.contains(&k.as_str()), item) {
-                        (true, J::S(x)) => J::S(x.split('.').map(camel).collect::<Vec<_>>().join(".")),
+                        (true, J::S(x)) => {
+                            J::S(x.split('.').map(camel).collect::<Vec<_>>().join("."))
+                        }
                         (true, J::A(xs)) => J::A(
                             xs.iter()
                                 .map(|x| match x {
@@ -155,7 +155,14 @@ struct Acc {
 }
 
 fn acc(name: &'static str, writable: bool, signer: bool, docs: &'static str) -> Acc {
-    Acc { name, writable, signer, docs, address: None, pda: None }
+    Acc {
+        name,
+        writable,
+        signer,
+        docs,
+        address: None,
+        pda: None,
+    }
 }
 
 fn acc_json(a: Acc) -> J {
@@ -203,13 +210,19 @@ fn instruction(name: &str, docs: &str, disc: [u8; 8], accounts: Vec<Acc>, args: 
         ("name", s(name)),
         ("docs", J::A(vec![s(docs)])),
         ("discriminator", bytes(&disc)),
-        ("accounts", J::A(accounts.into_iter().map(acc_json).collect())),
+        (
+            "accounts",
+            J::A(accounts.into_iter().map(acc_json).collect()),
+        ),
         ("args", J::A(args)),
     ])
 }
 
 fn system_program() -> Acc {
-    Acc { address: Some(SYSTEM_PROGRAM), ..acc("system_program", false, false, "") }
+    Acc {
+        address: Some(SYSTEM_PROGRAM),
+        ..acc("system_program", false, false, "")
+    }
 }
 
 /// The whole IDL. Field lists must follow the byte layouts in `state/` and
@@ -271,8 +284,14 @@ pub fn idl() -> J {
         ),
     ];
     let accounts = vec![
-        o(vec![("name", s("Merchant")), ("discriminator", bytes(&Merchant::DISCRIMINATOR))]),
-        o(vec![("name", s("Operation")), ("discriminator", bytes(&Operation::DISCRIMINATOR))]),
+        o(vec![
+            ("name", s("Merchant")),
+            ("discriminator", bytes(&Merchant::DISCRIMINATOR)),
+        ]),
+        o(vec![
+            ("name", s("Operation")),
+            ("discriminator", bytes(&Operation::DISCRIMINATOR)),
+        ]),
     ];
     let events = vec![o(vec![
         ("name", s("PayoutExecuted")),
@@ -280,13 +299,22 @@ pub fn idl() -> J {
     ])];
     let errors = OncepayError::ALL
         .iter()
-        .map(|e| o(vec![("code", J::N(*e as u64)), ("name", s(e.name())), ("msg", s(e.message()))]))
+        .map(|e| {
+            o(vec![
+                ("code", J::N(*e as u64)),
+                ("name", s(e.name())),
+                ("msg", s(e.message())),
+            ])
+        })
         .collect();
     let struct_type = |name: &str, docs: &str, fields: Vec<J>| {
         o(vec![
             ("name", s(name)),
             ("docs", J::A(vec![s(docs)])),
-            ("type", o(vec![("kind", s("struct")), ("fields", J::A(fields))])),
+            (
+                "type",
+                o(vec![("kind", s("struct")), ("fields", J::A(fields))]),
+            ),
         ])
     };
     let types = vec![
@@ -334,7 +362,10 @@ pub fn idl() -> J {
                 ("name", s("oncepay")),
                 ("version", s(env!("CARGO_PKG_VERSION"))),
                 ("spec", s("0.1.0")),
-                ("description", s("Pays each payout operation id at most once")),
+                (
+                    "description",
+                    s("Pays each payout operation id at most once"),
+                ),
             ]),
         ),
         ("instructions", J::A(instructions)),
@@ -382,7 +413,10 @@ mod tests {
         let (json, ts) = (idl_json(), idl_ts());
         // target/ holds build outputs where `anchor build` puts them: always
         // refreshed. idl/ is committed: rewritten only when asked.
-        let mut outputs = vec![("target/idl", "oncepay.json", &json), ("target/types", "oncepay.ts", &ts)];
+        let mut outputs = vec![
+            ("target/idl", "oncepay.json", &json),
+            ("target/types", "oncepay.ts", &ts),
+        ];
         if std::env::var("ONCEPAY_WRITE_IDL").is_ok() {
             outputs.extend([("idl", "oncepay.json", &json), ("idl", "oncepay.ts", &ts)]);
         }
@@ -418,15 +452,24 @@ mod tests {
     fn idl_entries_carry_the_programs_own_discriminators_and_codes() {
         let J::O(top) = idl() else { panic!() };
         let get = |k: &str| top.iter().find(|(n, _)| n == k).unwrap().1.clone();
-        let J::A(ixs) = get("instructions") else { panic!() };
+        let J::A(ixs) = get("instructions") else {
+            panic!()
+        };
         for ix in ixs {
             let J::O(f) = ix else { panic!() };
             let J::S(name) = &f[0].1 else { panic!() };
-            let J::A(disc) = &f.iter().find(|(k, _)| k == "discriminator").unwrap().1 else { panic!() };
-            let disc: Vec<u8> = disc.iter().map(|d| if let J::N(n) = d { *n as u8 } else { 0 }).collect();
+            let J::A(disc) = &f.iter().find(|(k, _)| k == "discriminator").unwrap().1 else {
+                panic!()
+            };
+            let disc: Vec<u8> = disc
+                .iter()
+                .map(|d| if let J::N(n) = d { *n as u8 } else { 0 })
+                .collect();
             assert_eq!(disc, sha(&format!("global:{name}")), "{name}");
         }
-        let J::A(errors) = get("errors") else { panic!() };
+        let J::A(errors) = get("errors") else {
+            panic!()
+        };
         assert_eq!(errors.len(), OncepayError::ALL.len());
         for (e, want) in errors.iter().zip(OncepayError::ALL) {
             let J::O(f) = e else { panic!() };

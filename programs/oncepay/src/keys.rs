@@ -23,7 +23,10 @@ pub fn keys_eq(a: &Pubkey, b: &Pubkey) -> bool {
         // are 8-byte aligned (checked above), so four u64 reads are in bounds
         // and aligned.
         unsafe {
-            *pa == *pb && *pa.add(1) == *pb.add(1) && *pa.add(2) == *pb.add(2) && *pa.add(3) == *pb.add(3)
+            *pa == *pb
+                && *pa.add(1) == *pb.add(1)
+                && *pa.add(2) == *pb.add(2)
+                && *pa.add(3) == *pb.add(3)
         }
     } else {
         a == b

@@ -79,7 +79,9 @@ pub fn is_on_curve(bytes: &[u8; 32]) -> bool {
     let mut unused = 0u8;
     // SAFETY: `bytes` is 32 readable bytes; the syscall returns 0 when the
     // point decompresses, 1 when it does not, and reads nothing else.
-    unsafe { pinocchio::syscalls::sol_curve_validate_point(EDWARDS, bytes.as_ptr(), &mut unused) == 0 }
+    unsafe {
+        pinocchio::syscalls::sol_curve_validate_point(EDWARDS, bytes.as_ptr(), &mut unused) == 0
+    }
 }
 
 /// Host builds have no curve arithmetic: host tests cover only the hashing.
@@ -121,8 +123,8 @@ mod tests {
         // PublicKey.findProgramAddressSync([b"op", [7;32], [9;32]], PROGRAM_ID)
         // from @solana/web3.js 1.99 returned bump 254 and this address.
         let expected: Pubkey = [
-            54, 194, 131, 178, 188, 157, 114, 157, 231, 126, 31, 126, 41, 18, 53, 158, 5, 213,
-            221, 11, 10, 223, 130, 99, 176, 84, 11, 166, 151, 195, 142, 105,
+            54, 194, 131, 178, 188, 157, 114, 157, 231, 126, 31, 126, 41, 18, 53, 158, 5, 213, 221,
+            11, 10, 223, 130, 99, 176, 84, 11, 166, 151, 195, 142, 105,
         ];
         let seeds: [&[u8]; 3] = [b"op", &[7; 32], &[9; 32]];
         assert_eq!(hash_address(&seeds, 254, &PROGRAM_ID).0, expected);
@@ -133,7 +135,13 @@ mod tests {
     fn wrong_address_is_named() {
         let seeds: [&[u8]; 3] = [b"op", &[7; 32], &[9; 32]];
         assert_eq!(
-            verify_canonical(&[0; 32], &seeds, 254, &PROGRAM_ID, OncepayError::InvalidOperationAddress),
+            verify_canonical(
+                &[0; 32],
+                &seeds,
+                254,
+                &PROGRAM_ID,
+                OncepayError::InvalidOperationAddress
+            ),
             Err(OncepayError::InvalidOperationAddress)
         );
     }

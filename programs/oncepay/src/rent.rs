@@ -19,7 +19,10 @@ const THRESHOLD_ONE_BITS: u64 = 0x3ff0_0000_0000_0000;
 pub fn minimum_balance(data_len: usize) -> Result<u64, OncepayError> {
     let rent = Rent::get().map_err(|_| OncepayError::UnsupportedRentSysvar)?;
     #[allow(deprecated)]
-    let (per_byte_year, threshold_bits) = (rent.lamports_per_byte_year, rent.exemption_threshold.to_bits());
+    let (per_byte_year, threshold_bits) = (
+        rent.lamports_per_byte_year,
+        rent.exemption_threshold.to_bits(),
+    );
     minimum_balance_from(per_byte_year, threshold_bits, data_len)
 }
 
@@ -51,8 +54,14 @@ mod tests {
         assert_eq!(THRESHOLD_TWO_BITS, 2.0f64.to_bits());
         assert_eq!(THRESHOLD_ONE_BITS, 1.0f64.to_bits());
         // 3480 lamports/byte-year × 2 years × (128 + 153) bytes.
-        assert_eq!(minimum_balance_from(3480, THRESHOLD_TWO_BITS, 153), Ok(1_955_760));
-        assert_eq!(minimum_balance_from(6960, THRESHOLD_ONE_BITS, 153), Ok(1_955_760));
+        assert_eq!(
+            minimum_balance_from(3480, THRESHOLD_TWO_BITS, 153),
+            Ok(1_955_760)
+        );
+        assert_eq!(
+            minimum_balance_from(6960, THRESHOLD_ONE_BITS, 153),
+            Ok(1_955_760)
+        );
     }
 
     #[test]

@@ -54,8 +54,7 @@ use {
         error::OncepayError,
         events,
         keys::{keys_eq, owned_by},
-        pda,
-        rent,
+        pda, rent,
         state::{
             check_account,
             merchant::MERCHANT_SEED,
@@ -108,7 +107,11 @@ pub fn process_execute_payout(
     else {
         return Err(OncepayError::NotEnoughAccountKeys.into());
     };
-    let ExecutePayoutArgs { op_id, amount, op_bump } = parse_args(args)?;
+    let ExecutePayoutArgs {
+        op_id,
+        amount,
+        op_bump,
+    } = parse_args(args)?;
 
     crate::cu_checkpoint!();
     // 2. Signers.
@@ -123,7 +126,9 @@ pub fn process_execute_payout(
 
     // 4. Programs.
     let token_program_id = token_program.key();
-    if !keys_eq(token_program_id, &TOKEN_PROGRAM.0) && !keys_eq(token_program_id, &TOKEN_2022_PROGRAM.0) {
+    if !keys_eq(token_program_id, &TOKEN_PROGRAM.0)
+        && !keys_eq(token_program_id, &TOKEN_2022_PROGRAM.0)
+    {
         return Err(OncepayError::InvalidTokenProgram.into());
     }
     if !keys_eq(system_program.key(), &SYSTEM_PROGRAM.0) {
@@ -150,7 +155,8 @@ pub fn process_execute_payout(
     };
     let config = Merchant::from_bytes(merchant_data).ok_or(OncepayError::InvalidMerchantAccount)?;
     let vault_account = token::token_account(vault_data).ok_or(OncepayError::InvalidVault)?;
-    let recipient_account = token::token_account(recipient_data).ok_or(OncepayError::InvalidRecipient)?;
+    let recipient_account =
+        token::token_account(recipient_data).ok_or(OncepayError::InvalidRecipient)?;
     let decimals = token::mint_decimals(mint_data).ok_or(OncepayError::InvalidMint)?;
 
     crate::cu_checkpoint!();
@@ -243,7 +249,8 @@ pub fn process_execute_payout(
     // Record.
     let slot = Clock::get()?.slot;
     let mut op_data = operation.try_borrow_mut_data()?;
-    let record = Operation::from_bytes_mut_unchecked(&mut op_data).ok_or(ProgramError::AccountDataTooSmall)?;
+    let record = Operation::from_bytes_mut_unchecked(&mut op_data)
+        .ok_or(ProgramError::AccountDataTooSmall)?;
     record.write(&OperationRecord {
         op_id,
         merchant: merchant.key(),
@@ -279,13 +286,23 @@ mod tests {
         data[40] = 253;
         assert_eq!(
             parse_args(&data),
-            Ok(ExecutePayoutArgs { op_id: &[5; 32], amount: u64::MAX, op_bump: 253 })
+            Ok(ExecutePayoutArgs {
+                op_id: &[5; 32],
+                amount: u64::MAX,
+                op_bump: 253
+            })
         );
     }
 
     #[test]
     fn rejects_short_and_long_data() {
-        assert_eq!(parse_args(&[0u8; ARGS_LEN - 1]), Err(OncepayError::InvalidInstructionData));
-        assert_eq!(parse_args(&[0u8; ARGS_LEN + 1]), Err(OncepayError::InvalidInstructionData));
+        assert_eq!(
+            parse_args(&[0u8; ARGS_LEN - 1]),
+            Err(OncepayError::InvalidInstructionData)
+        );
+        assert_eq!(
+            parse_args(&[0u8; ARGS_LEN + 1]),
+            Err(OncepayError::InvalidInstructionData)
+        );
     }
 }

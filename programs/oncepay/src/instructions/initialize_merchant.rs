@@ -24,8 +24,7 @@ use {
         cpi,
         error::OncepayError,
         keys::{keys_eq, owned_by},
-        pda,
-        rent,
+        pda, rent,
         state::{merchant::MERCHANT_SEED, Layout, Merchant},
     },
     pinocchio::{

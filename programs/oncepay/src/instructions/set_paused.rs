@@ -21,7 +21,11 @@ use {
     },
 };
 
-pub fn process_set_paused(program_id: &Pubkey, accounts: &[AccountInfo], args: &[u8]) -> ProgramResult {
+pub fn process_set_paused(
+    program_id: &Pubkey,
+    accounts: &[AccountInfo],
+    args: &[u8],
+) -> ProgramResult {
     let [merchant_authority, merchant, ..] = accounts else {
         return Err(OncepayError::NotEnoughAccountKeys.into());
     };
@@ -36,7 +40,8 @@ pub fn process_set_paused(program_id: &Pubkey, accounts: &[AccountInfo], args: &
 
     let mut data = merchant.try_borrow_mut_data()?;
     // Length and discriminator were checked by `check_account`.
-    let config = Merchant::from_bytes_mut_unchecked(&mut data).ok_or(ProgramError::AccountDataTooSmall)?;
+    let config =
+        Merchant::from_bytes_mut_unchecked(&mut data).ok_or(ProgramError::AccountDataTooSmall)?;
     if !keys_eq(config.merchant_authority(), merchant_authority.key()) {
         return Err(OncepayError::Unauthorized.into());
     }

@@ -41,7 +41,8 @@ pub fn process_set_payout_authority(
 
     let mut data = merchant.try_borrow_mut_data()?;
     // Length and discriminator were checked by `check_account`.
-    let config = Merchant::from_bytes_mut_unchecked(&mut data).ok_or(ProgramError::AccountDataTooSmall)?;
+    let config =
+        Merchant::from_bytes_mut_unchecked(&mut data).ok_or(ProgramError::AccountDataTooSmall)?;
     if !keys_eq(config.merchant_authority(), merchant_authority.key()) {
         return Err(OncepayError::Unauthorized.into());
     }

@@ -5,11 +5,7 @@
 //! mints, under SPL Token or Token-2022. The PDA signs vault transfers with
 //! the stored `bump`.
 
-use {
-    super::Layout,
-    crate::discriminator::discriminator,
-    pinocchio::pubkey::Pubkey,
-};
+use {super::Layout, crate::discriminator::discriminator, pinocchio::pubkey::Pubkey};
 
 /// Seed prefix of the merchant PDA.
 pub const MERCHANT_SEED: &[u8] = b"merchant";

@@ -2,11 +2,7 @@
 //! `["op", merchant, op_id]`. Its existence is the "paid" bit: no instruction
 //! closes, reallocates or re-initialises it.
 
-use {
-    super::Layout,
-    crate::discriminator::discriminator,
-    pinocchio::pubkey::Pubkey,
-};
+use {super::Layout, crate::discriminator::discriminator, pinocchio::pubkey::Pubkey};
 
 /// Seed prefix of the operation PDA.
 pub const OPERATION_SEED: &[u8] = b"op";
