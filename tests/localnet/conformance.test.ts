@@ -6,7 +6,7 @@ import {
 } from '@solana/web3.js';
 import { createAssociatedTokenAccountIdempotentInstruction, createTransferCheckedInstruction, getAssociatedTokenAddressSync } from '@solana/spl-token';
 import { LocalnetHandle, startLocalnet } from '../../localnet';
-import { connect, funded, mintWithBalance, rpc, send } from './support';
+import { connect, funded, mintWithBalance, rpc, send, until } from './support';
 
 describe('localnet: web3.js conformance', function () {
   let net: LocalnetHandle;
@@ -26,7 +26,15 @@ describe('localnet: web3.js conformance', function () {
     const to = Keypair.generate().publicKey;
     const before = await conn.getBalance(payer.publicKey);
     const { blockhash, lastValidBlockHeight } = await conn.getLatestBlockhash();
-    expect(lastValidBlockHeight).to.equal((await conn.getBlockHeight()) + 150);
+    // One batch is answered at one instant, so the pair is consistent even with the clock running.
+    const pair = (await (await fetch(net.url, {
+      method: 'POST', headers: { 'content-type': 'application/json' },
+      body: JSON.stringify([
+        { jsonrpc: '2.0', id: 1, method: 'getLatestBlockhash', params: [{ commitment: 'confirmed' }] },
+        { jsonrpc: '2.0', id: 2, method: 'getBlockHeight', params: [{ commitment: 'confirmed' }] },
+      ]),
+    })).json()) as any[];
+    expect(pair[0].result.value.lastValidBlockHeight).to.equal(pair[1].result + 150);
     const tx = new Transaction({ feePayer: payer.publicKey, blockhash, lastValidBlockHeight }).add(
       SystemProgram.transfer({ fromPubkey: payer.publicKey, toPubkey: to, lamports: LAMPORTS_PER_SOL }),
     );
@@ -205,8 +213,13 @@ describe('localnet: web3.js conformance', function () {
 
     const before = await conn.getBalance(payer.publicKey);
     const sig = await conn.sendRawTransaction(tx.serialize(), { skipPreflight: true });
-    const conf = await conn.confirmTransaction({ signature: sig, blockhash: tx.recentBlockhash!, lastValidBlockHeight: tx.lastValidBlockHeight! }, 'confirmed');
-    expect(conf.value.err).to.deep.equal({ InstructionError: [0, { Custom: 1 }] });
+    // (web3.js's confirmTransaction either resolves with the err or rejects with it, depending on which of its
+    // websocket and polling paths wins; poll the status instead.)
+    const st = await until('failed tx confirmed', async () => {
+      const v = (await conn.getSignatureStatus(sig)).value;
+      return v && v.confirmationStatus !== 'processed' ? v : null;
+    });
+    expect(st.err).to.deep.equal({ InstructionError: [0, { Custom: 1 }] });
     const got = await conn.getTransaction(sig, { commitment: 'confirmed', maxSupportedTransactionVersion: 0 });
     expect(got!.meta!.err).to.deep.equal({ InstructionError: [0, { Custom: 1 }] });
     expect(got!.meta!.fee).to.equal(10_000);
@@ -298,23 +311,6 @@ describe('localnet: web3.js conformance', function () {
     expect(metrics).to.match(/oncepay_localnet_rpc_requests_total\{method="getSlot"\} [1-9]/);
   });
 
-  it('getBlocks / getBlocksWithLimit / getBlockTime and commitment bounds', async () => {
-    const tip = await conn.getSlot('confirmed');
-    const fin = await conn.getSlot('finalized');
-    expect(fin).to.be.at.most(tip - 4);
-    const blocks = await conn.getBlocks(0, undefined, 'confirmed');
-    expect(blocks[0]).to.equal(0);
-    expect(blocks[blocks.length - 1]).to.be.at.least(tip);
-    const finBlocks = await conn.getBlocks(0, undefined, 'finalized');
-    expect(finBlocks[finBlocks.length - 1]).to.be.at.most(await conn.getSlot('finalized'));
-    const limited = await rpc(net.url, 'getBlocksWithLimit', [1, 3, { commitment: 'confirmed' }]);
-    expect(limited.result).to.deep.equal([1, 2, 3]);
-    expect(await conn.getBlockTime(1)).to.be.a('number');
-    const future = await rpc(net.url, 'getBlock', [tip + 10_000, { commitment: 'confirmed' }]);
-    expect(future.error!.code).to.equal(-32004);
-    const processed = await rpc(net.url, 'getBlock', [1, { commitment: 'processed' }]);
-    expect(processed.error!.code).to.equal(-32602);
-  });
 });
 
 describe('localnet: commitment in manual mode', function () {
@@ -345,5 +341,25 @@ describe('localnet: commitment in manual mode', function () {
     expect(await conn.getSlot('finalized')).to.equal(slot);
     expect((await conn.getTransaction(sig, { commitment: 'finalized' }))!.slot).to.equal(slot);
     expect((await conn.getSignatureStatus(sig)).value!.confirmations).to.equal(null);
+  });
+  it('getBlocks / getBlocksWithLimit / getBlockTime and commitment bounds', async () => {
+    net.advanceSlots(10);
+    const tip = await conn.getSlot('confirmed');
+    expect(await conn.getSlot('finalized')).to.equal(tip - 3);
+    expect(await conn.getBlockHeight('finalized')).to.equal((await conn.getBlockHeight('confirmed')) - 3);
+    const blocks = await conn.getBlocks(0, undefined, 'confirmed');
+    expect(blocks[0]).to.equal(0);
+    expect(blocks[blocks.length - 1]).to.equal(tip);
+    expect(await conn.getBlocks(0, undefined, 'finalized')).to.deep.equal(blocks.filter((s) => s <= tip - 3));
+    expect(await conn.getBlocks(tip - 1, tip + 100, 'confirmed')).to.deep.equal([tip - 1, tip]);
+    const limited = await rpc(net.url, 'getBlocksWithLimit', [1, 3, { commitment: 'confirmed' }]);
+    expect(limited.result).to.deep.equal([1, 2, 3]);
+    expect(await conn.getBlockTime(1)).to.be.a('number');
+    const future = await rpc(net.url, 'getBlock', [tip + 1, { commitment: 'confirmed' }]);
+    expect(future.error!.code).to.equal(-32004);
+    const notFinal = await rpc(net.url, 'getBlock', [tip, { commitment: 'finalized' }]);
+    expect(notFinal.error!.code).to.equal(-32004);
+    const processed = await rpc(net.url, 'getBlock', [1, { commitment: 'processed' }]);
+    expect(processed.error!.code).to.equal(-32602);
   });
 });
