@@ -7,7 +7,10 @@ import { join } from 'node:path';
 import { expect } from 'chai';
 import { convertIdlToCamelCase } from '@coral-xyz/anchor/dist/cjs/idl';
 import idl from '../../idl/oncepay.json';
+import { Keypair, SystemProgram } from '@solana/web3.js';
+import { BN } from '@coral-xyz/anchor';
 import { PROGRAM_ID, REPO_ROOT } from './runtimes';
+import { merchantPda, opPda, program, TOKEN_PROGRAM_ID } from './world';
 
 const disc = (preimage: string) => [...createHash('sha256').update(preimage).digest().subarray(0, 8)];
 
@@ -68,5 +71,20 @@ describe('program IDL (idl/oncepay.json, idl/oncepay.ts)', function () {
     const ts = readFileSync(join(REPO_ROOT, 'idl/oncepay.ts'), 'utf8');
     const body = ts.slice(ts.indexOf('export type Oncepay = ') + 'export type Oncepay = '.length).trim().replace(/;$/, '');
     expect(JSON.parse(body)).to.deep.equal(convertIdlToCamelCase(idl as never));
+  });
+
+  it('lets Anchor resolve the op PDA, the merchant PDA and the System program from the IDL seeds', async function () {
+    const key = () => Keypair.generate().publicKey;
+    const merchant = key();
+    const opId = Buffer.alloc(32, 3);
+    const ix = await program.methods
+      .executePayout([...opId], new BN(5), 255)
+      .accounts({ payoutAuthority: key(), payer: key(), merchant, vault: key(), mint: key(), recipientToken: key(), tokenProgram: TOKEN_PROGRAM_ID })
+      .instruction();
+    expect(ix.keys[3].pubkey.equals(opPda(merchant, opId)[0])).to.equal(true);
+    expect(ix.keys[8].pubkey.equals(SystemProgram.programId)).to.equal(true);
+    const authority = key();
+    const init = await program.methods.initializeMerchant(key(), 255).accounts({ merchantAuthority: authority, payer: key() }).instruction();
+    expect(init.keys[2].pubkey.equals(merchantPda(authority)[0])).to.equal(true);
   });
 });
