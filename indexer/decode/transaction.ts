@@ -257,8 +257,10 @@ export function decodeTransaction(input: unknown, opts: DecodeOptions = {}): Rec
   if (!isRecord(meta)) throw malformed('meta is not an object');
   const slot = slotOf(input.slot);
   const blockTime = blockTimeOf(input.blockTime);
-  // A failed transaction moved no tokens (only its fee): no receipts.
-  if (meta.err !== null && meta.err !== undefined) return [];
+  // A failed transaction moved no tokens (only its fee): no receipts. `err` is the field; `status` is its older
+  // twin ({"Ok":null} / {"Err":…}); either saying failure is enough, and saying neither is not success.
+  if (meta.err === undefined && !isRecord(meta.status)) throw malformed('meta has neither err nor status');
+  if ((meta.err !== null && meta.err !== undefined) || (isRecord(meta.status) && meta.status.Err !== undefined)) return [];
 
   const message = record(tx, 'message', 'transaction');
   const rawKeys = array(message, 'accountKeys', 'transaction.message');

@@ -129,9 +129,11 @@ describe('decode: LiteSVM fixtures', () => {
         expect(decodeTransaction(tx)).to.deep.equal([]);
       });
 
-      it('the same transaction with err cleared would yield its transfer (the empty result comes from meta.err)', () => {
+      it('the same transaction with err and status cleared would yield its transfer (the empty result comes from the failure)', () => {
         const tx = clone(fixture('spl-failed', encoding));
         (tx.meta as Record<string, unknown>).err = null;
+        expect(decodeTransaction(tx)).to.deep.equal([]); // status still says Err
+        (tx.meta as Record<string, unknown>).status = { Ok: null };
         expect(decodeTransaction(tx).map((r) => r.amount)).to.deep.equal([999_999_999_999n]);
       });
 

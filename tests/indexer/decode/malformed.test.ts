@@ -180,3 +180,16 @@ describe('decode: malformed input → named codes', () => {
     }
   });
 });
+
+describe('decode: failure is read from err or status', () => {
+  it('status {"Err":…} with err absent → no receipts; neither field → refused', () => {
+    const tx = clone(fixture('spl-two-transfers', 'json')) as Tx;
+    delete tx.meta.err;
+    tx.meta.status = { Err: { InstructionError: [0, { Custom: 1 }] } };
+    expect(decodeTransaction(tx)).to.deep.equal([]);
+    tx.meta.status = { Ok: null };
+    expect(decodeTransaction(tx)).to.have.length(2);
+    delete tx.meta.status;
+    expect(codeOf(decode(tx))).to.equal(DECODE_CODES.MALFORMED_TRANSACTION);
+  });
+});
