@@ -1,10 +1,12 @@
 // The slot scanner against the replay RPC server (real HTTP on loopback, real wire-format blocks) and the real
 // ledger on PostgreSQL.
 import { expect } from 'chai';
+import * as fs from 'fs';
+import * as path from 'path';
 import { createTestDb, TestDb } from '../../helpers/db';
 import { blockAt, ReplayRpc, startReplayRpc, transferCheckedTx } from '../../helpers/replay-rpc';
 import { createLedger } from '../../../indexer/ledger';
-import { decodeBlock } from '../../../indexer/decode';
+import { decodeBlock, decodeTransaction } from '../../../indexer/decode';
 import { createRpcClient, RpcErrorKind } from '../../../indexer/rpc';
 import { createScanner, ScannerOptions } from '../../../indexer/source/scanner';
 import { SOURCE_CODES } from '../../../indexer/source/codes';
@@ -95,6 +97,30 @@ describe('indexer/source scanner (replay RPC + PostgreSQL)', () => {
     const t = await expectExact(all, 71);
     expect(t.duplicates.scanner).to.equal(p2.duplicates + p3.duplicates);
     expect(t.duplicates.scanner).to.be.greaterThan(0);
+  });
+
+  it('replays recorded LiteSVM transactions packed into blocks: the ledger holds exactly what the decoder reads from each', async () => {
+    const dir = path.resolve(__dirname, '../../fixtures/transactions/litesvm/json');
+    const txs = fs.readdirSync(dir).filter((f) => f.endsWith('.json')).sort().map((f) => JSON.parse(fs.readFileSync(path.join(dir, f), 'utf8')));
+    expect(txs.length).to.be.greaterThan(5);
+    const expected = new Set<string>();
+    let slot = 100;
+    for (let i = 0; i < txs.length; i += 3) {
+      slot += 2;
+      // A block entry is the getTransaction result without slot / blockTime.
+      const entries = txs.slice(i, i + 3).map(({ slot: _s, blockTime: _t, ...rest }) => rest);
+      for (const t of txs.slice(i, i + 3)) for (const r of decodeTransaction(t)) expected.add(`${r.signature}/${r.ixIndex}/${r.innerIndex}/${r.amount}`);
+      rpcServer.setBlock(slot, blockAt(slot, entries));
+    }
+    expect(expected.size).to.be.greaterThan(5);
+    rpcServer.setTip({ finalized: slot + 1 });
+    const { scanner } = scannerFor({ fromSlot: 100 });
+    await scanner.run({ once: true });
+    await scanner.run({ once: true });
+    const { rows } = await db.pool.query(`SELECT signature, ix_index, inner_index, amount::text AS amount FROM receipts WHERE cluster = $1`, [cluster]);
+    expect(new Set(rows.map((r) => `${r.signature}/${r.ix_index}/${r.inner_index}/${r.amount}`))).to.deep.equal(expected);
+    expect(rows.length).to.equal(expected.size);
+    expect((await totals(db.pool, cluster)).checkpoints.scanner).to.equal(slot + 1);
   });
 
   it('retries 429s, 5xx and timeouts, counts them by kind, and loses nothing', async () => {
