@@ -21,6 +21,7 @@ import {
   TOKEN_PROGRAM_ID,
   U64_MAX,
   writeMint,
+  writeTokenAccount,
   type World,
 } from './world';
 
@@ -124,6 +125,23 @@ for (const runtimeName of RUNTIMES) {
           expect(BigInt(e.slot.toString())).to.equal(slot);
         });
       }
+
+      it('pays into a Token-2022 account with extensions (ImmutableOwner, as every Token-2022 ATA has)', async function () {
+        w = await createWorld(rt, { tokenProgram: TOKEN_2022_PROGRAM_ID });
+        const ata = Keypair.generate().publicKey;
+        writeTokenAccount(rt, ata, {
+          mint: w.mint,
+          owner: Keypair.generate().publicKey,
+          amount: 0n,
+          tokenProgram: TOKEN_2022_PROGRAM_ID,
+          immutableOwner: true,
+        });
+        expect((await rt.getAccount(ata))!.data.length).to.equal(170);
+        const opId = opIdFor('t22-extensions');
+        expectOk(await payout(w, { opId, amount: 12_345n, recipientToken: ata }));
+        expect(await tokenBalance(rt, ata)).to.equal(12_345n);
+        expect((await fetchOperation(rt, opPda(w.merchant.pda, opId)[0]))!.recipient.equals(ata)).to.equal(true);
+      });
 
       it('pays u64::MAX from a vault holding u64::MAX', async function () {
         w = await createWorld(rt, { vaultAmount: U64_MAX, mintSupply: U64_MAX });

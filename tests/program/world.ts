@@ -93,9 +93,16 @@ export function writeMint(rt: Runtime, key: PublicKey, tokenProgram: PublicKey, 
 export function writeTokenAccount(
   rt: Runtime,
   key: PublicKey,
-  opts: { mint: PublicKey; owner: PublicKey; amount: bigint; tokenProgram: PublicKey },
+  opts: { mint: PublicKey; owner: PublicKey; amount: bigint; tokenProgram: PublicKey; immutableOwner?: boolean },
 ): void {
-  const data = Buffer.alloc(ACCOUNT_SIZE);
+  // Token-2022 only: base layout, AccountType::Account (2), then one TLV entry ImmutableOwner (type 7, length 0),
+  // which is what every Token-2022 associated token account carries.
+  const data = Buffer.alloc(opts.immutableOwner ? ACCOUNT_SIZE + 1 + 4 : ACCOUNT_SIZE);
+  if (opts.immutableOwner) {
+    data[ACCOUNT_SIZE] = 2;
+    data.writeUInt16LE(7, ACCOUNT_SIZE + 1);
+    data.writeUInt16LE(0, ACCOUNT_SIZE + 3);
+  }
   AccountLayout.encode(
     {
       mint: opts.mint,
