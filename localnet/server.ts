@@ -232,6 +232,9 @@ export async function startRpcServer(o: RpcServerOptions): Promise<RpcServer> {
       timers.clear();
       subs.close();
       await Promise.all([closeServer(main), wsServer ? closeServer(wsServer) : Promise.resolve()]);
+      // Let in-process clients see the FIN of their kept-alive sockets before anyone listens on this port again;
+      // otherwise their pool reuses a dead socket and the first request after a restart fails.
+      await new Promise((r) => setTimeout(r, 25));
     },
   };
 }

@@ -94,7 +94,11 @@ export function createSubscriptions(chain: Chain): Subscriptions {
       wss.handleUpgrade(req, socket, head, (ws) => wss.emit('connection', ws, req));
     },
     close() {
-      for (const c of wss.clients) c.terminate();
+      // 1000 = normal closure: web3.js's websocket client reconnects after anything else, forever.
+      for (const c of wss.clients) c.close(1000, 'localnet stopping');
+      setTimeout(() => {
+        for (const c of wss.clients) c.terminate();
+      }, 200).unref();
       wss.close();
     },
   };

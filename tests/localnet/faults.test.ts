@@ -1,0 +1,239 @@
+// Fault injection: each fault surfaces the way web3.js reports it against a real provider, and the chain state
+// behind it is what a real cluster would have (executed or not).
+import { expect } from 'chai';
+import { spawn } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import bs58 from 'bs58';
+import {
+  Connection, Keypair, LAMPORTS_PER_SOL, SolanaJSONRPCError, SystemProgram, Transaction, TransactionExpiredBlockheightExceededError,
+} from '@solana/web3.js';
+import { LocalnetHandle, startLocalnet } from '../../localnet';
+import { connect, funded, rpc, until } from './support';
+
+async function signedTransfer(conn: Connection, from: Keypair, lamports: number): Promise<{ tx: Transaction; to: Keypair; blockhash: string; lastValidBlockHeight: number }> {
+  const to = Keypair.generate();
+  const { blockhash, lastValidBlockHeight } = await conn.getLatestBlockhash();
+  const tx = new Transaction({ feePayer: from.publicKey, blockhash, lastValidBlockHeight }).add(
+    SystemProgram.transfer({ fromPubkey: from.publicKey, toPubkey: to.publicKey, lamports }),
+  );
+  tx.sign(from);
+  return { tx, to, blockhash, lastValidBlockHeight };
+}
+
+async function caught(p: Promise<unknown>): Promise<Error> {
+  try {
+    await p;
+  } catch (e) {
+    return e as Error;
+  }
+  throw new Error('expected a rejection');
+}
+
+describe('localnet: fault injection', function () {
+  let net: LocalnetHandle;
+  let conn: Connection;
+  let payer: Keypair;
+
+  before(async () => {
+    net = await startLocalnet({ slotMs: 20, finalityDepth: 2, wsOnNextPort: false });
+    conn = connect(net);
+    payer = await funded(conn, 100);
+  });
+  after(async () => {
+    await net.stop();
+  });
+
+  it('a dropped sendTransaction response still lands the transaction (findable by getSignatureStatuses)', async () => {
+    const { tx, to } = await signedTransfer(conn, payer, LAMPORTS_PER_SOL);
+    net.faults.dropNextResponses({ method: 'sendTransaction', count: 1 });
+    const err = await caught(conn.sendRawTransaction(tx.serialize()));
+    expect(err.message).to.match(/socket hang up|ECONNRESET|fetch failed/);
+    const sig = bs58.encode(tx.signature!);
+    const st = await until('status after drop', async () => (await conn.getSignatureStatuses([sig])).value[0]);
+    expect(st.err).to.equal(null);
+    expect(await conn.getBalance(to.publicKey)).to.equal(LAMPORTS_PER_SOL);
+    // Rebroadcasting the same bytes is harmless: same signature, one execution.
+    expect(await conn.sendRawTransaction(tx.serialize(), { skipPreflight: true })).to.equal(sig);
+    await new Promise((r) => setTimeout(r, 60));
+    expect(await conn.getBalance(to.publicKey)).to.equal(LAMPORTS_PER_SOL);
+  });
+
+  it('a delayed response arrives late but intact', async () => {
+    net.faults.dropNextResponses({ method: 'getHealth', mode: 'delay', delayMs: 150 });
+    expect((await rpc(net.url, 'getHealth')).result).to.equal('ok');
+  });
+
+  it('429 and 500 surface as the errors web3.js raises for them; nothing executes', async () => {
+    const { tx, to } = await signedTransfer(conn, payer, LAMPORTS_PER_SOL);
+    net.faults.failNext({ kind: '429', method: 'sendTransaction' });
+    const e429 = await caught(conn.sendRawTransaction(tx.serialize()));
+    expect(e429.message).to.match(/^429 Too Many Requests: /);
+    net.faults.failNext({ kind: '500', method: 'getBalance' });
+    const e500 = await caught(conn.getBalance(to.publicKey));
+    expect(e500.message).to.include('500 Internal Server Error');
+    net.advanceSlots(2);
+    expect((await conn.getSignatureStatuses([bs58.encode(tx.signature!)], { searchTransactionHistory: true })).value[0]).to.equal(null);
+    expect(await conn.getBalance(to.publicKey)).to.equal(0);
+  });
+
+  it('a timeout hangs without executing, then the connection dies', async () => {
+    const { tx, to } = await signedTransfer(conn, payer, LAMPORTS_PER_SOL);
+    net.faults.failNext({ kind: 'timeout', method: 'sendTransaction', delayMs: 100 });
+    const err = await caught(conn.sendRawTransaction(tx.serialize()));
+    expect(err.message).to.match(/socket hang up|ECONNRESET|fetch failed/);
+    expect((await conn.getSignatureStatuses([bs58.encode(tx.signature!)], { searchTransactionHistory: true })).value[0]).to.equal(null);
+    expect(await conn.getBalance(to.publicKey)).to.equal(0);
+  });
+
+  it('the admin endpoint arms the same faults over HTTP', async () => {
+    const res = await fetch(`${net.url}/admin/fail-next`, { method: 'POST', body: JSON.stringify({ kind: '500', method: 'getSlot' }) });
+    expect(res.status).to.equal(200);
+    const e = await caught(conn.getSlot());
+    expect(e.message).to.include('500');
+    expect(await conn.getSlot()).to.be.a('number');
+  });
+});
+
+describe('localnet: skipped slots and blockhash expiry (manual slots)', function () {
+  let net: LocalnetHandle;
+  let conn: Connection;
+  let payer: Keypair;
+
+  before(async () => {
+    net = await startLocalnet({ slotMs: 0, finalityDepth: 2, wsOnNextPort: false });
+    conn = connect(net);
+    const kp = Keypair.generate();
+    const sig = await conn.requestAirdrop(kp.publicKey, 100 * LAMPORTS_PER_SOL);
+    net.advanceSlots(1);
+    expect((await conn.getSignatureStatus(sig)).value!.confirmationStatus).to.equal('confirmed');
+    payer = kp;
+  });
+  after(async () => {
+    await net.stop();
+  });
+
+  it('a skipped slot has no block: getBlock -32007, getBlocks leaves it out, its transactions land in the next block', async () => {
+    const next = net.chain.pendingSlot();
+    net.faults.skipSlot(next);
+    const { tx } = await signedTransfer(conn, payer, LAMPORTS_PER_SOL);
+    const sig = await conn.sendRawTransaction(tx.serialize());
+    net.advanceSlots(2);
+    const err = await caught(conn.getBlock(next, { commitment: 'confirmed', maxSupportedTransactionVersion: 0 }));
+    expect(err).to.be.instanceOf(SolanaJSONRPCError);
+    expect((err as SolanaJSONRPCError).code).to.equal(-32007);
+    expect(await conn.getBlocks(next - 1, next + 1, 'confirmed')).to.deep.equal([next - 1, next + 1]);
+    const landed = await conn.getTransaction(sig, { commitment: 'confirmed', maxSupportedTransactionVersion: 0 });
+    expect(landed!.slot).to.equal(next + 1);
+    const block = await conn.getBlock(next + 1, { commitment: 'confirmed', maxSupportedTransactionVersion: 0 });
+    expect(block!.parentSlot).to.equal(next - 1);
+  });
+
+  it('expired blockhash: invalid, rejected with BlockhashNotFound, and confirmTransaction gives up by block height', async () => {
+    const { tx, to, blockhash, lastValidBlockHeight } = await signedTransfer(conn, payer, LAMPORTS_PER_SOL);
+    expect((await conn.isBlockhashValid(blockhash)).value).to.equal(true);
+    net.faults.expireBlockhashesNow();
+    expect((await conn.isBlockhashValid(blockhash)).value).to.equal(false);
+    expect(await conn.getBlockHeight()).to.be.greaterThan(lastValidBlockHeight);
+    const raw = await rpc(net.url, 'sendTransaction', [tx.serialize().toString('base64'), { encoding: 'base64' }]);
+    expect(raw.error!.code).to.equal(-32002);
+    expect(raw.error!.data.err).to.equal('BlockhashNotFound');
+    expect(raw.error!.message).to.equal('Transaction simulation failed: Blockhash not found');
+    // skipPreflight: the node answers with the signature and drops it, as a real one does.
+    const sig = await conn.sendRawTransaction(tx.serialize(), { skipPreflight: true });
+    const err = await caught(conn.confirmTransaction({ signature: sig, blockhash, lastValidBlockHeight }, 'confirmed'));
+    expect(err).to.be.instanceOf(TransactionExpiredBlockheightExceededError);
+    net.advanceSlots(1);
+    expect((await conn.getSignatureStatuses([sig], { searchTransactionHistory: true })).value[0]).to.equal(null);
+    expect(await conn.getBalance(to.publicKey)).to.equal(0);
+  });
+});
+
+describe('localnet: restart and persistence', function () {
+  it('restart keeping the ledger finds earlier signatures and balances; restart with wipe forgets them', async () => {
+    const net = await startLocalnet({ slotMs: 0, finalityDepth: 1, wsOnNextPort: false });
+    try {
+      let conn = connect(net);
+      const kp = Keypair.generate();
+      const sig = await conn.requestAirdrop(kp.publicKey, 3 * LAMPORTS_PER_SOL);
+      net.advanceSlots(3);
+      const slot = (await conn.getSignatureStatus(sig)).value!.slot;
+      const genesis = await conn.getGenesisHash();
+      const url = net.url;
+
+      await net.restart({ keepLedger: true });
+      expect(net.url).to.equal(url);
+      // A restart closes kept-alive sockets, as a real node's would: a client reconnects.
+      conn = connect(net);
+      const st = (await conn.getSignatureStatuses([sig], { searchTransactionHistory: true })).value[0];
+      expect(st!.slot).to.equal(slot);
+      expect(st!.confirmationStatus).to.equal('finalized');
+      expect(await conn.getBalance(kp.publicKey)).to.equal(3 * LAMPORTS_PER_SOL);
+      expect(await conn.getGenesisHash()).to.equal(genesis);
+      expect((await conn.getTransaction(sig, { commitment: 'confirmed' }))!.slot).to.equal(slot);
+      // The chain goes on from where it was.
+      expect(await conn.getSlot('confirmed')).to.be.at.least(slot);
+      // A resend after restart must not execute twice.
+      const again = await rpc(net.url, 'requestAirdrop', [kp.publicKey.toBase58(), LAMPORTS_PER_SOL]);
+      expect(again.result).to.be.a('string');
+      net.advanceSlots(1);
+      expect(await conn.getBalance(kp.publicKey)).to.equal(4 * LAMPORTS_PER_SOL);
+
+      await net.restart({ keepLedger: false });
+      conn = connect(net);
+      expect((await conn.getSignatureStatuses([sig], { searchTransactionHistory: true })).value[0]).to.equal(null);
+      expect(await conn.getBalance(kp.publicKey)).to.equal(0);
+      expect(await conn.getGenesisHash()).to.not.equal(genesis);
+      expect(await conn.getSlot('confirmed')).to.equal(0);
+    } finally {
+      await net.stop();
+    }
+  });
+
+  it('kill -9 of `oncepay localnet` keeps every confirmed transaction; the restarted process finds it', async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'oncepay-localnet-crash-'));
+    const root = path.resolve(__dirname, '../..');
+    const launch = (): Promise<{ child: ReturnType<typeof spawn>; url: string }> =>
+      new Promise((resolve, reject) => {
+        const child = spawn(process.execPath, [path.join(root, 'bin/oncepay'), 'localnet', '--port', '0', '--slot-ms', '20', '--finality-depth', '2', '--ledger', dir], {
+          // bin/oncepay runs dist/ when built (make test builds first), else the sources via ts-node.
+          env: { ...process.env },
+          stdio: ['ignore', 'pipe', 'pipe'],
+        });
+        let out = '';
+        child.stdout!.on('data', (d: Buffer) => {
+          out += d.toString();
+          const line = out.split('\n')[0];
+          if (out.includes('\n')) resolve({ child, url: (JSON.parse(line) as { rpc: string }).rpc });
+        });
+        child.once('exit', (code) => reject(new Error(`localnet exited early (${code})`)));
+      });
+    const first = await launch();
+    let second: Awaited<ReturnType<typeof launch>> | undefined;
+    try {
+      const conn = new Connection(first.url, { commitment: 'confirmed', disableRetryOnRateLimit: true });
+      const kp = Keypair.generate();
+      const sig = await conn.requestAirdrop(kp.publicKey, 2 * LAMPORTS_PER_SOL);
+      await until('confirmed airdrop', async () => (await conn.getSignatureStatus(sig)).value?.confirmationStatus === 'confirmed');
+      const exited = new Promise((r) => first.child.once('exit', r));
+      first.child.kill('SIGKILL');
+      await exited;
+
+      second = await launch();
+      const conn2 = new Connection(second.url, { commitment: 'confirmed', disableRetryOnRateLimit: true });
+      const st = (await conn2.getSignatureStatuses([sig], { searchTransactionHistory: true })).value[0];
+      expect(st).to.not.equal(null);
+      expect(st!.err).to.equal(null);
+      expect(await conn2.getBalance(kp.publicKey)).to.equal(2 * LAMPORTS_PER_SOL);
+      const exited2 = new Promise((r) => second!.child.once('exit', r));
+      second.child.kill('SIGTERM');
+      expect(await exited2).to.equal(0);
+      second = undefined;
+    } finally {
+      first.child.kill('SIGKILL');
+      second?.child.kill('SIGKILL');
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
