@@ -56,7 +56,7 @@ use {
         keys::{keys_eq, owned_by},
         pda, rent,
         state::{
-            check_account,
+            load,
             merchant::MERCHANT_SEED,
             operation::{OperationRecord, OPERATION_SEED},
             Layout, Merchant, Operation,
@@ -136,7 +136,9 @@ pub fn process_execute_payout(
     }
 
     // 5-6. Owners, then layouts and discriminators.
-    check_account::<Merchant>(merchant, program_id, OncepayError::InvalidMerchantAccount)?;
+    // SAFETY: nothing borrows the merchant's data mutably in this instruction.
+    let config =
+        unsafe { load::<Merchant>(merchant, program_id, OncepayError::InvalidMerchantAccount)? };
     if !owned_by(vault, token_program_id)
         || !owned_by(mint, token_program_id)
         || !owned_by(recipient, token_program_id)
@@ -145,15 +147,13 @@ pub fn process_execute_payout(
     }
     // SAFETY: nothing borrows these accounts' data mutably before the CPI
     // below, and these shared views are not used after it.
-    let (merchant_data, vault_data, mint_data, recipient_data) = unsafe {
+    let (vault_data, mint_data, recipient_data) = unsafe {
         (
-            merchant.borrow_data_unchecked(),
             vault.borrow_data_unchecked(),
             mint.borrow_data_unchecked(),
             recipient.borrow_data_unchecked(),
         )
     };
-    let config = Merchant::from_bytes(merchant_data).ok_or(OncepayError::InvalidMerchantAccount)?;
     let vault_account = token::token_account(vault_data).ok_or(OncepayError::InvalidVault)?;
     let recipient_account =
         token::token_account(recipient_data).ok_or(OncepayError::InvalidRecipient)?;

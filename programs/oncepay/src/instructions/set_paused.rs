@@ -14,11 +14,9 @@ use {
     crate::{
         error::OncepayError,
         keys::keys_eq,
-        state::{check_account, Layout, Merchant},
+        state::{load_mut, Merchant},
     },
-    pinocchio::{
-        account_info::AccountInfo, program_error::ProgramError, pubkey::Pubkey, ProgramResult,
-    },
+    pinocchio::{account_info::AccountInfo, pubkey::Pubkey, ProgramResult},
 };
 
 pub fn process_set_paused(
@@ -36,12 +34,8 @@ pub fn process_set_paused(
 
     require_signer(merchant_authority)?;
     require_writable(merchant)?;
-    check_account::<Merchant>(merchant, program_id, OncepayError::InvalidMerchantAccount)?;
-
-    let mut data = merchant.try_borrow_mut_data()?;
-    // Length and discriminator were checked by `check_account`.
-    let config =
-        Merchant::from_bytes_mut_unchecked(&mut data).ok_or(ProgramError::AccountDataTooSmall)?;
+    let mut config =
+        load_mut::<Merchant>(merchant, program_id, OncepayError::InvalidMerchantAccount)?;
     if !keys_eq(config.merchant_authority(), merchant_authority.key()) {
         return Err(OncepayError::Unauthorized.into());
     }

@@ -49,20 +49,44 @@ pub unsafe trait Layout: Sized {
     }
 }
 
-/// Checks owner, then length and discriminator, of an account holding `T`;
+/// Loads `T` from `account`: checks owner, then length and discriminator;
 /// any failure is `err`.
+///
+/// # Safety
+/// No mutable borrow of the account's data may be alive while the returned
+/// reference is used (the processors only write after their last read).
 #[inline(always)]
-pub fn check_account<T: Layout>(
-    account: &AccountInfo,
+pub unsafe fn load<'a, T: Layout>(
+    account: &'a AccountInfo,
     owner: &Pubkey,
     err: OncepayError,
-) -> Result<(), ProgramError> {
+) -> Result<&'a T, OncepayError> {
+    if !crate::keys::owned_by(account, owner) {
+        return Err(err);
+    }
+    // SAFETY: the caller guarantees no mutable borrow is alive.
+    let data = unsafe { account.borrow_data_unchecked() };
+    T::from_bytes(data).ok_or(err)
+}
+
+/// Mutable [`load`]: owner, length and discriminator checked, then the data
+/// borrowed mutably through the account's borrow flag.
+#[inline(always)]
+pub fn load_mut<'a, T: Layout>(
+    account: &'a AccountInfo,
+    owner: &Pubkey,
+    err: OncepayError,
+) -> Result<pinocchio::account_info::RefMut<'a, T>, ProgramError> {
     if !crate::keys::owned_by(account, owner) {
         return Err(err.into());
     }
-    // SAFETY: no mutable borrow of this account's data is alive here: the
-    // instruction processors only borrow data mutably after all checks.
-    let data = unsafe { account.borrow_data_unchecked() };
-    T::from_bytes(data).ok_or(err)?;
-    Ok(())
+    let data = account.try_borrow_mut_data()?;
+    pinocchio::account_info::RefMut::filter_map(data, |d| {
+        if d.get(..8) == Some(&T::DISCRIMINATOR[..]) {
+            T::from_bytes_mut_unchecked(d)
+        } else {
+            None
+        }
+    })
+    .map_err(|_| err.into())
 }
