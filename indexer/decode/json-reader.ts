@@ -23,15 +23,17 @@ export function positionOf(text: string, offset: number): TextPosition {
   return { line, column: offset - lineStart + 1, position: offset };
 }
 
-// Any run of 16+ digits may be an integer beyond 2^53; only then is the slow, exact reader needed.
-const LONG_DIGITS = /[0-9]{16,}/;
+// A bare number of 16+ digits (after ':', '[' or ',') may be an integer beyond 2^53; only then is the slow, exact
+// reader needed. Long digit runs inside strings (token amounts are strings) mostly do not match; when one does, the
+// cost is speed, never correctness.
+const LONG_NUMBER = /(^|[:[,])\s*-?[0-9]{16,}/;
 
 /**
  * Parse one JSON text. Fast path: JSON.parse when no digit run could exceed 2^53. Slow path (or on a syntax error,
  * to find where): the exact reader below. `lineOffset` shifts reported lines (for JSON lines).
  */
 export function parseJsonExact(text: string, lineOffset = 0): unknown {
-  if (!LONG_DIGITS.test(text)) {
+  if (!LONG_NUMBER.test(text)) {
     try {
       return JSON.parse(text);
     } catch {

@@ -153,7 +153,9 @@ function decodeInstruction(ix: unknown, keys: Keys, path: string): InstructionTr
   if (ix.parsed !== undefined) {
     return withPath(path, () => decodeParsedTransfer(programId, ix.parsed));
   }
-  if (!Array.isArray(ix.accounts) || typeof ix.data !== 'string') throw malformed(`${path} lacks accounts/data`);
+  if (!Array.isArray(ix.accounts) || (typeof ix.data !== 'string' && !(ix.data instanceof Uint8Array))) {
+    throw malformed(`${path} lacks accounts/data`);
+  }
   // other programs' data is none of our business: a program we do not decode cannot fail the transaction
   if (receiptProgramOf(programId) === null) return null;
   const accounts = ix.accounts.map((a, i) => {
@@ -162,10 +164,14 @@ function decodeInstruction(ix: unknown, keys: Keys, path: string): InstructionTr
     throw malformed(`${path}.accounts[${i}] is not a valid account`);
   });
   let data: Uint8Array;
-  try {
-    data = bs58.decode(ix.data);
-  } catch {
-    throw new OncepayError(DECODE_CODES.MALFORMED_INSTRUCTION, `${path}.data is not base58`);
+  if (ix.data instanceof Uint8Array) {
+    data = ix.data; // from a binary encoding
+  } else {
+    try {
+      data = bs58.decode(ix.data);
+    } catch {
+      throw new OncepayError(DECODE_CODES.MALFORMED_INSTRUCTION, `${path}.data is not base58`);
+    }
   }
   return withPath(path, () => decodeRawTransfer(programId, accounts, data));
 }

@@ -1,5 +1,6 @@
 // The binary encodings (`base64`, `base58`): the RPC returns `transaction: ["<bytes>", "base64"]`, the signed
-// transaction exactly as sent. Parsed here into the shape of the `json` encoding so one path decodes both.
+// transaction exactly as sent. Parsed here into the shape of the `json` encoding (instruction data kept as bytes)
+// so one path decodes both.
 // Layout: compact-u16 n, n × 64-byte signatures, then the message:
 //   [0x80 | version]? (absent for legacy), header (3 × u8), compact-u16 n, n × 32-byte keys, 32-byte blockhash,
 //   compact-u16 n instructions { u8 programIdIndex, compact-u16 n, n × u8 account, compact-u16 n, n × u8 data },
@@ -15,7 +16,8 @@ export interface WireTransaction {
     header: { numRequiredSignatures: number; numReadonlySignedAccounts: number; numReadonlyUnsignedAccounts: number };
     accountKeys: string[];
     recentBlockhash: string;
-    instructions: Array<{ programIdIndex: number; accounts: number[]; data: string }>;
+    /** data stays bytes: no base58 round trip. */
+    instructions: Array<{ programIdIndex: number; accounts: number[]; data: Uint8Array }>;
     addressTableLookups?: Array<{ accountKey: string; writableIndexes: number[]; readonlyIndexes: number[] }>;
   };
 }
@@ -72,7 +74,7 @@ export function decodeWireTransaction(encoded: string, encoding: string): WireTr
   const instructions = list(() => ({
     programIdIndex: u8(),
     accounts: Array.from(take(shortVec())),
-    data: bs58.encode(take(shortVec())),
+    data: take(shortVec()),
   }));
   const message: WireTransaction['message'] = { header, accountKeys, recentBlockhash, instructions };
   if (version === 0) {

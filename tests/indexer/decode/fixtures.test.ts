@@ -225,6 +225,18 @@ describe('decode: LiteSVM fixtures', () => {
     }
   });
 
+  it('jsonParsed instructions the RPC could not parse ({programId, accounts, data}) decode like parsed ones', () => {
+    for (const name of caseNames()) {
+      const raw = fixture(name, 'json') as { transaction: { message: { accountKeys: string[]; instructions: RawIx[] } }; meta: { loadedAddresses?: { writable: string[]; readonly: string[] }; innerInstructions: Array<{ index: number; instructions: RawIx[] }> } };
+      const keys = [...raw.transaction.message.accountKeys, ...(raw.meta.loadedAddresses?.writable ?? []), ...(raw.meta.loadedAddresses?.readonly ?? [])];
+      const unparsed = (ix: RawIx, stackHeight: unknown): Record<string, unknown> => ({ accounts: ix.accounts.map((i) => keys[i]), data: ix.data, programId: keys[ix.programIdIndex], stackHeight });
+      const tx = clone(fixture(name, 'jsonParsed')) as { transaction: { message: { instructions: unknown[] } }; meta: { innerInstructions: Array<{ index: number; instructions: unknown[] }> } };
+      tx.transaction.message.instructions = raw.transaction.message.instructions.map((ix) => unparsed(ix, null));
+      tx.meta.innerInstructions = raw.meta.innerInstructions.map((e) => ({ index: e.index, instructions: e.instructions.map((ix) => unparsed(ix, ix.stackHeight)) }));
+      expect(decodeTransaction(tx).map(receiptToJson), name).to.deep.equal(decodeCase(name, 'jsonParsed').map(receiptToJson));
+    }
+  });
+
   it('token balances agree with the receipts: per token account, credits − debits = post − pre', () => {
     for (const name of caseNames()) {
       const tx = fixture(name, 'json');
@@ -249,6 +261,13 @@ describe('decode: LiteSVM fixtures', () => {
     }
   });
 });
+
+interface RawIx {
+  programIdIndex: number;
+  accounts: number[];
+  data: string;
+  stackHeight?: number | null;
+}
 
 interface Bal {
   accountIndex: number;

@@ -89,6 +89,9 @@ describe('decode: reading input', () => {
       e: -3,
     });
     expect(JSON.parse('9007199254740993')).to.equal(9007199254740992); // why the exact reader exists
+    expect(parseJsonExact('18446744073709551615')).to.equal(18446744073709551615n);
+    expect(parseJsonExact('[\n  9007199254740993,\n 1]')).to.deep.equal([9007199254740993n, 1]);
+    expect(parseJsonExact('{"s":"12345678901234567890","n":1}')).to.deep.equal({ s: '12345678901234567890', n: 1 });
   });
 
   it('the exact reader agrees with JSON.parse on ordinary JSON, including escapes and __proto__', () => {
