@@ -1,6 +1,7 @@
 // execute_payout against the compiled program, in solana-bankrun (Solana 1.18, legacy SPL Token) and LiteSVM
 // (Agave 3, p-token). Instructions are built, accounts decoded and events parsed with @coral-xyz/anchor and the
 // committed IDL, so these tests also prove the interface. Error numbers are asserted exactly.
+import { createHash } from 'node:crypto';
 import { expect } from 'chai';
 import { Keypair, PublicKey, SystemProgram, Transaction } from '@solana/web3.js';
 import { createRuntime, PROGRAM_ID, RUNTIMES, type Runtime, type TxResult } from './runtimes';
@@ -265,6 +266,25 @@ for (const runtimeName of RUNTIMES) {
     });
 
     describe('rejections move nothing', function () {
+      it('an on-curve address for a bump above the canonical one → refused by the runtime, nothing created', async function () {
+        // Pick an op_id whose canonical bump c is below 255: the hash with bump c + 1 is an ordinary ed25519 key.
+        let opId = opIdFor('on-curve-0');
+        for (let i = 1; opPda(w.merchant.pda, opId)[1] === 255; i++) opId = opIdFor(`on-curve-${i}`);
+        const bump = opPda(w.merchant.pda, opId)[1] + 1;
+        const onCurve = new PublicKey(
+          createHash('sha256')
+            .update(Buffer.concat([Buffer.from('op'), w.merchant.pda.toBuffer(), opId, Buffer.from([bump]), PROGRAM_ID.toBuffer(), Buffer.from('ProgramDerivedAddress')]))
+            .digest(),
+        );
+        expect(PublicKey.isOnCurve(onCurve.toBytes())).to.equal(true);
+        const r = await payout(w, { opId, amount: 5n, operation: onCurve, opBump: bump });
+        expect(r.ok).to.equal(false);
+        expect(r.logs.join('\n')).to.contain('Could not create program address with signer seeds');
+        expect(await rt.getAccount(onCurve)).to.equal(null);
+        expect(await tokenBalance(rt, w.merchant.vault)).to.equal(1_000_000_000n);
+        expect(await tokenBalance(rt, w.recipient)).to.equal(0n);
+      });
+
       it('a signer that is not the payout authority → Unauthorized', async function () {
         const opId = opIdFor('unauthorized');
         const intruder = Keypair.generate();

@@ -3,15 +3,21 @@
 //! A PDA is `sha256(seeds ‖ [bump] ‖ program_id ‖ "ProgramDerivedAddress")`
 //! when that hash is NOT an ed25519 point; the canonical bump is the highest
 //! bump for which it is not. The client passes the bump; we check that the
-//! hash with it equals the account's address and is off the curve, and that
-//! the hash with every higher bump is on the curve.
+//! hash with it equals the account's address, and that the hash with every
+//! higher bump IS a curve point (so no higher bump gives a PDA).
+//!
+//! That the given bump's hash is off the curve is not re-checked here: every
+//! caller then signs a CPI with exactly these seeds (`CreateAccount`, or
+//! `Allocate` + `Assign`), and the runtime derives the signer with
+//! `create_program_address`, which refuses an on-curve hash and fails the
+//! whole instruction. Checking it here too would cost 159 CU on every call.
 //!
 //! Cost: `sol_create_program_address` charges 1,500 CU per call. We use
 //! `sol_sha256` (85 + max(10, len/2) per seed slice: ~165 CU for the op
-//! seeds) plus `sol_curve_validate_point` (159 CU): ~330 CU per bump tried.
-//! A bump is canonical with probability ~1/2 at each step, so on average one
-//! higher bump is tried: ~660 CU expected, ~330 CU when the canonical bump
-//! is 255, +330 CU per extra bump below it.
+//! seeds), plus `sol_curve_validate_point` (159 CU) for each higher bump:
+//! ~210 CU when the canonical bump is 255, then ~380 CU per bump below it.
+//! The canonical bump is 255 − k with probability ~2^-(k+1): one higher bump
+//! on average.
 
 use {
     crate::{
@@ -90,8 +96,9 @@ pub fn is_on_curve(_bytes: &[u8; 32]) -> bool {
     false
 }
 
-/// Checks that `address` is the PDA of `seeds` with `bump`, and that `bump`
-/// is canonical. `wrong_address` is returned when it is not that PDA.
+/// Checks that `address` is the hash of `seeds` with `bump`, and that `bump`
+/// is canonical (see the module doc for the off-curve part). `wrong_address`
+/// is returned when it is not that address.
 #[inline(always)]
 pub fn verify_canonical(
     address: &Pubkey,
@@ -101,7 +108,7 @@ pub fn verify_canonical(
     wrong_address: OncepayError,
 ) -> Result<(), OncepayError> {
     let hash = hash_address(seeds, bump, program_id);
-    if !keys_eq(&hash.0, address) || is_on_curve(&hash.0) {
+    if !keys_eq(&hash.0, address) {
         return Err(wrong_address);
     }
     let mut higher = bump;
