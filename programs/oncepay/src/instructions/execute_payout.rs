@@ -29,8 +29,10 @@
 //!      vault → `InvalidVault`; recipient → `InvalidRecipient`; mint →
 //!      `InvalidMint`
 //!   7. payout_authority == merchant.payout_authority → `Unauthorized`
-//!   8. operation == PDA(op_bump) → `InvalidOperationAddress`; op_bump
-//!      canonical → `NonCanonicalBump`
+//!   8. operation == hash of the op seeds with op_bump →
+//!      `InvalidOperationAddress`; op_bump canonical → `NonCanonicalBump`
+//!      (that the address is off the curve is enforced by the runtime when
+//!      it derives the signer of the op-seeded CPI below; see `pda.rs`)
 //!   9. operation not yet created → `OperationAlreadyConsumed` (checked
 //!      before the business checks below, so a repeat of a paid op_id always
 //!      answers 6000, even once the vault is empty or the merchant paused)
