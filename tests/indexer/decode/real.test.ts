@@ -1,7 +1,7 @@
 // Real getTransaction results (mainnet and devnet, base64 encoding) as an RPC node returned them; see
 // tests/fixtures/transactions/README.md for where each was published. The expected receipts were checked by hand
 // against the transactions' own pre/post balances.
-import { readFileSync } from 'node:fs';
+import { readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { VersionedTransaction } from '@solana/web3.js';
 import bs58 from 'bs58';
@@ -97,3 +97,70 @@ describe('decode: real mainnet/devnet transactions (base64 encoding)', () => {
     expect(decodeTransaction(tx)).to.deep.equal([]);
   });
 });
+
+// Real mainnet transactions in the jsonParsed encoding, from before v0 existed (no `version`, no stackHeight),
+// as published in p2p-org/key-app-kit-swift's parser test resources (see the fixtures README).
+const JSON_PARSED = join(REAL, 'jsonParsed');
+
+function loadParsed(file: string): Record<string, unknown> {
+  const [tx] = readTransactionsInput(readFileSync(join(JSON_PARSED, file), 'utf8'));
+  return tx as Record<string, unknown>;
+}
+
+describe('decode: real mainnet transactions (jsonParsed encoding)', () => {
+  it('3P8JT1…: a two-hop swap — System and token transfers as CPIs, mintTo noise, nested unparsed programs', () => {
+    const rs = decodeTransaction(loadParsed('mainnet-3P8JT1-p2p-swap-orca-ok.json'));
+    expect(rs.map((r) => [r.ixIndex, r.innerIndex, r.kind, r.source, r.destination, r.amount])).to.deep.equal([
+      [2, 0, 'systemTransfer', 'FG4Y3yX4AAchp1HvNZ7LfzFTewF2f6nDoMDCohTFrdpT', 'AvVWrFKqscRzVbdwh4eZHfW4N3fFA71whwVmVCHmLa23', 2_039_280n],
+      [3, 1, 'transfer', 'BChCFxutjFZbLzo7RFdJFFLxK61wQZGPUzQUhaRUbyZq', '2teAyRLAU716sCj9v2634Wi4wcLqtRvV9upXaRvDSFm1', 510_069n],
+      [3, 3, 'transfer', 'FTrSPUnMKmdKkNekKvVUQY1nunr2kWwohMHmBusd79Vj', 'AvVWrFKqscRzVbdwh4eZHfW4N3fFA71whwVmVCHmLa23', 223_283_008n],
+      [3, 5, 'transfer', 'AvVWrFKqscRzVbdwh4eZHfW4N3fFA71whwVmVCHmLa23', 'HQ2XUmQefvBdpN8nseBSWNP2D1crncodLL73AWnYBiSy', 223_283_008n],
+      [3, 7, 'transfer', '8y8X4JuZn1MckRo5J6rirpr2Dxj1RKQshj7VzuX6dMUw', 'HqVHZin8vVpg58EaLp6hMMpxdrKhTiDYgxZGc32y58tm', 237_472_414n],
+      [5, TOP_LEVEL, 'systemTransfer', '9zRnk58ydEKxQ4BKyETG8uQQecppcxMvQaJWLkjocvPm', 'FG4Y3yX4AAchp1HvNZ7LfzFTewF2f6nDoMDCohTFrdpT', 2_039_280n],
+    ]);
+    // HqVH… (temporary wrapped SOL) is created and closed inside the transaction, so it has no token balance:
+    // the mint of that plain `transfer` comes from the source's balance
+    expect(rs[4].mint).to.equal('So11111111111111111111111111111111111111112');
+    expect(rs[2].mint).to.equal('7dHbWXmci3dT8UFYWYZweBLXgycu7Y3iL6trKn1Y7ARj');
+  });
+
+  it('a real failed swap (InstructionError Custom 16) yields nothing', () => {
+    const tx = loadParsed('mainnet-376Dxe-swap-orca-error.json');
+    expect((tx.meta as { err: unknown }).err).to.deep.equal({ InstructionError: [3, { Custom: 16 }] });
+    expect(decodeTransaction(tx)).to.deep.equal([]);
+  });
+
+  it('real create-account and close-account transactions yield nothing', () => {
+    expect(decodeTransaction(loadParsed('mainnet-2smHME-create-account-ok.json'))).to.deep.equal([]);
+    expect(decodeTransaction(loadParsed('mainnet-2xVgfW-close-account-ok.json'))).to.deep.equal([]);
+  });
+
+  it('every real jsonParsed transaction: token receipts agree with the recorded token balances', () => {
+    for (const f of readdirSync(JSON_PARSED).filter((x) => x.endsWith('.json'))) {
+      const tx = loadParsed(f) as { transaction: { message: { accountKeys: Array<{ pubkey: string }> } }; meta: { preTokenBalances?: Bal[]; postTokenBalances?: Bal[] } };
+      const keys = tx.transaction.message.accountKeys.map((k) => k.pubkey);
+      const pre = tx.meta.preTokenBalances ?? [];
+      const post = tx.meta.postTokenBalances ?? [];
+      const net = new Map<string, bigint>();
+      for (const r of decodeTransaction(tx)) {
+        if (r.program === 'system') continue;
+        net.set(r.destination, (net.get(r.destination) ?? 0n) + r.amount);
+        net.set(r.source, (net.get(r.source) ?? 0n) - r.amount);
+      }
+      for (const [address, change] of net) {
+        const i = keys.indexOf(address);
+        const before = pre.find((b) => b.accountIndex === i);
+        const after = post.find((b) => b.accountIndex === i);
+        if (!before && !after) continue; // created and closed inside the transaction (temporary wrapped SOL)
+        const delta = BigInt(after?.uiTokenAmount.amount ?? '0') - BigInt(before?.uiTokenAmount.amount ?? '0');
+        expect(delta, `${f} ${address}`).to.equal(change);
+      }
+    }
+  });
+});
+
+interface Bal {
+  accountIndex: number;
+  uiTokenAmount: { amount: string };
+}
+
