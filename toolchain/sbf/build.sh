@@ -14,9 +14,10 @@ set -euo pipefail
 
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 ROOT="$(cd "$HERE/../.." && pwd)"
-LLVM_BIN=/usr/lib/llvm-22/bin
-RUSTC=/usr/bin/rustc
-CARGO=/usr/bin/cargo
+# Debian's paths; rustup's ~/.cargo/bin/rustc must not be picked up from PATH.
+LLVM_BIN="${ONCEPAY_SBF_LLVM_BIN:-/usr/lib/llvm-22/bin}"
+RUSTC="${ONCEPAY_SBF_RUSTC:-/usr/bin/rustc}"
+CARGO="${ONCEPAY_SBF_CARGO:-/usr/bin/cargo}"
 TARGET_JSON="$HERE/target-spec/bpfel-solana-oncepay.json"
 TARGET_NAME=bpfel-solana-oncepay
 TOOL_BUILD="$HERE/build"
@@ -195,7 +196,8 @@ build_one() { # build_one <crate dir> <out .so>
   # 4. relocatable object -> loadable SBPF v0 shared object.
   python3 "$HERE/elf2sbf/elf2sbf.py" "$work/$name.o" "$out.tmp" || die "$name: elf2sbf refused the object"
   mv "$out.tmp" "$out"
-  echo "$want" > "$stamp"
+  # Hash again: cargo may have just written the crate's Cargo.lock.
+  inputs_hash "$dir" | tr '\n' ' ' > "$stamp"
   say "$name: link+opt+llc+elf2sbf done in $(since "$t1"); wrote $out ($(stat -c %s "$out") bytes)"
 }
 
