@@ -9,7 +9,6 @@ import { createPool } from '../db/pool';
 import { OncepayError } from '../common/errors';
 import { logger } from '../common/log';
 import { hashApiKey } from './api/api-key-auth';
-import { buildApiApp } from './api/build-api-app';
 import { MERCHANT_NOT_FOUND, PAYOUT_NOT_FOUND } from './codes';
 import { deriveOperation } from './op-id';
 import { createConnectionChain } from './payout/chain';
@@ -177,6 +176,8 @@ export function register(program: Command): void {
     .option('--host <host>', 'listen address', '127.0.0.1')
     .option('--port <port>', 'port (0: any free port)', '8080')
     .action(async (o: { host: string; port: string }) => {
+      // Loaded here: fastify + swagger are only needed by this command (keeps the other commands quick to start).
+      const { buildApiApp } = require('./api/build-api-app') as typeof import('./api/build-api-app');
       const db = openDb();
       const app = await buildApiApp({ db });
       const url = await app.listen({ host: o.host, port: Number(o.port) });

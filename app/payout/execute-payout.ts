@@ -189,13 +189,15 @@ async function runLocked(id: string, deps: ExecuteDeps): Promise<PayoutResult> {
             const now = performance.now();
             if (a.status === 'built' || last === undefined || now - last >= rebroadcast) {
               lastSend.set(a.id, now);
+              const kind = a.sendCount === 0 && last === undefined ? 'first' : 'rebroadcast';
               try {
                 await deps.chain.sendRawTransaction(a.txBytes);
+                m.sends.inc({ kind, outcome: 'ok' });
               } catch (e) {
                 // The node may have executed it anyway (lost response): keep going, the status tells.
+                m.sends.inc({ kind, outcome: 'error' });
                 log.warn({ attempt: a.attemptNo, err: (e as Error).message }, 'send failed; delivery unknown');
               }
-              m.sends.inc({ kind: a.sendCount === 0 && last === undefined ? 'first' : 'rebroadcast' });
               failpoint('payout.after_send_before_record');
               await markAttemptSent(deps.db, a.id);
             }
@@ -280,25 +282,21 @@ async function settleFromOp(p: PayoutRow, op: OpAccount, attempts: AttemptRow[],
   let winner: { signature: Signature; slot: bigint } | undefined;
   if (attempts.length > 0) {
     const statuses = await deps.chain.signatureStatuses(attempts.map((a) => a.signature));
-    for (let i = 0; i < attempts.length; i++) {
-      const s = statuses[i];
-      const a = attempts[i];
-      if (s.found && s.settled && s.err === null) {
-        winner = { signature: a.signature, slot: s.slot };
-        await settleAttempt(deps.db, a.id, { status: 'landed', slot: s.slot });
-      }
-    }
-    // Journal attempts still open can no longer move money: the op is consumed (they would fail with 6000).
-    for (const a of attempts) {
-      if (OPEN.has(a.status) && a.signature !== winner?.signature) {
-        await settleAttempt(deps.db, a.id, { status: 'failed', error: `superseded: op already executed${winner ? ` by ${winner.signature}` : ''}` });
-      }
-    }
+    const i = statuses.findIndex((s) => s.found && s.settled && s.err === null);
+    if (i >= 0) winner = { signature: attempts[i].signature, slot: (statuses[i] as { slot: bigint }).slot };
   }
   if (!winner) {
+    // Not among our attempts as far as this node's status cache knows: ask the op account's own history.
     const history = await deps.chain.opAccountSignatures(p.opPda).catch(() => []);
-    const first = history.find((h) => h.err === null && h.slot === op.slot) ?? history.find((h) => h.err === null);
-    if (first) winner = first;
+    winner = history.find((h) => h.err === null && h.slot === op.slot) ?? history.find((h) => h.err === null);
+  }
+  for (const a of attempts) {
+    if (a.signature === winner?.signature) {
+      await settleAttempt(deps.db, a.id, { status: 'landed', slot: winner.slot });
+    } else if (OPEN.has(a.status)) {
+      // Can no longer move money: the op is consumed (if it ever lands it fails with 6000).
+      await settleAttempt(deps.db, a.id, { status: 'failed', error: `superseded: op already executed${winner ? ` by ${winner.signature}` : ''}` });
+    }
   }
   if (mismatches.length > 0) {
     log.error({ mismatches, opPda: p.opPda }, 'op account records other terms than this payout row: conflict');

@@ -3,7 +3,7 @@ import { Counter, register } from 'prom-client';
 
 export interface PayoutMetrics {
   attempts: Counter<'outcome'>;
-  sends: Counter<'kind'>;
+  sends: Counter<'kind' | 'outcome'>;
   payouts: Counter<'state'>;
 }
 
@@ -18,7 +18,7 @@ function counter<L extends string>(name: string, help: string, labelNames: L[]):
 export function payoutMetrics(): PayoutMetrics {
   metrics ??= {
     attempts: counter('oncepay_payout_attempts_total', 'Payout attempts settled, by outcome (built, landed, failed, consumed, expired)', ['outcome']),
-    sends: counter('oncepay_payout_sends_total', 'Transactions handed to an RPC node (first send or rebroadcast of the same bytes)', ['kind']),
+    sends: counter('oncepay_payout_sends_total', 'Sends of a signed attempt (first or rebroadcast of the same bytes), by outcome (ok, or error: delivery unknown)', ['kind', 'outcome']),
     payouts: counter('oncepay_payouts_finished_total', 'Payouts finished, by final state', ['state']),
   };
   return metrics;

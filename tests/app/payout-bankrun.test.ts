@@ -106,17 +106,20 @@ describe('app/payout on the compiled program (solana-bankrun)', () => {
     // Both journals check the op account (absent) and sign before either send reaches the bank: hold the
     // sends until both are there, then let them through in turn. The bank decides who wins.
     const chain = bankrunChain(ctx);
-    let waiting: Array<() => void> = [];
+    const waiting: Array<() => void> = [];
+    let released = false;
     const raced = {
       ...chain,
       async sendRawTransaction(bytes: Uint8Array) {
-        await new Promise<void>((go) => {
-          waiting.push(go);
-          if (waiting.length === 2) {
-            waiting.forEach((f) => f());
-            waiting = [];
-          }
-        });
+        if (!released) {
+          await new Promise<void>((go) => {
+            waiting.push(go);
+            if (waiting.length === 2) {
+              released = true;
+              waiting.forEach((f) => f());
+            }
+          });
+        }
         return chain.sendRawTransaction(bytes);
       },
     };

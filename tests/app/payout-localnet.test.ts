@@ -1,0 +1,278 @@
+// The executor against the localnet (JSON-RPC over LiteSVM running target/deploy/oncepay.so) with its fault
+// injection: lost responses, failing RPC calls, blockhash expiry, and real SIGKILLs of the CLI at the failpoints.
+import { expect } from 'chai';
+import { spawn } from 'child_process';
+import * as fs from 'fs';
+import * as os from 'os';
+import * as path from 'path';
+import { Connection, Keypair, PublicKey } from '@solana/web3.js';
+import { Pool } from 'pg';
+import { LocalnetHandle, startLocalnet } from '../../localnet';
+import { createPool } from '../../db/pool';
+import { createTestDb, TestDb } from '../helpers/db';
+import { hashApiKey } from '../../app/api/api-key-auth';
+import { createConnectionChain, ConnectionChainOptions, PayoutChain } from '../../app/payout/chain';
+import { createPayout } from '../../app/payout/create-payout';
+import { ExecuteDeps, executePayout } from '../../app/payout/execute-payout';
+import { ONCEPAY_PROGRAM_ID } from '../../app/payout/program';
+import { payoutMetrics } from '../../app/payout/metrics';
+import { getPayout, insertMerchant, listAttempts, MerchantRow, PayoutRow } from '../../app/payout/queries';
+import { address } from '../../app/types';
+import { connectionIo, createTokenAccount, MerchantSetup, setupMerchant, successfulOpTransactions, tokenBalance } from './helpers/payout-setup';
+
+const ROOT = path.resolve(__dirname, '..', '..');
+const SO = path.join(ROOT, 'target', 'deploy', 'oncepay.so');
+
+function runCli(args: string[], env: Record<string, string>): Promise<{ code: number | null; signal: NodeJS.Signals | null; stdout: string; stderr: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [path.join(ROOT, 'bin', 'oncepay'), ...args], {
+      cwd: ROOT,
+      env: { ...process.env, ONCEPAY_FROM_SOURCE: '1', NODE_ENV: 'test', ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d) => (stdout += d));
+    child.stderr.on('data', (d) => (stderr += d));
+    child.on('error', reject);
+    child.on('close', (code, signal) => resolve({ code, signal, stdout, stderr }));
+  });
+}
+
+async function until<T>(f: () => Promise<T | undefined | null | false>, what: string, timeoutMs = 60_000): Promise<T> {
+  const start = performance.now();
+  for (;;) {
+    const v = await f();
+    if (v) return v;
+    if (performance.now() - start > timeoutMs) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+describe('app/payout on the localnet (fault injection, crashes)', () => {
+  let net: LocalnetHandle;
+  let connection: Connection;
+  let m: MerchantSetup;
+  let db: TestDb;
+  let merchant: MerchantRow;
+  let tmp: string;
+  let authorityFile: string;
+  let seq = 0;
+
+  before(async () => {
+    if (!fs.existsSync(SO)) throw new Error(`${SO} is missing: run \`make program\``);
+    net = await startLocalnet({ slotMs: 20, finalityDepth: 4, wsOnNextPort: false, programs: [{ programId: ONCEPAY_PROGRAM_ID, path: SO }] });
+    connection = new Connection(net.url, { commitment: 'confirmed', disableRetryOnRateLimit: true });
+    m = await setupMerchant(connectionIo(connection));
+    db = await createTestDb('app_localnet');
+    merchant = await insertMerchant(db.pool, {
+      name: 'm', apiKeyHash: hashApiKey('localnet-key-000000000'), programId: address(m.programId), merchantAddress: address(m.merchant), vault: address(m.vault),
+    });
+    tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'oncepay-app-'));
+    authorityFile = path.join(tmp, 'authority.json');
+    fs.writeFileSync(authorityFile, JSON.stringify([...m.authority.secretKey]));
+  });
+  after(async () => {
+    await db?.drop();
+    await net?.stop();
+    if (tmp) fs.rmSync(tmp, { recursive: true, force: true });
+  });
+  afterEach(() => net?.faults.clear());
+
+  const chain = (o: Partial<ConnectionChainOptions> = {}) => createConnectionChain({ connection, ...o });
+  const deps = (o: Partial<ExecuteDeps> = {}): ExecuteDeps => ({ db: db.pool, chain: chain(), authority: m.authority, pollIntervalMs: 20, rebroadcastIntervalMs: 100, ...o });
+
+  const sendsWithError = async () =>
+    (await payoutMetrics().sends.get()).values.filter((v) => v.labels.outcome === 'error').reduce((n, v) => n + v.value, 0);
+
+  /** A fresh recipient and a payout row for it. */
+  async function newPayout(amount = '1000'): Promise<{ row: PayoutRow; recipient: PublicKey }> {
+    const recipient = await createTokenAccount(connectionIo(connection), m.authority, m.mint, Keypair.generate().publicKey);
+    const { row } = await createPayout(db.pool, merchant, { payoutId: `lp-${++seq}`, recipient: recipient.toBase58(), mint: m.mint.toBase58(), amount });
+    return { row, recipient };
+  }
+
+  async function expectExactlyOneTransfer(row: PayoutRow, recipient: PublicKey): Promise<void> {
+    expect(await tokenBalance(connection, recipient)).to.equal(row.amount);
+    expect(await successfulOpTransactions(connection, row.opPda)).to.have.length(1);
+  }
+
+  it('lost response: the node executes, the answer never comes; the retry finds the landed signature — one transfer', async () => {
+    const { row, recipient } = await newPayout();
+    net.faults.dropNextResponses({ method: 'sendTransaction', count: 1 });
+    const failedSends = await sendsWithError();
+    const r = await executePayout(row, deps());
+    expect(r!.state).to.equal('succeeded');
+    expect(await sendsWithError()).to.equal(failedSends + 1); // the response really was lost
+    const attempts = await listAttempts(db.pool, row.id);
+    expect(attempts.map((a) => a.status)).to.deep.equal(['landed']);
+    expect(r!.signature).to.equal(attempts[0].signature);
+    await expectExactlyOneTransfer(row, recipient);
+  });
+
+  it('RPC 500s and 429s on every read decide nothing; the payout completes once they stop', async () => {
+    const { row, recipient } = await newPayout();
+    net.faults.failNext({ kind: '500', method: 'getSignatureStatuses', count: 5 });
+    net.faults.failNext({ kind: '429', method: 'getAccountInfo', count: 3 });
+    const r = await executePayout(row, deps());
+    expect(r!.state).to.equal('succeeded');
+    expect(await listAttempts(db.pool, row.id)).to.have.length(1);
+    await expectExactlyOneTransfer(row, recipient);
+  });
+
+  it('blockhash expires while the attempt never reached the chain → op account absent → a new attempt; one transfer', async () => {
+    const { row, recipient } = await newPayout();
+    net.faults.failNext({ kind: '500', method: 'sendTransaction', count: 1_000_000 });
+    const run = executePayout(row, deps());
+    await until(async () => (await listAttempts(db.pool, row.id)).find((a) => a.status === 'sent'), 'attempt 1 sent');
+    net.faults.expireBlockhashesNow();
+    net.faults.clear();
+    const r = await run;
+    expect(r!.state).to.equal('succeeded');
+    const attempts = await listAttempts(db.pool, row.id);
+    expect(attempts.map((a) => a.status)).to.deep.equal(['expired', 'landed']);
+    expect(attempts[0].blockhash).to.not.equal(attempts[1].blockhash);
+    expect(r!.signature).to.equal(attempts[1].signature);
+    await expectExactlyOneTransfer(row, recipient);
+  });
+
+  it('blockhash expires after the attempt DID land (unseen: no history on this node) → op account present → no new attempt', async () => {
+    const { row, recipient } = await newPayout();
+    // The send executes but its answer comes late; meanwhile the status lookups start failing, until the blockhash
+    // has expired and the signature has left the node's status cache: then only the op account can tell.
+    net.faults.dropNextResponses({ method: 'sendTransaction', mode: 'delay', delayMs: 1500 });
+    const run = executePayout(row, deps({ chain: chain({ searchTransactionHistory: false }) }));
+    await until(async () => (await tokenBalance(connection, recipient)) === row.amount, 'the transfer to land');
+    net.faults.failNext({ kind: '500', method: 'getSignatureStatuses', count: 1_000_000 });
+    await until(async () => (await listAttempts(db.pool, row.id)).find((a) => a.status === 'sent'), 'attempt 1 sent');
+    net.faults.expireBlockhashesNow();
+    net.advanceSlots(400);
+    net.faults.clear();
+    const r = await run;
+    expect(r!.state).to.equal('succeeded');
+    const attempts = await listAttempts(db.pool, row.id);
+    expect(attempts).to.have.length(1);
+    expect(attempts[0].status).to.equal('landed');
+    // Named from the op account's history: the attempt in our journal.
+    expect(r!.signature).to.equal(attempts[0].signature);
+    await expectExactlyOneTransfer(row, recipient);
+  });
+
+  for (const fp of ['payout.after_persist_before_send', 'payout.after_send_before_record']) {
+    it(`crash (SIGKILL) at ${fp} → \`oncepay payout resume\` finishes with exactly one transfer`, async () => {
+      const { row, recipient } = await newPayout();
+      const env = { ...db.env, ONCEPAY_FAILPOINT: fp };
+      const crashed = await runCli(['payout', 'execute', row.id, '--rpc', net.url, '--authority', authorityFile, '--poll-ms', '20', '--json'], env);
+      expect(crashed.signal, crashed.stderr).to.equal('SIGKILL');
+      expect(crashed.stderr).to.contain(fp);
+      const journal = await listAttempts(db.pool, row.id);
+      expect(journal).to.have.length(1);
+      expect(journal[0].status).to.equal('built'); // persisted; the send (if any) was never recorded
+      expect((await getPayout(db.pool, row.id))!.state).to.equal('executing');
+
+      const resumed = await runCli(['payout', 'resume', '--rpc', net.url, '--authority', authorityFile, '--poll-ms', '20', '--json'], db.env);
+      expect(resumed.code, resumed.stderr).to.equal(0);
+      const out = JSON.parse(resumed.stdout) as { results: Array<{ id: string; state: string; signature: string }> };
+      const mine = out.results.find((x) => x.id === row.id)!;
+      expect(mine.state).to.equal('succeeded');
+      // Exactly one attempt landed. The crashed attempt either finished (same bytes, nothing re-signed) or, if it
+      // never reached the chain and its blockhash expired meanwhile, was proven expired before a new one was signed.
+      const after = await listAttempts(db.pool, row.id);
+      expect(after[0].signature).to.equal(journal[0].signature);
+      expect(after.filter((a) => a.status === 'landed')).to.have.length(1);
+      if (fp === 'payout.after_send_before_record') {
+        expect(after.map((a) => a.status)).to.deep.equal(['landed']); // it was sent: it landed, never re-signed
+      } else {
+        expect(JSON.stringify(after.map((a) => a.status))).to.be.oneOf(['["landed"]', '["expired","landed"]']);
+      }
+      expect(mine.signature).to.equal(after.find((a) => a.status === 'landed')!.signature);
+      await expectExactlyOneTransfer(row, recipient);
+    });
+  }
+
+  it('two worker processes executing the same row at once → one transfer, both report the same result', async () => {
+    const { row, recipient } = await newPayout();
+    const args = ['payout', 'execute', row.id, '--rpc', net.url, '--authority', authorityFile, '--poll-ms', '20', '--json'];
+    const [a, b] = await Promise.all([runCli(args, db.env), runCli(args, db.env)]);
+    expect(a.code, a.stderr).to.equal(0);
+    expect(b.code, b.stderr).to.equal(0);
+    const ra = JSON.parse(a.stdout);
+    const rb = JSON.parse(b.stdout);
+    expect(ra.state).to.equal('succeeded');
+    expect(rb).to.deep.equal(ra);
+    expect(await listAttempts(db.pool, row.id)).to.have.length(1);
+    await expectExactlyOneTransfer(row, recipient);
+  });
+
+  it('two in-process workers with their own pools on the same row → one transfer, same result', async () => {
+    const { row, recipient } = await newPayout();
+    const pools: Pool[] = [createPool({ url: db.url, schema: db.schema }), createPool({ url: db.url, schema: db.schema })];
+    try {
+      const [ra, rb] = await Promise.all(pools.map((p) => executePayout(row, deps({ db: p }))));
+      expect(ra).to.deep.equal(rb);
+      expect(ra!.state).to.equal('succeeded');
+    } finally {
+      await Promise.all(pools.map((p) => p.end()));
+    }
+    await expectExactlyOneTransfer(row, recipient);
+  });
+
+  it('a different payout row for the same recipient and amount is a second, legitimate transfer', async () => {
+    const { row, recipient } = await newPayout('500');
+    const r1 = await executePayout(row, deps());
+    const { row: row2 } = await createPayout(db.pool, merchant, { payoutId: `lp-${++seq}`, recipient: recipient.toBase58(), mint: m.mint.toBase58(), amount: '500' });
+    const r2 = await executePayout(row2, deps());
+    expect([r1!.state, r2!.state]).to.deep.equal(['succeeded', 'succeeded']);
+    expect(r2!.opPda).to.not.equal(r1!.opPda);
+    expect(await tokenBalance(connection, recipient)).to.equal(1000n);
+  });
+
+  it('two journals racing on the same op: the loser gets 6000 on chain and names the same winning signature', async () => {
+    const { row, recipient } = await newPayout();
+    const other = await createTestDb('app_localnet_b');
+    try {
+      const mb = await insertMerchant(other.pool, {
+        name: 'm', apiKeyHash: hashApiKey('localnet-key-b-0000000'), programId: address(m.programId), merchantAddress: address(m.merchant), vault: address(m.vault),
+      });
+      const { row: twin } = await createPayout(other.pool, mb, { payoutId: row.payoutId, recipient: row.recipient, mint: row.mint, amount: row.amount });
+      expect(twin.opPda).to.equal(row.opPda);
+      const payerB = Keypair.generate();
+      const sig = await connection.requestAirdrop(payerB.publicKey, 1_000_000_000);
+      await until(async () => (await connection.getSignatureStatuses([sig])).value[0]?.confirmationStatus, 'airdrop');
+      // Two journals that share no database (no common lock): both see no op account and sign; their first sends
+      // are held until both are ready, then go to the node together. The program decides.
+      const held: Array<() => void> = [];
+      let released = false;
+      const raced = (c: PayoutChain): PayoutChain => ({
+        ...c,
+        async sendRawTransaction(bytes) {
+          if (!released) {
+            await new Promise<void>((go) => {
+              held.push(go);
+              if (held.length === 2) {
+                released = true;
+                held.forEach((f) => f());
+              }
+            });
+          }
+          return c.sendRawTransaction(bytes);
+        },
+      });
+      const [ra, rb] = await Promise.all([
+        executePayout(row, deps({ chain: raced(chain()) })),
+        executePayout(twin, deps({ db: other.pool, payer: payerB, chain: raced(chain()) })),
+      ]);
+      expect(ra!.state).to.equal('succeeded');
+      expect(rb!.state).to.equal('succeeded');
+      expect(rb!.signature).to.equal(ra!.signature);
+      expect(rb!.slot).to.equal(ra!.slot);
+      const all = [...(await listAttempts(db.pool, row.id)), ...(await listAttempts(other.pool, twin.id))];
+      expect(all.map((a) => a.status).sort()).to.deep.equal(['failed', 'landed']);
+      expect(all.find((a) => a.status === 'failed')!.error).to.equal('OperationAlreadyConsumed');
+      expect(all.find((a) => a.status === 'landed')!.signature).to.equal(ra!.signature);
+      await expectExactlyOneTransfer(row, recipient);
+    } finally {
+      await other.drop();
+    }
+  });
+});
