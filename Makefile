@@ -14,7 +14,7 @@ setup:
 	@scripts/setup.sh
 
 program: setup
-	@if [ -x toolchain/sbf/build.sh ]; then toolchain/sbf/build.sh; else echo "program: toolchain/sbf/build.sh not present yet"; fi
+	@toolchain/sbf/build.sh
 
 build: setup
 	@npx tsc -p tsconfig.json

@@ -4,7 +4,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-DEB_PACKAGES=(postgresql rustc-web cargo-web rust-web-src llvm-22 llvm-22-dev g++ make)
+DEB_PACKAGES=(postgresql rustc-web cargo-web rust-web-src llvm-22 llvm-22-dev g++ make python3)
 
 missing=()
 for p in "${DEB_PACKAGES[@]}"; do

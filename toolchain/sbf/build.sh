@@ -20,9 +20,10 @@ RUSTC="${ONCEPAY_SBF_RUSTC:-/usr/bin/rustc}"
 CARGO="${ONCEPAY_SBF_CARGO:-/usr/bin/cargo}"
 TARGET_JSON="$HERE/target-spec/bpfel-solana-oncepay.json"
 TARGET_NAME=bpfel-solana-oncepay
-TOOL_BUILD="$HERE/build"
+# Overridable to time a cold build without disturbing the shared caches.
+TOOL_BUILD="${ONCEPAY_SBF_TOOL_BUILD:-$HERE/build}"
 PLUGIN="$TOOL_BUILD/oncepay-sbf-pass.so"
-SBF_DIR="$ROOT/target/sbf"
+SBF_DIR="${ONCEPAY_SBF_DIR:-$ROOT/target/sbf}"
 CARGO_TARGET="$SBF_DIR/cargo"
 PROGRAM_ID=5EjQQXLjWwmaZXgrv8tnwG7Gqwwrdzvcn7KjL1eAySUj
 
