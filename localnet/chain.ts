@@ -10,6 +10,7 @@ import { logger } from '../common/log';
 import { LOCALNET_CODES } from './codes';
 import { AccountSnapshot, RpcTxError, buildMeta, isExecutionError, toRpcTxError, txErrorMessage } from './encode';
 import type { LedgerStore } from './persist';
+import { ADDRESS_LOOKUP_TABLE_PROGRAM_ID, SYSTEM_PROGRAM_ID } from './program-ids';
 import { RPC, RpcError, invalidParams } from './rpc-error';
 import { decodeMint } from './token-state';
 import type { BlockRecord, Commitment, TxRecord } from './types';
@@ -245,7 +246,7 @@ export function createChain(opts: ChainOptions): Chain {
     svm.setAccount({
       address: faucet.publicKey.toBase58() as never,
       lamports: FAUCET_LAMPORTS as never,
-      programAddress: '11111111111111111111111111111111' as never,
+      programAddress: SYSTEM_PROGRAM_ID as never,
       executable: false,
       data: new Uint8Array(0),
       space: 0n,
@@ -297,7 +298,7 @@ export function createChain(opts: ChainOptions): Chain {
     try {
       return resolveLookups(wire.lookups, (key) => {
         const acct = getAccount(key);
-        if (!acct || acct.owner !== 'AddressLookupTab1e1111111111111111111111111') {
+        if (!acct || acct.owner !== ADDRESS_LOOKUP_TABLE_PROGRAM_ID) {
           throw new OncepayError(LOCALNET_CODES.LOOKUP_TABLE_NOT_FOUND, `lookup table ${key} not found`);
         }
         return lookupTableAddresses(acct.data);

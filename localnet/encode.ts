@@ -2,6 +2,7 @@
 // simulation errors). No I/O here; unit-tested in tests/localnet/encode.test.ts.
 import bs58 from 'bs58';
 import { parseInstruction } from './parsed';
+import { TOKEN_PROGRAM_ID } from './program-ids';
 import { decodeMint, decodeTokenAccount, uiTokenAmount } from './token-state';
 import { LoadedAddresses, WireTransaction, allAccountKeys, isSigner, isWritable } from './wire';
 
@@ -277,7 +278,7 @@ export function encodeMeta(meta: RpcMeta, tx: WireTransaction, encoding: TxEncod
 export type AccountEncoding = 'base64' | 'base58' | 'jsonParsed' | 'base64+zstd';
 
 function parsedAccountData(s: AccountSnapshot, decimalsOf: (mint: string) => number | null): unknown | null {
-  const program = s.owner === 'TokenkegQfeZyiNwAJbNbGKPFXCWuBvf9Ss623VQ5DA' ? 'spl-token' : 'spl-token-2022';
+  const program = s.owner === TOKEN_PROGRAM_ID ? 'spl-token' : 'spl-token-2022';
   const t = decodeTokenAccount(s.owner, s.data);
   if (t) {
     const decimals = decimalsOf(t.mint);

@@ -1,14 +1,8 @@
 // Pure: the `jsonParsed` view of System, SPL Token (+2022) and ATA instructions, as the real RPC names them.
 // Anything we do not parse falls back to the partially-decoded shape {programId, accounts, data}, like the RPC.
 import bs58 from 'bs58';
-import { formatUiAmount, uiAmountNumber } from './token-state';
-
 import { ATA_PROGRAM_ID, SYSTEM_PROGRAM_ID, TOKEN_2022_PROGRAM_ID, TOKEN_PROGRAM_ID } from './program-ids';
-
-const SYSTEM_PROGRAM = SYSTEM_PROGRAM_ID;
-const TOKEN_PROGRAM = TOKEN_PROGRAM_ID;
-const TOKEN_2022_PROGRAM = TOKEN_2022_PROGRAM_ID;
-const ATA_PROGRAM = ATA_PROGRAM_ID;
+import { uiTokenAmount } from './token-state';
 
 export interface ParsedIx {
   program: string;
@@ -27,9 +21,7 @@ const u64 = (d: Uint8Array, o: number): bigint => Buffer.from(d.buffer, d.byteOf
 const u32 = (d: Uint8Array, o: number): number => Buffer.from(d.buffer, d.byteOffset, d.byteLength).readUInt32LE(o);
 const key = (d: Uint8Array, o: number): string => bs58.encode(d.subarray(o, o + 32));
 
-function tokenAmount(amount: bigint, decimals: number): Record<string, unknown> {
-  return { amount: amount.toString(), decimals, uiAmount: uiAmountNumber(amount, decimals), uiAmountString: formatUiAmount(amount, decimals) };
-}
+const tokenAmount = uiTokenAmount;
 
 function parseSystem(a: string[], d: Uint8Array): { type: string; info: Record<string, unknown> } | null {
   if (d.length < 4) return null;
@@ -124,13 +116,13 @@ function parseAta(a: string[], d: Uint8Array): { type: string; info: Record<stri
 export function parseInstruction(programId: string, accounts: string[], data: Uint8Array, stackHeight: number | null): ParsedIx | PartialIx {
   let program: string | null = null;
   let parsed: { type: string; info: Record<string, unknown> } | null = null;
-  if (programId === SYSTEM_PROGRAM) {
+  if (programId === SYSTEM_PROGRAM_ID) {
     program = 'system';
     parsed = parseSystem(accounts, data);
-  } else if (programId === TOKEN_PROGRAM || programId === TOKEN_2022_PROGRAM) {
-    program = programId === TOKEN_PROGRAM ? 'spl-token' : 'spl-token-2022';
+  } else if (programId === TOKEN_PROGRAM_ID || programId === TOKEN_2022_PROGRAM_ID) {
+    program = programId === TOKEN_PROGRAM_ID ? 'spl-token' : 'spl-token-2022';
     parsed = parseToken(accounts, data);
-  } else if (programId === ATA_PROGRAM) {
+  } else if (programId === ATA_PROGRAM_ID) {
     program = 'spl-associated-token-account';
     parsed = parseAta(accounts, data);
   }
