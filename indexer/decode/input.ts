@@ -3,6 +3,7 @@
 // its transactions. Integers beyond 2^53 stay exact (see json-reader.ts).
 import { OncepayError, isOncepayError } from '../../common/errors';
 import { DECODE_CODES } from './codes';
+import { isRecord } from './json-shape';
 import { parseJsonExact } from './json-reader';
 
 export interface InputError {
@@ -17,10 +18,6 @@ export interface InputError {
 export interface LenientInput {
   items: unknown[];
   errors: InputError[];
-}
-
-function isRecord(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
 
 function isBlock(v: Record<string, unknown>): boolean {

@@ -7,13 +7,10 @@
 // references either); System transfers' extra accounts are not shown at all, so their `extras` is null.
 import { OncepayError } from '../../common/errors';
 import { DECODE_CODES } from './codes';
+import { isRecord } from './json-shape';
 import { parseAmountField } from './amount-field';
 import { NATIVE_MINT_LABEL, SYSTEM_PROGRAM, TOKEN_2022_PROGRAM, receiptProgramOf } from './programs';
 import type { InstructionTransfer } from './transfer';
-
-function isRecord(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
-}
 
 function str(info: Record<string, unknown>, field: string, type: string): string {
   const v = info[field];

@@ -1,141 +1,23 @@
-// One getTransaction result (json or jsonParsed encoding, legacy or v0) → its receipts, in instruction order:
+// One getTransaction result (json, jsonParsed or binary encoding, legacy or v0) → its receipts, in instruction order:
 // each top-level instruction, then the inner (CPI) instructions recorded under it.
 import bs58 from 'bs58';
 import type { BaseUnits } from '../../common/amount';
 import { OncepayError } from '../../common/errors';
-import { DECODE_CODES } from './codes';
-import { expandBlock } from './input';
-import { decodeParsedTransfer } from './parsed-instruction';
+import { accountKeys, loadedAddresses, type Keys } from './account-keys';
 import { outOfRange } from './amount-field';
+import { DECODE_CODES } from './codes';
+import { array, isAddress, isIndex, isRecord, malformed, optionalArray, record, withPath, type Json } from './json-shape';
+import { decodeParsedTransfer } from './parsed-instruction';
 import { receiptProgramOf } from './programs';
 import { decodeRawTransfer } from './raw-instruction';
-import { decodeWireTransaction } from './wire-transaction';
 import { TOP_LEVEL, type Receipt } from './receipt';
+import { netOfUnstatedFees, tokenBalances, type TokenBalance } from './token-balances';
 import type { InstructionTransfer } from './transfer';
+import { decodeWireTransaction } from './wire-transaction';
 
 export interface DecodeOptions {
   /** Copied into each receipt's `cluster`. */
   cluster?: string;
-}
-
-export interface DecodeBlockOptions extends DecodeOptions {
-  /** getBlock results do not carry their own slot: pass the slot you asked for. */
-  slot?: bigint | number;
-}
-
-type Json = Record<string, unknown>;
-
-function isRecord(v: unknown): v is Json {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
-}
-
-function malformed(what: string, context: Record<string, unknown> = {}): OncepayError {
-  return new OncepayError(DECODE_CODES.MALFORMED_TRANSACTION, what, context);
-}
-
-function record(parent: Json, field: string, path: string): Json {
-  const v = parent[field];
-  if (!isRecord(v)) throw malformed(`${path}.${field} is not an object`);
-  return v;
-}
-
-function array(parent: Json, field: string, path: string): unknown[] {
-  const v = parent[field];
-  if (!Array.isArray(v)) throw malformed(`${path}.${field} is not an array`);
-  return v;
-}
-
-function optionalArray(parent: Json, field: string, path: string): unknown[] {
-  const v = parent[field];
-  if (v === undefined || v === null) return [];
-  if (!Array.isArray(v)) throw malformed(`${path}.${field} is not an array`);
-  return v;
-}
-
-function isIndex(v: unknown, length: number): v is number {
-  return typeof v === 'number' && Number.isInteger(v) && v >= 0 && v < length;
-}
-
-function isAddress(v: unknown): v is string {
-  return typeof v === 'string' && /^[1-9A-HJ-NP-Za-km-z]{32,44}$/.test(v);
-}
-
-/** The whole account key list with signer flags, in the order instruction indices refer to. */
-interface Keys {
-  keys: string[];
-  signers: Set<string>;
-  indexOf: Map<string, number>;
-}
-
-function addresses(v: unknown[], path: string): string[] {
-  return v.map((k, i) => {
-    if (!isAddress(k)) throw malformed(`${path}[${i}] is not a base58 address`);
-    return k;
-  });
-}
-
-function loadedAddresses(meta: Json): string[] {
-  const loaded = meta.loadedAddresses;
-  if (loaded === undefined || loaded === null) return [];
-  if (!isRecord(loaded)) throw malformed('meta.loadedAddresses is not an object');
-  // v0 order: static keys, then loaded writable, then loaded readonly
-  return [
-    ...addresses(optionalArray(loaded, 'writable', 'meta.loadedAddresses'), 'meta.loadedAddresses.writable'),
-    ...addresses(optionalArray(loaded, 'readonly', 'meta.loadedAddresses'), 'meta.loadedAddresses.readonly'),
-  ];
-}
-
-function accountKeys(message: Json, meta: Json, parsed: boolean): Keys {
-  const raw = array(message, 'accountKeys', 'transaction.message');
-  const keys: string[] = [];
-  const signers = new Set<string>();
-  if (parsed) {
-    let sawLookup = false;
-    raw.forEach((k, i) => {
-      if (!isRecord(k) || !isAddress(k.pubkey)) throw malformed(`transaction.message.accountKeys[${i}] lacks a pubkey`);
-      keys.push(k.pubkey);
-      if (k.signer === true) signers.add(k.pubkey);
-      if (k.source === 'lookupTable') sawLookup = true;
-    });
-    // jsonParsed lists loaded addresses inline (source "lookupTable"); append them only if a provider did not
-    if (!sawLookup) keys.push(...loadedAddresses(meta));
-  } else {
-    keys.push(...addresses(raw, 'transaction.message.accountKeys'));
-    const header = record(message, 'header', 'transaction.message');
-    const n = header.numRequiredSignatures;
-    if (!isIndex(n, keys.length + 1)) throw malformed('transaction.message.header.numRequiredSignatures is invalid');
-    keys.slice(0, n).forEach((k) => signers.add(k));
-    keys.push(...loadedAddresses(meta));
-  }
-  const indexOf = new Map<string, number>();
-  keys.forEach((k, i) => {
-    if (!indexOf.has(k)) indexOf.set(k, i);
-  });
-  return { keys, signers, indexOf };
-}
-
-interface TokenBalance {
-  mint: string;
-  owner: string | null;
-  /** Base units, null if the RPC gave none we can read exactly. */
-  amount: bigint | null;
-}
-
-function balanceAmount(b: Json): bigint | null {
-  const ui = b.uiTokenAmount;
-  if (!isRecord(ui) || typeof ui.amount !== 'string' || !/^[0-9]{1,20}$/.test(ui.amount)) return null;
-  return BigInt(ui.amount);
-}
-
-function tokenBalances(meta: Json, field: string, keyCount: number): Map<number, TokenBalance> {
-  const out = new Map<number, TokenBalance>();
-  optionalArray(meta, field, 'meta').forEach((b, i) => {
-    if (!isRecord(b) || !isIndex(b.accountIndex, keyCount) || !isAddress(b.mint)) {
-      throw malformed(`meta.${field}[${i}] is malformed`);
-    }
-    out.set(b.accountIndex, { mint: b.mint, owner: isAddress(b.owner) ? b.owner : null, amount: balanceAmount(b) });
-  });
-  return out;
 }
 
 /** One instruction, top-level or inner, in either encoding → a transfer or null. */
@@ -174,17 +56,6 @@ function decodeInstruction(ix: unknown, keys: Keys, path: string): InstructionTr
     }
   }
   return withPath(path, () => decodeRawTransfer(programId, accounts, data));
-}
-
-function withPath<T>(path: string, f: () => T): T {
-  try {
-    return f();
-  } catch (e) {
-    if (e instanceof OncepayError && e.context.path === undefined) {
-      throw new OncepayError(e.code, `${path}: ${e.message.replace(`${e.code}: `, '')}`, { ...e.context, path });
-    }
-    throw e;
-  }
 }
 
 /** meta.innerInstructions keyed by the outer instruction's index (never by array position). */
@@ -329,44 +200,4 @@ export function decodeTransaction(input: unknown, opts: DecodeOptions = {}): Rec
     return after === undefined || after === null || before === undefined || before === null ? null : after - before;
   });
   return receipts;
-}
-
-/**
- * A Token-2022 mint with a transfer fee withholds it on a plain transferChecked too, without stating it in the
- * instruction. When the destination's balance change is attributable to this one receipt alone (no other receipt
- * in the transaction touches that account), and it is below the amount sent, what arrived is that change.
- * Non-transfer instructions on the same account in the same transaction (burn, close) would blur this; documented.
- */
-function netOfUnstatedFees(receipts: Receipt[], delta: (address: string) => bigint | null): void {
-  const touches = new Map<string, number>();
-  for (const r of receipts) {
-    touches.set(r.source, (touches.get(r.source) ?? 0) + 1);
-    touches.set(r.destination, (touches.get(r.destination) ?? 0) + 1);
-  }
-  for (const r of receipts) {
-    if (r.program !== 'spl-token-2022' || r.kind !== 'transferChecked' || touches.get(r.destination) !== 1) continue;
-    const d = delta(r.destination);
-    if (d === null || d < 0n || d >= r.amount) continue;
-    r.fee = (r.amount - d) as BaseUnits;
-    r.amount = d as BaseUnits;
-  }
-}
-
-/**
- * Receipts of every transaction of a getBlock result (transactionDetails "full"; an RPC envelope is accepted).
- * The block does not carry its own slot: pass `opts.slot` (else a `slot` field on the block is used, else null).
- */
-export function decodeBlock(block: unknown, opts: DecodeBlockOptions = {}): Receipt[] {
-  let b = block;
-  if (isRecord(b) && 'jsonrpc' in b) b = b.result;
-  if (!isRecord(b) || !Array.isArray(b.transactions)) {
-    throw new OncepayError(
-      DECODE_CODES.MALFORMED_BLOCK,
-      'block has no transactions array (fetch getBlock with transactionDetails "full")',
-    );
-  }
-  const slot = opts.slot === undefined ? undefined : BigInt(opts.slot);
-  return expandBlock(b, slot).flatMap((tx, i) =>
-    withPath(`transactions[${i}]`, () => decodeTransaction(tx, { cluster: opts.cluster })),
-  );
 }

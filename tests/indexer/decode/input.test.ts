@@ -149,6 +149,14 @@ describe('decode: getBlock results', () => {
     expect(readTransactionsInput(JSON.stringify(block(), (_k, v) => (typeof v === 'bigint' ? Number(v) : v)))).to.have.length(3);
   });
 
+  it('one malformed transaction fails the block, naming which', () => {
+    const b = block();
+    ((b.transactions as Array<Record<string, any>>)[2].transaction.message.instructions[0] as Record<string, unknown>).programIdIndex = 99; // eslint-disable-line @typescript-eslint/no-explicit-any
+    const e = codeOf(() => decodeBlock(b));
+    expect(e.code).to.equal(DECODE_CODES.MALFORMED_TRANSACTION);
+    expect(e.context.transaction).to.equal(2);
+  });
+
   it('a block fetched without full transaction details → ONCEPAY__DECODE__MALFORMED_BLOCK', () => {
     const b = block();
     delete b.transactions;
