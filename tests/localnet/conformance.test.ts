@@ -363,3 +363,71 @@ describe('localnet: commitment in manual mode', function () {
     expect(processed.error!.code).to.equal(-32602);
   });
 });
+
+describe('localnet: websockets, Token-2022, CLI', function () {
+  it('web3.js default websocket (RPC port + 1) confirms; slotSubscribe notifies', async () => {
+    const net = await startLocalnet({ slotMs: 20, finalityDepth: 2 });
+    try {
+      // No wsEndpoint: web3.js derives ws://host:(port+1), as for a real validator on 8899/8900.
+      const conn = new Connection(net.url, 'confirmed');
+      const kp = Keypair.generate();
+      const sig = await conn.requestAirdrop(kp.publicKey, LAMPORTS_PER_SOL);
+      const bh = await conn.getLatestBlockhash();
+      expect((await conn.confirmTransaction({ signature: sig, ...bh }, 'confirmed')).value.err).to.equal(null);
+      const slots: number[] = [];
+      const id = conn.onSlotChange((s) => slots.push(s.slot));
+      await until('slot notifications', async () => slots.length >= 3);
+      await conn.removeSlotChangeListener(id);
+      expect(slots[1]).to.be.greaterThan(slots[0]);
+    } finally {
+      await net.stop();
+    }
+  });
+
+  it('Token-2022 transferChecked: token balances name the Token-2022 program, jsonParsed says spl-token-2022', async () => {
+    const {
+      TOKEN_2022_PROGRAM_ID, MINT_SIZE, createInitializeMint2Instruction, createMintToCheckedInstruction, getAssociatedTokenAddressSync: ata,
+      createAssociatedTokenAccountIdempotentInstruction: createAta, createTransferCheckedInstruction: transferChecked,
+    } = await import('@solana/spl-token');
+    const net = await startLocalnet({ slotMs: 20, finalityDepth: 2, wsOnNextPort: false });
+    try {
+      const conn = connect(net);
+      const payer = await funded(conn, 10);
+      const mint = Keypair.generate();
+      const mine = ata(mint.publicKey, payer.publicKey, false, TOKEN_2022_PROGRAM_ID);
+      const bob = Keypair.generate().publicKey;
+      const bobs = ata(mint.publicKey, bob, false, TOKEN_2022_PROGRAM_ID);
+      await send(conn, payer, [
+        SystemProgram.createAccount({ fromPubkey: payer.publicKey, newAccountPubkey: mint.publicKey, lamports: await conn.getMinimumBalanceForRentExemption(MINT_SIZE), space: MINT_SIZE, programId: TOKEN_2022_PROGRAM_ID }),
+        createInitializeMint2Instruction(mint.publicKey, 3, payer.publicKey, null, TOKEN_2022_PROGRAM_ID),
+        createAta(payer.publicKey, mine, payer.publicKey, mint.publicKey, TOKEN_2022_PROGRAM_ID),
+        createMintToCheckedInstruction(mint.publicKey, mine, payer.publicKey, 10_000n, 3, [], TOKEN_2022_PROGRAM_ID),
+      ], [mint]);
+      const sig = await send(conn, payer, [
+        createAta(payer.publicKey, bobs, bob, mint.publicKey, TOKEN_2022_PROGRAM_ID),
+        transferChecked(mine, mint.publicKey, bobs, payer.publicKey, 4_321n, 3, [], TOKEN_2022_PROGRAM_ID),
+      ]);
+      const tx = await conn.getParsedTransaction(sig, { commitment: 'confirmed', maxSupportedTransactionVersion: 0 });
+      const ix = tx!.transaction.message.instructions[1] as any;
+      expect(ix.program).to.equal('spl-token-2022');
+      expect(ix.parsed.info.tokenAmount.uiAmountString).to.equal('4.321');
+      const keys = tx!.transaction.message.accountKeys.map((k) => k.pubkey.toBase58());
+      const post = tx!.meta!.postTokenBalances!.find((b) => b.accountIndex === keys.indexOf(bobs.toBase58()))!;
+      expect(post.programId).to.equal(TOKEN_2022_PROGRAM_ID.toBase58());
+      expect(post.uiTokenAmount.amount).to.equal('4321');
+      expect((await conn.getTokenAccountBalance(bobs)).value.amount).to.equal('4321');
+      const many = await conn.getMultipleAccountsInfo([bobs, Keypair.generate().publicKey]);
+      expect(many[0]!.owner.toBase58()).to.equal(TOKEN_2022_PROGRAM_ID.toBase58());
+      expect(many[1]).to.equal(null);
+    } finally {
+      await net.stop();
+    }
+  });
+
+  it('`oncepay localnet --help` lists every flag', async () => {
+    const { execFileSync } = await import('node:child_process');
+    const path = await import('node:path');
+    const out = execFileSync(process.execPath, [path.resolve(__dirname, '../../bin/oncepay'), 'localnet', '--help'], { encoding: 'utf8' });
+    for (const flag of ['--program', '--program-id', '--port', '--slot-ms', '--finality-depth', '--ledger', '--reset']) expect(out).to.include(flag);
+  });
+});

@@ -178,6 +178,8 @@ describe('localnet: restart and persistence', function () {
       const again = await rpc(net.url, 'requestAirdrop', [kp.publicKey.toBase58(), LAMPORTS_PER_SOL]);
       expect(again.result).to.be.a('string');
       net.advanceSlots(1);
+      // New transactions after a restore are recorded as before.
+      expect((await conn.getSignatureStatus(again.result)).value!.confirmationStatus).to.equal('confirmed');
       expect(await conn.getBalance(kp.publicKey)).to.equal(4 * LAMPORTS_PER_SOL);
 
       await net.restart({ keepLedger: false });
