@@ -111,8 +111,9 @@ export function createLedger(deps: LedgerDeps): Ledger {
     for (const { r } of fresh) {
       addresses.add(r.destination);
       if (r.destinationOwner) addresses.add(r.destinationOwner);
+      // Account keys need not be looked up: a reference found only among them counts when the money went to
+      // the invoice's deposit address, and that address is already in `addresses`.
       for (const k of r.references ?? []) refs.add(k);
-      for (const k of r.accountKeys ?? []) refs.add(k);
     }
     const rows = (await client.query(q.lockCandidateInvoices([...addresses], [...refs]))).rows;
     if (rows.length === 0) return;

@@ -1,7 +1,6 @@
 // Pure matching: which invoice a receipt pays, how much it credits, and what exception it raises.
 // No I/O, no clock: the ledger loads the candidate invoices (locked) and writes back what this returns.
-import type { ExceptionKind } from './types';
-import type { InvoiceState, MatchReceipt, ReceiptOutcome, BatchOutcome } from './types';
+import type { ExceptionKind, InvoiceState, MatchReceipt, ReceiptOutcome, BatchOutcome } from './types';
 
 function paysAddress(inv: InvoiceState, r: MatchReceipt): boolean {
   return inv.depositAddress !== null && (inv.depositAddress === r.destination || inv.depositAddress === r.destinationOwner);
@@ -66,9 +65,25 @@ export function matchReceipt(r: MatchReceipt, invoices: readonly InvoiceState[])
 /** A batch of receipts, in the given order, against a set of invoices; later receipts see earlier credits. */
 export function matchBatch(receipts: readonly MatchReceipt[], invoices: readonly InvoiceState[]): BatchOutcome {
   const state = new Map(invoices.map((inv) => [inv.id, inv]));
+  // Index by address and reference so each receipt looks at its few candidates, not at every invoice.
+  const byKey = new Map<string, string[]>();
+  const index = (k: string | null, id: string) => {
+    if (k === null) return;
+    const ids = byKey.get(k);
+    if (ids) ids.push(id);
+    else byKey.set(k, [id]);
+  };
+  for (const inv of invoices) {
+    index(inv.depositAddress, inv.id);
+    if (inv.referenceKey !== inv.depositAddress) index(inv.referenceKey, inv.id);
+  }
   const outcomes: ReceiptOutcome[] = [];
   for (const r of receipts) {
-    const { outcome, next } = matchReceipt(r, [...state.values()]);
+    const ids = new Set<string>();
+    for (const k of [r.destination, r.destinationOwner, ...(r.references ?? []), ...(r.accountKeys ?? [])]) {
+      if (k !== null) for (const id of byKey.get(k) ?? []) ids.add(id);
+    }
+    const { outcome, next } = matchReceipt(r, [...ids].map((id) => state.get(id)!));
     if (next) state.set(next.id, next);
     outcomes.push(outcome);
   }

@@ -121,6 +121,25 @@ describe('indexer/ledger', () => {
     expect(r.outbox.pending).to.equal(1);
   });
 
+  it('matches a Solana Pay reference found among the account keys when the money reached the deposit address', async () => {
+    await ledger.createInvoice({ id: 'SP-1', mint: USDC, expectedAmount: 10n, depositAddress: addr('wallet'), referenceKey: addr('ref-1') });
+    await ledger.createInvoice({ id: 'SP-2', mint: USDC, expectedAmount: 10n, depositAddress: addr('wallet'), referenceKey: addr('ref-2') });
+    const keys = [addr('payer'), addr('wallet-ata'), addr('ref-2'), addr('fee-ata')];
+    const s = sig('sp');
+    const res = await ledger.applyBatch({
+      cluster: CLUSTER,
+      source: 'webhook',
+      receipts: [
+        receipt({ signature: s, ixIndex: 0, destination: addr('wallet-ata'), destinationOwner: addr('wallet'), amount: 10n, accountKeys: keys }),
+        // A fee to a third party in the same transaction carries the same account keys: not the merchant's money.
+        receipt({ signature: s, ixIndex: 1, destination: addr('fee-ata'), destinationOwner: addr('fee-collector'), amount: 1n, accountKeys: keys }),
+      ],
+    });
+    expect(res.credited).to.deep.equal([{ invoiceId: 'SP-2', amount: 10n }]);
+    expect(res.exceptions).to.deep.equal([]);
+    expect((await ledger.getInvoice('SP-1'))!.creditedAmount).to.equal(0n);
+  });
+
   it('creates exactly one fulfilment and outbox row per paid invoice, keyed by the invoice id', async () => {
     await ledger.createInvoice({ id: 'F', mint: USDC, expectedAmount: 10n, depositAddress: addr('f') });
     const pay = (n: number) => receipt({ signature: sig(`f-${n}`), destination: addr('f'), amount: 5n, slot: BigInt(n) });
