@@ -8,6 +8,7 @@ import { createRuntime, PROGRAM_ID, RUNTIMES, type Runtime, type TxResult } from
 import {
   buildTx,
   createWorld,
+  createWorldViaTransactions,
   fetchOperation,
   fundSystemAccount,
   nonCanonicalOpPda,
@@ -228,7 +229,10 @@ for (const runtimeName of RUNTIMES) {
         });
       }
 
-      it('after a payout, a lamport drain attempt and a retry in a later epoch pay nothing more', async function () {
+      it('after a payout, a lamport drain attempt and a retry in a later epoch (real warp) pay nothing more', async function () {
+        // Built with transactions only, so bankrun can warp for real (see Runtime.warpToSlot).
+        rt = await createRuntime(runtimeName);
+        w = await createWorldViaTransactions(rt);
         const opId = opIdFor('later');
         const [op] = opPda(w.merchant.pda, opId);
         expectOk(await payout(w, { opId, amount: 99n }));
@@ -237,7 +241,7 @@ for (const runtimeName of RUNTIMES) {
         // Drain attempt: move the op account's lamports out through the System program. The account is owned by
         // the payout program, and nobody can sign for the PDA, so the runtime refuses.
         const thief = Keypair.generate();
-        fundSystemAccount(rt, thief.publicKey);
+        await w.fund(thief.publicKey);
         const drain = SystemProgram.transfer({ fromPubkey: op, toPubkey: thief.publicKey, lamports: recordBefore.lamports });
         drain.keys[0].isSigner = false;
         const drained = await w.send([drain], [], thief);
@@ -246,14 +250,20 @@ for (const runtimeName of RUNTIMES) {
 
         // A much later slot, in a later epoch.
         const epochBefore = await rt.epoch();
-        await rt.warpToSlot((await rt.slot()) + 1_000_000n);
+        const slotBefore = await rt.slot();
+        await rt.warpToSlot(slotBefore + 1_000_000n);
+        expect((await rt.slot()) >= slotBefore + 1_000_000n, 'warped to a later slot').to.equal(true);
         expect((await rt.epoch()) > epochBefore, 'warped into a later epoch').to.equal(true);
         expectCode(await payout(w, { opId, amount: 99n }), E.OperationAlreadyConsumed);
 
         expect(await tokenBalance(rt, w.recipient)).to.equal(99n);
+        expect(await tokenBalance(rt, w.merchant.vault)).to.equal(1_000_000_000n - 99n);
         const recordAfter = (await rt.getAccount(op))!;
         expect(recordAfter.data.equals(recordBefore.data)).to.equal(true);
         expect(recordAfter.lamports).to.equal(recordBefore.lamports);
+        // A new op_id still pays after the warp: the runtime is live, the refusal above is the program's.
+        expectOk(await payout(w, { opId: opIdFor('later-2'), amount: 1n }));
+        expect(await tokenBalance(rt, w.recipient)).to.equal(100n);
       });
 
       it('refuses a valid but non-canonical bump (a second address for the same op_id)', async function () {
@@ -322,7 +332,7 @@ for (const runtimeName of RUNTIMES) {
         const opId = opIdFor('other-mint');
         const otherMint = Keypair.generate().publicKey;
         writeMint(rt, otherMint, w.tokenProgram, 10n);
-        const stranger = w.addTokenAccount(otherMint);
+        const stranger = await w.addTokenAccount(otherMint);
         const r = await payout(w, { opId, amount: 5n, recipientToken: stranger });
         await expectRejectedUnchanged(w, opId, r, E.MintMismatch);
       });

@@ -3,7 +3,7 @@
 // Transactions are built and signed with @solana/web3.js v1 (as the SDK does) and handed to LiteSVM as wire bytes.
 import { copyFileSync, existsSync, mkdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { PublicKey, type AccountInfo, type Keypair, type Transaction } from '@solana/web3.js';
+import { Keypair, PublicKey, type AccountInfo, type Transaction } from '@solana/web3.js';
 import { Clock as BankrunClock, start, type ProgramTestContext } from 'solana-bankrun';
 import { Clock as LiteSvmClock, FailedTransactionMetadata, LiteSVM } from 'litesvm';
 import { address, getTransactionDecoder, lamports as kitLamports, type Address } from '@solana/kit';
@@ -31,8 +31,12 @@ export interface TxResult {
 
 export interface Runtime {
   name: RuntimeName;
+  /** A key the runtime itself funded (bankrun's genesis payer, a LiteSVM airdrop): no account was written. */
+  payer: Keypair;
   /**
-   * Moves to a later slot, and at least one epoch on (the program reads both from the Clock sysvar).
+   * Moves to a later slot, and at least one epoch on (the program reads both from the Clock sysvar). bankrun warps
+   * for real unless an account was written with setAccount (then its warp panics the process, so the Clock sysvar
+   * is moved instead); LiteSVM warps and sets the Clock's epoch.
    */
   warpToSlot(slot: bigint): Promise<void>;
   /** A recent blockhash; distinct after every `send` (LiteSVM) or warp, so retries are new transactions. */
@@ -88,6 +92,7 @@ async function createBankrun(): Promise<Runtime> {
     process.chdir(cwd);
   }
   const client = context.banksClient;
+  let wroteAccounts = false;
   const toResult = (r: Awaited<ReturnType<typeof client.tryProcessTransaction>>): TxResult => {
     const logs = r.meta?.logMessages ?? [];
     return {
@@ -100,6 +105,7 @@ async function createBankrun(): Promise<Runtime> {
   };
   return {
     name: 'bankrun',
+    payer: context.payer,
     async blockhash() {
       // Not context.lastBlockhash: it goes stale after a few hundred transactions and after a warp.
       const latest = await client.getLatestBlockhash();
@@ -125,6 +131,7 @@ async function createBankrun(): Promise<Runtime> {
       return a ? { ...a, data: Buffer.from(a.data) } : null;
     },
     setAccount(key, info) {
+      wroteAccounts = true;
       context.setAccount(key, {
         lamports: Number(info.lamports),
         data: info.data,
@@ -139,6 +146,10 @@ async function createBankrun(): Promise<Runtime> {
       return (await client.getClock()).epoch;
     },
     async warpToSlot(slot) {
+      if (!wroteAccounts) {
+        context.warpToSlot(slot);
+        return;
+      }
       // bankrun's own warpToSlot panics ("calculate_accounts_hash_with_verify mismatch") once accounts were
       // written with setAccount, so move the Clock sysvar instead: that is what the program observes.
       const c = await client.getClock();
@@ -152,6 +163,8 @@ async function createLiteSvm(): Promise<Runtime> {
   const svm = new LiteSVM();
   svm.addProgramFromFile(address(PROGRAM_ID.toBase58()), PROGRAM_SO);
   const decoder = getTransactionDecoder();
+  const payer = Keypair.generate();
+  svm.airdrop(address(payer.publicKey.toBase58()), kitLamports(1_000_000_000_000n));
   const sendOne = (tx: Transaction): TxResult => {
     const kitTx = decoder.decode(tx.serialize({ requireAllSignatures: true, verifySignatures: false }));
     const r = svm.sendTransaction(kitTx as never);
@@ -177,6 +190,7 @@ async function createLiteSvm(): Promise<Runtime> {
   };
   return {
     name: 'litesvm',
+    payer,
     async blockhash() {
       return svm.latestBlockhash();
     },
@@ -228,4 +242,3 @@ async function createLiteSvm(): Promise<Runtime> {
   };
 }
 
-export type { Keypair };

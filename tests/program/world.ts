@@ -7,6 +7,9 @@ import {
   AccountLayout,
   ACCOUNT_SIZE,
   AccountState,
+  createInitializeAccount3Instruction,
+  createInitializeMint2Instruction,
+  createMintToInstruction,
   MINT_SIZE,
   MintLayout,
   TOKEN_2022_PROGRAM_ID,
@@ -162,7 +165,9 @@ export interface World {
   /** Creates another merchant on the same runtime and mint, through initialize_merchant. */
   addMerchant(vaultAmount: bigint): Promise<Merchant>;
   /** A token account of `mint` for a fresh wallet. */
-  addTokenAccount(mint: PublicKey, amount?: bigint): PublicKey;
+  addTokenAccount(mint: PublicKey, amount?: bigint): Promise<PublicKey>;
+  /** Funds a fresh system account. */
+  fund(key: PublicKey, lamports?: bigint): Promise<void>;
   send(instructions: TransactionInstruction[], signers?: Keypair[], feePayer?: Keypair): Promise<TxResult>;
 }
 
@@ -180,7 +185,7 @@ export async function createWorld(
   const send = async (instructions: TransactionInstruction[], signers: Keypair[] = [], payer = feePayer) =>
     rt.send(await buildTx(rt, instructions, payer, signers));
 
-  const addTokenAccount = (m: PublicKey, amount = 0n): PublicKey => {
+  const addTokenAccount = async (m: PublicKey, amount = 0n): Promise<PublicKey> => {
     const key = Keypair.generate().publicKey;
     writeTokenAccount(rt, key, { mint: m, owner: Keypair.generate().publicKey, amount, tokenProgram });
     return key;
@@ -210,7 +215,81 @@ export async function createWorld(
   const recipientOwner = Keypair.generate().publicKey;
   const recipient = Keypair.generate().publicKey;
   writeTokenAccount(rt, recipient, { mint, owner: recipientOwner, amount: 0n, tokenProgram });
-  return { rt, tokenProgram, feePayer, mint, merchant, recipient, recipientOwner, addMerchant, addTokenAccount, send };
+  const fund = async (key: PublicKey, lamports = 100n * SOL) => fundSystemAccount(rt, key, lamports);
+  return { rt, tokenProgram, feePayer, mint, merchant, recipient, recipientOwner, addMerchant, addTokenAccount, fund, send };
+}
+
+/**
+ * The same world built only with transactions (CreateAccount, InitializeMint2, InitializeAccount3, MintTo,
+ * initialize_merchant) from the runtime's own funded payer: no account is written directly, so bankrun can warp.
+ */
+export async function createWorldViaTransactions(
+  rt: Runtime,
+  opts: { tokenProgram?: PublicKey; vaultAmount?: bigint } = {},
+): Promise<World> {
+  const tokenProgram = opts.tokenProgram ?? TOKEN_PROGRAM_ID;
+  const feePayer = rt.payer;
+  const mintAuthority = Keypair.generate();
+  const send = async (instructions: TransactionInstruction[], signers: Keypair[] = [], payer = feePayer) =>
+    rt.send(await buildTx(rt, instructions, payer, signers));
+  const must = (r: TxResult, what: string) => {
+    if (!r.ok) throw new Error(`${what} failed: ${r.error}\n${r.logs.join('\n')}`);
+  };
+  const create = (key: PublicKey, space: number) =>
+    SystemProgram.createAccount({
+      fromPubkey: feePayer.publicKey,
+      newAccountPubkey: key,
+      lamports: Number(TOKEN_ACCOUNT_LAMPORTS),
+      space,
+      programId: tokenProgram,
+    });
+
+  const mintKp = Keypair.generate();
+  const mint = mintKp.publicKey;
+  must(
+    await send(
+      [create(mint, MINT_SIZE), createInitializeMint2Instruction(mint, 6, mintAuthority.publicKey, null, tokenProgram)],
+      [mintKp],
+    ),
+    'create mint',
+  );
+
+  const addTokenAccount = async (m: PublicKey, amount = 0n, owner = Keypair.generate().publicKey): Promise<PublicKey> => {
+    const kp = Keypair.generate();
+    const ixs = [create(kp.publicKey, ACCOUNT_SIZE), createInitializeAccount3Instruction(kp.publicKey, m, owner, tokenProgram)];
+    if (amount > 0n) ixs.push(createMintToInstruction(m, kp.publicKey, mintAuthority.publicKey, amount, [], tokenProgram));
+    must(await send(ixs, amount > 0n ? [kp, mintAuthority] : [kp]), 'create token account');
+    return kp.publicKey;
+  };
+
+  const addMerchant = async (amount: bigint): Promise<Merchant> => {
+    const authority = Keypair.generate();
+    const payoutAuthority = Keypair.generate();
+    const [pda, bump] = merchantPda(authority.publicKey);
+    const ix = await program.methods
+      .initializeMerchant(payoutAuthority.publicKey, bump)
+      .accountsStrict({
+        merchantAuthority: authority.publicKey,
+        payer: feePayer.publicKey,
+        merchant: pda,
+        systemProgram: SystemProgram.programId,
+      })
+      .instruction();
+    must(await send([ix], [authority]), 'initialize_merchant');
+    const vault = await addTokenAccount(mint, amount, pda);
+    return { authority, payoutAuthority, pda, bump, vault };
+  };
+
+  const fund = async (key: PublicKey, lamports = 100n * SOL) =>
+    must(
+      await send([SystemProgram.transfer({ fromPubkey: feePayer.publicKey, toPubkey: key, lamports: Number(lamports) })]),
+      'fund',
+    );
+
+  const merchant = await addMerchant(opts.vaultAmount ?? 1_000_000_000n);
+  const recipientOwner = Keypair.generate().publicKey;
+  const recipient = await addTokenAccount(mint, 0n, recipientOwner);
+  return { rt, tokenProgram, feePayer, mint, merchant, recipient, recipientOwner, addMerchant, addTokenAccount, fund, send };
 }
 
 export interface PayoutParams {
