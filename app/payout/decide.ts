@@ -19,7 +19,11 @@ export type AttemptStep =
   /** Not found and the blockhash expired at finalized: only the op account can tell what happened. */
   | { kind: 'check_op' };
 
-export function decideAttempt(obs: { status: SignatureStatus; expired: boolean | undefined }): AttemptStep {
+/**
+ * `expired`: whether the finalized block height is past the attempt's lastValidBlockHeight (undefined: not
+ * asked). `sentRecently`: this process sent the bytes less than a rebroadcast interval ago.
+ */
+export function decideAttempt(obs: { status: SignatureStatus; expired: boolean | undefined; sentRecently?: boolean }): AttemptStep {
   const s = obs.status;
   if (s.found) {
     if (!s.settled) return { kind: 'wait' };
@@ -30,6 +34,7 @@ export function decideAttempt(obs: { status: SignatureStatus; expired: boolean |
   // A timeout, a dropped response or an expired blockhash alone never proves non-execution: only a finalized
   // height past lastValidBlockHeight followed by an absent op account does (see check_op).
   if (obs.expired === true) return { kind: 'check_op' };
+  if (obs.sentRecently) return { kind: 'wait' };
   return { kind: 'send' };
 }
 

@@ -1,20 +1,20 @@
 // executePayout(row, deps): a function of the durable payout row alone. Each signed transaction is persisted
 // before it is sent; every outcome is read back from the chain. Safe to call again at any time, from any
 // process, after any crash: it picks up from the journal (payout_attempts) and the op account.
-import { Keypair, PublicKey, Transaction } from '@solana/web3.js';
-import bs58 from 'bs58';
+import { Keypair } from '@solana/web3.js';
 import { Pool } from 'pg';
 import { Logger } from 'pino';
 import { OncepayError } from '../../common/errors';
 import { failpoint } from '../../common/failpoint';
 import { logger } from '../../common/log';
 import { PAYOUT_ABORTED, PAYOUT_NOT_FOUND } from '../codes';
-import { Signature, signature as toSignature } from '../types';
+import { Signature } from '../types';
+import { buildAttemptTransaction } from './build-attempt';
 import { PayoutChain } from './chain';
 import { compareTerms, decideAttempt, TermsMismatch } from './decide';
 import { lockPayout } from './lock';
 import { payoutMetrics } from './metrics';
-import { OpAccount, executePayoutInstruction } from './program';
+import { OpAccount } from './program';
 import {
   AttemptRow,
   FINAL_STATES,
@@ -155,8 +155,11 @@ async function runLocked(id: string, deps: ExecuteDeps): Promise<PayoutResult> {
       for (let i = 0; i < open.length && !settled; i++) {
         const a = open[i];
         const status = statuses[i];
-        const expired = status.found ? undefined : await deps.chain.blockhashExpired(a.lastValidBlockHeight);
-        const step = decideAttempt({ status, expired });
+        // Expiry is only worth a call when we would act on it: not found, and not just sent by us.
+        const last = lastSend.get(a.id);
+        const sentRecently = a.status === 'sent' && last !== undefined && performance.now() - last < rebroadcast;
+        const expired = status.found || sentRecently ? undefined : await deps.chain.blockhashExpired(a.lastValidBlockHeight);
+        const step = decideAttempt({ status, expired, sentRecently });
         switch (step.kind) {
           case 'landed':
             await settleAttempt(deps.db, a.id, { status: 'landed', slot: step.slot });
@@ -185,22 +188,18 @@ async function runLocked(id: string, deps: ExecuteDeps): Promise<PayoutResult> {
           case 'wait':
             break;
           case 'send': {
-            const last = lastSend.get(a.id);
-            const now = performance.now();
-            if (a.status === 'built' || last === undefined || now - last >= rebroadcast) {
-              lastSend.set(a.id, now);
-              const kind = a.sendCount === 0 && last === undefined ? 'first' : 'rebroadcast';
-              try {
-                await deps.chain.sendRawTransaction(a.txBytes);
-                m.sends.inc({ kind, outcome: 'ok' });
-              } catch (e) {
-                // The node may have executed it anyway (lost response): keep going, the status tells.
-                m.sends.inc({ kind, outcome: 'error' });
-                log.warn({ attempt: a.attemptNo, err: (e as Error).message }, 'send failed; delivery unknown');
-              }
-              failpoint('payout.after_send_before_record');
-              await markAttemptSent(deps.db, a.id);
+            lastSend.set(a.id, performance.now());
+            const kind = a.sendCount === 0 && last === undefined ? 'first' : 'rebroadcast';
+            try {
+              await deps.chain.sendRawTransaction(a.txBytes);
+              m.sends.inc({ kind, outcome: 'ok' });
+            } catch (e) {
+              // The node may have executed it anyway (lost response): keep going, the status tells.
+              m.sends.inc({ kind, outcome: 'error' });
+              log.warn({ attempt: a.attemptNo, err: (e as Error).message }, 'send failed; delivery unknown');
             }
+            failpoint('payout.after_send_before_record');
+            await markAttemptSent(deps.db, a.id);
             break;
           }
           case 'check_op': {
@@ -236,30 +235,9 @@ function isDbError(e: unknown): boolean {
 }
 
 async function signAttempt(p: PayoutRow, deps: ExecuteDeps): Promise<AttemptRow> {
-  const payer = deps.payer ?? deps.authority;
-  const { blockhash, lastValidBlockHeight } = await deps.chain.latestBlockhash();
-  const tx = new Transaction({ feePayer: payer.publicKey, blockhash, lastValidBlockHeight: Number(lastValidBlockHeight) });
-  tx.add(
-    executePayoutInstruction(
-      new PublicKey(p.programId),
-      {
-        payoutAuthority: deps.authority.publicKey,
-        payer: payer.publicKey,
-        merchant: new PublicKey(p.merchantAddress),
-        operation: new PublicKey(p.opPda),
-        vault: new PublicKey(p.vault),
-        mint: new PublicKey(p.mint),
-        recipientToken: new PublicKey(p.recipient),
-        tokenProgram: new PublicKey(p.tokenProgram),
-      },
-      { opId: p.opId, amount: p.amount, opBump: p.opBump },
-    ),
-  );
-  const signers = payer.publicKey.equals(deps.authority.publicKey) ? [payer] : [payer, deps.authority];
-  tx.sign(...signers);
-  const bytes = tx.serialize();
-  const sig = toSignature(bs58.encode(tx.signature!));
-  return insertAttempt(deps.db, { payoutId: p.id, signature: sig, blockhash, lastValidBlockHeight, txBytes: bytes });
+  const lifetime = await deps.chain.latestBlockhash();
+  const { bytes, signature } = buildAttemptTransaction(p, { authority: deps.authority, payer: deps.payer }, lifetime);
+  return insertAttempt(deps.db, { payoutId: p.id, signature, ...lifetime, txBytes: bytes });
 }
 
 async function waitForOpAccount(p: PayoutRow, deps: ExecuteDeps, poll: number): Promise<OpAccount> {

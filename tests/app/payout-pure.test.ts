@@ -88,6 +88,9 @@ describe('app/payout pure parts', () => {
       expect(decideAttempt({ status: { found: false }, expired: false })).to.deep.equal({ kind: 'send' });
       expect(decideAttempt({ status: { found: false }, expired: undefined })).to.deep.equal({ kind: 'send' });
     });
+    it('not found, just sent by us → wait (no rebroadcast storm, no expiry call)', () => {
+      expect(decideAttempt({ status: { found: false }, expired: undefined, sentRecently: true })).to.deep.equal({ kind: 'wait' });
+    });
     it('not found after expiry → check the op account (expiry alone proves nothing)', () => {
       expect(decideAttempt({ status: { found: false }, expired: true })).to.deep.equal({ kind: 'check_op' });
     });

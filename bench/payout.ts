@@ -1,0 +1,146 @@
+// Payout throughput end to end, side by side in one run (not a test; `make bench`):
+//   journal  createPayout + executePayout: advisory lock, op-account pre-check, attempt persisted before the
+//            send, status polling, result recorded (the SDK as merchants use it)
+//   direct   the same execute_payout transactions built, signed, sent and polled to `confirmed` without any
+//            database (what the journal costs is the difference)
+// on two banks: solana-bankrun (in-process, so the database share shows) and the localnet (JSON-RPC over
+// LiteSVM, slots of BENCH_SLOT_MS). Rounds alternate journal/direct; medians are printed.
+// Uses DATABASE_URL, else the embedded server; its own schema, dropped at the end.
+import * as os from 'os';
+import { Connection, Keypair, PublicKey } from '@solana/web3.js';
+import { Pool } from 'pg';
+import { resolveDatabaseUrl } from '../db/local-server';
+import { migrate, quoteIdent } from '../db/migrate';
+import { createPool } from '../db/pool';
+import { hashApiKey } from '../app/api/api-key-auth';
+import { buildAttemptTransaction } from '../app/payout/build-attempt';
+import { PayoutChain, createConnectionChain } from '../app/payout/chain';
+import { createPayout, preparePayout } from '../app/payout/create-payout';
+import { executePayout } from '../app/payout/execute-payout';
+import { ONCEPAY_PROGRAM_ID } from '../app/payout/program';
+import { MerchantRow, insertMerchant } from '../app/payout/queries';
+import { address } from '../app/types';
+import { startLocalnet } from '../localnet';
+import { bankrunChain, bankrunIo, DEPLOY_DIR, startBankrun } from '../tests/app/helpers/bankrun-chain';
+import { MerchantSetup, SetupIo, connectionIo, createTokenAccount, setupMerchant } from '../tests/app/helpers/payout-setup';
+
+const N = Number(process.env.BENCH_PAYOUT_N ?? 200);
+const CONCURRENCY = Number(process.env.BENCH_PAYOUT_CONCURRENCY ?? 8);
+const ROUNDS = Number(process.env.BENCH_PAYOUT_ROUNDS ?? 3);
+const SLOT_MS = Number(process.env.BENCH_SLOT_MS ?? 10);
+const POLL_MS = 5;
+
+process.env.ONCEPAY_LOG_LEVEL ??= 'error';
+
+async function inParallel<T>(items: T[], n: number, f: (x: T) => Promise<void>): Promise<void> {
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: Math.min(n, items.length) }, async () => {
+      while (next < items.length) await f(items[next++]);
+    }),
+  );
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+
+interface Bank {
+  name: string;
+  chain: PayoutChain;
+  io: SetupIo;
+  stop(): Promise<void>;
+}
+
+async function run(bank: Bank, db: Pool, m: MerchantSetup, merchant: MerchantRow, recipient: PublicKey) {
+  let seq = 0;
+  const terms = () => ({ recipient: recipient.toBase58(), mint: m.mint.toBase58(), amount: '1' });
+
+  async function journal(n: number): Promise<number> {
+    const ids = Array.from({ length: n }, () => `j-${bank.name}-${++seq}`);
+    const t0 = performance.now();
+    await inParallel(ids, CONCURRENCY, async (payoutId) => {
+      const { row } = await createPayout(db, merchant, { ...terms(), payoutId });
+      const r = await executePayout(row, { db, chain: bank.chain, authority: m.authority, pollIntervalMs: POLL_MS });
+      if (r?.state !== 'succeeded') throw new Error(`payout ${payoutId}: ${r?.state} ${r?.error}`);
+    });
+    return n / ((performance.now() - t0) / 1000);
+  }
+
+  async function direct(n: number): Promise<number> {
+    const ids = Array.from({ length: n }, () => `d-${bank.name}-${++seq}`);
+    const t0 = performance.now();
+    await inParallel(ids, CONCURRENCY, async (payoutId) => {
+      const p = preparePayout(merchant, { ...terms(), payoutId });
+      const { bytes, signature } = buildAttemptTransaction(p, { authority: m.authority }, await bank.chain.latestBlockhash());
+      await bank.chain.sendRawTransaction(bytes);
+      for (;;) {
+        const [s] = await bank.chain.signatureStatuses([signature]);
+        if (s.found && s.settled) {
+          if (s.err) throw new Error(`direct ${payoutId}: ${JSON.stringify(s.err)}`);
+          return;
+        }
+        await sleep(POLL_MS);
+      }
+    });
+    return n / ((performance.now() - t0) / 1000);
+  }
+
+  await journal(Math.min(20, N));
+  await direct(Math.min(20, N));
+  const j: number[] = [];
+  const d: number[] = [];
+  for (let i = 0; i < ROUNDS; i++) {
+    j.push(await journal(N));
+    d.push(await direct(N));
+  }
+  const jm = median(j);
+  const dm = median(d);
+  console.log(
+    `payout[${bank.name}]: journal ${jm.toFixed(0)} payouts/s, direct ${dm.toFixed(0)} tx/s; ` +
+      `journal/direct = ${(jm / dm).toFixed(2)}× (overhead ${((1 / jm - 1 / dm) * 1000 * CONCURRENCY).toFixed(2)} ms per payout per worker); ` +
+      `N=${N}, concurrency ${CONCURRENCY}, ${ROUNDS} rounds (medians)`,
+  );
+}
+
+async function main() {
+  console.log(`payout: machine ${os.cpus().length}× ${os.cpus()[0]?.model ?? '?'}, ${(os.totalmem() / 2 ** 30).toFixed(0)} GiB, node ${process.version}, load average ${os.loadavg()[0].toFixed(1)} at start`);
+  const url = resolveDatabaseUrl();
+  const schema = `bench_payout_${process.pid}`;
+  const admin = createPool({ url, max: 1 });
+  await migrate(admin, { schema });
+  const db = createPool({ url, schema, max: CONCURRENCY * 2 + 2 });
+  try {
+    const ctx = await startBankrun(DEPLOY_DIR);
+    const net = await startLocalnet({ slotMs: SLOT_MS, finalityDepth: 2, wsOnNextPort: false, programs: [{ programId: ONCEPAY_PROGRAM_ID, path: `${DEPLOY_DIR}/oncepay.so` }] });
+    const connection = new Connection(net.url, { commitment: 'confirmed', disableRetryOnRateLimit: true });
+    const banks: Bank[] = [
+      { name: 'bankrun', chain: bankrunChain(ctx), io: bankrunIo(ctx), stop: async () => undefined },
+      { name: `localnet ${SLOT_MS} ms slots`, chain: createConnectionChain({ connection }), io: connectionIo(connection), stop: () => net.stop() },
+    ];
+    let k = 0;
+    for (const bank of banks) {
+      try {
+        const m = await setupMerchant(bank.io, { vaultFunds: 10n ** 15n });
+        const recipient = await createTokenAccount(bank.io, m.authority, m.mint, Keypair.generate().publicKey);
+        const merchant = await insertMerchant(db, {
+          name: bank.name, apiKeyHash: hashApiKey(`bench-key-${k++}-${process.pid}-000000`), programId: address(m.programId), merchantAddress: address(m.merchant), vault: address(m.vault),
+        });
+        await run(bank, db, m, merchant, recipient);
+      } finally {
+        await bank.stop();
+      }
+    }
+  } finally {
+    await db.end();
+    await admin.query(`DROP SCHEMA IF EXISTS ${quoteIdent(schema)} CASCADE`);
+    await admin.end();
+  }
+}
+
+main().then(
+  () => process.exit(0),
+  (e) => {
+    console.error(e);
+    process.exit(1);
+  },
+);
