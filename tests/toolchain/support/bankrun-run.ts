@@ -5,6 +5,10 @@ import { start, type ProgramTestContext } from 'solana-bankrun';
 import { deployTransactions, type PlainIx } from './upgradeable-loader';
 import type { RunResult } from './litesvm-run';
 
+// bankrun logs every program log line to stdout at debug level; results are
+// read from the transaction metadata instead (only when the caller set nothing).
+process.env.RUST_LOG ??= 'error';
+
 // Programs placed in genesis as executable accounts of BPF loader v2, so no
 // tests/fixtures/<name>.so is needed (a missing fixture hangs bankrun).
 const LOADER_V2 = new PublicKey('BPFLoader2111111111111111111111111111111111');
