@@ -295,6 +295,16 @@ for (const runtimeName of RUNTIMES) {
         expect(await tokenBalance(rt, w.recipient)).to.equal(0n);
       });
 
+      it('malformed data or an unknown discriminator → InvalidInstructionData', async function () {
+        const opId = opIdFor('malformed');
+        const short = await payoutIx(w, { opId, amount: 5n });
+        short.data = short.data.subarray(0, short.data.length - 1);
+        await expectRejectedUnchanged(w, opId, await w.send([short], [w.merchant.payoutAuthority]), 6013);
+        const unknown = await payoutIx(w, { opId, amount: 5n });
+        unknown.data = Buffer.concat([Buffer.alloc(8, 0xab), unknown.data.subarray(8)]);
+        await expectRejectedUnchanged(w, opId, await w.send([unknown], [w.merchant.payoutAuthority]), 6013);
+      });
+
       it('a signer that is not the payout authority → Unauthorized', async function () {
         const opId = opIdFor('unauthorized');
         const intruder = Keypair.generate();

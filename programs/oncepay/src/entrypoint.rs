@@ -81,3 +81,33 @@ fn log_error(error: &ProgramError) {
     }
     pinocchio::log::sol_log("Error: not an oncepay error");
 }
+
+#[cfg(test)]
+mod tests {
+    use {super::*, pinocchio::program_error::ProgramError};
+
+    fn code(r: ProgramResult) -> Option<u32> {
+        match r {
+            Err(ProgramError::Custom(c)) => Some(c),
+            _ => None,
+        }
+    }
+
+    #[test]
+    fn dispatch_names_bad_data_and_missing_accounts() {
+        let id = crate::ID;
+        let invalid_data = Some(OncepayError::InvalidInstructionData as u32);
+        assert_eq!(code(dispatch(&id, &[], &[])), invalid_data);
+        assert_eq!(code(dispatch(&id, &[], &EXECUTE_PAYOUT[..7])), invalid_data);
+        assert_eq!(code(dispatch(&id, &[], &[0u8; 8])), invalid_data);
+        let missing = Some(OncepayError::NotEnoughAccountKeys as u32);
+        for disc in [
+            EXECUTE_PAYOUT,
+            INITIALIZE_MERCHANT,
+            SET_PAUSED,
+            SET_PAYOUT_AUTHORITY,
+        ] {
+            assert_eq!(code(dispatch(&id, &[], &disc)), missing);
+        }
+    }
+}
