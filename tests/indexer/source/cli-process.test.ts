@@ -31,6 +31,11 @@ describe('indexer/source CLI processes (crash, restart, backfill beside the scan
     await db.drop();
   });
 
+  const stderrs = new WeakMap<ChildProcess, () => string>();
+  async function stderrOf(p: { child: ChildProcess }): Promise<string> {
+    return stderrs.get(p.child)!();
+  }
+
   function start(args: string[], env: Record<string, string> = {}): { child: ChildProcess; done: Promise<Exit> } {
     const child = spawn(process.execPath, [BIN, ...args], {
       env: { ...process.env, ...db.env, ONCEPAY_FROM_SOURCE: '1', NODE_ENV: 'test', ONCEPAY_LOG_LEVEL: 'info', ...env },
@@ -41,6 +46,7 @@ describe('indexer/source CLI processes (crash, restart, backfill beside the scan
     let stderr = '';
     child.stdout!.on('data', (d) => (stdout += d));
     child.stderr!.on('data', (d) => (stderr += d));
+    stderrs.set(child, () => stderr);
     const done = new Promise<Exit>((resolve) => child.on('close', (code, signal) => resolve({ code, signal, stdout, stderr })));
     return { child, done };
   }
@@ -116,6 +122,10 @@ describe('indexer/source CLI processes (crash, restart, backfill beside the scan
     expect(summary.receipts).to.equal(chain.receipts);
 
     await waitFor(async () => (await totals(db.pool, cluster)).checkpoints.scanner === 1300, 'the scanner to reach the tip');
+    // --metrics-port 0: the scanner logs where /metrics listens; lag is 0 at the tip.
+    const metricsUrl = /"url":"(http:\/\/127\.0\.0\.1:\d+\/metrics)"/.exec(await stderrOf(scanner))?.[1];
+    expect(metricsUrl).to.be.a('string');
+    await waitFor(async () => (await (await fetch(metricsUrl!)).text()).includes(`oncepay_checkpoint_lag_slots{cluster="${cluster}",source="scanner"} 0`), 'lag 0 on /metrics');
     scanner.child.kill('SIGTERM');
     const s = await scanner.done;
     expect(s.code, s.stderr).to.equal(0);
