@@ -145,6 +145,22 @@ for (const runtimeName of RUNTIMES) {
         expect((await fetchOperation(rt, opPda(w.merchant.pda, opId)[0]))!.recipient.equals(ata)).to.equal(true);
       });
 
+      it('one merchant pays from vaults of two mints (any token account the merchant PDA owns is a vault)', async function () {
+        const mint2 = Keypair.generate().publicKey;
+        writeMint(rt, mint2, w.tokenProgram, U64_MAX, 9);
+        const vault2 = Keypair.generate().publicKey;
+        writeTokenAccount(rt, vault2, { mint: mint2, owner: w.merchant.pda, amount: 70n, tokenProgram: w.tokenProgram });
+        const recipient2 = await w.addTokenAccount(mint2);
+        expectOk(await payout(w, { opId: opIdFor('mint-1'), amount: 30n }));
+        expectOk(await payout(w, { opId: opIdFor('mint-2'), amount: 70n, vault: vault2, mint: mint2, recipientToken: recipient2 }));
+        expect(await tokenBalance(rt, w.recipient)).to.equal(30n);
+        expect(await tokenBalance(rt, recipient2)).to.equal(70n);
+        expect(await tokenBalance(rt, vault2)).to.equal(0n);
+        // The vault of one mint cannot pay a recipient of the other.
+        const r = await payout(w, { opId: opIdFor('mint-x'), amount: 1n, recipientToken: recipient2 });
+        expectCode(r, E.MintMismatch);
+      });
+
       it('pays u64::MAX from a vault holding u64::MAX', async function () {
         w = await createWorld(rt, { vaultAmount: U64_MAX, mintSupply: U64_MAX });
         const opId = opIdFor('u64-max');
