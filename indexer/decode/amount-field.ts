@@ -5,6 +5,7 @@
 import { U64_MAX } from '../../common/amount';
 import { OncepayError } from '../../common/errors';
 import { DECODE_CODES } from './codes';
+import { show } from './json-shape';
 
 export function parseAmountField(v: unknown, field: string): bigint {
   let x: bigint;
@@ -25,7 +26,7 @@ export function parseAmountField(v: unknown, field: string): bigint {
   } else if (typeof v === 'string' && /^[0-9]{1,30}$/.test(v)) {
     x = BigInt(v);
   } else {
-    throw outOfRange(field, JSON.stringify(v) ?? String(v));
+    throw outOfRange(field, show(v));
   }
   if (x < 0n || x > U64_MAX) throw outOfRange(field, x.toString());
   return x;

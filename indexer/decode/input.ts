@@ -3,7 +3,7 @@
 // its transactions. Integers beyond 2^53 stay exact (see json-reader.ts).
 import { OncepayError, isOncepayError } from '../../common/errors';
 import { DECODE_CODES } from './codes';
-import { isRecord } from './json-shape';
+import { isRecord, show } from './json-shape';
 import { parseJsonExact } from './json-reader';
 
 export interface InputError {
@@ -36,7 +36,7 @@ function unwrapOne(v: unknown): unknown[] {
   if ('jsonrpc' in v || (('result' in v || 'error' in v) && !('transaction' in v))) {
     if (v.error !== undefined && v.error !== null) {
       const err = isRecord(v.error) ? v.error : {};
-      throw new OncepayError(DECODE_CODES.RPC_ERROR, `RPC error ${String(err.code)}: ${String(err.message)}`, {
+      throw new OncepayError(DECODE_CODES.RPC_ERROR, `RPC error ${show(err.code)}: ${show(err.message)}`, {
         rpcCode: err.code,
       });
     }

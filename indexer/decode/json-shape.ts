@@ -50,3 +50,15 @@ export function withPath<T>(path: string, f: () => T): T {
     throw e;
   }
 }
+
+/** A short rendering of any value for an error message; never throws (bigints, cycles, functions). */
+export function show(v: unknown): string {
+  if (typeof v === 'bigint') return `${v}n`;
+  try {
+    const s = JSON.stringify(v, (_k, x) => (typeof x === 'bigint' ? `${x}n` : x));
+    if (s === undefined) return String(v);
+    return s.length > 80 ? `${s.slice(0, 77)}...` : s;
+  } catch {
+    return Object.prototype.toString.call(v);
+  }
+}

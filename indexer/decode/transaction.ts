@@ -6,7 +6,7 @@ import { OncepayError } from '../../common/errors';
 import { accountKeys, loadedAddresses, type Keys } from './account-keys';
 import { outOfRange } from './amount-field';
 import { DECODE_CODES } from './codes';
-import { array, isAddress, isIndex, isRecord, malformed, optionalArray, record, withPath, type Json } from './json-shape';
+import { array, isAddress, isIndex, isRecord, malformed, optionalArray, record, show, withPath, type Json } from './json-shape';
 import { decodeParsedTransfer } from './parsed-instruction';
 import { receiptProgramOf } from './programs';
 import { decodeRawTransfer } from './raw-instruction';
@@ -76,13 +76,13 @@ function slotOf(v: unknown): bigint | null {
   if (v === undefined || v === null) return null;
   if (typeof v === 'bigint' && v >= 0n) return v;
   if (typeof v === 'number' && Number.isSafeInteger(v) && v >= 0) return BigInt(v);
-  throw malformed(`slot ${String(v)} is not a non-negative integer`);
+  throw malformed(`slot ${show(v)} is not a non-negative integer`);
 }
 
 function blockTimeOf(v: unknown): number | null {
   if (v === undefined || v === null) return null;
   if (typeof v === 'number' && Number.isSafeInteger(v)) return v;
-  throw malformed(`blockTime ${String(v)} is not an integer`);
+  throw malformed(`blockTime ${show(v)} is not an integer`);
 }
 
 function signatureOf(tx: Json): string {
@@ -105,8 +105,8 @@ export function decodeTransaction(input: unknown, opts: DecodeOptions = {}): Rec
   if (!isRecord(input)) throw malformed('transaction result is not an object');
   const version = input.version;
   if (!(version === undefined || version === null || version === 'legacy' || version === 0)) {
-    throw new OncepayError(DECODE_CODES.UNSUPPORTED_VERSION, `transaction version ${JSON.stringify(version)} is not legacy or 0`, {
-      version: String(version),
+    throw new OncepayError(DECODE_CODES.UNSUPPORTED_VERSION, `transaction version ${show(version)} is not legacy or 0`, {
+      version: show(version),
     });
   }
   const txField = input.transaction;
@@ -118,7 +118,7 @@ export function decodeTransaction(input: unknown, opts: DecodeOptions = {}): Rec
     }
     const wire = decodeWireTransaction(txField[0], txField[1]);
     if (version !== undefined && version !== null && version !== wire.version) {
-      throw malformed(`version field ${JSON.stringify(version)} disagrees with the transaction bytes (${wire.version})`);
+      throw malformed(`version field ${show(version)} disagrees with the transaction bytes (${wire.version})`);
     }
     tx = wire as unknown as Json;
   } else if (typeof txField === 'string') {
