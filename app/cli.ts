@@ -9,7 +9,7 @@ import { createPool } from '../db/pool';
 import { OncepayError } from '../common/errors';
 import { logger } from '../common/log';
 import { hashApiKey } from './api/api-key-auth';
-import { MERCHANT_NOT_FOUND, PAYOUT_NOT_FOUND } from './codes';
+import { MERCHANT_NOT_FOUND, OPTION_INVALID, PAYOUT_ABORTED, PAYOUT_NOT_FOUND } from './codes';
 import { deriveOperation } from './op-id';
 import { createConnectionChain } from './payout/chain';
 import { createPayout } from './payout/create-payout';
@@ -47,7 +47,7 @@ interface ChainOpts {
   commitment: string;
 }
 
-function chainDeps(db: Pool, o: ChainOpts): ExecuteDeps {
+function chainDeps(db: Pool, o: Omit<ChainOpts, 'timeoutMs'> & { timeoutMs?: string }): ExecuteDeps {
   const connection = new Connection(o.rpc, { commitment: 'confirmed', disableRetryOnRateLimit: true });
   const signal = o.timeoutMs ? AbortSignal.timeout(Number(o.timeoutMs)) : undefined;
   return {
@@ -172,18 +172,38 @@ export function register(program: Command): void {
 
   payout
     .command('serve')
-    .description('serve the merchant API (POST /v1/payouts, GET /v1/payouts/:id, /openapi.json, /metrics)')
+    .description('serve the merchant API (POST /v1/payouts, GET /v1/payouts/:id, /openapi.json, /metrics); with --rpc and --authority it also executes payouts')
     .option('--host <host>', 'listen address', '127.0.0.1')
     .option('--port <port>', 'port (0: any free port)', '8080')
-    .action(async (o: { host: string; port: string }) => {
+    .option('--rpc <url>', 'Solana JSON-RPC endpoint: execute each created payout (and resume unfinished ones at start)')
+    .option('--authority <path>', "keypair file of the merchant's payout authority (with --rpc)")
+    .option('--payer <path>', 'keypair file of the fee payer (default: the authority)')
+    .option('--poll-ms <ms>', 'pause between two looks at the chain', '400')
+    .option('--commitment <level>', 'confirmed | finalized', 'confirmed')
+    .action(async (o: { host: string; port: string; rpc?: string; authority?: string; payer?: string; pollMs: string; commitment: string }) => {
       // Loaded here: fastify + swagger are only needed by this command (keeps the other commands quick to start).
       const { buildApiApp } = require('./api/build-api-app') as typeof import('./api/build-api-app');
+      const log = logger('api');
       const db = openDb();
-      const app = await buildApiApp({ db });
+      const stopping = new AbortController();
+      let exec: ExecuteDeps | undefined;
+      if (o.rpc && o.authority) {
+        exec = { ...chainDeps(db, { rpc: o.rpc, authority: o.authority, payer: o.payer, pollMs: o.pollMs, commitment: o.commitment }), signal: stopping.signal, lock: 'skip' };
+      } else if (o.rpc || o.authority) {
+        throw new OncepayError(OPTION_INVALID, '--rpc and --authority go together');
+      }
+      const quiet = (e: unknown) => {
+        if (!(e instanceof OncepayError && e.code === PAYOUT_ABORTED)) log.error({ err: (e as Error).message }, 'payout execution failed');
+      };
+      const app = await buildApiApp({ db, onPayoutCreated: exec ? (row) => void executePayout(row, exec!).catch(quiet) : undefined });
       const url = await app.listen({ host: o.host, port: Number(o.port) });
-      logger('api').info({ url }, 'merchant API listening');
+      log.info({ url, executes: !!exec }, 'merchant API listening');
       process.stdout.write(`${JSON.stringify({ url })}\n`);
-      const stop = () => void app.close().then(() => db.end()).then(() => process.exit(0));
+      if (exec) void resumePayouts({ ...exec, includePending: true }).catch(quiet);
+      const stop = () => {
+        stopping.abort();
+        void app.close().then(() => db.end()).then(() => process.exit(0));
+      };
       process.once('SIGINT', stop);
       process.once('SIGTERM', stop);
     });

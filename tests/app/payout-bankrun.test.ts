@@ -4,6 +4,7 @@ import { Keypair, PublicKey } from '@solana/web3.js';
 import { ProgramTestContext } from 'solana-bankrun';
 import { createTestDb, TestDb } from '../helpers/db';
 import { hashApiKey } from '../../app/api/api-key-auth';
+import { buildApiApp } from '../../app/api/build-api-app';
 import { createPayout } from '../../app/payout/create-payout';
 import { executePayout } from '../../app/payout/execute-payout';
 import { decodeOpAccount } from '../../app/payout/program';
@@ -62,6 +63,23 @@ describe('app/payout on the compiled program (solana-bankrun)', () => {
     const op = decodeOpAccount((await ctx.banksClient.getAccount(new PublicKey(row.opPda)))!.data);
     expect(op).to.include({ opId: row.opId, merchant: m.merchant.toBase58(), recipient: recipient.toBase58(), mint: m.mint.toBase58(), amount: 1000n });
     expect(r!.slot).to.equal(op.slot.toString());
+  });
+
+  it('GET /v1/payouts/:id shows the executed payout: attempts and on-chain proof (signature, slot, op account)', async () => {
+    const app = await buildApiApp({ db: dbA.pool });
+    try {
+      const id = String((await dbA.pool.query(`SELECT id FROM payouts WHERE payout_id = 'po-1'`)).rows[0].id);
+      const r = await app.inject({ method: 'GET', url: `/v1/payouts/${id}`, headers: { authorization: 'Bearer bankrun-key-a-0000000' } });
+      expect(r.statusCode).to.equal(200);
+      const v = r.json();
+      const [attempt] = await listAttempts(dbA.pool, id);
+      expect(v.state).to.equal('succeeded');
+      expect(v.proof).to.deep.equal({ signature: attempt.signature, slot: attempt.slot!.toString(), opPda: v.opPda });
+      expect(v.attempts).to.have.length(1);
+      expect(v.attempts[0]).to.include({ attemptNo: 1, signature: attempt.signature, status: 'landed', slot: attempt.slot!.toString() });
+    } finally {
+      await app.close();
+    }
   });
 
   it('executing the finished row again changes nothing', async () => {

@@ -204,6 +204,39 @@ describe('app/payout on the localnet (fault injection, crashes)', () => {
     await expectExactlyOneTransfer(row, recipient);
   });
 
+  it('`oncepay payout serve --rpc --authority`: POST /v1/payouts is executed once; replays change nothing; GET shows the proof', async () => {
+    const recipient = await createTokenAccount(connectionIo(connection), m.authority, m.mint, Keypair.generate().publicKey);
+    const child = spawn(process.execPath, [path.join(ROOT, 'bin', 'oncepay'), 'payout', 'serve', '--port', '0', '--rpc', net.url, '--authority', authorityFile, '--poll-ms', '20'], {
+      cwd: ROOT,
+      env: { ...process.env, ONCEPAY_FROM_SOURCE: '1', NODE_ENV: 'test', ...db.env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    const exited = new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)));
+    try {
+      let out = '';
+      child.stdout.on('data', (d) => (out += d));
+      const base = await until(async () => (/\{"url":"([^"]+)"\}/.exec(out) ?? [])[1], 'serve to listen', 60_000);
+      const headers = { authorization: 'Bearer localnet-key-000000000', 'idempotency-key': 'serve-1', 'content-type': 'application/json' };
+      const body = JSON.stringify({ payoutId: `lp-serve-${++seq}`, recipient: recipient.toBase58(), mint: m.mint.toBase58(), amount: '4242' });
+      const created = await fetch(`${base}/v1/payouts`, { method: 'POST', headers, body });
+      expect(created.status).to.equal(201);
+      const { id } = (await created.json()) as { id: string };
+      const replay = await fetch(`${base}/v1/payouts`, { method: 'POST', headers, body });
+      expect(replay.status).to.equal(201);
+      expect(((await replay.json()) as { id: string }).id).to.equal(id);
+      const done = await until(async () => {
+        const g = (await (await fetch(`${base}/v1/payouts/${id}`, { headers: { authorization: headers.authorization } })).json()) as { state: string; proof: { signature: string } | null };
+        return g.state === 'succeeded' ? g : undefined;
+      }, 'the payout to succeed');
+      const row = (await getPayout(db.pool, id))!;
+      expect(done.proof!.signature).to.equal(row.resultSignature);
+      await expectExactlyOneTransfer(row, recipient);
+    } finally {
+      child.kill('SIGTERM');
+      await exited;
+    }
+  });
+
   it('two in-process workers with their own pools on the same row → one transfer, same result', async () => {
     const { row, recipient } = await newPayout();
     const pools: Pool[] = [createPool({ url: db.url, schema: db.schema }), createPool({ url: db.url, schema: db.schema })];

@@ -1,0 +1,96 @@
+// `oncepay payout …` in-process (the same commander tree bin/oncepay runs), against a schema of its own.
+import { expect } from 'chai';
+import { Command } from 'commander';
+import { Keypair } from '@solana/web3.js';
+import { buildCli } from '../../cli/main';
+import { createTestDb, TestDb } from '../helpers/db';
+import { deriveOpId } from '../../app/op-id';
+import { ONCEPAY_PROGRAM_ID } from '../../app/payout/program';
+
+async function run(args: string[]): Promise<string> {
+  const out: string[] = [];
+  const write = process.stdout.write.bind(process.stdout);
+  process.stdout.write = ((chunk: string | Uint8Array) => {
+    out.push(String(chunk));
+    return true;
+  }) as typeof process.stdout.write;
+  try {
+    await buildCli().exitOverride().parseAsync(['node', 'oncepay', ...args]);
+  } finally {
+    process.stdout.write = write;
+  }
+  return out.join('');
+}
+
+describe('app/cli (oncepay payout …)', () => {
+  let db: TestDb;
+  const saved = { url: process.env.DATABASE_URL, schema: process.env.ONCEPAY_DB_SCHEMA };
+  const pk = () => Keypair.generate().publicKey.toBase58();
+  const merchant = pk();
+
+  before(async () => {
+    db = await createTestDb('app_cli');
+    process.env.DATABASE_URL = db.url;
+    process.env.ONCEPAY_DB_SCHEMA = db.schema;
+  });
+  after(async () => {
+    if (saved.url === undefined) delete process.env.DATABASE_URL;
+    else process.env.DATABASE_URL = saved.url;
+    if (saved.schema === undefined) delete process.env.ONCEPAY_DB_SCHEMA;
+    else process.env.ONCEPAY_DB_SCHEMA = saved.schema;
+    await db?.drop();
+  });
+
+  it('every payout command has a description and --help', () => {
+    const payout = buildCli().commands.find((c: Command) => c.name() === 'payout')!;
+    const names = payout.commands.map((c) => c.name()).sort();
+    expect(names).to.deep.equal(['create', 'execute', 'merchant-add', 'opid', 'resume', 'serve', 'show']);
+    for (const c of payout.commands) {
+      expect(c.description(), c.name()).to.not.equal('');
+      expect(c.helpInformation()).to.contain('--help');
+    }
+    const exec = payout.commands.find((c) => c.name() === 'execute')!;
+    expect(exec.helpInformation()).to.contain('--rpc').and.contain('--authority').and.contain('--json');
+  });
+
+  it('merchant-add → create (idempotent on --payout-id) → show, in the ONCEPAY_DB_SCHEMA schema', async () => {
+    const added = JSON.parse(await run(['payout', 'merchant-add', '--name', 'shop', '--merchant', merchant, '--vault', pk(), '--api-key', 'cli-test-key-0123456789', '--json']));
+    expect(added).to.include({ name: 'shop', merchant, apiKey: 'cli-test-key-0123456789' });
+    const { rows } = await db.pool.query('SELECT api_key_hash FROM api_merchants');
+    expect(rows[0].api_key_hash).to.match(/^[0-9a-f]{64}$/); // hashed at rest
+    expect(JSON.stringify(rows)).to.not.contain('cli-test-key');
+
+    const args = ['payout', 'create', '--merchant', merchant, '--payout-id', 'cli-1', '--recipient', pk(), '--mint', pk(), '--amount', '18446744073709551615', '--json'];
+    const first = JSON.parse(await run(args));
+    expect(first.created).to.equal(true);
+    expect(first.payout).to.include({ payoutId: 'cli-1', amount: '18446744073709551615', state: 'pending' });
+    expect(first.payout.opId).to.equal(deriveOpId({ programId: ONCEPAY_PROGRAM_ID, merchant, payoutId: 'cli-1' }));
+    const second = JSON.parse(await run(args));
+    expect(second.created).to.equal(false);
+    expect(second.payout.id).to.equal(first.payout.id);
+
+    const shown = JSON.parse(await run(['payout', 'show', first.payout.id, '--json']));
+    expect(shown).to.deep.equal(first.payout);
+  });
+
+  it('bad input fails with a specific error code, and nothing is stored', async () => {
+    const before = (await db.pool.query('SELECT count(*)::int AS n FROM payouts')).rows[0].n;
+    const cases: Array<[string[], string]> = [
+      [['payout', 'create', '--merchant', merchant, '--payout-id', 'x', '--recipient', pk(), '--mint', pk(), '--amount', '1.5'], 'ONCEPAY__AMOUNT__MALFORMED'],
+      [['payout', 'create', '--merchant', merchant, '--payout-id', 'x', '--recipient', pk(), '--mint', pk(), '--amount', '18446744073709551616'], 'ONCEPAY__AMOUNT__OUT_OF_RANGE'],
+      [['payout', 'create', '--merchant', pk(), '--payout-id', 'x', '--recipient', pk(), '--mint', pk(), '--amount', '1'], 'ONCEPAY__PAYOUT__MERCHANT_NOT_FOUND'],
+      [['payout', 'show', '424242'], 'ONCEPAY__PAYOUT__NOT_FOUND'],
+      [['payout', 'opid', '--merchant', 'nope', '--payout-id', 'x'], 'ONCEPAY__PAYOUT__ADDRESS_MALFORMED'],
+    ];
+    for (const [args, code] of cases) {
+      let err: unknown;
+      try {
+        await run(args);
+      } catch (e) {
+        err = e;
+      }
+      expect((err as { code?: string })?.code, args.join(' ')).to.equal(code);
+    }
+    expect((await db.pool.query('SELECT count(*)::int AS n FROM payouts')).rows[0].n).to.equal(before);
+  });
+});
