@@ -1,0 +1,178 @@
+// Act 2: every delivery path brings the same transfers again — the scanner and its re-scan window, a provider
+// webhook redelivering (same event id, then the same transactions under another id), a backfill over the whole
+// range — and a real indexer process is SIGKILLed between its inserts and COMMIT, then restarted.
+import type { Logger } from 'pino';
+import type { Pool } from 'pg';
+import { OncepayError } from '../common/errors';
+import { decodeBlock } from '../indexer/decode';
+import type { Ledger } from '../indexer/ledger';
+import type { IndexerMetrics } from '../indexer/metrics';
+import { createRpcClient, RpcClient } from '../indexer/rpc';
+import { runBackfill } from '../indexer/source/backfill';
+import { createSourceMetrics } from '../indexer/source/metrics';
+import { createScanner } from '../indexer/source/scanner';
+import { buildWebhookApp } from '../indexer/source/webhook';
+import type { LocalnetHandle } from '../localnet';
+import { DECIMALS, pay, Payment, World } from './act1-merchant-and-payments';
+import { runOncepay } from './child';
+import { DEMO_CODES } from './codes';
+import type { Teardown } from './infra';
+import type { Narrator } from './narrator';
+import { short, tokens } from './narrator';
+import { waitFinalized } from './solana';
+
+export const CLUSTER = 'localnet';
+export const RESCAN_WINDOW = 400;
+export const CRASH_FAILPOINT = 'ledger.after_insert_before_commit';
+
+export interface WebhookDeliveryLog {
+  eventId: string;
+  signatures: string[];
+  status: number;
+  duplicateEvent: boolean;
+  inserted: number;
+  duplicates: number;
+}
+
+export interface CrashEvidence {
+  failpoint: string;
+  payment: string;
+  killedBy: string | null;
+  exitCode: number | null;
+  receiptsAfterKill: number;
+  checkpointBefore: string | null;
+  checkpointAfterKill: string | null;
+  restartExitCode: number | null;
+  receiptsAfterRestart: number;
+  checkpointAfterRestart: string | null;
+}
+
+export interface IndexingEvidence {
+  webhookUrl: string;
+  webhook: WebhookDeliveryLog[];
+  scannerPasses: Array<{ range: string; inserted: number; duplicates: number }>;
+  backfill: { from: number; to: number; blocks: number; inserted: number; duplicates: number; failed: number };
+  crash: CrashEvidence;
+  secondPayment: Payment;
+}
+
+async function receiptCount(db: Pool, signature: string): Promise<number> {
+  const { rows } = await db.query('SELECT count(*)::int AS n FROM receipts WHERE signature = $1', [signature]);
+  return rows[0].n;
+}
+
+async function checkpoint(db: Pool): Promise<string | null> {
+  const { rows } = await db.query("SELECT slot::text FROM checkpoints WHERE cluster = $1 AND source = 'scanner'", [CLUSTER]);
+  return rows[0]?.slot ?? null;
+}
+
+async function getTransaction(rpc: RpcClient, signature: string): Promise<unknown> {
+  const tx = await rpc.call('getTransaction', [signature, { encoding: 'json', commitment: 'finalized', maxSupportedTransactionVersion: 0 }]);
+  if (!tx) throw new OncepayError(DEMO_CODES.UNEXPECTED_ANSWER, `getTransaction ${signature} found nothing at finalized`);
+  return tx;
+}
+
+export async function runIndexing(deps: {
+  world: World;
+  net: LocalnetHandle;
+  db: Pool;
+  dbEnv: Record<string, string>;
+  ledger: Ledger;
+  metrics: IndexerMetrics;
+  log: Logger;
+  say: Narrator;
+  teardown: Teardown;
+  trackChild: (pid: number | undefined, kill: () => void) => void;
+}): Promise<IndexingEvidence> {
+  const { world, net, db, ledger, say, log } = deps;
+  const sourceMetrics = createSourceMetrics(deps.metrics);
+  const rpc = createRpcClient({ url: net.url, retry: { attempts: 6, timeoutMs: 10_000 }, onError: (kind) => sourceMetrics.countRpcError(kind) });
+  const decode = (block: unknown, slot: number) => decodeBlock(block, { slot, cluster: CLUSTER });
+  const lastSlot = Math.max(...world.payments.map((p) => p.slot));
+  await waitFinalized(world.connection, lastSlot);
+
+  // 2a. The scanner: one pass to the finalized tip, then a pass that re-reads its window below the checkpoint.
+  const scanner = createScanner(
+    { rpc, ledger, decode, log, metrics: sourceMetrics },
+    { cluster: CLUSTER, commitment: 'finalized', rescanWindow: RESCAN_WINDOW, fromSlot: world.firstSlot, pollMs: 100, maxSlotsPerPass: 5000, chunkSize: 500, concurrency: 4 },
+  );
+  const scannerPasses: IndexingEvidence['scannerPasses'] = [];
+  for (let i = 0; i < 2; i++) {
+    const p = await scanner.runPass();
+    scannerPasses.push({ range: p.range ? `${p.range.start}..${p.range.end}` : '-', inserted: p.inserted, duplicates: p.duplicates });
+  }
+  say.step(
+    `scanner (finalized, re-scan window ${RESCAN_WINDOW} slots): pass 1 slots ${scannerPasses[0].range} → ${scannerPasses[0].inserted} new receipts; pass 2 slots ${scannerPasses[1].range} → ${scannerPasses[1].inserted} new, ${scannerPasses[1].duplicates} duplicates absorbed`,
+  );
+
+  // 2b. A provider-style webhook redelivers the same transactions over real HTTP.
+  const secret = 'demo-provider-secret';
+  const app = buildWebhookApp({ db, ledger, cluster: CLUSTER, secret, log, metrics: sourceMetrics });
+  const address = await app.listen({ port: 0, host: '127.0.0.1' });
+  deps.teardown.push('webhook receiver', () => app.close());
+  const webhookUrl = `${address}/v1/webhooks/demo-provider`;
+  const txs = new Map<string, unknown>();
+  for (const p of world.payments) txs.set(p.signature, await getTransaction(rpc, p.signature));
+  const deliveries: Array<{ eventId: string; signatures: string[] }> = [
+    { eventId: 'evt-7001', signatures: world.payments.map((p) => p.signature) },
+    { eventId: 'evt-7001', signatures: world.payments.map((p) => p.signature) },
+    { eventId: 'evt-7002', signatures: [world.payments[world.payments.length - 1].signature] },
+  ];
+  const webhook: WebhookDeliveryLog[] = [];
+  for (const d of deliveries) {
+    const res = await fetch(webhookUrl, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-oncepay-secret': secret, 'x-oncepay-event-id': d.eventId },
+      body: JSON.stringify({ transactions: d.signatures.map((s) => txs.get(s)) }),
+    });
+    const body = (await res.json()) as { duplicate?: boolean; inserted?: number; duplicates?: number };
+    webhook.push({ eventId: d.eventId, signatures: d.signatures, status: res.status, duplicateEvent: body.duplicate === true, inserted: body.inserted ?? 0, duplicates: body.duplicates ?? 0 });
+  }
+  say.step(`webhook ${webhookUrl}: ${webhook.length} POSTs of the same transactions`, webhook.map((w) => `${w.eventId} → ${w.status}${w.duplicateEvent ? ' duplicate event' : `, ${w.inserted} new, ${w.duplicates} duplicate receipts`}`).join('; '));
+
+  // 2c. A backfill over the whole finalized range, through the same fetch → decode → ledger path.
+  const to = await rpc.getSlot('finalized');
+  const b = await runBackfill({ rpc, ledger, decode, log, metrics: sourceMetrics }, { cluster: CLUSTER, fromSlot: 0, toSlot: to, commitment: 'finalized', listSpan: 5000, chunkSize: 500, concurrency: 4 });
+  const backfill = { from: 0, to, blocks: b.blocks, inserted: b.inserted, duplicates: b.duplicates, failed: b.failed };
+  say.step(`backfill slots 0..${to}: ${b.blocks} blocks read, ${b.inserted} new, ${b.duplicates} duplicates absorbed`);
+
+  // 2d. Alice pays INV-1001 a second time; a real indexer process is killed (SIGKILL) in the batch that holds it.
+  const second = await pay(world, 'alice pays INV-1001 again (a second real transfer)', world.customers.alice, [['INV-1001', 12_500_000n]]);
+  say.step(`${second.label}: ${short(second.signature)} (slot ${second.slot}, ${tokens(12_500_000n, DECIMALS)})`);
+  await waitFinalized(world.connection, second.slot);
+  const args = ['indexer', 'run', '--once', '--rpc', net.url, '--cluster', CLUSTER, '--rescan-window', String(RESCAN_WINDOW), '--chunk-size', '5000', '--max-slots-per-pass', '5000', '--poll-ms', '100'];
+  const checkpointBefore = await checkpoint(db);
+  const killed = await runOncepay(args, { ...deps.dbEnv, ONCEPAY_FAILPOINT: CRASH_FAILPOINT }, deps.trackChild);
+  const receiptsAfterKill = await receiptCount(db, second.signature);
+  const checkpointAfterKill = await checkpoint(db);
+  say.step(
+    `\`oncepay indexer run\` (pid ${killed.pid}) with ONCEPAY_FAILPOINT=${CRASH_FAILPOINT}: ${killed.signal ? `killed by ${killed.signal}` : `exited ${killed.code}`} mid-batch`,
+    `after the kill: ${receiptsAfterKill} receipt(s) of ${short(second.signature)} in the ledger, checkpoint ${checkpointAfterKill} (was ${checkpointBefore}) — nothing half-applied`,
+  );
+  const restarted = await runOncepay(args, deps.dbEnv, deps.trackChild);
+  if (restarted.code !== 0) {
+    throw new OncepayError(DEMO_CODES.CHILD_FAILED, `restarted indexer exited ${restarted.code} (${restarted.signal}): ${restarted.stderr.slice(-2000)}`);
+  }
+  const receiptsAfterRestart = await receiptCount(db, second.signature);
+  const checkpointAfterRestart = await checkpoint(db);
+  say.step(`restarted (pid ${restarted.pid}): exit ${restarted.code}; ${receiptsAfterRestart} receipt of the second payment, checkpoint ${checkpointAfterRestart}`);
+  return {
+    webhookUrl,
+    webhook,
+    scannerPasses,
+    backfill,
+    secondPayment: second,
+    crash: {
+      failpoint: CRASH_FAILPOINT,
+      payment: second.signature,
+      killedBy: killed.signal,
+      exitCode: killed.code,
+      receiptsAfterKill,
+      checkpointBefore,
+      checkpointAfterKill,
+      restartExitCode: restarted.code,
+      receiptsAfterRestart,
+      checkpointAfterRestart,
+    },
+  };
+}

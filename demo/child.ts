@@ -1,0 +1,29 @@
+// Run `node bin/oncepay …` as a real child process (the same entry point an operator uses), capturing its output.
+import { spawn } from 'child_process';
+import * as path from 'path';
+import { projectRoot } from '../db/local-server';
+
+export interface ChildResult {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  stdout: string;
+  stderr: string;
+  pid: number | undefined;
+}
+
+export function runOncepay(args: string[], env: Record<string, string>, track?: (pid: number | undefined, kill: () => void) => void): Promise<ChildResult> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [path.join(projectRoot(), 'bin', 'oncepay'), ...args], {
+      cwd: projectRoot(),
+      env: { ...process.env, ONCEPAY_LOG_LEVEL: 'warn', ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    track?.(child.pid, () => child.kill('SIGKILL'));
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d) => (stdout += d));
+    child.stderr.on('data', (d) => (stderr += d));
+    child.on('error', reject);
+    child.on('close', (code, signal) => resolve({ code, signal, stdout, stderr, pid: child.pid }));
+  });
+}

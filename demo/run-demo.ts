@@ -1,0 +1,117 @@
+// `oncepay demo`: the whole story with real components — PostgreSQL, the localnet running the compiled program,
+// the indexer (in process and as a real child process), the outbox, the merchant API and the payout SDK — ending
+// in a table whose every line is checked against independent evidence. Stops everything it started on exit,
+// unless --keep.
+import { Connection, PublicKey } from '@solana/web3.js';
+import { isOncepayError } from '../common/errors';
+import { logger } from '../common/log';
+import { ONCEPAY_PROGRAM_ID } from '../app/payout/program';
+import { createLedger } from '../indexer/ledger';
+import { createIndexerMetrics } from '../indexer/metrics';
+import { DECIMALS, setUpMerchantAndPay } from './act1-merchant-and-payments';
+import { runIndexing } from './act2-indexing';
+import { runFulfilment } from './act3-fulfilment';
+import { runPayouts } from './act4-payouts';
+import { gatherEvidence } from './act5-evidence';
+import { createTeardown, startDemoDb, startDemoLocalnet } from './infra';
+import { checkInvariants } from './invariants';
+import { serveDemoMetrics } from './metrics';
+import { createNarrator } from './narrator';
+import { demoResult, renderTable } from './table';
+
+export interface DemoOptions {
+  keep: boolean;
+  ci: boolean;
+  json: boolean;
+}
+
+export const RESULT_PREFIX = 'DEMO_RESULT ';
+
+/** Runs the story; resolves with the process exit code (0 = exactly-once holds). */
+export async function runDemo(o: DemoOptions): Promise<number> {
+  const started = performance.now();
+  const say = createNarrator({ json: o.json });
+  const log = logger('demo');
+  const teardown = createTeardown();
+  const children = new Map<number, () => void>();
+  teardown.push('child processes', () => {
+    for (const kill of children.values()) kill();
+  });
+  const trackChild = (pid: number | undefined, kill: () => void) => {
+    if (pid !== undefined) children.set(pid, kill);
+  };
+  let stopping = false;
+  const onSignal = (sig: NodeJS.Signals) => {
+    if (stopping) return;
+    stopping = true;
+    say.raw(`\n${sig}: stopping everything the demo started…`);
+    void teardown.run().then((errors) => {
+      for (const e of errors) log.warn({ err: e }, 'teardown step failed');
+      process.exit(130);
+    });
+  };
+  process.once('SIGINT', onSignal);
+  process.once('SIGTERM', onSignal);
+
+  let code = 1;
+  try {
+    say.act('oncepay demo — payments observed once, fulfilled once, paid out once');
+    const db = await startDemoDb(teardown, { keep: o.keep });
+    say.step(`PostgreSQL ${db.ownServer ? `(embedded, data in ${db.dataDir})` : '(DATABASE_URL)'}: schema ${db.schema}, migrated`);
+    const net = await startDemoLocalnet(teardown, ONCEPAY_PROGRAM_ID);
+    say.step(`localnet ${net.url}: LiteSVM running target/deploy/oncepay.so as ${ONCEPAY_PROGRAM_ID}`);
+    const metrics = createIndexerMetrics({ outboxStats: undefined });
+    const metricsServer = await serveDemoMetrics([metrics.registry]);
+    teardown.push('metrics server', () => metricsServer.close());
+    say.step(`metrics while it runs: ${metricsServer.url}`);
+    const ledger = createLedger({ db: db.pool, log: logger('ledger'), metrics });
+    const connection = new Connection(net.url, { commitment: 'confirmed', disableRetryOnRateLimit: true });
+
+    say.act('1. Merchant, invoices, customers paying');
+    const world = await setUpMerchantAndPay({ connection, programId: new PublicKey(ONCEPAY_PROGRAM_ID), ledger, say });
+
+    say.act('2. The indexer: scanner, webhook redelivery, backfill, kill -9 and restart');
+    const indexing = await runIndexing({ world, net, db: db.pool, dbEnv: db.env, ledger, metrics, log: logger('indexer'), say, teardown, trackChild });
+
+    say.act('3. Fulfilment: the outbox delivers each paid invoice once');
+    const fulfilment = await runFulfilment({ db: db.pool, metrics, log: logger('outbox'), say, teardown });
+
+    say.act('4. Payouts: API idempotency, lost responses, expired blockhashes, racing workers');
+    const payouts = await runPayouts({ world, net, db: db.pool, log: logger('payout'), say, teardown });
+
+    say.act('5. What the chain, the database and the merchant saw');
+    const evidence = await gatherEvidence({ world, rpcUrl: net.url, db: db.pool, indexing, fulfilment, payouts });
+    const result = demoResult(evidence, checkInvariants(evidence));
+    const table = renderTable(result, DECIMALS);
+    if (o.json) process.stdout.write(`${JSON.stringify(result)}\n`);
+    say.raw(table);
+    if (o.ci) process.stdout.write(`${RESULT_PREFIX}${JSON.stringify(result)}\n`);
+    say.raw(`(${((performance.now() - started) / 1000).toFixed(1)} s)`);
+    code = result.exactlyOnce === 'HOLDS' ? 0 : 1;
+
+    if (o.keep) {
+      const env = `DATABASE_URL=${db.url} ONCEPAY_DB_SCHEMA=${db.schema}`;
+      say.act('Still running (--keep); Ctrl-C stops it');
+      say.step(`localnet JSON-RPC: ${net.url}   (curl -s ${net.url} -H 'content-type: application/json' -d '{"jsonrpc":"2.0","id":1,"method":"getSlot"}')`);
+      say.step(`merchant API: ${payouts.apiUrl}/v1/payouts   (Authorization: Bearer ${payouts.apiKey}; OpenAPI at ${payouts.apiUrl}/openapi.json)`);
+      say.step(`provider webhook: ${indexing.webhookUrl}   metrics: ${metricsServer.url}`);
+      say.step(`psql: PGOPTIONS='-c search_path=${db.schema}' psql '${db.url}' -c 'SELECT id, status, credited_amount FROM invoices'`);
+      say.step(`report: ${env} node bin/oncepay report`);
+      await new Promise<never>(() => undefined); // until SIGINT / SIGTERM (onSignal exits)
+    }
+  } catch (e) {
+    const msg = isOncepayError(e) ? `${e.code}: ${e.message}` : (e as Error).stack ?? String(e);
+    log.error({ err: (e as Error).message, code: (e as { code?: string }).code }, 'demo failed');
+    say.raw(`\nexactly-once: NOT ESTABLISHED — the demo failed before the final table\n  ${msg}`);
+    if (o.ci) process.stdout.write(`${RESULT_PREFIX}${JSON.stringify({ exactlyOnce: 'BROKEN', broken: [`demo failed: ${(e as Error).message}`] })}\n`);
+    code = 1;
+  } finally {
+    if (!stopping) {
+      process.off('SIGINT', onSignal);
+      process.off('SIGTERM', onSignal);
+      const errors = await teardown.run();
+      for (const e of errors) log.warn({ err: e }, 'teardown step failed');
+    }
+  }
+  return code;
+}

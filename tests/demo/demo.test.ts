@@ -1,0 +1,130 @@
+// The whole story as a person runs it: `oncepay demo --ci` in a real child process (PostgreSQL from the test
+// environment, the localnet running the compiled program, a SIGKILLed indexer child), and its final result's
+// invariants read from the DEMO_RESULT line. Timings are not asserted.
+import { expect } from 'chai';
+import { spawn } from 'child_process';
+import * as fs from 'fs';
+import * as path from 'path';
+import { resolveDatabaseUrl } from '../../db/local-server';
+import type { DemoResult } from '../../demo/table';
+
+const ROOT = path.resolve(__dirname, '..', '..');
+
+function runDemo(env: Record<string, string>): Promise<{ code: number | null; signal: string | null; stdout: string; stderr: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [path.join(ROOT, 'bin', 'oncepay'), 'demo', '--ci'], {
+      cwd: ROOT,
+      env: { ...process.env, ONCEPAY_FROM_SOURCE: '1', ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d) => (stdout += d));
+    child.stderr.on('data', (d) => (stderr += d));
+    child.on('error', reject);
+    child.on('close', (code, signal) => resolve({ code, signal, stdout, stderr }));
+  });
+}
+
+describe('oncepay demo --ci', function () {
+  this.timeout(300_000);
+  let run: { code: number | null; signal: string | null; stdout: string; stderr: string };
+  let result: DemoResult;
+
+  before(async function () {
+    if (!fs.existsSync(path.join(ROOT, 'target', 'deploy', 'oncepay.so'))) throw new Error('target/deploy/oncepay.so is missing: run `make program`');
+    run = await runDemo({ DATABASE_URL: resolveDatabaseUrl() });
+    const line = run.stdout.split('\n').find((l) => l.startsWith('DEMO_RESULT '));
+    if (!line) throw new Error(`no DEMO_RESULT line; exit ${run.code}\nstdout:\n${run.stdout.slice(-4000)}\nstderr:\n${run.stderr.slice(-4000)}`);
+    result = JSON.parse(line.slice('DEMO_RESULT '.length)) as DemoResult;
+  });
+
+  it('exits 0 and says exactly-once: HOLDS, with every check passing', () => {
+    expect(result.broken, result.broken.join('\n')).to.deep.equal([]);
+    expect(result.exactlyOnce).to.equal('HOLDS');
+    expect(run.stdout).to.match(/^exactly-once: HOLDS$/m);
+    expect(run.code, run.stderr.slice(-2000)).to.equal(0);
+    expect(result.checks.length).to.be.greaterThan(20);
+    expect(result.checks.every((c) => c.ok)).to.equal(true);
+  });
+
+  it('credits every invoice exactly its amount, and the chain agrees with credited + exceptions', () => {
+    const e = result.evidence;
+    expect(e.invoices.map((i) => i.id)).to.deep.equal(['INV-1001', 'INV-1002', 'INV-1003']);
+    for (const inv of e.invoices) {
+      expect(inv.status).to.equal('paid');
+      expect(BigInt(inv.credited)).to.equal(BigInt(inv.expected));
+      const exceptions = inv.exceptions.reduce((s, x) => s + BigInt(x.amount), 0n);
+      expect(BigInt(inv.credited) + exceptions).to.equal(BigInt(inv.paidOnChain));
+    }
+    // One transaction paid INV-1002 and INV-1003: one signature, two receipts.
+    const both = e.chainPayments.find((p) => p.transfers === 2);
+    expect(both, 'a transaction with two transfers').to.not.equal(undefined);
+    expect(e.receiptsPerSignature[both!.signature]).to.equal(2);
+    for (const p of e.chainPayments) expect(e.receiptsPerSignature[p.signature]).to.equal(p.transfers);
+  });
+
+  it('records the second payment of INV-1001 as an exception carrying the money', () => {
+    const e = result.evidence;
+    const inv = e.invoices.find((i) => i.id === 'INV-1001')!;
+    expect(BigInt(inv.paidOnChain)).to.equal(2n * BigInt(inv.expected));
+    const kept = inv.exceptions.filter((x) => x.signature === e.secondPayment.signature);
+    expect(kept).to.have.length(1);
+    // The invoice was already paid when the second transfer arrived: the whole transfer is the excess.
+    expect(kept[0].kind).to.equal('late_payment');
+    expect(kept[0].amount).to.equal(e.secondPayment.amount);
+  });
+
+  it('absorbs duplicates from every delivery path, and survives the kill -9 mid-batch', () => {
+    const e = result.evidence;
+    const dup = Object.fromEntries(e.deliveriesBySource.map((d) => [d.source, d]));
+    for (const s of ['scanner', 'webhook', 'backfill']) expect(dup[s]?.duplicates, s).to.be.greaterThan(0);
+    for (const d of e.deliveriesBySource) expect(d.delivered).to.equal(d.inserted + d.duplicates);
+    expect(e.webhook.some((w) => w.duplicateEvent)).to.equal(true);
+    expect(e.crash.killedBy).to.equal('SIGKILL');
+    expect(e.crash.receiptsAfterKill).to.equal(0);
+    expect(e.crash.checkpointAfterKill).to.equal(e.crash.checkpointBefore);
+    expect(e.crash.restartExitCode).to.equal(0);
+    expect(e.crash.receiptsAfterRestart).to.equal(1);
+  });
+
+  it('delivers each fulfilment once per invoice with one Idempotency-Key; the failed one is retried with the same key', () => {
+    const e = result.evidence;
+    for (const inv of e.invoices) {
+      expect(inv.fulfilmentIds).to.have.length(1);
+      expect(inv.outboxStates).to.deep.equal(['delivered']);
+      expect(inv.applied).to.equal(1);
+      expect(new Set(inv.deliveries.map((d) => d.key))).to.deep.equal(new Set(inv.fulfilmentIds));
+    }
+    const failed = e.invoices.find((i) => i.id === e.failOnceInvoice)!;
+    expect(failed.deliveries.map((d) => d.status)).to.deep.equal([503, 200]);
+    expect(failed.deliveries[0].key).to.equal(failed.deliveries[1].key);
+  });
+
+  it('answers the replayed API request with the original and the conflicting one with 409', () => {
+    const api = result.evidence.api;
+    const replay = api.find((a) => a.replayed)!;
+    const original = api.find((a) => a.idempotencyKey === replay.idempotencyKey && a.status === 201 && !a.replayed)!;
+    expect(replay.rowId).to.equal(original.rowId);
+    expect(api.some((a) => a.status === 409 && a.code === 'IDEMPOTENCY_CONFLICT')).to.equal(true);
+    expect(result.evidence.payoutRows).to.equal(2);
+  });
+
+  it('executes each payout on chain exactly once, despite a dropped response, an expired blockhash and a racing worker', () => {
+    const e = result.evidence;
+    expect(e.payouts).to.have.length(2);
+    let paid = 0n;
+    for (const p of e.payouts) {
+      expect(p.state).to.equal('succeeded');
+      expect(p.successfulOpTransactions).to.deep.equal([p.signature]);
+      expect(p.opAccount?.amount).to.equal(p.amount);
+      expect(p.opAccount?.recipient).to.equal(p.recipient);
+      expect(p.recipientBalance).to.equal(p.amount);
+      expect(p.workerSignatures).to.deep.equal([p.signature, p.signature]);
+      paid += BigInt(p.amount);
+    }
+    expect(BigInt(e.vault.funded) - paid).to.equal(BigInt(e.vault.balance));
+    const expired = e.payouts.find((p) => p.payoutId === 'payout-2002')!;
+    expect(expired.attempts.map((a) => a.status)).to.deep.equal(['expired', 'landed']);
+  });
+});
