@@ -200,14 +200,20 @@ export async function startRpcServer(o: RpcServerOptions): Promise<RpcServer> {
       });
     });
 
-  const main = http.createServer(onRequest);
-  main.keepAliveTimeout = 5000;
+  const createServer = (): http.Server => {
+    const s = http.createServer(onRequest);
+    // Long keep-alive: a client whose event loop was busy past a short timeout would reuse a socket we closed.
+    s.keepAliveTimeout = 65_000;
+    s.headersTimeout = 66_000;
+    return s;
+  };
+  const main = createServer();
   main.on('upgrade', (req, socket, head) => subs.handleUpgrade(req, socket as never, head));
   const port = await listen(main, o.port);
   let wsServer: http.Server | null = null;
   let wsPort = port;
   if (o.wsOnNextPort && port < 65535) {
-    const s = http.createServer(onRequest);
+    const s = createServer();
     s.on('upgrade', (req, socket, head) => subs.handleUpgrade(req, socket as never, head));
     try {
       wsPort = await listen(s, port + 1);
