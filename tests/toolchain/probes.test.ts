@@ -125,17 +125,20 @@ describe('toolchain: probes built by build.sh run in both runtimes', function ()
         [-7n, -2n, 123456789012345678901234567890n, 987654321n, 3n, 5n],
         [1n << 40n, -(1n << 30n), (1n << 127n) - 1n, 2n, M64 - 1n, M64 - 1n],
         [-(1n << 62n), 4n, 1n << 127n, (1n << 127n) + 12345n, 1n << 63n, 2n],
+        // both u128 operands below 2^64: the narrow fast path of the division
+        [-(1n << 40n), 3n, 10n ** 18n, 7n, 1n << 31n, 1n << 33n],
+        [-(1n << 40n), 3n, M64 - 1n, M64 - 2n, 0n, M64 - 1n],
         // products landing exactly on i64::MIN / i128::MIN do not overflow
         [-(1n << 62n), 2n, 1n << 126n, (1n << 128n) - 2n, (1n << 32n) + 1n, (1n << 32n) - 1n],
       ];
-      for (const [x, y, p, q, m, n] of mathCases) {
-        it(`math: signed div/rem, u128/i128 mul/div, checked ops (x=${x}, y=${y})`, async () => {
+      mathCases.forEach(([x, y, p, q, m, n], i) => {
+        it(`math #${i}: signed div/rem, u128/i128 mul/div, checked ops (x=${x}, y=${y}, p=${p}, q=${q})`, async () => {
           const data = Buffer.concat([le64(x, y), le128(p), le128(q), le64(m, n)]);
           const r = await h.invoke(ID.math, data);
           expect(r.error, r.logs.join('\n')).to.equal(null);
           expect(r.returnData.toString('hex')).to.equal(expectedMath(x, y, p, q, m, n).toString('hex'));
         });
-      }
+      });
 
       it('math: dividing by zero panics (the program fails, nothing returned)', async () => {
         const r = await h.invoke(ID.math, Buffer.concat([le64(5n, 0n), le128(1n), le128(1n), le64(1n, 1n)]));

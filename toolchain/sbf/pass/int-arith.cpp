@@ -1,7 +1,8 @@
 // Integer arithmetic the BPF backend cannot select for SBPF v0:
 //  * sdiv/srem (v0 has only unsigned div/mod): unsigned op + sign fix-up;
-//  * i128 udiv/urem/sdiv/srem: LLVM's shift-subtract expansion (the backend
-//    would call __udivti3, a libcall returning i128 it cannot lower);
+//  * i128 udiv/urem/sdiv/srem: native 64-bit division when both operands fit
+//    in 64 bits, else LLVM's shift-subtract expansion (the backend would call
+//    __udivti3, a libcall returning i128 it cannot lower);
 //  * i128 (and wider) mul and 64-bit "multiply high": 32x32->64 partial products
 //    (the backend would call __multi3: "only small returns supported");
 //  * i128 shifts by a variable amount (the backend would call __ashlti3 &
@@ -14,6 +15,7 @@
 #include "llvm/IR/IRBuilder.h"
 #include "llvm/IR/Instructions.h"
 #include "llvm/IR/IntrinsicInst.h"
+#include "llvm/Transforms/Utils/BasicBlockUtils.h"
 #include "llvm/Transforms/Utils/IntegerDivision.h"
 
 using namespace llvm;
@@ -101,23 +103,49 @@ Value *packResult(Builder &B, Type *structTy, Value *v, Value *ov) {
   return B.CreateInsertValue(r, ov, 1);
 }
 
-// sdiv/srem on <= 64 bits: |x| op |y| unsigned, then the C sign rules
-// (quotient negative when signs differ, remainder takes the dividend's sign).
-void lowerSignedDivRem(BinaryOperator *I) {
+// sdiv/srem: |x| op |y| unsigned, then the C sign rules (quotient negative
+// when signs differ, remainder takes the dividend's sign). Returns the new
+// unsigned operation (which still needs expanding when wider than 64 bits).
+Value *lowerSignedDivRem(BinaryOperator *I) {
   Builder B(I);
   Value *x = I->getOperand(0), *y = I->getOperand(1);
   Value *ux = absVal(B, x), *uy = absVal(B, y);
-  Value *r;
+  Value *op, *r;
   if (I->getOpcode() == Instruction::SDiv) {
-    Value *q = B.CreateUDiv(ux, uy);
-    r = B.CreateSelect(B.CreateXor(isNeg(B, x), isNeg(B, y)), B.CreateNeg(q), q);
+    op = B.CreateUDiv(ux, uy);
+    r = B.CreateSelect(B.CreateXor(isNeg(B, x), isNeg(B, y)), B.CreateNeg(op), op);
   } else {
-    Value *m = B.CreateURem(ux, uy);
-    r = B.CreateSelect(isNeg(B, x), B.CreateNeg(m), m);
+    op = B.CreateURem(ux, uy);
+    r = B.CreateSelect(isNeg(B, x), B.CreateNeg(op), op);
   }
   r->takeName(I);
   I->replaceAllUsesWith(r);
   I->eraseFromParent();
+  return op;
+}
+
+// u128 division whose operands both fit in 64 bits (the common case for
+// amounts) takes the native 64-bit udiv/urem; only the other branch keeps the
+// wide operation, returned for expansion (~128 loop iterations).
+BinaryOperator *addNarrowFastPath(BinaryOperator *I) {
+  Builder B(I);
+  Pair x = split(B, I->getOperand(0)), y = split(B, I->getOperand(1));
+  Value *narrow = B.CreateICmpEQ(B.CreateOr(x.hi, y.hi), B.getInt64(0));
+  Instruction *thenTerm = nullptr, *elseTerm = nullptr;
+  SplitBlockAndInsertIfThenElse(narrow, I->getIterator(), &thenTerm, &elseTerm);
+  B.SetInsertPoint(thenTerm);
+  bool div = I->getOpcode() == Instruction::UDiv;
+  Value *fast = B.CreateZExt(div ? B.CreateUDiv(x.lo, y.lo) : B.CreateURem(x.lo, y.lo), I->getType());
+  B.SetInsertPoint(elseTerm);
+  auto *slow = cast<BinaryOperator>(B.CreateBinOp(I->getOpcode(), I->getOperand(0), I->getOperand(1)));
+  B.SetInsertPoint(I);
+  PHINode *phi = B.CreatePHI(I->getType(), 2);
+  phi->addIncoming(fast, thenTerm->getParent());
+  phi->addIncoming(slow, elseTerm->getParent());
+  phi->takeName(I);
+  I->replaceAllUsesWith(phi);
+  I->eraseFromParent();
+  return slow;
 }
 
 // Adds a 64-bit value into limb `at` of `acc`, propagating the carry up to
@@ -265,18 +293,16 @@ bool rewriteIntegerArith(Module &M) {
   bool changed = false;
   for (Function &F : M) {
     // Collect first: every rewrite inserts instructions next to the original.
-    SmallVector<BinaryOperator *, 16> signedDivs, wideDivs, wideMuls;  // wideMuls: after divisions
+    SmallVector<BinaryOperator *, 16> signedDivs, wideDivs, wideMuls; // wideMuls: after divisions
     SmallVector<IntrinsicInst *, 16> overflows;
     for (BasicBlock &BB : F)
       for (Instruction &I : BB) {
         if (auto *BO = dyn_cast<BinaryOperator>(&I)) {
           unsigned op = BO->getOpcode();
-          bool div = op == Instruction::SDiv || op == Instruction::SRem || op == Instruction::UDiv ||
-                     op == Instruction::URem;
-          if (div && isWide(BO))
-            wideDivs.push_back(BO);
-          else if ((op == Instruction::SDiv || op == Instruction::SRem) && BO->getType()->isIntegerTy())
+          if ((op == Instruction::SDiv || op == Instruction::SRem) && BO->getType()->isIntegerTy())
             signedDivs.push_back(BO);
+          else if ((op == Instruction::UDiv || op == Instruction::URem) && isWide(BO))
+            wideDivs.push_back(BO);
         } else if (auto *II = dyn_cast<IntrinsicInst>(&I)) {
           switch (II->getIntrinsicID()) {
           case Intrinsic::umul_with_overflow:
@@ -295,13 +321,18 @@ bool rewriteIntegerArith(Module &M) {
     for (IntrinsicInst *II : overflows)
       changed |= lowerOverflowIntrinsic(II);
     for (BinaryOperator *BO : signedDivs) {
-      lowerSignedDivRem(BO);
+      bool wide = isWide(BO);
+      Value *op = lowerSignedDivRem(BO);
+      if (auto *U = dyn_cast<BinaryOperator>(op); U && wide)
+        wideDivs.push_back(U);
       changed = true;
     }
     // LLVM's expansion emits a loop of shifts/subtracts on the wide type,
     // which the backend legalizes into 64-bit halves without libcalls.
     for (BinaryOperator *BO : wideDivs) {
-      bool rem = BO->getOpcode() == Instruction::SRem || BO->getOpcode() == Instruction::URem;
+      if (BO->getType()->getIntegerBitWidth() == 128)
+        BO = addNarrowFastPath(BO);
+      bool rem = BO->getOpcode() == Instruction::URem;
       if (!(rem ? expandRemainder(BO) : expandDivision(BO)))
         report_fatal_error("oncepay-sbf: could not expand a wide division");
       changed = true;
