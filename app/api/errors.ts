@@ -15,6 +15,7 @@ export const API_ERRORS = {
   BODY_TOO_LARGE: { status: 413, message: 'the body is too large' },
   AMOUNT_MALFORMED: { status: 400, message: 'amount must be a decimal string of base units without sign, decimals, exponent or leading zeros' },
   AMOUNT_OUT_OF_RANGE: { status: 400, message: 'amount must be at most 18446744073709551615 (u64)' },
+  AMOUNT_ZERO: { status: 400, message: 'amount must be at least 1 base unit' },
   PAYOUT_ID_MALFORMED: { status: 400, message: 'payoutId must be 1–200 bytes of UTF-8 without control characters' },
   ADDRESS_MALFORMED: { status: 400, message: 'not a base58 32-byte Solana address' },
   PAYOUT_ID_EXISTS: { status: 409, message: 'a payout with this payoutId already exists for this merchant' },
@@ -49,6 +50,7 @@ const FROM_ONCEPAY: Record<string, ApiErrorCode> = {
   ONCEPAY__AMOUNT__MALFORMED: 'AMOUNT_MALFORMED',
   ONCEPAY__AMOUNT__OUT_OF_RANGE: 'AMOUNT_OUT_OF_RANGE',
   [appCodes.PAYOUT_ID_MALFORMED]: 'PAYOUT_ID_MALFORMED',
+  [appCodes.AMOUNT_ZERO]: 'AMOUNT_ZERO',
   [appCodes.ADDRESS_MALFORMED]: 'ADDRESS_MALFORMED',
 };
 

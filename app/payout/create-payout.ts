@@ -1,6 +1,8 @@
 // Store a payout row for a merchant: the op_id and op PDA are derived here, once, from durable data only.
 import { Pool, PoolClient } from 'pg';
 import { BaseUnits, U64_MAX, assertIsBaseUnits, baseUnits } from '../../common/amount';
+import { OncepayError } from '../../common/errors';
+import { AMOUNT_ZERO } from '../codes';
 import { deriveOperation } from '../op-id';
 import { address, payoutId as toPayoutId } from '../types';
 import { MerchantRow, PayoutRow, insertPayout } from './queries';
@@ -29,6 +31,8 @@ export function preparePayout(merchant: MerchantRow, input: PayoutInput) {
   const recipient = address(input.recipient, 'recipient');
   const mint = address(input.mint, 'mint');
   const amount = parseAmount(input.amount);
+  // The program refuses 0 (InvalidAmount): say so before anything is stored or signed.
+  if (amount === 0n) throw new OncepayError(AMOUNT_ZERO, 'a payout amount must be at least 1 base unit');
   const op = deriveOperation({ programId: merchant.programId, merchant: merchant.merchantAddress, payoutId: pid });
   return {
     merchantId: merchant.id,

@@ -172,6 +172,7 @@ describe('app/api (merchant API, real PostgreSQL)', () => {
     ['negative amount', { payoutId: 'm3', recipient, mint, amount: '-1' }, 'AMOUNT_MALFORMED'],
     ['amount with an exponent', { payoutId: 'm4', recipient, mint, amount: '1e3' }, 'AMOUNT_MALFORMED'],
     ['amount with leading zeros', { payoutId: 'm5', recipient, mint, amount: '007' }, 'AMOUNT_MALFORMED'],
+    ['amount zero (the program refuses it)', { payoutId: 'm0', recipient, mint, amount: '0' }, 'AMOUNT_ZERO'],
     ['amount = u64::MAX + 1', { payoutId: 'm6', recipient, mint, amount: '18446744073709551616' }, 'AMOUNT_OUT_OF_RANGE'],
     ['amount far beyond u64', { payoutId: 'm7', recipient, mint, amount: '9'.repeat(40) }, 'AMOUNT_OUT_OF_RANGE'],
     ['missing amount', { payoutId: 'm8', recipient, mint }, 'BODY_INVALID'],

@@ -140,7 +140,7 @@ describe('app/payout on the localnet (fault injection, crashes)', () => {
     const { row, recipient } = await newPayout();
     // The send executes but its answer comes late; meanwhile the status lookups start failing, until the blockhash
     // has expired and the signature has left the node's status cache: then only the op account can tell.
-    net.faults.dropNextResponses({ method: 'sendTransaction', mode: 'delay', delayMs: 1500 });
+    net.faults.dropNextResponses({ method: 'sendTransaction', mode: 'delay', delayMs: 3000 });
     const run = executePayout(row, deps({ chain: chain({ searchTransactionHistory: false }) }));
     await until(async () => (await tokenBalance(connection, recipient)) === row.amount, 'the transfer to land');
     net.faults.failNext({ kind: '500', method: 'getSignatureStatuses', count: 1_000_000 });
