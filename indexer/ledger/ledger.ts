@@ -83,7 +83,8 @@ export function createLedger(deps: LedgerDeps): Ledger {
   ): Promise<ApplyBatchResult> {
     const result: ApplyBatchResult = { inserted: 0, duplicates: 0, credited: [], exceptions: [], fulfilled: [], rejected: [] };
     await client.query('BEGIN');
-    const inserted = batch.length === 0 ? [] : (await client.query<{ id: string; signature: string; ix_index: number; inner_index: number }>(q.insertReceipts(cluster, source, columns(batch)))).rows;
+    const unknown = batch.length === 0 ? [] : await unknownReceipts(client, cluster, batch);
+    const inserted = unknown.length === 0 ? [] : (await client.query<{ id: string; signature: string; ix_index: number; inner_index: number }>(q.insertReceipts(cluster, source, columns(unknown)))).rows;
     result.inserted = inserted.length;
     result.duplicates = delivered - inserted.length;
     if (inserted.length > 0) await creditInserted(client, batch, inserted, result);
@@ -255,6 +256,14 @@ export function createLedger(deps: LedgerDeps): Ledger {
   }
 
   return { applyBatch, getCheckpoint, setCheckpoint, createInvoice, getInvoice, report };
+}
+
+/** The receipts of a (sorted) batch not in the ledger yet, still sorted. */
+async function unknownReceipts(client: PoolClient, cluster: string, batch: Receipt[]): Promise<Receipt[]> {
+  const { rows } = await client.query<{ ord: number }>(
+    q.selectUnknownReceipts(cluster, batch.map((r) => r.signature), batch.map((r) => r.ixIndex), batch.map((r) => r.innerIndex)),
+  );
+  return rows.map((r) => r.ord).sort((a, b) => a - b).map((ord) => batch[ord - 1]);
 }
 
 function compareSlot(a: bigint | null, b: bigint | null): number {

@@ -58,6 +58,22 @@ export function insertReceipts(cluster: string, firstSource: string, c: ReceiptC
 }
 
 /**
+ * Which receipts of a batch are not in the ledger yet (1-based positions). Only the identity travels, so a
+ * mostly-duplicate batch (re-scans, replaying providers) costs an index probe per receipt and little else; the
+ * INSERT … ON CONFLICT that follows stays the authority when another transaction inserts the same rows meanwhile.
+ */
+export function selectUnknownReceipts(cluster: string, signatures: string[], ixIndexes: number[], innerIndexes: number[]): Query {
+  return {
+    text: `SELECT u.ord::int AS ord
+             FROM unnest($2::text[], $3::int[], $4::int[]) WITH ORDINALITY AS u(signature, ix_index, inner_index, ord)
+            WHERE NOT EXISTS (SELECT 1 FROM receipts r
+                               WHERE r.cluster = $1 AND r.signature = u.signature
+                                 AND r.ix_index = u.ix_index AND r.inner_index = u.inner_index)`,
+    values: [cluster, signatures, ixIndexes, innerIndexes],
+  };
+}
+
+/**
  * The invoices a set of new receipts could pay, locked. ORDER BY id makes every batch take these row locks in
  * the same order (the sort runs below the lock step), so concurrent batches queue instead of deadlocking.
  */
