@@ -56,6 +56,11 @@ export function expandBlock(block: Record<string, unknown>, slot?: unknown): unk
   return txs.map((tx) => (isRecord(tx) ? { slot: blockSlot, blockTime: block.blockTime ?? null, ...tx } : tx));
 }
 
+/** A leading UTF-8 byte-order mark (files saved by some editors) is not JSON; drop it. */
+function withoutBom(text: string): string {
+  return text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
+}
+
 interface Line {
   line: number;
   text: string;
@@ -85,7 +90,8 @@ function looksLikeJsonLines(lines: Line[]): boolean {
 }
 
 /** Strict: every item or nothing. Throws ONCEPAY__DECODE__MALFORMED_JSON (with line/column), RPC_ERROR, … */
-export function readTransactionsInput(text: string): unknown[] {
+export function readTransactionsInput(input: string): unknown[] {
+  const text = withoutBom(input);
   if (text.trim() === '') return [];
   let whole: unknown;
   try {
@@ -110,7 +116,8 @@ function withLine<T>(line: number, f: () => T): T {
 }
 
 /** Lenient: a bad line (or a bad element of an array) is reported, the good ones are kept. */
-export function readTransactionsInputLenient(text: string): LenientInput {
+export function readTransactionsInputLenient(input: string): LenientInput {
+  const text = withoutBom(input);
   const items: unknown[] = [];
   const errors: InputError[] = [];
   if (text.trim() === '') return { items, errors };

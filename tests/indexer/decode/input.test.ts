@@ -37,6 +37,7 @@ describe('decode: reading input', () => {
     expect(sig(readTransactionsInput(`[{"jsonrpc":"2.0","result":${one()},"id":1},{"jsonrpc":"2.0","result":${two()},"id":2}]`))).to.deep.equal([a, a, b]);
     expect(sig(readTransactionsInput(`${one()}\n\n{"jsonrpc":"2.0","result":${two()},"id":2}\n`))).to.deep.equal([a, a, b]);
     expect(readTransactionsInput('  \n')).to.deep.equal([]);
+    expect(sig(readTransactionsInput(`\ufeff${one()}`))).to.deep.equal([a, a]); // a byte-order mark is dropped
   });
 
   it('a pretty-printed fixture (many lines) is one document, not JSON lines', () => {
