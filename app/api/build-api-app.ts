@@ -47,6 +47,8 @@ export async function buildApiApp(opts: ApiAppOptions): Promise<FastifyInstance>
       info: { title: 'oncepay merchant API', version: '1.0.0', description: 'Idempotent payouts executed exactly once on Solana.' },
       components: { securitySchemes: { bearer: { type: 'http', scheme: 'bearer' } } },
     },
+    // Shared schemas keep their $id as the component name (ApiError, not def-0).
+    refResolver: { buildLocalReference: (json, _base, _fragment, i) => String(json.$id ?? `def-${i}`) },
   });
 
   app.setErrorHandler((err: FastifyError, req, reply) => {
