@@ -101,7 +101,9 @@ function signatureOf(tx: Json): string {
 }
 
 /** Receipts of one getTransaction result. Pure; throws OncepayError with a DECODE code on malformed input. */
-export function decodeTransaction(input: unknown, opts: DecodeOptions = {}): Receipt[] {
+export function decodeTransaction(value: unknown, opts: DecodeOptions = {}): Receipt[] {
+  // a JSON-RPC envelope is accepted too (its error / null result are named by readTransactionsInput)
+  const input = isRecord(value) && 'jsonrpc' in value && isRecord(value.result) ? value.result : value;
   if (!isRecord(input)) throw malformed('transaction result is not an object');
   const version = input.version;
   if (!(version === undefined || version === null || version === 'legacy' || version === 0)) {

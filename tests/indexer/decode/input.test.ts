@@ -40,6 +40,12 @@ describe('decode: reading input', () => {
     expect(sig(readTransactionsInput(`\ufeff${one()}`))).to.deep.equal([a, a]); // a byte-order mark is dropped
   });
 
+  it('decodeTransaction accepts an RPC envelope as well as its result', () => {
+    const tx = fixture('spl-two-transfers', 'json');
+    expect(decodeTransaction({ jsonrpc: '2.0', id: 1, result: tx }).map(receiptToJson)).to.deep.equal(decodeTransaction(tx).map(receiptToJson));
+    expect(codeOf(() => decodeTransaction({ jsonrpc: '2.0', id: 1, result: null })).code).to.equal(DECODE_CODES.MALFORMED_TRANSACTION);
+  });
+
   it('a pretty-printed fixture (many lines) is one document, not JSON lines', () => {
     expect(fixtureText('spl-two-transfers', 'jsonParsed').split('\n').length).to.be.greaterThan(50);
     expect(readTransactionsInput(fixtureText('spl-two-transfers', 'jsonParsed'))).to.have.length(1);
