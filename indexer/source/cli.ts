@@ -13,6 +13,7 @@ import { runBackfill } from './backfill';
 import { SOURCE_CODES } from './codes';
 import { createSourceMetrics } from './metrics';
 import { SourceMetrics } from './ports';
+import { createProvisionalTracker } from './provisional';
 import { createScanner, DEFAULT_SCANNER } from './scanner';
 import { buildWebhookApp, DEFAULT_BODY_LIMIT } from './webhook';
 import type { DecodeBlockFn } from './block-reader';
@@ -36,17 +37,15 @@ interface RpcOpts {
   rpcAttempts: number;
 }
 
-function commitmentOption() {
-  return new Option('--commitment <level>', 'commitment to read at; only "finalized" is offered (rows are applied as final)')
-    .choices(['finalized', 'confirmed'])
-    .default('finalized');
+function commitmentOption(help = 'commitment to read at; only "finalized" is offered here') {
+  return new Option('--commitment <level>', help).choices(['finalized', 'confirmed']).default('finalized');
 }
 
 function assertFinalized(c: string): void {
   if (c !== 'finalized') {
     throw new OncepayError(
       SOURCE_CODES.COMMITMENT_UNSUPPORTED,
-      'only --commitment finalized is offered: confirmed mode would need provisional rows reversed when they vanish',
+      'backfill reads finalized blocks only (--commitment confirmed is for `indexer run`)',
     );
   }
 }
@@ -102,7 +101,11 @@ export function registerSources(program: Command): void {
       .command('run')
       .description('scan finalized slots over JSON-RPC into the ledger, from the (cluster, scanner) checkpoint'),
   )
-    .addOption(commitmentOption())
+    .addOption(
+      commitmentOption(
+        'finalized: the ledger is fed from finalized blocks. confirmed: the same, plus confirmed blocks above the checkpoint kept as provisional_receipts (never credited) and settled final / reversed once finalized',
+      ),
+    )
     .option('--rescan-window <slots>', 'slots below the checkpoint read again each pass', int('--rescan-window'), DEFAULT_SCANNER.rescanWindow)
     .option('--from-slot <slot>', 'first slot when there is no checkpoint yet (default: tip − rescan window)', int('--from-slot'))
     .option('--poll-ms <ms>', 'wait between passes once caught up', int('--poll-ms', 1), DEFAULT_SCANNER.pollMs)
@@ -113,17 +116,26 @@ export function registerSources(program: Command): void {
     .option('--once', `run passes until caught up (or stopped by a slot: exit code ${EXIT_STOPPED_AT_SLOT}), then exit`)
     .addHelpText('after', '\nPrints {cluster, checkpoint, target, stoppedAt} as JSON on exit. Stops gracefully on SIGTERM / SIGINT.')
     .action(async (o: RpcOpts & { commitment: string; rescanWindow: number; fromSlot?: number; pollMs: number; maxSlotsPerPass: number; chunkSize: number; concurrency: number; metricsPort?: number; once?: boolean }) => {
-      assertFinalized(o.commitment);
       const w = wire(o, 'scanner');
       const stop = stopSignal(w.log);
       const server = o.metricsPort === undefined ? undefined : await serveMetrics({ port: o.metricsPort, registry: w.indexerMetrics.registry });
       if (server) w.log.info({ url: server.url }, 'metrics listening');
       try {
         const scanner = createScanner(
-          { rpc: w.rpc, ledger: w.ledger, decode: w.decode, log: w.log, metrics: w.metrics },
+          {
+            rpc: w.rpc,
+            ledger: w.ledger,
+            decode: w.decode,
+            log: w.log,
+            metrics: w.metrics,
+            provisional:
+              o.commitment === 'confirmed'
+                ? createProvisionalTracker({ db: w.pool, rpc: w.rpc, decode: w.decode, concurrency: o.concurrency, maxSlots: o.maxSlotsPerPass, log: w.log })
+                : undefined,
+          },
           {
             cluster: o.cluster,
-            commitment: 'finalized',
+            commitment: o.commitment === 'confirmed' ? 'confirmed' : 'finalized',
             rescanWindow: o.rescanWindow,
             fromSlot: o.fromSlot,
             pollMs: o.pollMs,

@@ -8,7 +8,7 @@ export const SOURCE_CODES = {
   BLOCK_FETCH_FAILED: 'ONCEPAY__SOURCE__BLOCK_FETCH_FAILED',
   /** A CLI option has an invalid value. */
   INVALID_OPTION: 'ONCEPAY__SOURCE__INVALID_OPTION',
-  /** `--commitment confirmed` is not offered yet: rows would have to stay provisional until final. */
+  /** A commitment the command does not offer (backfill reads finalized blocks only). */
   COMMITMENT_UNSUPPORTED: 'ONCEPAY__SOURCE__COMMITMENT_UNSUPPORTED',
   /** Backfill finished with slots it could not process (listed in the error context). */
   BACKFILL_INCOMPLETE: 'ONCEPAY__SOURCE__BACKFILL_INCOMPLETE',

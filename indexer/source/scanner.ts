@@ -9,10 +9,14 @@ import type { ReceiptSource } from '../ledger/types';
 import { DecodeBlockFn, readSlots } from './block-reader';
 import { chunks, planChunk, scanRange } from './scan-plan';
 import { LedgerPort, NO_METRICS, SourceMetrics, toSlotNumber } from './ports';
+import type { ProvisionalResult, ProvisionalTracker } from './provisional';
 
 export interface ScannerOptions {
   cluster: string;
-  /** Only 'finalized' is offered: rows are applied as final. */
+  /**
+   * The ledger is always fed from finalized blocks. With 'confirmed' (and a `provisional` tracker), confirmed
+   * blocks above the checkpoint are also recorded as provisional rows, settled once final.
+   */
   commitment: Commitment;
   rescanWindow: number;
   fromSlot?: number;
@@ -40,6 +44,8 @@ export interface ScannerDeps {
   decode: DecodeBlockFn;
   log?: Logger;
   metrics?: SourceMetrics;
+  /** Confirmed mode only. */
+  provisional?: ProvisionalTracker;
 }
 
 export interface PassResult {
@@ -55,6 +61,7 @@ export interface PassResult {
   stoppedAt: { slot: number; code: string; message: string } | null;
   /** True when the checkpoint reached the target. */
   caughtUp: boolean;
+  provisional?: ProvisionalResult;
 }
 
 export interface Scanner {
@@ -70,7 +77,7 @@ export function createScanner(deps: ScannerDeps, options: ScannerOptions): Scann
   const log = deps.log;
 
   async function runPass(signal?: AbortSignal): Promise<PassResult> {
-    const target = await deps.rpc.getSlot(o.commitment, { signal });
+    const target = await deps.rpc.getSlot('finalized', { signal });
     const checkpointBefore = toSlotNumber(await deps.ledger.getCheckpoint(o.cluster, source));
     const range = scanRange({ checkpoint: checkpointBefore, fromSlot: o.fromSlot, target, rescanWindow: o.rescanWindow, maxSlotsPerPass: o.maxSlotsPerPass });
     const result: PassResult = {
@@ -88,13 +95,13 @@ export function createScanner(deps: ScannerDeps, options: ScannerOptions): Scann
     };
     if (!range) {
       if (checkpointBefore !== null) metrics.setCheckpointLag(o.cluster, source, Math.max(0, target - checkpointBefore));
-      return result;
+      return withProvisional(result, signal);
     }
-    const listed = await deps.rpc.getBlocks(range.start, range.end, o.commitment, { signal });
+    const listed = await deps.rpc.getBlocks(range.start, range.end, 'finalized', { signal });
     const parts = chunks(listed, o.chunkSize);
     if (parts.length === 0) parts.push([]);
     for (let c = 0; c < parts.length; c++) {
-      const outcomes = await readSlots({ rpc: deps.rpc, decode: deps.decode, commitment: o.commitment, slots: parts[c], concurrency: o.concurrency, signal });
+      const outcomes = await readSlots({ rpc: deps.rpc, decode: deps.decode, commitment: 'finalized', slots: parts[c], concurrency: o.concurrency, signal });
       const plan = planChunk(outcomes, { nextListed: parts[c + 1]?.[0] ?? null, end: range.end, previousCheckpoint: checkpointBefore });
       for (const f of plan.ignored) log?.warn({ slot: f.slot, code: f.code, err: f.message }, 'slot in the re-scan window failed again; it was processed before');
       const failed = outcomes.filter((x) => x.status === 'failed').length - plan.ignored.length;
@@ -140,6 +147,13 @@ export function createScanner(deps: ScannerDeps, options: ScannerOptions): Scann
       },
       'scan pass',
     );
+    return withProvisional(result, signal);
+  }
+
+  async function withProvisional(result: PassResult, signal?: AbortSignal): Promise<PassResult> {
+    if (o.commitment !== 'confirmed' || !deps.provisional || result.checkpointAfter === null) return result;
+    result.provisional = await deps.provisional.afterFinalizedPass(o.cluster, result.checkpointAfter, signal);
+    log?.info({ cluster: o.cluster, ...result.provisional }, 'provisional pass');
     return result;
   }
 

@@ -105,6 +105,19 @@ describe('indexer/source CLI processes (crash, restart, backfill beside the scan
     }
   });
 
+  it('`indexer run --commitment confirmed --once` credits finalized blocks and keeps confirmed ones provisional', async () => {
+    const cluster = 'confirmed-cli';
+    const chain = buildChain({ from: 3000, to: 3010 });
+    loadChain(rpc, chain, 3006);
+    rpc.setTip({ finalized: 3006, confirmed: 3010 });
+    const r = await start(['indexer', 'run', '--rpc', rpc.url, '--cluster', cluster, '--from-slot', '3000', '--commitment', 'confirmed', '--once']).done;
+    expect(r.code, r.stderr).to.equal(0);
+    const t = await totals(db.pool, cluster);
+    expect(t.receipts).to.equal(7 * 2);
+    const { rows } = await db.pool.query(`SELECT min(slot)::int AS lo, max(slot)::int AS hi, count(*)::int AS n FROM provisional_receipts WHERE cluster = $1 AND state = 'provisional'`, [cluster]);
+    expect(rows[0]).to.deep.equal({ lo: 3007, hi: 3010, n: 8 });
+  });
+
   it('a backfill racing a running scanner over the same slots gives the same totals; SIGTERM stops the scanner cleanly', async () => {
     const cluster = 'overlap';
     await db.pool.query('TRUNCATE invoices, receipts, exceptions, fulfilments, outbox, checkpoints, receipt_delivery_counts CASCADE');
