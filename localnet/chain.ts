@@ -109,6 +109,8 @@ export interface Chain {
   findTransaction(signature: string): { record: TxRecord; block: BlockRecord } | null;
   signaturesForAddress(address: string, opts: { before?: string; until?: string; limit: number }): Array<{ record: TxRecord; block: BlockRecord }>;
   getAccount(address: string): AccountSnapshot | null;
+  /** The account as of the asked commitment (processed = latest executed state). */
+  accountAt(address: string, c: Commitment): AccountSnapshot | null;
   decimalsOf(mint: string): number | null;
   transactionCount(): number;
   advance(n: number): void;
@@ -129,6 +131,11 @@ function snapshotOf(a: NativeAccount | null): AccountSnapshot | null {
   const data = Uint8Array.from(a.data());
   if (lamports === 0n && data.length === 0) return null;
   return { lamports, owner: bs58.encode(a.owner()), data, executable: a.executable(), rentEpoch: a.rentEpoch() };
+}
+
+function sameAccount(a: AccountSnapshot | null, b: AccountSnapshot | null): boolean {
+  if (a === null || b === null) return a === b;
+  return a.lamports === b.lamports && a.owner === b.owner && a.executable === b.executable && Buffer.from(a.data).equals(Buffer.from(b.data));
 }
 
 function configure(svm: LiteSVM): void {
@@ -176,6 +183,10 @@ export function createChain(opts: ChainOptions): Chain {
   const addrIndex = new Map<string, string[]>(); // address → signatures, in landing order
   const blockhashHeights = new Map<string, number>();
   const skipped = new Set<number>();
+  // Undo log: per account, its state before each change, with the slot of the change. Reading at slot S = the
+  // `pre` of the first change after S, else the current state. Entries at or below the finalized slot are pruned.
+  const undo = new Map<string, Array<{ slot: number; pre: AccountSnapshot | null }>>();
+  const undoQueue: Array<{ slot: number; address: string }> = [];
   let seq = 0;
   let finIdx = 0; // index into `slots` of the finalized block
   let pending: { slot: number; txs: TxRecord[]; sigs: Map<string, TxRecord> };
@@ -221,6 +232,13 @@ export function createChain(opts: ChainOptions): Chain {
     while (finIdx + 1 < slots.length && slots[finIdx + 1] <= target) {
       finIdx++;
       newly.push(blocks.get(slots[finIdx])!);
+    }
+    const fin = slots[finIdx];
+    while (undoQueue.length > 0 && undoQueue[0].slot <= fin) {
+      const { address } = undoQueue.shift()!;
+      const list = undo.get(address)!;
+      list.shift();
+      if (list.length === 0) undo.delete(address);
     }
     return newly;
   };
@@ -391,6 +409,13 @@ export function createChain(opts: ChainOptions): Chain {
       return;
     }
     const post = keys.map((k) => getAccount(k));
+    keys.forEach((k, i) => {
+      if (sameAccount(pre[i], post[i])) return;
+      let list = undo.get(k);
+      if (!list) undo.set(k, (list = []));
+      list.push({ slot: pending.slot, pre: pre[i] });
+      undoQueue.push({ slot: pending.slot, address: k });
+    });
     const meta = metaOf(r);
     const decimals = (mint: string): number => {
       // The mint is usually one of the transaction's keys: prefer its post state, then pre, then current.
@@ -576,6 +601,15 @@ export function createChain(opts: ChainOptions): Chain {
       return out;
     },
     getAccount,
+    accountAt(address, c) {
+      const current = getAccount(address);
+      if (c === 'processed') return current;
+      const list = undo.get(address);
+      if (!list) return current;
+      const at = c === 'finalized' ? finalizedBlock().slot : tipBlock().slot;
+      const change = list.find((e) => e.slot > at);
+      return change ? change.pre : current;
+    },
     decimalsOf,
     transactionCount: () => sigIndex.size + pending.txs.length,
     advance(n) {

@@ -1,4 +1,4 @@
-// Account methods. Reads see the latest executed state at every commitment (see README: not conformant).
+// Account methods, answered at the asked commitment (processed = latest executed state).
 import { PublicKey } from '@solana/web3.js';
 import { AccountEncoding, encodeAccount } from '../encode';
 import { TOKEN_2022_PROGRAM_ID, TOKEN_PROGRAM_ID } from '../program-ids';
@@ -24,7 +24,7 @@ function dataSliceOf(c: Record<string, unknown>): { offset: number; length: numb
 }
 
 function accountValue(ctx: MethodContext, address: string, c: Record<string, unknown>): unknown {
-  const s = ctx.chain.getAccount(address);
+  const s = ctx.chain.accountAt(address, commitmentOf(c));
   if (!s) return null;
   const enc = accountEncoding(c);
   if (enc === 'base58' && s.data.length > MAX_BASE58_BYTES && !c.dataSlice) {
@@ -48,16 +48,18 @@ export const accountMethods: Record<string, Handler> = {
   },
   getBalance: (ctx, p) => {
     const address = pubkeyParam(p, 0);
-    return withContext(ctx, commitmentOf(config(p, 1)), ctx.chain.getAccount(address)?.lamports ?? 0n);
+    const cm = commitmentOf(config(p, 1));
+    return withContext(ctx, cm, ctx.chain.accountAt(address, cm)?.lamports ?? 0n);
   },
   getTokenAccountBalance: (ctx, p) => {
     const address = pubkeyParam(p, 0);
-    const s = ctx.chain.getAccount(address);
+    const cm = commitmentOf(config(p, 1));
+    const s = ctx.chain.accountAt(address, cm);
     const t = s ? decodeTokenAccount(s.owner, s.data) : null;
     if (!t) throw invalidParams('Invalid param: not a Token account');
     const decimals = ctx.chain.decimalsOf(t.mint);
     if (decimals === null) throw invalidParams('Invalid param: could not find mint');
-    return withContext(ctx, commitmentOf(config(p, 1)), uiTokenAmount(t.amount, decimals));
+    return withContext(ctx, cm, uiTokenAmount(t.amount, decimals));
   },
   getTokenAccountsByOwner: (ctx, p) => {
     const owner = pubkeyParam(p, 0);
@@ -80,8 +82,9 @@ export const accountMethods: Record<string, Handler> = {
     const out: unknown[] = [];
     for (const program of programs) {
       for (const a of ctx.chain.svm.getProgramAccounts(program as never)) {
-        const data = Uint8Array.from(a.data);
-        const t = decodeTokenAccount(program, data);
+        // Filter on the account as of the commitment (one created after it is absent there).
+        const at = ctx.chain.accountAt(a.address, commitmentOf(c));
+        const t = at ? decodeTokenAccount(at.owner, at.data) : null;
         if (!t || t.owner !== ownerKey || (mint && t.mint !== mint)) continue;
         out.push({ pubkey: a.address, account: accountValue(ctx, a.address, c) });
       }

@@ -342,6 +342,31 @@ describe('localnet: commitment in manual mode', function () {
     expect((await conn.getTransaction(sig, { commitment: 'finalized' }))!.slot).to.equal(slot);
     expect((await conn.getSignatureStatus(sig)).value!.confirmations).to.equal(null);
   });
+  it('account reads answer at the asked commitment', async () => {
+    const from = Keypair.generate();
+    const airdrop = await conn.requestAirdrop(from.publicKey, 5 * LAMPORTS_PER_SOL);
+    expect(await conn.getBalance(from.publicKey, 'processed')).to.equal(5 * LAMPORTS_PER_SOL);
+    expect(await conn.getBalance(from.publicKey, 'confirmed')).to.equal(0);
+    expect(await conn.getAccountInfo(from.publicKey, 'confirmed')).to.equal(null);
+    net.advanceSlots(1);
+    expect(await conn.getBalance(from.publicKey, 'confirmed')).to.equal(5 * LAMPORTS_PER_SOL);
+    expect(await conn.getBalance(from.publicKey, 'finalized')).to.equal(0);
+    const to = Keypair.generate().publicKey;
+    const { blockhash } = await conn.getLatestBlockhash();
+    const tx = new Transaction({ feePayer: from.publicKey, recentBlockhash: blockhash }).add(SystemProgram.transfer({ fromPubkey: from.publicKey, toPubkey: to, lamports: LAMPORTS_PER_SOL }));
+    tx.sign(from);
+    await conn.sendRawTransaction(tx.serialize());
+    const multi = async (c: 'processed' | 'confirmed' | 'finalized') => (await conn.getMultipleAccountsInfo([from.publicKey, to], c)).map((a) => a?.lamports ?? 0);
+    expect(await multi('processed')).to.deep.equal([4 * LAMPORTS_PER_SOL - 5000, LAMPORTS_PER_SOL]);
+    expect(await multi('confirmed')).to.deep.equal([5 * LAMPORTS_PER_SOL, 0]);
+    net.advanceSlots(3);
+    expect(await multi('finalized')).to.deep.equal([5 * LAMPORTS_PER_SOL, 0]);
+    expect(await multi('confirmed')).to.deep.equal([4 * LAMPORTS_PER_SOL - 5000, LAMPORTS_PER_SOL]);
+    net.advanceSlots(1);
+    expect(await multi('finalized')).to.deep.equal([4 * LAMPORTS_PER_SOL - 5000, LAMPORTS_PER_SOL]);
+    expect((await conn.getSignatureStatus(airdrop)).value!.confirmationStatus).to.equal('finalized');
+  });
+
   it('getBlocks / getBlocksWithLimit / getBlockTime and commitment bounds', async () => {
     net.advanceSlots(10);
     const tip = await conn.getSlot('confirmed');

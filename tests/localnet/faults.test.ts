@@ -51,7 +51,10 @@ describe('localnet: fault injection', function () {
     const err = await caught(conn.sendRawTransaction(tx.serialize()));
     expect(err.message).to.match(/socket hang up|ECONNRESET|fetch failed/);
     const sig = bs58.encode(tx.signature!);
-    const st = await until('status after drop', async () => (await conn.getSignatureStatuses([sig])).value[0]);
+    const st = await until('status after drop', async () => {
+      const v = (await conn.getSignatureStatuses([sig])).value[0];
+      return v && v.confirmationStatus !== 'processed' ? v : null;
+    });
     expect(st.err).to.equal(null);
     expect(await conn.getBalance(to.publicKey)).to.equal(LAMPORTS_PER_SOL);
     // Rebroadcasting the same bytes is harmless: same signature, one execution.
