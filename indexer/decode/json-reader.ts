@@ -27,13 +27,14 @@ export function positionOf(text: string, offset: number): TextPosition {
 // reader needed. Long digit runs inside strings (token amounts are strings) mostly do not match; when one does, the
 // cost is speed, never correctness.
 const LONG_NUMBER = /(^|[:[,])\s*-?[0-9]{16,}/;
+const LONG_DIGITS = /[0-9]{16}/; // cheap first test: most documents have no 16-digit run at all
 
 /**
  * Parse one JSON text. Fast path: JSON.parse when no digit run could exceed 2^53. Slow path (or on a syntax error,
  * to find where): the exact reader below. `lineOffset` shifts reported lines (for JSON lines).
  */
 export function parseJsonExact(text: string, lineOffset = 0): unknown {
-  if (!LONG_NUMBER.test(text)) {
+  if (!LONG_DIGITS.test(text) || !LONG_NUMBER.test(text)) {
     try {
       return JSON.parse(text);
     } catch {
