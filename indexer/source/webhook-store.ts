@@ -22,9 +22,10 @@ export interface EventRecord {
 
 export function createWebhookStore(db: Pool) {
   return {
-    async findEvent(provider: string, eventId: string): Promise<boolean> {
-      const { rowCount } = await db.query('SELECT 1 FROM webhook_events WHERE provider = $1 AND event_id = $2', [provider, eventId]);
-      return (rowCount ?? 0) > 0;
+    /** The recorded body hash of this event, or null if the event is new. */
+    async findEvent(provider: string, eventId: string): Promise<string | null> {
+      const { rows } = await db.query<{ body_sha256: string }>('SELECT body_sha256 FROM webhook_events WHERE provider = $1 AND event_id = $2', [provider, eventId]);
+      return rows[0]?.body_sha256 ?? null;
     },
     /** True if this call recorded the event; false if another delivery of it got there first. */
     async recordEvent(e: EventRecord): Promise<boolean> {

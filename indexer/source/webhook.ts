@@ -170,9 +170,20 @@ export function buildWebhookApp(opts: WebhookAppOptions): FastifyInstance {
         rejected: [],
         ...r,
       });
-      if (eventId !== null && (await store.findEvent(provider, eventId))) {
-        metrics.countWebhook(provider, 'duplicate');
-        return reply200({ duplicate: true, transactions: parsed.items.length });
+      const bodySha256 = crypto.createHash('sha256').update(raw).digest('hex');
+      let reused = false;
+      if (eventId !== null) {
+        const known = await store.findEvent(provider, eventId);
+        if (known === bodySha256) {
+          metrics.countWebhook(provider, 'duplicate');
+          return reply200({ duplicate: true, transactions: parsed.items.length });
+        }
+        // Same event id, other bytes: a provider bug or a re-signed payload. Applying it is safe (the ledger
+        // inserts each receipt once) and dropping it could lose a payment, so it is applied and flagged.
+        if (known !== null) {
+          reused = true;
+          log?.warn({ provider, eventId }, 'webhook event id seen before with a different body; applying it');
+        }
       }
 
       // Decode item by item: one bad item is dead-lettered, the others still count.
@@ -219,8 +230,7 @@ export function buildWebhookApp(opts: WebhookAppOptions): FastifyInstance {
         return reply.status(400).send({ code: bad[0].code, message: `every item was refused; first: ${bad[0].message}`, deadLettered: true });
       }
       let duplicate = false;
-      if (eventId !== null) {
-        const bodySha256 = crypto.createHash('sha256').update(raw).digest('hex');
+      if (eventId !== null && !reused) {
         duplicate = !(await store.recordEvent({ provider, eventId, bodySha256, transactions: parsed.items.length, receipts: receipts.length, inserted, deadLettered: bad.length }));
       }
       metrics.countWebhook(provider, duplicate ? 'duplicate' : bad.length > 0 ? 'partial' : 'applied');

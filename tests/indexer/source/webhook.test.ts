@@ -90,6 +90,17 @@ describe('indexer/source webhook receiver', () => {
     expect(await count('exceptions')).to.equal(0);
   });
 
+  it('an event id reused with a different body is applied (flagged in the log), not dropped as a duplicate', async () => {
+    await createLedger({ db: db.pool }).createInvoice({ id: 'inv-reuse', mint: payee.mint, expectedAmount: 30n, depositAddress: payee.owner });
+    const first = await post(JSON.stringify([txItem(10n, payee)]), { 'x-oncepay-secret': SECRET, 'webhook-id': 'evt-reuse' });
+    expect(first.json()).to.deep.include({ duplicate: false, inserted: 1 });
+    const other = await post(JSON.stringify([txItem(20n, payee)]), { 'x-oncepay-secret': SECRET, 'webhook-id': 'evt-reuse' });
+    expect(other.statusCode).to.equal(200);
+    expect(other.json()).to.deep.include({ duplicate: false, inserted: 1 });
+    expect(await credited('inv-reuse')).to.equal(30n);
+    expect(await count('webhook_events')).to.equal(1);
+  });
+
   it('a wrong secret is 401 and nothing is stored', async () => {
     const body = JSON.stringify([txItem(5n, payee)]);
     for (const headers of [{ 'x-oncepay-secret': 'wrong' }, { authorization: 'Bearer wrong' }, {} as Record<string, string>]) {
