@@ -3,7 +3,8 @@ import { PublicKey } from '@solana/web3.js';
 import { AccountEncoding, encodeAccount } from '../encode';
 import { TOKEN_2022_PROGRAM_ID, TOKEN_PROGRAM_ID } from '../program-ids';
 import { invalidParams } from '../rpc-error';
-import { decodeTokenAccount, uiTokenAmount } from '../token-state';
+import { decodeMint, decodeTokenAccount, uiTokenAmount } from '../token-state';
+import bs58 from 'bs58';
 import { Handler, MethodContext, commitmentOf, config, pubkeyParam, withContext } from './context';
 
 const MAX_MULTIPLE_ACCOUNTS = 100;
@@ -33,7 +34,47 @@ function accountValue(ctx: MethodContext, address: string, c: Record<string, unk
   return encodeAccount(s, enc, ctx.chain.decimalsOf, dataSliceOf(c));
 }
 
+type Filter = { dataSize?: unknown; memcmp?: { offset?: unknown; bytes?: unknown; encoding?: unknown } };
+
+/** getProgramAccounts filters: `dataSize` and `memcmp` (base58 by default, or base64). */
+function matches(data: Uint8Array, filters: Filter[]): boolean {
+  for (const f of filters) {
+    if (f.dataSize !== undefined) {
+      if (data.length !== f.dataSize) return false;
+    } else if (f.memcmp) {
+      const { offset, bytes, encoding } = f.memcmp;
+      if (typeof offset !== 'number' || typeof bytes !== 'string') throw invalidParams('Invalid params: memcmp needs offset and bytes');
+      const want = encoding === 'base64' ? Buffer.from(bytes, 'base64') : Buffer.from(bs58.decode(bytes));
+      if (offset + want.length > data.length || !Buffer.from(data.subarray(offset, offset + want.length)).equals(want)) return false;
+    } else {
+      throw invalidParams('Invalid params: unsupported filter');
+    }
+  }
+  return true;
+}
+
 export const accountMethods: Record<string, Handler> = {
+  getProgramAccounts: (ctx, p) => {
+    const program = pubkeyParam(p, 0);
+    const c = config(p, 1);
+    const cm = commitmentOf(c);
+    const filters = Array.isArray(c.filters) ? (c.filters as Filter[]) : [];
+    const out: unknown[] = [];
+    for (const a of ctx.chain.svm.getProgramAccounts(program as never)) {
+      const at = ctx.chain.accountAt(a.address, cm);
+      if (!at || at.owner !== program || !matches(at.data, filters)) continue;
+      out.push({ pubkey: a.address, account: accountValue(ctx, a.address, c) });
+    }
+    return c.withContext === true ? withContext(ctx, cm, out) : out;
+  },
+  getTokenSupply: (ctx, p) => {
+    const address = pubkeyParam(p, 0);
+    const cm = commitmentOf(config(p, 1));
+    const s = ctx.chain.accountAt(address, cm);
+    const m = s ? decodeMint(s.owner, s.data) : null;
+    if (!m) throw invalidParams('Invalid param: not a Token mint');
+    return withContext(ctx, cm, uiTokenAmount(m.supply, m.decimals));
+  },
   getAccountInfo: (ctx, p) => {
     const address = pubkeyParam(p, 0);
     const c = config(p, 1);

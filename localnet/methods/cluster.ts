@@ -27,6 +27,12 @@ export const clusterMethods: Record<string, Handler> = {
   getHealth: () => 'ok',
   getGenesisHash: ({ chain }) => chain.genesisHash,
   getIdentity: ({ chain }) => ({ identity: chain.faucet.publicKey.toBase58() }),
+  // One node, always the leader.
+  getSlotLeader: ({ chain }) => chain.faucet.publicKey.toBase58(),
+  getClusterNodes: ({ chain }) => [
+    { pubkey: chain.faucet.publicKey.toBase58(), gossip: null, tpu: null, rpc: null, version: '3.0.0', featureSet: 0, shredVersion: 0 },
+  ],
+  minimumLedgerSlot: () => 0,
   getLatestBlockhash: (ctx, p) => {
     const c = commitmentOf(config(p, 0));
     const b = ctx.chain.blockAt(c);

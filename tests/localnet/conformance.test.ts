@@ -4,7 +4,7 @@ import {
   AddressLookupTableAccount, Connection, Keypair, LAMPORTS_PER_SOL, PublicKey, SendTransactionError, SystemProgram, Transaction,
   TransactionMessage, VersionedTransaction,
 } from '@solana/web3.js';
-import { createAssociatedTokenAccountIdempotentInstruction, createTransferCheckedInstruction, getAssociatedTokenAddressSync } from '@solana/spl-token';
+import { TOKEN_PROGRAM_ID, createAssociatedTokenAccountIdempotentInstruction, createTransferCheckedInstruction, getAssociatedTokenAddressSync } from '@solana/spl-token';
 import { LocalnetHandle, startLocalnet } from '../../localnet';
 import { connect, funded, mintWithBalance, rpc, send, until } from './support';
 
@@ -125,6 +125,10 @@ describe('localnet: web3.js conformance', function () {
     expect((info.value!.data as any).parsed.info.tokenAmount.amount).to.equal('1250000');
     const mintInfo = await conn.getParsedAccountInfo(t.mint);
     expect((mintInfo.value!.data as any).parsed.info).to.deep.include({ decimals: 6, supply: '5000000', mintAuthority: payer.publicKey.toBase58() });
+    const supply = await conn.getTokenSupply(t.mint);
+    expect(supply.value).to.deep.include({ amount: '5000000', decimals: 6 });
+    const holders = await conn.getProgramAccounts(TOKEN_PROGRAM_ID, { filters: [{ dataSize: 165 }, { memcmp: { offset: 0, bytes: t.mint.toBase58() } }] });
+    expect(holders.map((h) => h.pubkey.toBase58()).sort()).to.deep.equal([t.ata.toBase58(), bobAta.toBase58()].sort());
     const byOwner = await conn.getTokenAccountsByOwner(bob, { mint: t.mint });
     expect(byOwner.value.map((a) => a.pubkey.toBase58())).to.deep.equal([bobAta.toBase58()]);
   });
