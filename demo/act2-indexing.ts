@@ -1,6 +1,7 @@
 // Act 2: every delivery path brings the same transfers again — the scanner and its re-scan window, a provider
 // webhook redelivering (same event id, then the same transactions under another id), a backfill over the whole
 // range — and a real indexer process is SIGKILLed between its inserts and COMMIT, then restarted.
+import * as cliProgress from 'cli-progress';
 import type { Logger } from 'pino';
 import type { Pool } from 'pg';
 import { OncepayError } from '../common/errors';
@@ -83,6 +84,7 @@ export async function runIndexing(deps: {
   say: Narrator;
   teardown: Teardown;
   trackChild: (pid: number | undefined, kill: () => void) => void;
+  interactive: boolean;
 }): Promise<IndexingEvidence> {
   const { world, net, db, ledger, say, log } = deps;
   const sourceMetrics = createSourceMetrics(deps.metrics);
@@ -132,7 +134,20 @@ export async function runIndexing(deps: {
 
   // 2c. A backfill over the whole finalized range, through the same fetch → decode → ledger path.
   const to = await rpc.getSlot('finalized');
-  const b = await runBackfill({ rpc, ledger, decode, log, metrics: sourceMetrics }, { cluster: CLUSTER, fromSlot: 0, toSlot: to, commitment: 'finalized', listSpan: 5000, chunkSize: 500, concurrency: 4 });
+  // A progress bar only for a person at a terminal (never with --ci / --json).
+  const bar = deps.interactive
+    ? new cliProgress.SingleBar({ stream: process.stdout, clearOnComplete: true, format: '    backfill [{bar}] {value}/{total} slots | {duplicates} duplicates' }, cliProgress.Presets.shades_classic)
+    : undefined;
+  bar?.start(to + 1, 0, { duplicates: 0 });
+  let b;
+  try {
+    b = await runBackfill(
+      { rpc, ledger, decode, log, metrics: sourceMetrics, onProgress: (p) => bar?.update(p.done, { duplicates: p.duplicates }) },
+      { cluster: CLUSTER, fromSlot: 0, toSlot: to, commitment: 'finalized', listSpan: 5000, chunkSize: 50, concurrency: 4 },
+    );
+  } finally {
+    bar?.stop();
+  }
   const backfill = { from: 0, to, blocks: b.blocks, inserted: b.inserted, duplicates: b.duplicates, failed: b.failed };
   say.step(`backfill slots 0..${to}: ${b.blocks} blocks read, ${b.inserted} new, ${b.duplicates} duplicates absorbed`);
 

@@ -6,7 +6,7 @@ import * as net from 'net';
 import * as path from 'path';
 import { Pool } from 'pg';
 import { OncepayError } from '../common/errors';
-import { projectRoot, startLocalServer, stopLocalServer } from '../db/local-server';
+import { isRunning, projectRoot, startLocalServer, stopLocalServer } from '../db/local-server';
 import { migrate, quoteIdent } from '../db/migrate';
 import { createPool } from '../db/pool';
 import { DEMO_CODES } from './codes';
@@ -60,6 +60,17 @@ function freePort(): Promise<number> {
   });
 }
 
+/** The port of a server running on `dataDir` (line 4 of postmaster.pid), or null. */
+function runningPort(dataDir: string): number | null {
+  if (!isRunning(dataDir)) return null;
+  try {
+    const port = Number(fs.readFileSync(path.join(dataDir, 'postmaster.pid'), 'utf8').split('\n')[3]);
+    return Number.isInteger(port) && port > 0 ? port : null;
+  } catch {
+    return null;
+  }
+}
+
 /** DATABASE_URL when set (the schema keeps the demo apart); else an embedded server under .oncepay/pg-demo. */
 export async function startDemoDb(teardown: Teardown, opts: { keep: boolean }): Promise<DemoDb> {
   let url = process.env.DATABASE_URL;
@@ -71,13 +82,17 @@ export async function startDemoDb(teardown: Teardown, opts: { keep: boolean }): 
     // initdb/postgres run as the postgres user when we are root: it must be able to write here.
     fs.chmodSync(dir, 0o777);
     dataDir = path.join(dir, 'data');
-    const port = Number(process.env.ONCEPAY_DEMO_PG_PORT ?? 0) || (await freePort());
+    // A server already running on this folder (another demo, or one left by --keep) is reused, on its own port.
+    const running = runningPort(dataDir);
+    const port = running ?? (Number(process.env.ONCEPAY_DEMO_PG_PORT ?? 0) || (await freePort()));
     const server = startLocalServer({ dataDir, port, fast: true });
     url = server.url;
-    ownServer = true;
-    const stopDir = dataDir;
-    // With --keep this runs only when the person stops the demo (Ctrl-C); the data folder stays either way.
-    teardown.push('postgres', () => stopLocalServer({ dataDir: stopDir }));
+    if (running === null) {
+      ownServer = true;
+      const stopDir = dataDir;
+      // With --keep this runs only when the person stops the demo (Ctrl-C); the data folder stays either way.
+      teardown.push('postgres', () => stopLocalServer({ dataDir: stopDir }));
+    }
   }
   const schema = `demo_${crypto.randomBytes(4).toString('hex')}`;
   const admin = createPool({ url, max: 1 });

@@ -8,6 +8,7 @@ import { logger } from '../common/log';
 import { ONCEPAY_PROGRAM_ID } from '../app/payout/program';
 import { createLedger } from '../indexer/ledger';
 import { createIndexerMetrics } from '../indexer/metrics';
+import { outboxStats as outboxStatsQuery } from '../indexer/outbox/queries';
 import { DECIMALS, setUpMerchantAndPay } from './act1-merchant-and-payments';
 import { runIndexing } from './act2-indexing';
 import { runFulfilment } from './act3-fulfilment';
@@ -57,10 +58,16 @@ export async function runDemo(o: DemoOptions): Promise<number> {
   try {
     say.act('oncepay demo — payments observed once, fulfilled once, paid out once');
     const db = await startDemoDb(teardown, { keep: o.keep });
-    say.step(`PostgreSQL ${db.ownServer ? `(embedded, data in ${db.dataDir})` : '(DATABASE_URL)'}: schema ${db.schema}, migrated`);
+    say.step(`PostgreSQL ${db.dataDir ? `(embedded, data in ${db.dataDir}${db.ownServer ? '' : ', already running'})` : '(DATABASE_URL)'}: schema ${db.schema}, migrated`);
     const net = await startDemoLocalnet(teardown, ONCEPAY_PROGRAM_ID);
     say.step(`localnet ${net.url}: LiteSVM running target/deploy/oncepay.so as ${ONCEPAY_PROGRAM_ID}`);
-    const metrics = createIndexerMetrics({ outboxStats: undefined });
+    // The outbox gauges read the table at scrape time: the table is the truth.
+    const metrics = createIndexerMetrics({
+      outboxStats: async () => {
+        const { rows } = await db.pool.query(outboxStatsQuery());
+        return { depth: Number(rows[0].depth), oldestAgeSeconds: Number(rows[0].oldest_age_seconds) };
+      },
+    });
     const metricsServer = await serveDemoMetrics([metrics.registry]);
     teardown.push('metrics server', () => metricsServer.close());
     say.step(`metrics while it runs: ${metricsServer.url}`);
@@ -71,7 +78,7 @@ export async function runDemo(o: DemoOptions): Promise<number> {
     const world = await setUpMerchantAndPay({ connection, programId: new PublicKey(ONCEPAY_PROGRAM_ID), ledger, say });
 
     say.act('2. The indexer: scanner, webhook redelivery, backfill, kill -9 and restart');
-    const indexing = await runIndexing({ world, net, db: db.pool, dbEnv: db.env, ledger, metrics, log: logger('indexer'), say, teardown, trackChild });
+    const indexing = await runIndexing({ world, net, db: db.pool, dbEnv: db.env, ledger, metrics, log: logger('indexer'), say, teardown, trackChild, interactive: process.stdout.isTTY === true && !o.ci && !o.json });
 
     say.act('3. Fulfilment: the outbox delivers each paid invoice once');
     const fulfilment = await runFulfilment({ db: db.pool, metrics, log: logger('outbox'), say, teardown });
