@@ -96,7 +96,20 @@ function main(): void {
   process.stdout.write(`  decodeTransaction jsonParsed ${perSec(n, ms.jsonParsed)} tx  (ratio ${(ms.json / ms.jsonParsed).toFixed(2)} of json's speed)\n`);
   process.stdout.write(`  decodeTransaction base64     ${perSec(n, ms.base64)} tx  (ratio ${(ms.json / ms.base64).toFixed(2)} of json's speed)\n`);
   const docs = small.length * readRounds;
+  // one large document (a real jsonParsed swap × 200 plus one u64 beyond 2^53): MB/s of each reader
+  const swap = readFileSync(join(__dirname, '..', 'tests', 'fixtures', 'transactions', 'real', 'jsonParsed', 'mainnet-3P8JT1-p2p-swap-orca-ok.json'), 'utf8');
+  const big = `[${Array.from({ length: 200 }, () => swap).join(',')},18446744073709551615]`;
+  JSON.parse(big);
+  parseJsonExact(big);
+  let bigPlain = 0;
+  let bigExact = 0;
+  for (let i = 0; i < 3; i++) {
+    bigPlain += time(() => JSON.parse(big));
+    bigExact += time(() => parseJsonExact(big));
+  }
+  const mbps = (m: number): string => `${((big.length * 3) / 1e6 / (m / 1000)).toFixed(0)} MB/s`;
   process.stdout.write(`  read text: JSON.parse ${perSec(docs, rd.jsonParse)} docs; parseJsonExact fast path ${perSec(docs, rd.exactFast)} (ratio ${(rd.jsonParse / rd.exactFast).toFixed(2)}); exact reader ${perSec(docs, rd.exactSlow)} (ratio ${(rd.jsonParse / rd.exactSlow).toFixed(2)})\n`);
+  process.stdout.write(`  large document (${(big.length / 1e6).toFixed(1)} MB): JSON.parse ${mbps(bigPlain)} (rounds the u64), exact reader ${mbps(bigExact)} (ratio ${(bigPlain / bigExact).toFixed(2)})\n`);
 }
 
 main();

@@ -45,6 +45,10 @@ export function parseJsonExact(text: string, lineOffset = 0): unknown {
 }
 
 const WS = new Set([0x20, 0x09, 0x0a, 0x0d]);
+// eslint-disable-next-line no-control-regex
+const CONTROL = /[\u0000-\u001f]/;
+// sticky: matches exactly at lastIndex, no slicing
+const NUMBER = /-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?/y;
 
 // A stateful cursor over the text; a class because it is a loop over shared state.
 class Reader {
@@ -167,6 +171,15 @@ class Reader {
   }
 
   private string(): string {
+    // fast path: no escape and no control character before the next quote
+    const close = this.text.indexOf('"', this.i + 1);
+    if (close > 0) {
+      const body = this.text.slice(this.i + 1, close);
+      if (!body.includes('\\') && !CONTROL.test(body)) {
+        this.i = close + 1;
+        return body;
+      }
+    }
     const start = this.i;
     this.i++; // opening quote
     let simple = true;
@@ -195,7 +208,8 @@ class Reader {
   }
 
   private number(): number | bigint {
-    const m = /^-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?/.exec(this.text.slice(this.i, this.i + 400));
+    NUMBER.lastIndex = this.i;
+    const m = NUMBER.exec(this.text);
     if (!m) return this.fail('invalid number');
     this.i += m[0].length;
     if (m[2] === undefined && m[3] === undefined) {
