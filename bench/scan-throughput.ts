@@ -68,8 +68,8 @@ async function main(): Promise<void> {
       rows.push({ label: `chunk=${st.chunkSize} conc=${st.concurrency} no ledger`, ms, rescanMs: ms });
     }
     const base = rows[0].ms;
-    const machine = `${os.cpus().length} cores ${os.cpus()[0]?.model ?? '?'}, node ${process.version}`;
-    console.log(`scan-throughput: ${BLOCKS} blocks × ${PER_BLOCK} transfers, replay RPC on loopback, PostgreSQL ledger`);
+    const machine = `${os.cpus().length} cores ${os.cpus()[0]?.model ?? '?'}, node ${process.version}, load avg ${os.loadavg()[0].toFixed(1)}`;
+    console.log(`scan-throughput: ${BLOCKS} blocks × ${PER_BLOCK} transfers, replay RPC on loopback (same process), PostgreSQL ledger`);
     for (const r of rows) {
       console.log(
         `  ${r.label.padEnd(28)} speed-up vs chunk=1/conc=1: ${(base / r.ms).toFixed(2)}x | re-scan/first-pass time: ${(r.rescanMs / r.ms).toFixed(2)}` +
