@@ -4,6 +4,7 @@
 #
 #   toolchain/sbf/build.sh                          programs/oncepay -> target/deploy/oncepay.so
 #   toolchain/sbf/build.sh --crate DIR --out FILE   any crate
+#   toolchain/sbf/build.sh --ir FILE.ll --out FILE  LLVM IR/bitcode: opt+llc+elf2sbf only
 #   options: --features LIST  --emit-ir  --force  --quiet  --help
 #
 # Pipeline (toolchain/sbf/README.md): cargo rustc (staticlib of LLVM bitcode,
@@ -27,9 +28,9 @@ SBF_DIR="${ONCEPAY_SBF_DIR:-$ROOT/target/sbf}"
 CARGO_TARGET="$SBF_DIR/cargo"
 PROGRAM_ID=5EjQQXLjWwmaZXgrv8tnwG7Gqwwrdzvcn7KjL1eAySUj
 
-crate="" out="" features="" emit_ir=0 force=0 quiet=0
+crate="" ir="" out="" features="" emit_ir=0 force=0 quiet=0
 
-usage() { sed -n '2,13p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '2,14p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; }
 say() { [ "$quiet" = 1 ] || echo "sbf-build: $*" >&2; }
 die() { echo "sbf-build: ERROR: $*" >&2; exit 1; }
 
@@ -37,6 +38,7 @@ while (($#)); do
   case "$1" in
     --crate) crate="${2:?--crate needs a directory}"; shift 2 ;;
     --out) out="${2:?--out needs a file}"; shift 2 ;;
+    --ir) ir="${2:?--ir needs a file}"; shift 2 ;;
     --features) features="${2:?--features needs a list}"; shift 2 ;;
     --emit-ir) emit_ir=1; shift ;;
     --force) force=1; shift ;;
@@ -139,6 +141,41 @@ sys.exit(0 if sys.argv[2] in tomllib.load(open(sys.argv[1], "rb")).get("features
 EOF
 }
 
+# Steps 3-5 on $work/linked.bc: opt (+ plugin), llc, elf2sbf -> $out.
+bitcode_to_so() { # bitcode_to_so <work dir> <name> <out .so>
+  local work="$1" name="$2" out="$3"
+  # 3. keep only `entrypoint` public, optimize, rewrite what the backend refuses.
+  "$LLVM_BIN/opt" -load-pass-plugin="$PLUGIN" --internalize-public-api-list=entrypoint \
+    -passes='internalize,globaldce,default<O2>,lower-atomic,oncepay-sbf,globaldce' \
+    "$work/linked.bc" -o "$work/opt.bc" || die "$name: opt failed"
+  if [ "$emit_ir" = 1 ]; then
+    "$LLVM_BIN/llvm-dis" "$work/linked.bc" -o "$work/linked.ll"
+    "$LLVM_BIN/llvm-dis" "$work/opt.bc" -o "$work/opt.ll"
+    say "$name: IR kept in $work/linked.ll and $work/opt.ll"
+  fi
+  # 4. BPF object: -mcpu=v2 (v3 would emit JMP32, absent from SBPF v0).
+  "$LLVM_BIN/llc" -march=bpfel -mcpu=v2 -O2 -bpf-stack-size=4096 -filetype=obj \
+    "$work/opt.bc" -o "$work/$name.o" || die "$name: llc failed"
+  # 5. relocatable object -> loadable SBPF v0 shared object.
+  python3 "$HERE/elf2sbf/elf2sbf.py" "$work/$name.o" "$out.tmp" || die "$name: elf2sbf refused the object"
+  mv "$out.tmp" "$out"
+}
+
+# LLVM IR or bitcode given directly (--ir): steps 3-5 only, always rebuilt.
+build_ir() { # build_ir <file.ll|file.bc> <out .so>
+  local ir="$1" out="$2" name work
+  name="ir-$(basename "${ir%.*}")"
+  work="$SBF_DIR/work/$name"
+  build_plugin
+  rm -rf "$work"; mkdir -p "$work" "$(dirname "$out")"
+  case "$ir" in
+    *.ll) "$LLVM_BIN/llvm-as" "$ir" -o "$work/linked.bc" || die "$ir: llvm-as failed" ;;
+    *) cp "$ir" "$work/linked.bc" ;;
+  esac
+  bitcode_to_so "$work" "$name" "$out"
+  say "$name: wrote $out"
+}
+
 build_one() { # build_one <crate dir> <out .so>
   local dir out name work stamp want t0 t1
   dir="$(cd "$1" && pwd)"; out="$2"
@@ -173,7 +210,7 @@ build_one() { # build_one <crate dir> <out .so>
   [ -f "$lib" ] || die "$name: expected $lib after cargo rustc"
   say "$name: rustc done in $(since "$t0")"
 
-  # 2. link bitcode, keep only `entrypoint` public, optimize, rewrite.
+  # 2. link bitcode (the crate, its dependencies, core, alloc, compiler_builtins).
   t1=$(now)
   (cd "$work/objs" && "$LLVM_BIN/llvm-ar" x "$lib")
   shopt -s nullglob
@@ -181,20 +218,7 @@ build_one() { # build_one <crate dir> <out .so>
   shopt -u nullglob
   ((${#objs[@]})) || die "$name: $lib has no object members"
   "$LLVM_BIN/llvm-link" "${objs[@]}" -o "$work/linked.bc" || die "$name: llvm-link failed"
-  "$LLVM_BIN/opt" -load-pass-plugin="$PLUGIN" --internalize-public-api-list=entrypoint \
-    -passes='internalize,globaldce,default<O2>,lower-atomic,oncepay-sbf,globaldce' \
-    "$work/linked.bc" -o "$work/opt.bc" || die "$name: opt failed"
-  if [ "$emit_ir" = 1 ]; then
-    "$LLVM_BIN/llvm-dis" "$work/linked.bc" -o "$work/linked.ll"
-    "$LLVM_BIN/llvm-dis" "$work/opt.bc" -o "$work/opt.ll"
-    say "$name: IR kept in $work/linked.ll and $work/opt.ll"
-  fi
-  # 3. BPF object: -mcpu=v2 (v3 would emit JMP32, absent from SBPF v0).
-  "$LLVM_BIN/llc" -march=bpfel -mcpu=v2 -O2 -bpf-stack-size=4096 -filetype=obj \
-    "$work/opt.bc" -o "$work/$name.o" || die "$name: llc failed"
-  # 4. relocatable object -> loadable SBPF v0 shared object.
-  python3 "$HERE/elf2sbf/elf2sbf.py" "$work/$name.o" "$out.tmp" || die "$name: elf2sbf refused the object"
-  mv "$out.tmp" "$out"
+  bitcode_to_so "$work" "$name" "$out"
   # Hash again: cargo may have just written the crate's Cargo.lock.
   inputs_hash "$dir" | tr '\n' ' ' > "$stamp"
   say "$name: link+opt+llc+elf2sbf done in $(since "$t1"); wrote $out ($(stat -c %s "$out") bytes)"
@@ -215,7 +239,10 @@ exec 9>"$SBF_DIR/.build.lock"
 flock 9
 
 start=$(now)
-if [ -n "$crate" ]; then
+if [ -n "$ir" ]; then
+  [ -n "$out" ] || die "--ir needs --out"
+  build_ir "$ir" "$out"
+elif [ -n "$crate" ]; then
   [ -n "$out" ] || out="$ROOT/target/deploy/$(lib_name "$crate").so"
   build_one "$crate" "$out"
 elif [ -f "$ROOT/programs/oncepay/Cargo.toml" ]; then
