@@ -54,12 +54,16 @@ export function renderTable(r: DemoResult, decimals: number): string {
     `  receipt rows: ${paymentRows} for the customers' ${e.chainPayments.reduce((n, p) => n + p.transfers, 0)} token transfers on chain` +
       ` (+ ${e.receiptRows - paymentRows} other transfers the indexer also saw, e.g. faucet airdrops: no invoice, no exception)`,
   );
-  out.push('Payouts (requested via the API vs executed on chain; read back from the op accounts)');
+  out.push('Payouts (requested via the API — r = replayed — vs executed on chain; op txs = successful transactions on the op PDA, from the chain)');
   out.push(
     ...pad([
-      ['payout', 'amount', 'state', 'attempts', 'signature', 'op PDA', 'op txs', 'recipient holds'],
+      ['payout', 'API requests', 'amount', 'state', 'attempts', 'signature', 'op PDA', 'op txs', 'recipient holds'],
       ...e.payouts.map((p) => [
         p.payoutId,
+        e.api
+          .filter((a) => a.payoutId === p.payoutId)
+          .map((a) => `${a.status}${a.replayed ? 'r' : ''}`)
+          .join(','),
         t(p.amount),
         p.state,
         p.attempts.map((a) => a.status).join(','),

@@ -153,3 +153,22 @@ describe('demo invariants (pure)', () => {
     expect(failing(e)).to.include.members(['p1 executed once on chain', 'vault paid out exactly the payouts']);
   });
 });
+
+describe('demo narration helpers (pure)', () => {
+  it('formats base units exactly, without floats', () => {
+    const { tokens, short } = require('../../demo/narrator') as typeof import('../../demo/narrator');
+    expect(tokens(12_500_000n, 6)).to.equal('12.500000');
+    expect(tokens(18_446_744_073_709_551_615n, 6)).to.equal('18446744073709.551615');
+    expect(tokens(0n, 6)).to.equal('0.000000');
+    expect(short('5EjQQXLjWwmaZXgrv8tnwG7Gqwwrdzvcn7KjL1eAySUj')).to.equal('5EjQQXLj…ySUj');
+    expect(short('abc')).to.equal('abc');
+  });
+
+  it('a broken invariant makes the table end in the list of what broke', () => {
+    const e = good();
+    e.payouts[0].successfulOpTransactions = ['payA', 'payB'];
+    const r = demoResult(e, checkInvariants(e));
+    expect(r.exactlyOnce).to.equal('BROKEN');
+    expect(renderTable(r, 6)).to.match(/exactly-once: BROKEN\n {2}- p1 executed once on chain/);
+  });
+});
