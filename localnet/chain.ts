@@ -251,14 +251,17 @@ export function createChain(opts: ChainOptions): Chain {
     n.setClock(c);
   };
 
-  if (loaded && loaded.blocks.length > 0 && loaded.snapshot) {
+  if (loaded && (loaded.blocks.length === 0 || !loaded.snapshot)) {
+    // Never start a fresh chain over a ledger we cannot read: that would silently forget its history.
+    throw new OncepayError(LOCALNET_CODES.LEDGER_CORRUPT, `ledger ${ledger?.dir} has no ${loaded.snapshot ? 'blocks' : 'state.bin'}; start with --reset to wipe it`);
+  }
+  if (loaded && loaded.snapshot) {
     svm = LiteSVM.fromBytes(loaded.snapshot);
     genesisHash = loaded.genesisHash;
     for (const b of loaded.blocks) indexBlock(b);
     advanceFinality();
     log.info({ dir: ledger?.dir, tip: tipBlock().slot, blocks: slots.length }, 'ledger restored');
   } else {
-    if (ledger) ledger.wipe();
     svm = new LiteSVM();
     genesisHash = bs58.encode(sha('oncepay-localnet-genesis', crypto.randomBytes(32)));
     svm.setAccount({
@@ -275,9 +278,11 @@ export function createChain(opts: ChainOptions): Chain {
     };
     indexBlock(genesis);
     if (ledger) {
-      ledger.init(genesisHash);
+      // genesis.json is written last: it marks the ledger as complete (without it, load() starts afresh).
+      ledger.wipe();
       ledger.writeSnapshot(svm.toBytes(), genesis);
       ledger.appendBlock(genesis);
+      ledger.init(genesisHash);
     }
   }
   configure(svm);

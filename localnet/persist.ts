@@ -33,6 +33,7 @@ export function createLedgerStore(dir: string): LedgerStore {
   const statePath = path.join(dir, 'state.bin');
   const genesisPath = path.join(dir, 'genesis.json');
   let fd: number | null = null;
+  fs.mkdirSync(dir, { recursive: true });
 
   const append = (line: string): void => {
     fd ??= fs.openSync(blocksPath, 'a');
@@ -85,8 +86,8 @@ export function createLedgerStore(dir: string): LedgerStore {
       return { genesisHash, blocks, snapshot };
     },
     init(genesisHash) {
-      fs.mkdirSync(dir, { recursive: true });
-      fs.writeFileSync(genesisPath, JSON.stringify({ genesisHash }));
+      fs.writeFileSync(`${genesisPath}.tmp`, JSON.stringify({ genesisHash }));
+      fs.renameSync(`${genesisPath}.tmp`, genesisPath);
     },
     appendBlock(block) {
       append(`${stringifyLedger(block)}\n`);

@@ -32,7 +32,6 @@ export interface RpcServer {
 type JsonRpcRequest = { jsonrpc?: unknown; id?: unknown; method?: unknown; params?: unknown };
 
 function dispatchOne(chain: Chain, req: JsonRpcRequest, m: { requests: Counter; errors: Counter }): unknown | undefined {
-  const log = logger('localnet.rpc');
   const hasId = req !== null && typeof req === 'object' && 'id' in req;
   const id = hasId ? req.id : null;
   const error = (code: number, message: string, data?: unknown): unknown => ({ jsonrpc: '2.0', error: data === undefined ? { code, message } : { code, message, data }, id });
@@ -55,7 +54,7 @@ function dispatchOne(chain: Chain, req: JsonRpcRequest, m: { requests: Counter; 
       return error(e.code, e.message, e.data);
     }
     m.errors.inc({ method, code: String(RPC.INTERNAL) });
-    log.error({ err: e, method }, 'rpc handler failed');
+    logger('localnet.rpc').error({ err: e, method }, 'rpc handler failed');
     return error(RPC.INTERNAL, 'Internal error');
   }
 }

@@ -11,6 +11,7 @@ import {
 } from '@solana/web3.js';
 import { LocalnetHandle, startLocalnet } from '../../localnet';
 import { connect, funded, rpc, until } from './support';
+import { isOncepayError } from '../../common/errors';
 
 async function signedTransfer(conn: Connection, from: Keypair, lamports: number): Promise<{ tx: Transaction; to: Keypair; blockhash: string; lastValidBlockHeight: number }> {
   const to = Keypair.generate();
@@ -193,6 +194,28 @@ describe('localnet: restart and persistence', function () {
       expect(await conn.getSlot('confirmed')).to.equal(0);
     } finally {
       await net.stop();
+    }
+  });
+
+  it('refuses a ledger it cannot read (no silent fresh start); --reset wipes it', async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'oncepay-localnet-corrupt-'));
+    try {
+      const first = await startLocalnet({ slotMs: 0, ledgerDir: dir, wsOnNextPort: false });
+      first.advanceSlots(2);
+      await first.stop();
+      fs.rmSync(path.join(dir, 'state.bin'));
+      let err: unknown;
+      try {
+        await startLocalnet({ slotMs: 0, ledgerDir: dir, wsOnNextPort: false });
+      } catch (e) {
+        err = e;
+      }
+      expect(isOncepayError(err, 'ONCEPAY__LOCALNET__LEDGER_CORRUPT')).to.equal(true);
+      const fresh = await startLocalnet({ slotMs: 0, ledgerDir: dir, reset: true, wsOnNextPort: false });
+      expect(fresh.chain.tipSlot()).to.equal(0);
+      await fresh.stop();
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
     }
   });
 
