@@ -108,7 +108,8 @@ export function createScanner(deps: ScannerDeps, options: ScannerOptions): Scann
       metrics.countSlots(o.cluster, source, 'block', plan.blocks);
       metrics.countSlots(o.cluster, source, 'skipped', plan.skipped);
       if (failed > 0) metrics.countSlots(o.cluster, source, 'failed', failed);
-      // Never move the checkpoint below where the range began, nor below zero; GREATEST in the ledger keeps it monotonic too.
+      // A stop at slot 0 leaves nothing to record. Chunks inside the re-scan window carry checkpoints below the
+      // current one: harmless, the ledger only ever raises a checkpoint (GREATEST).
       const checkpoint = plan.checkpoint >= 0 ? { slot: plan.checkpoint } : undefined;
       if (plan.receipts.length > 0 || checkpoint) {
         const applied = await deps.ledger.applyBatch({ cluster: o.cluster, source, receipts: plan.receipts, checkpoint });
