@@ -96,9 +96,19 @@ AttributeList remapAttributes(LLVMContext &C, AttributeList old, const AbiPlan &
   return AttributeList::get(C, old.getFnAttrs(), ret, params);
 }
 
-AllocaInst *entryAlloca(Function *F, Type *T, const Twine &name) {
-  IRBuilder<> B(&*F->getEntryBlock().getFirstInsertionPt());
-  return B.CreateAlloca(T, nullptr, name);
+// One stack slot per (caller, type), shared by all its rewritten calls: the
+// stores go right before each call, the callee reads its spilled arguments on
+// entry and the caller reads a returned value right after the call, so no two
+// uses overlap, and the 4 KiB SBPF stack frame is not spent per call site.
+using SlotCache = DenseMap<std::pair<Function *, Type *>, AllocaInst *>;
+
+AllocaInst *entrySlot(SlotCache &slots, Function *F, Type *T, const Twine &name) {
+  AllocaInst *&slot = slots[{F, T}];
+  if (!slot) {
+    IRBuilder<> B(&*F->getEntryBlock().getFirstInsertionPt());
+    slot = B.CreateAlloca(T, nullptr, name);
+  }
+  return slot;
 }
 
 // Moves F's body into a new function with the planned signature; the old
@@ -145,7 +155,7 @@ Function *rewriteDefinition(Function *F, const AbiPlan &plan) {
 }
 
 // Rewrites one call (direct or through a pointer) to the planned signature.
-void rewriteCall(CallInst *CI, Value *callee, const AbiPlan &plan) {
+void rewriteCall(CallInst *CI, Value *callee, const AbiPlan &plan, SlotCache &slots) {
   LLVMContext &C = CI->getContext();
   Function *caller = CI->getFunction();
   FunctionType *FT = CI->getFunctionType();
@@ -153,13 +163,13 @@ void rewriteCall(CallInst *CI, Value *callee, const AbiPlan &plan) {
   SmallVector<Value *, 8> args;
   AllocaInst *out = nullptr;
   if (plan.outPtr) {
-    out = entryAlloca(caller, FT->getReturnType(), "ret.slot");
+    out = entrySlot(slots, caller, FT->getReturnType(), "ret.slot");
     args.push_back(out);
   }
   for (unsigned i = 0; i < plan.keep; ++i)
     args.push_back(CI->getArgOperand(i));
   if (plan.spillTy) {
-    AllocaInst *spill = entryAlloca(caller, plan.spillTy, "args.spill");
+    AllocaInst *spill = entrySlot(slots, caller, plan.spillTy, "args.spill");
     for (unsigned i = plan.keep; i < FT->getNumParams(); ++i)
       B.CreateStore(CI->getArgOperand(i), B.CreateStructGEP(plan.spillTy, spill, i - plan.keep));
     args.push_back(spill);
@@ -246,11 +256,12 @@ bool rewriteCallAbi(Module &M) {
         }
         calls.push_back(CI);
       }
+  SlotCache slots;
   for (CallInst *CI : calls) {
     Value *callee = CI->getCalledOperand();
     if (auto *F = dyn_cast<Function>(callee); F && moved.count(F))
       callee = moved[F];
-    rewriteCall(CI, callee, planFor(CI->getFunctionType(), DL));
+    rewriteCall(CI, callee, planFor(CI->getFunctionType(), DL), slots);
   }
 
   // 3. Remaining uses are addresses (vtables, function pointers): same
