@@ -9,13 +9,13 @@ import { logger } from '../../common/log';
 import { U64_MAX } from '../../common/amount';
 import type { Receipt } from '../decode/receipt';
 import { matchBatch } from '../match/match';
-import type { InvoiceState, MatchReceipt } from '../match/types';
+import type { BatchOutcome, InvoiceState } from '../match/types';
 import type { IndexerMetrics } from '../metrics';
 import { LEDGER_CODES } from './codes';
 import { fulfilmentOpId, invoicePaidPayload } from './fulfilment';
 import * as q from './queries';
 import type { ApplyBatchInput, ApplyBatchResult, InvoiceRow, LedgerReport, NewInvoice, RaisedException, ReceiptSource } from './types';
-import { assertCluster, assertSource, partitionReceipts, receiptKey, uniqueSorted } from './validate';
+import { assertCluster, assertSource, compareReceipts, partitionReceipts, receiptKey, uniqueSorted } from './validate';
 
 export interface LedgerDeps {
   db: Pool;
@@ -83,11 +83,33 @@ export function createLedger(deps: LedgerDeps): Ledger {
   ): Promise<ApplyBatchResult> {
     const result: ApplyBatchResult = { inserted: 0, duplicates: 0, credited: [], exceptions: [], fulfilled: [], rejected: [] };
     await client.query('BEGIN');
+    // 1. Which receipts are new (identity only: cheap for a mostly-duplicate batch).
     const unknown = batch.length === 0 ? [] : await unknownReceipts(client, cluster, batch);
-    const inserted = unknown.length === 0 ? [] : (await client.query<{ id: string; signature: string; ix_index: number; inner_index: number }>(q.insertReceipts(cluster, source, columns(unknown)))).rows;
+    let inserted: Receipt[] = [];
+    if (unknown.length > 0) {
+      // 2. Lock the invoices they could pay and plan the credits, so each row goes in with its invoice id.
+      //    Lock order for every batch: invoices (by id) → receipts (by identity) → counters → checkpoint.
+      const chain = [...unknown].sort(compareChain);
+      const invoices = await lockCandidates(client, chain);
+      let plan = matchBatch(chain, invoices);
+      const planned = new Map(chain.map((r, i) => [receiptKey(r), plan.outcomes[i].invoiceId]));
+      // 3. Insert. RETURNING lists the rows this transaction inserted: only those may be credited.
+      const rows = (await client.query<{ id: string; signature: string; ix_index: number; inner_index: number }>(
+        q.insertReceipts(cluster, source, columns(unknown, planned)),
+      )).rows;
+      const ids = new Map(rows.map((row) => [receiptKey({ signature: row.signature, ixIndex: row.ix_index, innerIndex: row.inner_index }), row.id]));
+      inserted = chain.filter((r) => ids.has(receiptKey(r)));
+      if (inserted.length < chain.length) {
+        // Another transaction inserted some of them since step 1: plan again on what we did insert, and fix
+        // the invoice id of any row whose match changed with it.
+        plan = matchBatch(inserted, invoices);
+        const fix = inserted.map((r, i) => [r, plan.outcomes[i].invoiceId] as const).filter(([r, inv]) => planned.get(receiptKey(r)) !== inv);
+        if (fix.length > 0) await client.query(q.setReceiptInvoices(fix.map(([r]) => ids.get(receiptKey(r))!), fix.map(([, inv]) => inv)));
+      }
+      await writePlan(client, inserted, (r) => ids.get(receiptKey(r))!, plan, result);
+    }
     result.inserted = inserted.length;
     result.duplicates = delivered - inserted.length;
-    if (inserted.length > 0) await creditInserted(client, batch, inserted, result);
     if (delivered > 0) await client.query(q.bumpDeliveryCounts(cluster, source, delivered, inserted.length));
     if (checkpoint !== undefined) await client.query(q.advanceCheckpoint(cluster, source, checkpoint));
     failpoint('ledger.after_insert_before_commit');
@@ -96,20 +118,10 @@ export function createLedger(deps: LedgerDeps): Ledger {
     return result;
   }
 
-  async function creditInserted(
-    client: PoolClient,
-    batch: Receipt[],
-    inserted: Array<{ id: string; signature: string; ix_index: number; inner_index: number }>,
-    result: ApplyBatchResult,
-  ): Promise<void> {
-    const byKey = new Map(batch.map((r) => [receiptKey(r), r]));
-    // Chain order (slot, then identity) decides which of two payments completes an invoice and which is excess.
-    const fresh = inserted
-      .map((row) => ({ id: row.id, r: byKey.get(receiptKey({ signature: row.signature, ixIndex: row.ix_index, innerIndex: row.inner_index }))! }))
-      .sort((a, b) => compareSlot(a.r.slot, b.r.slot) || (a.r.signature < b.r.signature ? -1 : a.r.signature > b.r.signature ? 1 : 0) || a.r.ixIndex - b.r.ixIndex || a.r.innerIndex - b.r.innerIndex);
+  async function lockCandidates(client: PoolClient, receipts: Receipt[]): Promise<InvoiceState[]> {
     const addresses = new Set<string>();
     const refs = new Set<string>();
-    for (const { r } of fresh) {
+    for (const r of receipts) {
       addresses.add(r.destination);
       if (r.destinationOwner) addresses.add(r.destinationOwner);
       // Account keys need not be looked up: a reference found only among them counts when the money went to
@@ -117,8 +129,7 @@ export function createLedger(deps: LedgerDeps): Ledger {
       for (const k of r.references ?? []) refs.add(k);
     }
     const rows = (await client.query(q.lockCandidateInvoices([...addresses], [...refs]))).rows;
-    if (rows.length === 0) return;
-    const invoices: InvoiceState[] = rows.map((x) => ({
+    return rows.map((x) => ({
       id: x.id,
       merchant: x.merchant,
       mint: x.mint,
@@ -129,22 +140,18 @@ export function createLedger(deps: LedgerDeps): Ledger {
       status: x.status,
       createdSeq: Number(x.created_epoch),
     }));
-    const { outcomes, invoices: changed } = matchBatch(fresh.map(({ r }) => r as MatchReceipt), invoices);
+  }
 
-    const matchedIds: string[] = [];
-    const matchedInvoices: string[] = [];
+  /** Credits, exceptions, fulfilments + outbox rows of the inserted receipts (in chain order, as planned). */
+  async function writePlan(client: PoolClient, inserted: Receipt[], idOf: (r: Receipt) => string, plan: BatchOutcome, result: ApplyBatchResult): Promise<void> {
     const ex = { kinds: [] as string[], receiptIds: [] as string[], invoiceIds: [] as (string | null)[], amounts: [] as string[], details: [] as string[] };
     const credited = new Map<string, bigint>();
-    outcomes.forEach((o, i) => {
-      const { id, r } = fresh[i];
-      if (o.invoiceId) {
-        matchedIds.push(id);
-        matchedInvoices.push(o.invoiceId);
-      }
+    plan.outcomes.forEach((o, i) => {
+      const r = inserted[i];
       if (o.invoiceId && o.credit > 0n) credited.set(o.invoiceId, (credited.get(o.invoiceId) ?? 0n) + o.credit);
       for (const e of o.exceptions) {
         ex.kinds.push(e.kind);
-        ex.receiptIds.push(id);
+        ex.receiptIds.push(idOf(r));
         ex.invoiceIds.push(e.invoiceId);
         ex.amounts.push(e.amount.toString());
         ex.details.push(e.detail);
@@ -153,13 +160,14 @@ export function createLedger(deps: LedgerDeps): Ledger {
       }
       if (o.paidNow && o.invoiceId) result.fulfilled.push(o.invoiceId);
     });
-    if (matchedIds.length > 0) await client.query(q.setReceiptInvoices(matchedIds, matchedInvoices));
+    const changed = plan.invoices;
     if (changed.length > 0) {
       await client.query(q.updateInvoiceCredits(changed.map((i) => i.id), changed.map((i) => i.creditedAmount.toString()), changed.map((i) => i.status === 'paid')));
     }
     if (ex.kinds.length > 0) await client.query(q.insertExceptions(ex.kinds, ex.receiptIds, ex.invoiceIds, ex.amounts, ex.details));
     if (result.fulfilled.length > 0) {
-      const paid = result.fulfilled.map((id) => changed.find((i) => i.id === id)!);
+      const byId = new Map(changed.map((i) => [i.id, i]));
+      const paid = result.fulfilled.map((id) => byId.get(id)!);
       await client.query(
         q.insertFulfilments(
           paid.map((i) => fulfilmentOpId(i.id)),
@@ -266,6 +274,11 @@ async function unknownReceipts(client: PoolClient, cluster: string, batch: Recei
   return rows.map((r) => r.ord).sort((a, b) => a - b).map((ord) => batch[ord - 1]);
 }
 
+/** Chain order (slot, then identity): decides which of two payments completes an invoice and which is excess. */
+function compareChain(a: Receipt, b: Receipt): number {
+  return compareSlot(a.slot, b.slot) || compareReceipts(a, b);
+}
+
 function compareSlot(a: bigint | null, b: bigint | null): number {
   if (a === b) return 0;
   if (a === null) return 1;
@@ -281,8 +294,9 @@ function slotText(slot: bigint | number): string {
   return s.toString();
 }
 
-function columns(batch: Receipt[]): q.ReceiptColumns {
+function columns(batch: Receipt[], invoiceOf: Map<string, string | null>): q.ReceiptColumns {
   return {
+    invoiceId: batch.map((r) => invoiceOf.get(receiptKey(r)) ?? null),
     signature: batch.map((r) => r.signature),
     ixIndex: batch.map((r) => r.ixIndex),
     innerIndex: batch.map((r) => r.innerIndex),

@@ -18,6 +18,8 @@ export interface ReceiptColumns {
   destination: string[];
   destinationOwner: (string | null)[];
   amount: string[];
+  /** The invoice the ledger matched the receipt to (planned under the invoice locks), or null. */
+  invoiceId: (string | null)[];
 }
 
 /**
@@ -28,13 +30,13 @@ export interface ReceiptColumns {
 export function insertReceipts(cluster: string, firstSource: string, c: ReceiptColumns): Query {
   return {
     text: `INSERT INTO receipts (cluster, signature, ix_index, inner_index, slot, block_time, program, kind, mint,
-                                 source, destination, destination_owner, amount, first_source)
+                                 source, destination, destination_owner, amount, invoice_id, first_source)
            SELECT $1, u.signature, u.ix_index, u.inner_index, u.slot, u.block_time, u.program, u.kind, u.mint,
-                  u.source, u.destination, u.destination_owner, u.amount, $2::receipt_source
+                  u.source, u.destination, u.destination_owner, u.amount, u.invoice_id, $2::receipt_source
              FROM unnest($3::text[], $4::int[], $5::int[], $6::bigint[], $7::bigint[], $8::text[], $9::text[],
-                         $10::text[], $11::text[], $12::text[], $13::text[], $14::numeric[])
+                         $10::text[], $11::text[], $12::text[], $13::text[], $14::numeric[], $15::text[])
                   WITH ORDINALITY AS u(signature, ix_index, inner_index, slot, block_time, program, kind, mint,
-                                       source, destination, destination_owner, amount, ord)
+                                       source, destination, destination_owner, amount, invoice_id, ord)
             ORDER BY u.ord
            ON CONFLICT ON CONSTRAINT receipts_identity DO NOTHING
            RETURNING id, signature, ix_index, inner_index`,
@@ -53,6 +55,7 @@ export function insertReceipts(cluster: string, firstSource: string, c: ReceiptC
       c.destination,
       c.destinationOwner,
       c.amount,
+      c.invoiceId,
     ],
   };
 }
@@ -74,8 +77,9 @@ export function selectUnknownReceipts(cluster: string, signatures: string[], ixI
 }
 
 /**
- * The invoices a set of new receipts could pay, locked. ORDER BY id makes every batch take these row locks in
- * the same order (the sort runs below the lock step), so concurrent batches queue instead of deadlocking.
+ * The invoices a set of new receipts could pay, locked before the receipts go in. ORDER BY id makes every batch
+ * take these row locks in the same order (the sort runs below the lock step), so concurrent batches queue
+ * instead of deadlocking.
  */
 export function lockCandidateInvoices(addresses: string[], referenceKeys: string[]): Query {
   return {
@@ -89,7 +93,8 @@ export function lockCandidateInvoices(addresses: string[], referenceKeys: string
   };
 }
 
-export function setReceiptInvoices(ids: string[], invoiceIds: string[]): Query {
+/** Only when a concurrent batch took some of our receipts between the probe and the insert (rare). */
+export function setReceiptInvoices(ids: string[], invoiceIds: (string | null)[]): Query {
   return {
     text: `UPDATE receipts r SET invoice_id = u.invoice_id
              FROM unnest($1::bigint[], $2::text[]) AS u(id, invoice_id)

@@ -226,6 +226,42 @@ describe('indexer/ledger', () => {
     expect(code).to.equal(LEDGER_CODES.INVOICE_CONFLICT);
   });
 
+  it('never credits a receipt twice when another transaction inserts it between the probe and the insert', async () => {
+    await ledger.createInvoice({ id: 'X', mint: USDC, expectedAmount: 100n, depositAddress: addr('x') });
+    const k = receipt({ signature: sig('race-k'), destination: addr('x'), amount: 60n, slot: 1n });
+    const j = receipt({ signature: sig('race-j'), destination: addr('x'), amount: 60n, slot: 2n });
+    // Another ledger transaction, held open: it locked X, inserted k and credited it, and has not committed.
+    const other = await t.pool.connect();
+    try {
+      await other.query('BEGIN');
+      await other.query(`SELECT id FROM invoices WHERE id = 'X' FOR UPDATE`);
+      await other.query(
+        `INSERT INTO receipts (cluster, signature, ix_index, inner_index, slot, program, kind, mint, source, destination, amount, invoice_id, first_source)
+         VALUES ($1, $2, 0, -1, 1, 'spl-token', 'transferChecked', $3, $4, $5, 60, 'X', 'webhook')`,
+        [CLUSTER, k.signature, USDC, k.source, k.destination],
+      );
+      await other.query(`UPDATE invoices SET credited_amount = 60 WHERE id = 'X'`);
+      const pending = ledger.applyBatch({ cluster: CLUSTER, source: 'scanner', receipts: [k, j] });
+      // Wait until our batch (which saw k as new) is queued behind the other transaction's lock.
+      for (let i = 0; i < 500; i++) {
+        const { rows } = await t.pool.query(`SELECT count(*)::int AS n FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE '%FROM invoices%FOR UPDATE%'`);
+        if (rows[0].n > 0) break;
+        await new Promise((r) => setTimeout(r, 10));
+      }
+      await other.query('COMMIT');
+      const res = await pending;
+      expect(res.inserted).to.equal(1);
+      expect(res.duplicates).to.equal(1);
+      expect(res.credited).to.deep.equal([{ invoiceId: 'X', amount: 40n }]);
+      expect(res.exceptions.map((e) => [e.kind, e.amount, e.signature])).to.deep.equal([['overpayment', 20n, j.signature]]);
+    } finally {
+      other.release();
+    }
+    expect((await ledger.getInvoice('X'))!.creditedAmount).to.equal(100n);
+    const rows = (await t.pool.query(`SELECT signature, invoice_id FROM receipts ORDER BY slot`)).rows;
+    expect(rows).to.deep.equal([{ signature: k.signature, invoice_id: 'X' }, { signature: j.signature, invoice_id: 'X' }]);
+  });
+
   it('gives the same totals when overlapping batches run concurrently, and counts metrics', async () => {
     const metrics = createIndexerMetrics();
     const l = createLedger({ db: t.pool, metrics });
