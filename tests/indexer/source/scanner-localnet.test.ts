@@ -17,7 +17,7 @@ import { createLedger } from '../../../indexer/ledger';
 import { decodeBlock } from '../../../indexer/decode';
 import { createRpcClient, RpcErrorKind } from '../../../indexer/rpc';
 import { createScanner } from '../../../indexer/source/scanner';
-import { confirm, fund, sendAndConfirm } from '../../app/helpers/payout-setup';
+import { confirm, fund, sendAndConfirm } from './localnet-tx';
 import { totals } from './chain-fixture';
 
 describe('indexer/source scanner over oncepay localnet (LiteSVM)', () => {
