@@ -94,6 +94,7 @@ describe('toolchain: probes built by build.sh run in both runtimes', function ()
         const r = await h.invoke(ID.hello, Buffer.from('oncepay'));
         expect(r.error).to.equal(null);
         expect(r.logs).to.include('Program log: hello from the oncepay toolchain');
+        expect(r.logs).to.include('Program log: target_os = solana');
         expect(r.returnData.toString()).to.equal('yapecno');
       });
 
