@@ -37,7 +37,7 @@ export async function runFulfilment(deps: { db: Pool; metrics: IndexerMetrics; l
     pollMs: 100,
   });
   const drain = new AbortController();
-  const timer = setTimeout(() => drain.abort(), 60_000);
+  const timer = setTimeout(() => drain.abort(), 120_000);
   let result: RoundResult;
   try {
     result = await worker.run({ drain: true, signal: drain.signal });

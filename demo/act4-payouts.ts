@@ -108,7 +108,7 @@ export async function runPayouts(deps: { world: World; net: LocalnetHandle; db: 
     pollIntervalMs: 40,
     rebroadcastIntervalMs: 200,
     log: deps.log,
-    signal: AbortSignal.timeout(60_000),
+    signal: AbortSignal.timeout(120_000),
   });
   const rowOf = (payoutId: string) => {
     const id = apiCalls.find((c) => c.payoutId === payoutId && c.status === 201 && c.rowId)?.rowId;
@@ -140,7 +140,7 @@ export async function runPayouts(deps: { world: World; net: LocalnetHandle; db: 
   const race = Promise.all([executePayout({ id: id2 }, worker()), executePayout({ id: id2 }, worker())]);
   const start = performance.now();
   while (!(await listAttempts(db, id2)).some((a) => a.status === 'sent')) {
-    if (performance.now() - start > 30_000) throw new OncepayError(DEMO_CODES.TIMEOUT, 'payout-2002: no attempt was sent');
+    if (performance.now() - start > 90_000) throw new OncepayError(DEMO_CODES.TIMEOUT, 'payout-2002: no attempt was sent');
     await sleep(20);
   }
   net.faults.expireBlockhashesNow();

@@ -16,7 +16,7 @@ import { DEMO_CODES } from './codes';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-export async function confirm(connection: Connection, signature: string, timeoutMs = 30_000): Promise<number> {
+export async function confirm(connection: Connection, signature: string, timeoutMs = 90_000): Promise<number> {
   const start = performance.now();
   for (;;) {
     const s = (await connection.getSignatureStatuses([signature], { searchTransactionHistory: true })).value[0];
@@ -107,7 +107,7 @@ export async function tokenBalance(connection: Connection, account: PublicKey | 
 }
 
 /** Wait until the node's finalized slot reaches `slot` (the indexer reads finalized blocks only). */
-export async function waitFinalized(connection: Connection, slot: number, timeoutMs = 30_000): Promise<number> {
+export async function waitFinalized(connection: Connection, slot: number, timeoutMs = 90_000): Promise<number> {
   const start = performance.now();
   for (;;) {
     const f = await connection.getSlot('finalized');
