@@ -22,6 +22,8 @@ export const MAX_BLOCKHASH_AGE = 150;
 const STATUS_CACHE_SLOTS = 300;
 const FAUCET_LAMPORTS = 500_000_000n * 1_000_000_000n;
 const LAMPORTS_PER_SIGNATURE = 5000n;
+/** Entries in the SlotHashes sysvar (Agave MAX_ENTRIES); address lookup table creation checks recent slots in it. */
+const SLOT_HASHES_MAX = 512;
 
 // LiteSVM's native object (the public class wraps it in `inner`): we feed it wire bytes directly.
 interface NativeAccount { lamports(): bigint; data(): Uint8Array; owner(): Uint8Array; executable(): boolean; rentEpoch(): bigint }
@@ -51,6 +53,7 @@ interface NativeSvm {
   setTransactionHistory(n: bigint): void;
   getClock(): { slot: bigint; unixTimestamp: bigint };
   setClock(c: unknown): void;
+  setSlotHashes(hashes: Array<{ slot: bigint; hash: string }>): void;
 }
 
 export interface ProgramSpec { programId: string; path: string }
@@ -187,6 +190,7 @@ export function createChain(opts: ChainOptions): Chain {
   // `pre` of the first change after S, else the current state. Entries at or below the finalized slot are pruned.
   const undo = new Map<string, Array<{ slot: number; pre: AccountSnapshot | null }>>();
   const undoQueue: Array<{ slot: number; address: string }> = [];
+  let undoHead = 0;
   let seq = 0;
   let finIdx = 0; // index into `slots` of the finalized block
   let pending: { slot: number; txs: TxRecord[]; sigs: Map<string, TxRecord> };
@@ -234,13 +238,25 @@ export function createChain(opts: ChainOptions): Chain {
       newly.push(blocks.get(slots[finIdx])!);
     }
     const fin = slots[finIdx];
-    while (undoQueue.length > 0 && undoQueue[0].slot <= fin) {
-      const { address } = undoQueue.shift()!;
+    while (undoHead < undoQueue.length && undoQueue[undoHead].slot <= fin) {
+      const { address } = undoQueue[undoHead++];
       const list = undo.get(address)!;
       list.shift();
       if (list.length === 0) undo.delete(address);
     }
+    // Compact now and then rather than shifting the queue one entry at a time.
+    if (undoHead > 4096 && undoHead * 2 > undoQueue.length) {
+      undoQueue.splice(0, undoHead);
+      undoHead = 0;
+    }
     return newly;
+  };
+
+  // Newest first, as the sysvar orders them.
+  const recentHashes: Array<{ slot: bigint; hash: string }> = [];
+  const pushSlotHash = (b: BlockRecord): void => {
+    recentHashes.unshift({ slot: BigInt(b.slot), hash: b.blockhash });
+    if (recentHashes.length > SLOT_HASHES_MAX) recentHashes.length = SLOT_HASHES_MAX;
   };
 
   const setClock = (slot: number): void => {
@@ -259,6 +275,7 @@ export function createChain(opts: ChainOptions): Chain {
     svm = LiteSVM.fromBytes(loaded.snapshot);
     genesisHash = loaded.genesisHash;
     for (const b of loaded.blocks) indexBlock(b);
+    for (const b of loaded.blocks.slice(-SLOT_HASHES_MAX)) pushSlotHash(b);
     advanceFinality();
     log.info({ dir: ledger?.dir, tip: tipBlock().slot, blocks: slots.length }, 'ledger restored');
   } else {
@@ -277,6 +294,7 @@ export function createChain(opts: ChainOptions): Chain {
       blockHeight: 0, blockTime: Math.floor(Date.now() / 1000), txs: [],
     };
     indexBlock(genesis);
+    pushSlotHash(genesis);
     if (ledger) {
       // genesis.json is written last: it marks the ledger as complete (without it, load() starts afresh).
       ledger.wipe();
@@ -295,6 +313,7 @@ export function createChain(opts: ChainOptions): Chain {
   }
   pending = { slot: tipBlock().slot + 1, txs: [], sigs: new Map() };
   setClock(pending.slot);
+  nativeOf(svm).setSlotHashes(recentHashes);
 
   const native = (): NativeSvm => nativeOf(svm);
   const getAccount = (address: string): AccountSnapshot | null => {
@@ -489,6 +508,8 @@ export function createChain(opts: ChainOptions): Chain {
     };
     for (const t of block.txs) t.slot = slot;
     indexBlock(block);
+    pushSlotHash(block);
+    nativeOf(svm).setSlotHashes(recentHashes);
     if (ledger) {
       if (block.txs.length > 0 || dirty) ledger.writeSnapshot(svm.toBytes(), block);
       ledger.appendBlock(block);

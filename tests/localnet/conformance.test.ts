@@ -1,7 +1,7 @@
 // web3.js v1 against the localnet: every response goes through web3.js's own superstruct schemas.
 import { expect } from 'chai';
 import {
-  AddressLookupTableAccount, Connection, Keypair, LAMPORTS_PER_SOL, PublicKey, SendTransactionError, SystemProgram, Transaction,
+  AddressLookupTableProgram, Connection, Keypair, LAMPORTS_PER_SOL, PublicKey, SendTransactionError, SystemProgram, Transaction,
   TransactionMessage, VersionedTransaction,
 } from '@solana/web3.js';
 import { TOKEN_PROGRAM_ID, createAssociatedTokenAccountIdempotentInstruction, createTransferCheckedInstruction, getAssociatedTokenAddressSync } from '@solana/spl-token';
@@ -135,17 +135,13 @@ describe('localnet: web3.js conformance', function () {
 
   it('v0 transaction with an address lookup table: loadedAddresses and indexing', async () => {
     const dests = [Keypair.generate().publicKey, Keypair.generate().publicKey];
-    // Test setup writes the table account directly (its creation needs SlotHashes entries LiteSVM does not keep).
-    const table = Keypair.generate().publicKey;
-    const header = Buffer.alloc(56);
-    header.writeUInt32LE(1, 0); // LookupTable
-    header.writeBigUInt64LE((1n << 64n) - 1n, 4); // never deactivated
-    const data = Buffer.concat([header, ...dests.map((d) => d.toBuffer())]);
-    net.svm.setAccount({
-      address: table.toBase58() as never, lamports: 10_000_000n as never, programAddress: 'AddressLookupTab1e1111111111111111111111111' as never,
-      executable: false, data: Uint8Array.from(data), space: BigInt(data.length),
-    } as never);
-    const lut = new AddressLookupTableAccount({ key: table, state: AddressLookupTableAccount.deserialize(data) });
+    // The real lookup table program: creation checks `recentSlot` against the SlotHashes sysvar we keep.
+    const [create, table] = AddressLookupTableProgram.createLookupTable({ authority: payer.publicKey, payer: payer.publicKey, recentSlot: await conn.getSlot('confirmed') });
+    await send(conn, payer, [create, AddressLookupTableProgram.extendLookupTable({ lookupTable: table, authority: payer.publicKey, payer: payer.publicKey, addresses: dests })]);
+    // Extended addresses are usable from the next slot on.
+    await send(conn, payer, [SystemProgram.transfer({ fromPubkey: payer.publicKey, toPubkey: Keypair.generate().publicKey, lamports: LAMPORTS_PER_SOL })]);
+    const lut = (await conn.getAddressLookupTable(table)).value!;
+    expect(lut.state.addresses.map((k) => k.toBase58())).to.deep.equal(dests.map((d) => d.toBase58()));
     const { blockhash, lastValidBlockHeight } = await conn.getLatestBlockhash();
     const msg = new TransactionMessage({
       payerKey: payer.publicKey, recentBlockhash: blockhash,
