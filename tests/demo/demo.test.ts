@@ -2,7 +2,7 @@
 // environment, the localnet running the compiled program, a SIGKILLed indexer child), and its final result's
 // invariants read from the DEMO_RESULT line. Timings are not asserted.
 import { expect } from 'chai';
-import { spawn } from 'child_process';
+import { ChildProcess, spawn } from 'child_process';
 import * as fs from 'fs';
 import * as path from 'path';
 import { resolveDatabaseUrl } from '../../db/local-server';
@@ -10,19 +10,24 @@ import type { DemoResult } from '../../demo/table';
 
 const ROOT = path.resolve(__dirname, '..', '..');
 
+let running: ChildProcess | undefined;
+
 function runDemo(env: Record<string, string>): Promise<{ code: number | null; signal: string | null; stdout: string; stderr: string }> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [path.join(ROOT, 'bin', 'oncepay'), 'demo', '--ci'], {
+    const child = (running = spawn(process.execPath, [path.join(ROOT, 'bin', 'oncepay'), 'demo', '--ci'], {
       cwd: ROOT,
       env: { ...process.env, ONCEPAY_FROM_SOURCE: '1', ...env },
       stdio: ['ignore', 'pipe', 'pipe'],
-    });
+    }));
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (d) => (stdout += d));
     child.stderr.on('data', (d) => (stderr += d));
     child.on('error', reject);
-    child.on('close', (code, signal) => resolve({ code, signal, stdout, stderr }));
+    child.on('close', (code, signal) => {
+      running = undefined;
+      resolve({ code, signal, stdout, stderr });
+    });
   });
 }
 
@@ -30,6 +35,11 @@ describe('oncepay demo --ci', function () {
   this.timeout(300_000);
   let run: { code: number | null; signal: string | null; stdout: string; stderr: string };
   let result: DemoResult;
+
+  // If the hook times out, the demo must not outlive the suite: SIGTERM makes it stop everything it started.
+  after(() => {
+    running?.kill('SIGTERM');
+  });
 
   before(async function () {
     if (!fs.existsSync(path.join(ROOT, 'target', 'deploy', 'oncepay.so'))) throw new Error('target/deploy/oncepay.so is missing: run `make program`');
