@@ -10,6 +10,7 @@ import type { Pool } from 'pg';
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
 import { isOncepayError } from '../../common/errors';
+import { failpoint } from '../../common/failpoint';
 import { decodeTransaction } from '../decode';
 import type { Receipt } from '../decode/receipt';
 import { WEBHOOK_CODES } from './codes';
@@ -220,6 +221,7 @@ export function buildWebhookApp(opts: WebhookAppOptions): FastifyInstance {
           if (!bad.some((b) => b.index === index)) bad.push({ index, code: WEBHOOK_CODES.RECEIPT_REJECTED, message: `${r.code}: ${r.message}` });
         }
       }
+      failpoint('webhook.after_apply');
       bad.sort((a, b) => a.index - b.index);
       const letters: DeadLetter[] = bad.map((b) => ({ provider, eventId, itemIndex: b.index, reason: b.code, detail: b.message, rawBody: raw }));
       await store.deadLetter(letters);

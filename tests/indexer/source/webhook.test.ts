@@ -1,7 +1,7 @@
 // The webhook receiver through fastify's inject (no socket) on the real ledger and PostgreSQL, plus one run of
 // the real `oncepay indexer webhook` process on loopback.
 import { expect } from 'chai';
-import { spawn } from 'child_process';
+import { ChildProcess, spawn } from 'child_process';
 import * as path from 'path';
 import type { FastifyInstance } from 'fastify';
 import { createTestDb, TestDb } from '../../helpers/db';
@@ -189,24 +189,64 @@ describe('indexer/source webhook receiver', () => {
     expect(badProvider.json().code).to.equal(WEBHOOK_CODES.INVALID_REQUEST);
   });
 
-  it('`oncepay indexer webhook` serves deliveries and /metrics on loopback, and stops on SIGTERM', async () => {
-    const child = spawn(process.execPath, [path.resolve(__dirname, '../../../bin/oncepay'), 'indexer', 'webhook', '--port', '0', '--secret', SECRET, '--cluster', CLUSTER], {
-      env: { ...process.env, ...db.env, ONCEPAY_FROM_SOURCE: '1', NODE_ENV: 'test' },
+  it('SIGKILL after the ledger commit but before the event is recorded: the redelivery credits nothing twice', async () => {
+    await createLedger({ db: db.pool }).createInvoice({ id: 'inv-crash', mint: payee.mint, expectedAmount: 77n, depositAddress: payee.owner });
+    const body = JSON.stringify([txItem(77n, payee)]);
+    const headers = { 'content-type': 'application/json', 'x-oncepay-secret': SECRET, 'webhook-id': 'evt-crash' };
+    const crashed = startWebhook({ ONCEPAY_FAILPOINT: 'webhook.after_apply' });
+    const url = await crashed.address;
+    const lost = await fetch(`${url}/v1/webhooks/p`, { method: 'POST', headers, body }).then(() => 'answered', () => 'no answer');
+    expect(lost).to.equal('no answer');
+    expect((await crashed.exited).signal).to.equal('SIGKILL');
+    expect(await credited('inv-crash')).to.equal(77n);
+    expect(await count('webhook_events')).to.equal(0);
+
+    const again = startWebhook({});
+    try {
+      const res = await fetch(`${await again.address}/v1/webhooks/p`, { method: 'POST', headers, body });
+      expect(res.status).to.equal(200);
+      expect(await res.json()).to.deep.include({ duplicate: false, inserted: 0, duplicates: 1 });
+    } finally {
+      again.child.kill('SIGTERM');
+    }
+    expect((await again.exited).code).to.equal(0);
+    expect(await credited('inv-crash')).to.equal(77n);
+    expect(await count('exceptions')).to.equal(0);
+    expect(await count('webhook_events')).to.equal(1);
+  });
+
+  const children = new Set<ChildProcess>();
+  after(() => {
+    for (const c of children) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
+  });
+
+  function startWebhook(env: Record<string, string>) {
+    const child: ChildProcess = spawn(process.execPath, [path.resolve(__dirname, '../../../bin/oncepay'), 'indexer', 'webhook', '--port', '0', '--secret', SECRET, '--cluster', CLUSTER], {
+      env: { ...process.env, ...db.env, ONCEPAY_FROM_SOURCE: '1', NODE_ENV: 'test', ...env },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
+    children.add(child);
     let stderr = '';
     child.stderr!.on('data', (d) => (stderr += d));
-    const exited = new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)));
-    try {
-      const address = await new Promise<string>((resolve, reject) => {
-        let out = '';
-        child.stdout!.on('data', (d) => {
-          out += d;
-          const m = /"listening":"([^"]+)"/.exec(out);
-          if (m) resolve(m[1]);
-        });
-        child.once('close', () => reject(new Error(`webhook exited early: ${stderr}`)));
+    const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null; stderr: string }>((resolve) =>
+      child.on('close', (code, signal) => resolve({ code, signal, stderr })),
+    );
+    const address = new Promise<string>((resolve, reject) => {
+      let out = '';
+      child.stdout!.on('data', (d) => {
+        out += d;
+        const m = /"listening":"([^"]+)"/.exec(out);
+        if (m) resolve(m[1]);
       });
+      child.once('close', () => reject(new Error(`webhook exited early: ${stderr}`)));
+    });
+    return { child, exited, address };
+  }
+
+  it('`oncepay indexer webhook` serves deliveries and /metrics on loopback, and stops on SIGTERM', async () => {
+    const server = startWebhook({});
+    try {
+      const address = await server.address;
       expect(address).to.match(/^http:\/\/127\.0\.0\.1:\d+$/);
       const body = JSON.stringify([txItem(42n, payee)]);
       const res = await fetch(`${address}/v1/webhooks/test`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-oncepay-signature': signBody(SECRET, body) }, body });
@@ -216,8 +256,9 @@ describe('indexer/source webhook receiver', () => {
       expect(metrics).to.match(/oncepay_webhook_deliveries_total\{provider="test",result="applied"\} 1/);
       expect(metrics).to.match(/oncepay_receipts_total\{cluster="wh",source="webhook"\} 1/);
     } finally {
-      child.kill('SIGTERM');
+      server.child.kill('SIGTERM');
     }
-    expect(await exited, stderr).to.equal(0);
+    const exit = await server.exited;
+    expect(exit.code, exit.stderr).to.equal(0);
   });
 });
