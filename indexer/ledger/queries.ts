@@ -64,14 +64,19 @@ export function insertReceipts(cluster: string, firstSource: string, c: ReceiptC
  * Which receipts of a batch are not in the ledger yet (1-based positions). Only the identity travels, so a
  * mostly-duplicate batch (re-scans, replaying providers) costs an index probe per receipt and little else; the
  * INSERT … ON CONFLICT that follows stays the authority when another transaction inserts the same rows meanwhile.
+ * LATERAL … LIMIT 1 pins the plan to one probe of the unique index per receipt: a NOT EXISTS anti-join lets the
+ * planner hash the whole receipts table instead, which grows with the ledger.
  */
 export function selectUnknownReceipts(cluster: string, signatures: string[], ixIndexes: number[], innerIndexes: number[]): Query {
   return {
     text: `SELECT u.ord::int AS ord
              FROM unnest($2::text[], $3::int[], $4::int[]) WITH ORDINALITY AS u(signature, ix_index, inner_index, ord)
-            WHERE NOT EXISTS (SELECT 1 FROM receipts r
-                               WHERE r.cluster = $1 AND r.signature = u.signature
-                                 AND r.ix_index = u.ix_index AND r.inner_index = u.inner_index)`,
+             LEFT JOIN LATERAL (
+                    SELECT true AS seen FROM receipts r
+                     WHERE r.cluster = $1 AND r.signature = u.signature
+                       AND r.ix_index = u.ix_index AND r.inner_index = u.inner_index
+                     LIMIT 1) x ON true
+            WHERE x.seen IS NULL`,
     values: [cluster, signatures, ixIndexes, innerIndexes],
   };
 }
