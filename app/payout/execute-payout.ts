@@ -120,14 +120,22 @@ async function runLocked(id: string, deps: ExecuteDeps): Promise<PayoutResult> {
   const lastSend = new Map<string, number>(); // attempt id → monotonic ms of our last send (pacing only, never a key)
   let reopened = false;
 
+  // The row and its journal, re-read after every change we make. While only polling, nothing changes them: we
+  // hold the row's lock, so no other worker writes to it.
+  let loaded: { p: PayoutRow; attempts: AttemptRow[] } | undefined;
   for (;;) {
     if (deps.signal?.aborted) throw aborted();
-    const p = await getPayout(deps.db, id);
-    if (!p) throw new OncepayError(PAYOUT_NOT_FOUND, `payout ${id} not found`, { id });
-    let attempts = await listAttempts(deps.db, id);
+    if (!loaded) {
+      const row = await getPayout(deps.db, id);
+      if (!row) throw new OncepayError(PAYOUT_NOT_FOUND, `payout ${id} not found`, { id });
+      loaded = { p: row, attempts: await listAttempts(deps.db, id) };
+    }
+    const p = loaded.p;
+    let attempts = loaded.attempts;
     if (FINAL_STATES.includes(p.state)) {
       if (p.state === 'failed' && deps.retryFailed && !reopened) {
         reopened = await reopenFailedPayout(deps.db, id);
+        loaded = undefined;
         continue;
       }
       return payoutResult(p, attempts.length);
@@ -141,8 +149,10 @@ async function runLocked(id: string, deps: ExecuteDeps): Promise<PayoutResult> {
         const op = await deps.chain.getOpAccount(p.opPda, p.programId, 'finalized');
         if (op) {
           await settleFromOp(p, op, attempts, deps, log);
+          loaded = undefined;
           continue;
         }
+        loaded = undefined;
         const a = await signAttempt(p, deps);
         m.attempts.inc({ outcome: 'built' });
         log.info({ attempt: a.attemptNo, signature: a.signature, lastValidBlockHeight: a.lastValidBlockHeight.toString() }, 'attempt persisted');
@@ -200,6 +210,8 @@ async function runLocked(id: string, deps: ExecuteDeps): Promise<PayoutResult> {
             }
             failpoint('payout.after_send_before_record');
             await markAttemptSent(deps.db, a.id);
+            a.status = 'sent'; // what markAttemptSent wrote (status only ever moves built → sent here)
+            a.sendCount += 1;
             break;
           }
           case 'check_op': {
@@ -217,8 +229,12 @@ async function runLocked(id: string, deps: ExecuteDeps): Promise<PayoutResult> {
           }
         }
       }
-      if (settled) continue;
+      if (settled) {
+        loaded = undefined;
+        continue;
+      }
     } catch (e) {
+      loaded = undefined;
       if (e instanceof OncepayError && e.code === PAYOUT_ABORTED) throw e;
       if (isDbError(e)) throw e;
       // RPC trouble (timeouts, 429s, dropped connections): it decides nothing. Look again after a pause.
