@@ -30,17 +30,110 @@ const LONG_NUMBER = /(^|[:[,])\s*-?[0-9]{16,}/;
 const LONG_DIGITS = /[0-9]{16}/; // cheap first test: most documents have no 16-digit run at all
 
 /**
- * Parse one JSON text. Fast path: JSON.parse when no digit run could exceed 2^53. Slow path (or on a syntax error,
- * to find where): the exact reader below. `lineOffset` shifts reported lines (for JSON lines).
+ * Parse one JSON text.
+ * 1. No bare number of 16+ digits: JSON.parse as is.
+ * 2. Some: each bare integer of 16+ digits outside strings is rewritten as a marked string ("\u0000" + digits),
+ *    JSON.parse reads the result, and a walk turns marked strings back into numbers (if safe) or bigints. Only when
+ *    the text holds no "\u0000" of its own, so a mark cannot be forged.
+ * 3. Otherwise, and for syntax errors (to say where): the character-level reader below.
+ * `lineOffset` shifts reported lines (for JSON lines).
  */
 export function parseJsonExact(text: string, lineOffset = 0): unknown {
   if (!LONG_DIGITS.test(text) || !LONG_NUMBER.test(text)) {
     try {
       return JSON.parse(text);
     } catch {
-      // fall through: the exact reader reports the position
+      return new Reader(text, lineOffset).document(); // reports the position
     }
   }
+  if (!text.includes('\\u0000')) {
+    const marked = markLongIntegers(text);
+    if (marked !== null) {
+      try {
+        return unmark(JSON.parse(marked));
+      } catch {
+        // fall through: the character reader reports the position
+      }
+    }
+  }
+  return new Reader(text, lineOffset).document();
+}
+
+// A bare integer of 16+ digits not followed by a fraction or exponent (candidates; strings are skipped below).
+const CANDIDATE = /-?[1-9][0-9]{15,}(?![0-9.eE])/g;
+
+/**
+ * The text with every candidate outside a string wrapped as "\u0000<digits>". Strings are stepped over with
+ * indexOf (a quote preceded by an odd number of backslashes is escaped). null if a string is unterminated.
+ */
+export function markLongIntegers(text: string): string | null {
+  let out = '';
+  let copied = 0; // text[0, copied) is in `out`
+  let outside = 0; // text[outside] is known not to be inside a string
+  CANDIDATE.lastIndex = 0;
+  for (let m = CANDIDATE.exec(text); m !== null; m = CANDIDATE.exec(text)) {
+    const at = m.index;
+    let inString = false;
+    for (let q = text.indexOf('"', outside); q !== -1 && q < at; q = text.indexOf('"', outside)) {
+      const close = closingQuote(text, q);
+      if (close === -1) return null;
+      outside = close + 1;
+      if (close > at) {
+        inString = true;
+        break;
+      }
+    }
+    if (inString) {
+      CANDIDATE.lastIndex = outside;
+      continue;
+    }
+    const before = text.charCodeAt(at - 1);
+    if (before >= 0x30 && before <= 0x39) continue; // the tail of a longer (invalid) number: JSON.parse will say
+    out += `${text.slice(copied, at)}"\\u0000${m[0]}"`;
+    copied = at + m[0].length;
+    outside = copied;
+  }
+  return out + text.slice(copied);
+}
+
+/** Index of the quote closing the string opened at `open`, or -1. */
+function closingQuote(text: string, open: number): number {
+  for (let c = text.indexOf('"', open + 1); c !== -1; c = text.indexOf('"', c + 1)) {
+    let b = c - 1;
+    while (text.charCodeAt(b) === 0x5c) b--;
+    if ((c - 1 - b) % 2 === 0) return c;
+  }
+  return -1;
+}
+
+/** Marked strings back to numbers (safe integers) or bigints, in place. */
+function unmark(v: unknown): unknown {
+  if (typeof v === 'string') {
+    if (v.charCodeAt(0) !== 0) return v;
+    const digits = v.slice(1);
+    const n = Number(digits);
+    return Number.isSafeInteger(n) ? n : BigInt(digits);
+  }
+  if (Array.isArray(v)) {
+    for (let i = 0; i < v.length; i++) {
+      const u = unmark(v[i]);
+      if (u !== v[i]) v[i] = u;
+    }
+    return v;
+  }
+  if (typeof v === 'object' && v !== null) {
+    const o = v as Record<string, unknown>;
+    for (const k of Object.keys(o)) {
+      const u = unmark(o[k]);
+      // only marked strings change; defineProperty keeps a "__proto__" key a plain data property
+      if (u !== o[k]) Object.defineProperty(o, k, { value: u, writable: true, enumerable: true, configurable: true });
+    }
+  }
+  return v;
+}
+
+/** The character-level reader alone (exported for differential tests against parseJsonExact). */
+export function parseJsonByCharacter(text: string, lineOffset = 0): unknown {
   return new Reader(text, lineOffset).document();
 }
 

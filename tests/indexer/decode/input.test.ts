@@ -11,6 +11,7 @@ import {
   readTransactionsInputLenient,
   receiptToJson,
 } from '../../../indexer/decode';
+import { markLongIntegers, parseJsonByCharacter } from '../../../indexer/decode/json-reader';
 import { decodeCase, fixture, fixtureText, signatureOf } from './helpers';
 
 function codeOf(f: () => unknown): { code: string; context: Record<string, unknown> } {
@@ -169,5 +170,86 @@ describe('decode: getBlock results', () => {
     delete b.transactions;
     b.signatures = ['x'];
     expect(codeOf(() => decodeBlock(b)).code).to.equal(DECODE_CODES.MALFORMED_BLOCK);
+  });
+});
+
+describe('decode: the exact JSON reader, differential', () => {
+  /** xorshift32, seeded: reproducible documents. */
+  function rng(seed: number): () => number {
+    let x = seed;
+    return () => {
+      x ^= x << 13;
+      x >>>= 0;
+      x ^= x >>> 17;
+      x ^= x << 5;
+      x >>>= 0;
+      return x / 0x1_0000_0000;
+    };
+  }
+  const next = rng(0xbeef);
+  const pick = <T>(xs: T[]): T => xs[Math.floor(next() * xs.length)];
+  // odd numbers of escaped quotes and trailing backslashes matter to the string-skipping scan
+  const STRINGS = ['', 'a', 'amount:12345678901234567890,', '"quoted" \\ back', 'one " quote', 'ends \\', '\\"', ':12345678901234567890"', 'é ünï 😀', '[1234567890123456789]', 'x\ny\tz', '\u0001'];
+  function value(depth: number): unknown {
+    const r = next();
+    if (depth > 3 || r < 0.35) {
+      return pick<unknown>([
+        0, -1, 42, 1.5, -2.5e-3, 1e21, 9007199254740991, -9007199254740991, 1000000000000000,
+        9007199254740993n, 18446744073709551615n, -12345678901234567890n, 12345678901234567n,
+        true, false, null, pick(STRINGS),
+      ]);
+    }
+    if (r < 0.7) return Array.from({ length: Math.floor(next() * 4) }, () => value(depth + 1));
+    const o: Record<string, unknown> = {};
+    for (let i = 0; i < Math.floor(next() * 4); i++) o[`${pick(STRINGS)}${i}`] = value(depth + 1);
+    return o;
+  }
+  /** JSON text with bigints as bare integers, and random whitespace. */
+  function write(v: unknown): string {
+    const ws = (): string => pick(['', ' ', '\n', '\t ', '\r\n']);
+    if (typeof v === 'bigint') return v.toString();
+    if (Array.isArray(v)) return `[${ws()}${v.map((x) => `${write(x)}${ws()}`).join(`,${ws()}`)}]`;
+    if (v !== null && typeof v === 'object') return `{${Object.entries(v).map(([k, x]) => `${ws()}${JSON.stringify(k)}${ws()}:${ws()}${write(x)}`).join(',')}${ws()}}`;
+    return JSON.stringify(v);
+  }
+
+  it('parseJsonExact (regex-marked fast path) and the character reader agree with the source on 2000 documents', () => {
+    for (let i = 0; i < 2000; i++) {
+      const v = value(0);
+      const text = write(v);
+      expect(parseJsonExact(text), text).to.deep.equal(v);
+      expect(parseJsonByCharacter(text), text).to.deep.equal(v);
+      // the fast path itself holds (not rescued by the fallback): the marked text is valid JSON
+      const marked = markLongIntegers(text);
+      expect(marked, text).to.be.a('string');
+      expect(() => JSON.parse(marked!), text).to.not.throw();
+    }
+  });
+
+  it('invalid JSON is refused by both, including leading zeros and a forged mark', () => {
+    for (const bad of ['{"a":0000000000000000001}', '[01]', '{"a":1,}', '[1 2]', '"\u0001"', '{"a":"\\u0000123456789012345678"', '[12345678901234567.]']) {
+      expect(() => parseJsonExact(bad), bad).to.throw(/MALFORMED_JSON/);
+      expect(() => parseJsonByCharacter(bad), bad).to.throw(/MALFORMED_JSON/);
+    }
+    // strings with escapes next to long numbers, digit runs inside strings, "__proto__" keys
+    const obj = (entries: Array<[string, unknown]>): Record<string, unknown> => {
+      const o: Record<string, unknown> = {};
+      for (const [k, v] of entries) Object.defineProperty(o, k, { value: v, writable: true, enumerable: true, configurable: true });
+      return o;
+    };
+    const edge: Array<[string, unknown]> = [
+      ['{"a\\\\":12345678901234567890,"b":"x\\"1234567890123456789\\""}', { 'a\\': 12345678901234567890n, b: 'x"1234567890123456789"' }],
+      ['["\\\\",-98765432109876543210,"\\\\\\"",1]', ['\\', -98765432109876543210n, '\\"', 1]],
+      ['{"__proto__":12345678901234567890,"k":{"__proto__":{"x":99999999999999999999}}}', obj([['__proto__', 12345678901234567890n], ['k', obj([['__proto__', { x: 99999999999999999999n }]])]])],
+      ['{"s":"a:12345678901234567890,","n":1234567890123456}', { s: 'a:12345678901234567890,', n: 1234567890123456 }],
+    ];
+    for (const [text, want] of edge) {
+      const got = parseJsonExact(text) as Record<string, unknown>;
+      expect(got, text).to.deep.equal(want);
+      expect(parseJsonByCharacter(text), text).to.deep.equal(want);
+      if (typeof got === 'object' && !Array.isArray(got)) expect(Object.getPrototypeOf(got)).to.equal(Object.prototype);
+    }
+    // a real string that looks like a mark stays a string
+    expect(parseJsonExact('{"s":"\\u0000123456789012345678","n":123456789012345678901}')).to.deep.equal({ s: '\u0000123456789012345678', n: 123456789012345678901n });
   });
 });
