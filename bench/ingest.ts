@@ -20,6 +20,7 @@ const N = Number(process.env.BENCH_N ?? 200_000);
 const DUP = Number(process.env.BENCH_DUP ?? 20);
 const BATCH = Number(process.env.BENCH_BATCH ?? 5_000);
 const NAIVE_N = Number(process.env.BENCH_NAIVE_N ?? 5_000);
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const INVOICES = 2_000;
 
 // Deterministic PRNG (mulberry32) so every run benches the same stream.
@@ -141,11 +142,11 @@ async function main() {
 
     for (const [label, dup] of [[`${DUP}x duplicates`, DUP], ['no duplicates', 1]] as const) {
       const deliveries = stream(Math.ceil(N / dup), dup, dup);
-      // Alternate the two fast paths twice and keep the best of each: other work on the machine is noise.
+      // Alternate the two fast paths ROUNDS times and keep the best of each: other work on the machine is noise.
       const ledgerT: number[] = [];
       const copyT: number[] = [];
       let kept = 0;
-      for (let round = 0; round < 2; round++) {
+      for (let round = 0; round < ROUNDS; round++) {
         ledgerT.push(await timeLedger(deliveries));
         kept = (await pool.query(`SELECT count(*)::int AS n FROM receipts`)).rows[0].n;
         copyT.push(await timeCopy(deliveries));
