@@ -1,12 +1,14 @@
 // Decoder throughput, measured side by side in one run: the same LiteSVM fixture transactions in the `json`,
-// `jsonParsed` and `base64` encodings (decode only, input already parsed), and reading input text with the exact
-// reader versus JSON.parse (ratios), plus absolute transactions/s labelled with the machine.
+// `jsonParsed` and `base64` encodings (decode only, input already parsed), and reading input text with
+// parseJsonExact (plain, with integers beyond 2^53) and the character reader versus JSON.parse (ratios), plus
+// absolute figures labelled with the machine.
 import * as os from 'node:os';
 import { readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { Message, MessageV0, PublicKey, VersionedTransaction } from '@solana/web3.js';
 import bs58 from 'bs58';
 import { decodeTransaction, parseJsonExact, readTransactionsInput } from '../indexer/decode';
+import { parseJsonByCharacter } from '../indexer/decode/json-reader';
 
 const DIR = join(__dirname, '..', 'tests', 'fixtures', 'transactions', 'litesvm');
 const ROUNDS = Number(process.env.BENCH_DECODE_ROUNDS ?? 400);
@@ -81,13 +83,20 @@ function main(): void {
   const parseAll = (f: (t: string) => unknown, list: string[]) => (): void => {
     for (let r = 0; r < readRounds; r++) for (const t of list) f(t);
   };
-  const exactReader = (t: string): unknown => parseJsonExact(`${t} `.replace(/^\{/, '{"pad":12345678901234567,')); // forces the exact path
-  for (const f of [(t: string): unknown => JSON.parse(t), parseJsonExact, exactReader]) parseAll(f, small)(); // warm-up
-  const rd = { jsonParse: 0, exactFast: 0, exactSlow: 0 };
+  const padded = small.map((t) => t.replace(/^\{/, '{"pad":12345678901234567890,')); // one u64 beyond 2^53 each
+  const marked = (list: string[]) => (): void => {
+    for (let r = 0; r < readRounds; r++) for (const t of list) parseJsonExact(t);
+  };
+  parseAll((t) => JSON.parse(t), small)(); // warm-up
+  parseAll(parseJsonExact, small)();
+  marked(padded)();
+  parseAll(parseJsonByCharacter, padded)();
+  const rd = { jsonParse: 0, exactFast: 0, exactMarked: 0, byCharacter: 0 };
   for (let i = 0; i < 3; i++) {
     rd.jsonParse += time(parseAll((t) => JSON.parse(t), small));
     rd.exactFast += time(parseAll(parseJsonExact, small));
-    rd.exactSlow += time(parseAll(exactReader, small));
+    rd.exactMarked += time(marked(padded));
+    rd.byCharacter += time(parseAll(parseJsonByCharacter, padded));
   }
   const perSec = (count: number, m: number): string => `${Math.round((count * 3) / (m / 1000)).toLocaleString('en-US')}/s`;
   const machine = `${os.cpus()[0]?.model ?? 'cpu'} × ${os.cpus().length}, node ${process.version}`;
@@ -103,13 +112,16 @@ function main(): void {
   parseJsonExact(big);
   let bigPlain = 0;
   let bigExact = 0;
+  let bigChar = 0;
   for (let i = 0; i < 3; i++) {
     bigPlain += time(() => JSON.parse(big));
     bigExact += time(() => parseJsonExact(big));
+    bigChar += time(() => parseJsonByCharacter(big));
   }
   const mbps = (m: number): string => `${((big.length * 3) / 1e6 / (m / 1000)).toFixed(0)} MB/s`;
-  process.stdout.write(`  read text: JSON.parse ${perSec(docs, rd.jsonParse)} docs; parseJsonExact fast path ${perSec(docs, rd.exactFast)} (ratio ${(rd.jsonParse / rd.exactFast).toFixed(2)}); exact reader ${perSec(docs, rd.exactSlow)} (ratio ${(rd.jsonParse / rd.exactSlow).toFixed(2)})\n`);
-  process.stdout.write(`  large document (${(big.length / 1e6).toFixed(1)} MB): JSON.parse ${mbps(bigPlain)} (rounds the u64), exact reader ${mbps(bigExact)} (ratio ${(bigPlain / bigExact).toFixed(2)})\n`);
+  const vs = (m: number): string => `ratio ${(rd.jsonParse / m).toFixed(2)} of JSON.parse`;
+  process.stdout.write(`  read text (jsonParsed fixtures): JSON.parse ${perSec(docs, rd.jsonParse)} docs; parseJsonExact, no long integer ${perSec(docs, rd.exactFast)} (${vs(rd.exactFast)}); with one u64 > 2^53 ${perSec(docs, rd.exactMarked)} (${vs(rd.exactMarked)}); character reader ${perSec(docs, rd.byCharacter)} (${vs(rd.byCharacter)})\n`);
+  process.stdout.write(`  large document (${(big.length / 1e6).toFixed(1)} MB): JSON.parse ${mbps(bigPlain)} (rounds the u64), parseJsonExact ${mbps(bigExact)} (ratio ${(bigPlain / bigExact).toFixed(2)}), character reader ${mbps(bigChar)} (ratio ${(bigPlain / bigChar).toFixed(2)})\n`);
 }
 
 main();
