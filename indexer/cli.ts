@@ -3,13 +3,13 @@
 import * as fs from 'fs';
 import { Command, Option } from 'commander';
 import { baseUnits } from '../common/amount';
-import { isOncepayError } from '../common/errors';
+import { isOncepayError, OncepayError } from '../common/errors';
 import { logger } from '../common/log';
 import { resolveDatabaseUrl } from '../db/local-server';
 import { createPool } from '../db/pool';
 import { receiptToJson } from './decode';
 import { createWebhookDelivery } from './delivery';
-import { createLedger, RECEIPT_SOURCES, type ReceiptSource } from './ledger';
+import { createLedger, LEDGER_CODES, RECEIPT_SOURCES, type ReceiptSource } from './ledger';
 import { decodeInput, ingestReceipts } from './ledger/ingest';
 import { createIndexerMetrics, serveMetrics } from './metrics';
 import { createOutboxWorker, replayDeadLetters } from './outbox';
@@ -31,6 +31,21 @@ export function register(program: Command): void {
 /** The database every indexer command uses: DATABASE_URL (or the embedded server), schema ONCEPAY_DB_SCHEMA if set. */
 export function openDb(max = 4) {
   return createPool({ url: resolveDatabaseUrl(), schema: process.env.ONCEPAY_DB_SCHEMA || undefined, max });
+}
+
+/** A command's action, with a missing schema (undefined table) turned into a code that says what to do. */
+function withSchemaHint<A extends unknown[]>(action: (...args: A) => Promise<void>): (...args: A) => Promise<void> {
+  return async (...args: A) => {
+    try {
+      await action(...args);
+    } catch (e) {
+      if ((e as { code?: string }).code === '42P01') {
+        const schema = process.env.ONCEPAY_DB_SCHEMA;
+        throw new OncepayError(LEDGER_CODES.SCHEMA_MISSING, `${(e as Error).message}: run \`oncepay migrate${schema ? ` --schema ${schema}` : ''}\` first`);
+      }
+      throw e;
+    }
+  };
 }
 
 function readInput(file: string | undefined): string {
@@ -79,7 +94,7 @@ function registerIngest(program: Command): void {
     .addOption(new Option('--source <source>', 'delivery path to count them under').choices([...RECEIPT_SOURCES]).default('file'))
     .option('--batch-size <n>', 'receipts per ledger transaction', positiveInt('--batch-size'), 1000)
     .addHelpText('after', `\nPrints a JSON summary. Bad transactions are reported on stderr with their code and skipped (exit code ${EXIT_BAD_INPUT}); the rest is applied.`)
-    .action(async (file: string | undefined, o: { cluster: string; source: ReceiptSource; batchSize: number }) => {
+    .action(withSchemaHint(async (file: string | undefined, o: { cluster: string; source: ReceiptSource; batchSize: number }) => {
       const log = logger('ingest');
       const decoded = decodeInput(readInput(file), { cluster: o.cluster });
       for (const p of decoded.problems) log.error({ code: p.code, line: p.line, index: p.index, transaction: p.transaction }, p.message);
@@ -92,7 +107,7 @@ function registerIngest(program: Command): void {
       } finally {
         await db.end();
       }
-    });
+    }));
 }
 
 function registerInvoice(program: Command): void {
@@ -106,7 +121,7 @@ function registerInvoice(program: Command): void {
     .option('--deposit-address <address>', 'token account or owner wallet the payment goes to')
     .option('--reference <key>', 'Solana Pay reference key')
     .option('--merchant <id>', 'merchant id', 'default')
-    .action(async (o: { id: string; mint: string; amount: string; depositAddress?: string; reference?: string; merchant: string }) => {
+    .action(withSchemaHint(async (o: { id: string; mint: string; amount: string; depositAddress?: string; reference?: string; merchant: string }) => {
       const db = openDb(1);
       try {
         const { created, invoice: row } = await createLedger({ db }).createInvoice({
@@ -121,7 +136,7 @@ function registerInvoice(program: Command): void {
       } finally {
         await db.end();
       }
-    });
+    }));
 }
 
 function registerReport(program: Command): void {
@@ -129,7 +144,7 @@ function registerReport(program: Command): void {
     .command('report')
     .description('ledger totals: per invoice (expected, credited, status), receipts, duplicates per source, exceptions by kind, outbox states')
     .option('--json', 'print JSON (the stable format)')
-    .action(async (o: { json?: boolean }) => {
+    .action(withSchemaHint(async (o: { json?: boolean }) => {
       const db = openDb(6);
       try {
         const r = await createLedger({ db }).report();
@@ -149,7 +164,7 @@ function registerReport(program: Command): void {
       } finally {
         await db.end();
       }
-    });
+    }));
 }
 
 function registerOutbox(program: Command): void {
@@ -169,7 +184,7 @@ function registerOutbox(program: Command): void {
     .option('--poll-ms <ms>', 'sleep between empty rounds', nonNegative('--poll-ms'), 1000)
     .option('--timeout-ms <ms>', 'HTTP timeout per delivery', positiveInt('--timeout-ms'), 10_000)
     .option('--metrics-port <port>', 'serve /metrics on 127.0.0.1:<port> while running', nonNegative('--metrics-port'))
-    .action(async (o: {
+    .action(withSchemaHint(async (o: {
       once?: boolean; drain?: boolean; url?: string; secret?: string; batchSize: number; leaseSeconds: number; maxAttempts: number;
       backoffBaseMs: number; backoffCapMs: number; pollMs: number; timeoutMs: number; metricsPort?: number;
     }) => {
@@ -206,13 +221,13 @@ function registerOutbox(program: Command): void {
         await server?.close();
         await db.end();
       }
-    });
+    }));
   outbox
     .command('replay')
     .description('put dead letters back to pending with a fresh attempt budget')
     .argument('[id]', 'outbox id or fulfilment id')
     .option('--all-dead', 'every dead letter')
-    .action(async (id: string | undefined, o: { allDead?: boolean }) => {
+    .action(withSchemaHint(async (id: string | undefined, o: { allDead?: boolean }) => {
       if ((id === undefined) === !o.allDead) throw new Error('give exactly one of <id> or --all-dead');
       const db = openDb(1);
       try {
@@ -224,14 +239,14 @@ function registerOutbox(program: Command): void {
       } finally {
         await db.end();
       }
-    });
+    }));
   outbox
     .command('set-target')
     .description("set a merchant's webhook URL and HMAC secret (the merchants table)")
     .requiredOption('--merchant <id>', 'merchant id', 'default')
     .requiredOption('--url <url>', 'webhook URL')
     .requiredOption('--secret <secret>', 'HMAC-SHA256 secret')
-    .action(async (o: { merchant: string; url: string; secret: string }) => {
+    .action(withSchemaHint(async (o: { merchant: string; url: string; secret: string }) => {
       const db = openDb(1);
       try {
         await db.query(upsertMerchantTarget(o.merchant, o.url, o.secret));
@@ -239,5 +254,5 @@ function registerOutbox(program: Command): void {
       } finally {
         await db.end();
       }
-    });
+    }));
 }

@@ -12,6 +12,8 @@ export const LEDGER_CODES = {
   INVOICE_CONFLICT: 'ONCEPAY__LEDGER__INVOICE_CONFLICT',
   /** A checkpoint slot is not a non-negative integer. */
   INVALID_CHECKPOINT: 'ONCEPAY__LEDGER__INVALID_CHECKPOINT',
+  /** The ledger's tables are not in the database (or schema): run `oncepay migrate` first. */
+  SCHEMA_MISSING: 'ONCEPAY__LEDGER__SCHEMA_MISSING',
 } as const;
 
 export type LedgerCode = (typeof LEDGER_CODES)[keyof typeof LEDGER_CODES];

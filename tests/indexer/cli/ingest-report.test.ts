@@ -118,4 +118,18 @@ describe('indexer/cli: decode, ingest, report', () => {
     expect(bad.code).to.equal(1);
     expect(stderrJson(bad)[0].code).to.equal('ONCEPAY__AMOUNT__MALFORMED');
   });
+
+  it('a database without the ledger tables gets a code that says to migrate', async () => {
+    const schema = `${t.schema}_empty`;
+    await t.pool.query(`CREATE SCHEMA ${schema}`);
+    try {
+      const r = await oncepay(['report', '--json'], { env: { ...t.env, ONCEPAY_DB_SCHEMA: schema } });
+      expect(r.code).to.equal(1);
+      const err = stderrJson(r).find((e) => e.code);
+      expect(err?.code).to.equal('ONCEPAY__LEDGER__SCHEMA_MISSING');
+      expect(String(err?.msg)).to.contain(`oncepay migrate --schema ${schema}`);
+    } finally {
+      await t.pool.query(`DROP SCHEMA ${schema} CASCADE`);
+    }
+  });
 });
