@@ -14,14 +14,42 @@ const i32 = (v: bigint) => BigInt.asIntN(32, v);
 const rotl = (v: bigint, n: bigint) => u64((v << n) | (v >> (64n - n)));
 // Rust's / and % truncate toward zero, like BigInt's.
 
-const PROBES = ['hello', 'calls', 'math', 'mem', 'fmt'] as const;
+const PROBES = ['hello', 'calls', 'math', 'mem', 'fmt', 'float'] as const;
 const ID: Record<(typeof PROBES)[number], string> = {
   hello: 'Hc1oProbe1111111111111111111111111111111111',
   calls: 'Ca11sProbe111111111111111111111111111111111',
   math: 'MathProbe1111111111111111111111111111111111',
   mem: 'MemProbe11111111111111111111111111111111111',
   fmt: 'FmtProbe11111111111111111111111111111111111',
+  float: 'F1oatProbe111111111111111111111111111111111',
 };
+
+// Rust's own output for these inputs (Display of f64/f32, saturating `as`,
+// NaN compares unequal); the probe formats with core::fmt on soft floats.
+const FLOAT_CASES: { a: bigint; b: bigint; c: number; want: string }[] = [
+  { a: 7n, b: 2n, c: 2.5, want: 'x=5.5 xu=5 ci=2 cu=2 c8=2 lt=false eq=true f32=7 c3=2.500' },
+  {
+    a: 1n,
+    b: 3n,
+    c: -1e30,
+    want:
+      'x=0.75 xu=0 ci=-9223372036854775808 cu=0 c8=0 lt=false eq=true f32=1 ' +
+      'c3=-1000000000000000019884624838656.000',
+  },
+  { a: 5n, b: 0n, c: NaN, want: 'x=inf xu=18446744073709551615 ci=0 cu=0 c8=0 lt=false eq=false f32=5 c3=NaN' },
+  {
+    a: 1000000n,
+    b: 7n,
+    c: 300.75,
+    want: 'x=214285.96428571432 xu=214285 ci=300 cu=300 c8=255 lt=false eq=true f32=1000000 c3=300.750',
+  },
+  {
+    a: 16777217n, // 2^24 + 1: not representable in f32
+    b: 1n,
+    c: 1e10,
+    want: 'x=25165825.75 xu=25165825 ci=10000000000 cu=10000000000 c8=255 lt=true eq=true f32=16777216 c3=10000000000.000',
+  },
+];
 
 function expectedCalls(v: bigint[]) {
   const w = [1n, 2n, 3n, 4n, 5n, 6n, 7n].reduce((acc, k, i) => u64(acc + v[i] * k), 0n);
@@ -173,6 +201,16 @@ describe('toolchain: probes built by build.sh run in both runtimes', function ()
         expect(Number(memcpy)).to.be.lessThan(100);
         expect(Number(loop)).to.be.greaterThan(2048);
       });
+
+      for (const { a, b, c, want } of FLOAT_CASES) {
+        it(`float: soft-float arithmetic, compares, saturating casts, Display (${a}, ${b}, ${c})`, async () => {
+          const cBits = Buffer.alloc(8);
+          cBits.writeDoubleLE(c);
+          const r = await h.invoke(ID.float, Buffer.concat([le64(a, b), cBits]));
+          expect(r.error, r.logs.join('\n')).to.equal(null);
+          expect(r.returnData.toString()).to.equal(want);
+        });
+      }
 
       for (const [a, b] of [
         [M64 - 1n, 123456n],

@@ -146,7 +146,7 @@ bitcode_to_so() { # bitcode_to_so <work dir> <name> <out .so>
   local work="$1" name="$2" out="$3"
   # 3. keep only `entrypoint` public, optimize, rewrite what the backend refuses.
   "$LLVM_BIN/opt" -load-pass-plugin="$PLUGIN" --internalize-public-api-list=entrypoint \
-    -passes='internalize,globaldce,default<O2>,lower-atomic,oncepay-sbf,globaldce' \
+    -passes='oncepay-sbf-softfloat,internalize,globaldce,default<O2>,lower-atomic,oncepay-sbf,globaldce' \
     "$work/linked.bc" -o "$work/opt.bc" || die "$name: opt failed"
   if [ "$emit_ir" = 1 ]; then
     "$LLVM_BIN/llvm-dis" "$work/linked.bc" -o "$work/linked.ll"

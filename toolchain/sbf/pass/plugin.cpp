@@ -1,5 +1,7 @@
-// opt plugin entry: registers the `oncepay-sbf` module pass, which runs the
-// rewrites in an order where later ones see the output of earlier ones.
+// opt plugin entry: registers two module passes. `oncepay-sbf-softfloat` runs
+// first, before `internalize` (it calls builtins that are not referenced yet);
+// `oncepay-sbf` runs after O2, its rewrites in an order where later ones see
+// the output of earlier ones.
 #include "sbf-passes.h"
 
 #include "llvm/IR/PassManager.h"
@@ -27,6 +29,12 @@ struct OncepaySbfPass : PassInfoMixin<OncepaySbfPass> {
   }
 };
 
+struct OncepaySoftFloatPass : PassInfoMixin<OncepaySoftFloatPass> {
+  PreservedAnalyses run(Module &M, ModuleAnalysisManager &) {
+    return oncepay_sbf::rewriteSoftFloat(M) ? PreservedAnalyses::none() : PreservedAnalyses::all();
+  }
+};
+
 } // namespace
 
 extern "C" LLVM_ATTRIBUTE_WEAK PassPluginLibraryInfo llvmGetPassPluginInfo() {
@@ -34,10 +42,15 @@ extern "C" LLVM_ATTRIBUTE_WEAK PassPluginLibraryInfo llvmGetPassPluginInfo() {
             PB.registerPipelineParsingCallback(
                 [](StringRef name, ModulePassManager &MPM,
                    ArrayRef<PassBuilder::PipelineElement>) {
-                  if (name != "oncepay-sbf")
-                    return false;
-                  MPM.addPass(OncepaySbfPass());
-                  return true;
+                  if (name == "oncepay-sbf") {
+                    MPM.addPass(OncepaySbfPass());
+                    return true;
+                  }
+                  if (name == "oncepay-sbf-softfloat") {
+                    MPM.addPass(OncepaySoftFloatPass());
+                    return true;
+                  }
+                  return false;
                 });
           }};
 }

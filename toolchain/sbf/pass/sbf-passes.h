@@ -18,4 +18,8 @@ bool rewriteMemIntrinsics(llvm::Module &M);
 // that the backend would turn into libcalls it cannot emit.
 bool rewriteIntegerArith(llvm::Module &M);
 
+// f32/f64 arithmetic, comparisons and conversions -> compiler_builtins'
+// soft-float functions (runs before internalize, as its own pass).
+bool rewriteSoftFloat(llvm::Module &M);
+
 } // namespace oncepay_sbf
