@@ -1,4 +1,6 @@
 // The outbox worker against the real PostgreSQL server and a real local HTTP endpoint.
+import * as http from 'http';
+import { AddressInfo } from 'net';
 import { expect } from 'chai';
 import pino from 'pino';
 import { createTestDb, TestDb } from '../../helpers/db';
@@ -141,6 +143,24 @@ describe('indexer/outbox', () => {
       expect((await fetch(server.url.replace('/metrics', '/nope'))).status).to.equal(404);
     } finally {
       await server.close();
+    }
+  });
+
+  it('gives up on a merchant that does not answer after the timeout, and retries later', async () => {
+    await payInvoices(ledger, ['T-1']);
+    const sockets = new Set<import('net').Socket>();
+    const silentServer = http.createServer(() => undefined); // reads the request, never answers
+    silentServer.on('connection', (s) => sockets.add(s));
+    await new Promise<void>((resolve) => silentServer.listen(0, '127.0.0.1', resolve));
+    try {
+      const url = `http://127.0.0.1:${(silentServer.address() as AddressInfo).port}/hook`;
+      const w = createOutboxWorker({ db: t.pool, log: silent, deliver: createWebhookDelivery({ timeoutMs: 300 }), url, secret: SECRET, backoffBaseSeconds: 0, backoffCapSeconds: 0 });
+      expect(await w.runOnce()).to.deep.equal({ claimed: 1, delivered: 0, failed: 1, dead: 0 });
+      const row = (await t.pool.query(`SELECT state, last_error, last_status FROM outbox`)).rows[0];
+      expect(row).to.deep.equal({ state: 'pending', last_error: 'timeout after 300 ms', last_status: null });
+    } finally {
+      for (const s of sockets) s.destroy();
+      await new Promise<void>((resolve) => silentServer.close(() => resolve()));
     }
   });
 });
