@@ -16,6 +16,7 @@ const ID = {
   math: 'MathProbe1111111111111111111111111111111111',
   mem: 'MemProbe11111111111111111111111111111111111',
   fmt: 'FmtProbe11111111111111111111111111111111111',
+  float: 'F1oatProbe111111111111111111111111111111111',
 };
 
 function seconds(fn: () => void): number {
@@ -54,6 +55,10 @@ async function main(): Promise<void> {
         await cu(ID.math, Buffer.concat([le64(-100n, 7n), le128((1n << 128n) - 1n), le128(3n), le64(2n ** 64n - 1n, 2n)])),
       ],
       ['fmt (core::fmt, u128 Display, 1 log)', await cu(ID.fmt, le64(2n ** 64n - 1n, 123456n))],
+      [
+        'float (soft-float f64 ops, saturating casts, Display)',
+        await cu(ID.float, Buffer.concat([le64(7n, 2n), Buffer.from(new Float64Array([2.5]).buffer)])),
+      ],
       ['mem full check (1 KiB set/copy/move/cmp + checksums)', await cu(ID.mem, Buffer.concat([Buffer.from([0, 5]), le64(300n)]))],
     ];
     const base = await cu(ID.mem, Buffer.from([3, 7]));
