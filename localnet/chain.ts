@@ -6,6 +6,7 @@ import { Keypair, SystemProgram, Transaction, ComputeBudgetProgram, PublicKey, V
 import bs58 from 'bs58';
 import { LiteSVM } from 'litesvm';
 import { OncepayError, isOncepayError } from '../common/errors';
+import { failpoint } from '../common/failpoint';
 import { logger } from '../common/log';
 import { LOCALNET_CODES } from './codes';
 import { AccountSnapshot, RpcTxError, buildMeta, isExecutionError, toRpcTxError, txErrorMessage } from './encode';
@@ -463,6 +464,7 @@ export function createChain(opts: ChainOptions): Chain {
       loaded: loadedAddrs,
       returnData: { programId: bs58.encode(rd.programId()), data: rd.data() },
     });
+    failpoint('localnet.after_execute_before_seal');
     const rec: TxRecord = { signature: wire.signature, slot: pending.slot, wire: Buffer.from(wire.bytes).toString('base64'), meta: rpcMeta };
     pending.txs.push(rec);
     pending.sigs.set(rec.signature, rec);
@@ -512,6 +514,7 @@ export function createChain(opts: ChainOptions): Chain {
     nativeOf(svm).setSlotHashes(recentHashes);
     if (ledger) {
       if (block.txs.length > 0 || dirty) ledger.writeSnapshot(svm.toBytes(), block);
+      if (block.txs.length > 0) failpoint('localnet.after_snapshot_before_append');
       ledger.appendBlock(block);
       dirty = false;
     }

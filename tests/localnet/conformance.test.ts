@@ -452,7 +452,7 @@ describe('localnet: websockets, Token-2022, CLI', function () {
   it('`oncepay localnet --help` lists every flag', async () => {
     const { execFileSync } = await import('node:child_process');
     const path = await import('node:path');
-    const out = execFileSync(process.execPath, [path.resolve(__dirname, '../../bin/oncepay'), 'localnet', '--help'], { encoding: 'utf8' });
+    const out = execFileSync(process.execPath, [path.resolve(__dirname, '../../bin/oncepay'), 'localnet', '--help'], { encoding: 'utf8', env: { ...process.env, ONCEPAY_FROM_SOURCE: '1' } });
     for (const flag of ['--program', '--program-id', '--port', '--slot-ms', '--finality-depth', '--ledger', '--reset']) expect(out).to.include(flag);
   });
 });

@@ -1,7 +1,7 @@
 // Fault injection: each fault surfaces the way web3.js reports it against a real provider, and the chain state
 // behind it is what a real cluster would have (executed or not).
 import { expect } from 'chai';
-import { spawn } from 'node:child_process';
+import { ChildProcess, spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -219,48 +219,103 @@ describe('localnet: restart and persistence', function () {
     }
   });
 
+  // `oncepay localnet` as a real process on a ledger folder.
+  const root = path.resolve(__dirname, '../..');
+  const launch = (dir: string, env: Record<string, string> = {}): Promise<{ child: ChildProcess; url: string; exited: Promise<number | null> }> =>
+    new Promise((resolve, reject) => {
+      const child = spawn(process.execPath, [path.join(root, 'bin/oncepay'), 'localnet', '--port', '0', '--slot-ms', '20', '--finality-depth', '2', '--ledger', dir], {
+        // From source: a dist/ left by an earlier build may be stale while tests run against the sources.
+        env: { ...process.env, ONCEPAY_FROM_SOURCE: '1', ...env },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
+      const exited = new Promise<number | null>((r) => child.once('exit', (code) => r(code)));
+      let out = '';
+      child.stderr!.resume();
+      child.stdout!.on('data', (d: Buffer) => {
+        out += d.toString();
+        if (out.includes('\n')) resolve({ child, url: (JSON.parse(out.split('\n')[0]) as { rpc: string }).rpc, exited });
+      });
+      void exited.then((code) => reject(new Error(`localnet exited before printing its URL (${code})`)));
+    });
+
   it('kill -9 of `oncepay localnet` keeps every confirmed transaction; the restarted process finds it', async () => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'oncepay-localnet-crash-'));
-    const root = path.resolve(__dirname, '../..');
-    const launch = (): Promise<{ child: ReturnType<typeof spawn>; url: string }> =>
-      new Promise((resolve, reject) => {
-        const child = spawn(process.execPath, [path.join(root, 'bin/oncepay'), 'localnet', '--port', '0', '--slot-ms', '20', '--finality-depth', '2', '--ledger', dir], {
-          // bin/oncepay runs dist/ when built (make test builds first), else the sources via ts-node.
-          env: { ...process.env },
-          stdio: ['ignore', 'pipe', 'pipe'],
-        });
-        let out = '';
-        child.stdout!.on('data', (d: Buffer) => {
-          out += d.toString();
-          const line = out.split('\n')[0];
-          if (out.includes('\n')) resolve({ child, url: (JSON.parse(line) as { rpc: string }).rpc });
-        });
-        child.once('exit', (code) => reject(new Error(`localnet exited early (${code})`)));
-      });
-    const first = await launch();
-    let second: Awaited<ReturnType<typeof launch>> | undefined;
+    const children: ChildProcess[] = [];
     try {
+      const first = await launch(dir);
+      children.push(first.child);
       const conn = new Connection(first.url, { commitment: 'confirmed', disableRetryOnRateLimit: true });
       const kp = Keypair.generate();
       const sig = await conn.requestAirdrop(kp.publicKey, 2 * LAMPORTS_PER_SOL);
       await until('confirmed airdrop', async () => (await conn.getSignatureStatus(sig)).value?.confirmationStatus === 'confirmed');
-      const exited = new Promise((r) => first.child.once('exit', r));
       first.child.kill('SIGKILL');
-      await exited;
+      await first.exited;
 
-      second = await launch();
+      const second = await launch(dir);
+      children.push(second.child);
       const conn2 = new Connection(second.url, { commitment: 'confirmed', disableRetryOnRateLimit: true });
       const st = (await conn2.getSignatureStatuses([sig], { searchTransactionHistory: true })).value[0];
       expect(st).to.not.equal(null);
       expect(st!.err).to.equal(null);
       expect(await conn2.getBalance(kp.publicKey)).to.equal(2 * LAMPORTS_PER_SOL);
-      const exited2 = new Promise((r) => second!.child.once('exit', r));
       second.child.kill('SIGTERM');
-      expect(await exited2).to.equal(0);
-      second = undefined;
+      expect(await second.exited).to.equal(0);
     } finally {
-      first.child.kill('SIGKILL');
-      second?.child.kill('SIGKILL');
+      for (const c of children) c.kill('SIGKILL');
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('SIGKILL between the state snapshot and the block append: the block is repaired from state.bin on restart', async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'oncepay-localnet-crash-'));
+    const children: ChildProcess[] = [];
+    try {
+      const first = await launch(dir, { ONCEPAY_FAILPOINT: 'localnet.after_snapshot_before_append' });
+      children.push(first.child);
+      const kp = Keypair.generate();
+      const sig = (await rpc(first.url, 'requestAirdrop', [kp.publicKey.toBase58(), 2 * LAMPORTS_PER_SOL])).result as string;
+      // The next seal writes state.bin for the airdrop's block and dies before blocks.jsonl gets it.
+      expect(await first.exited).to.equal(null);
+      expect(fs.readFileSync(path.join(dir, 'blocks.jsonl'), 'utf8')).to.not.include(sig);
+
+      const second = await launch(dir);
+      children.push(second.child);
+      const conn = new Connection(second.url, { commitment: 'confirmed', disableRetryOnRateLimit: true });
+      const st = (await conn.getSignatureStatuses([sig], { searchTransactionHistory: true })).value[0];
+      expect(st!.err).to.equal(null);
+      expect(await conn.getBalance(kp.publicKey)).to.equal(2 * LAMPORTS_PER_SOL);
+      expect(fs.readFileSync(path.join(dir, 'blocks.jsonl'), 'utf8')).to.include(sig);
+      second.child.kill('SIGTERM');
+      expect(await second.exited).to.equal(0);
+    } finally {
+      for (const c of children) c.kill('SIGKILL');
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('SIGKILL right after execution, before the slot is sealed: after restart neither the effect nor the record exists', async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'oncepay-localnet-crash-'));
+    const children: ChildProcess[] = [];
+    try {
+      const first = await launch(dir, { ONCEPAY_FAILPOINT: 'localnet.after_execute_before_seal' });
+      children.push(first.child);
+      const kp = Keypair.generate();
+      const answer = await fetch(first.url, {
+        method: 'POST', headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'requestAirdrop', params: [kp.publicKey.toBase58(), LAMPORTS_PER_SOL] }),
+      }).then(() => 'answered', () => 'connection lost');
+      expect(answer).to.equal('connection lost');
+      expect(await first.exited).to.equal(null);
+
+      const second = await launch(dir);
+      children.push(second.child);
+      const conn = new Connection(second.url, { commitment: 'confirmed', disableRetryOnRateLimit: true });
+      expect(await conn.getBalance(kp.publicKey, 'processed')).to.equal(0);
+      expect((await conn.getSignaturesForAddress(kp.publicKey)).length).to.equal(0);
+      second.child.kill('SIGTERM');
+      expect(await second.exited).to.equal(0);
+    } finally {
+      for (const c of children) c.kill('SIGKILL');
       fs.rmSync(dir, { recursive: true, force: true });
     }
   });
