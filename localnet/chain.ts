@@ -9,6 +9,7 @@ import { OncepayError, isOncepayError } from '../common/errors';
 import { failpoint } from '../common/failpoint';
 import { logger } from '../common/log';
 import { LOCALNET_CODES } from './codes';
+import { LAMPORTS_PER_SIGNATURE, messageFee } from './fee';
 import { AccountSnapshot, RpcTxError, buildMeta, isExecutionError, toRpcTxError, txErrorMessage } from './encode';
 import type { LedgerStore } from './persist';
 import { ADDRESS_LOOKUP_TABLE_PROGRAM_ID, SYSTEM_PROGRAM_ID } from './program-ids';
@@ -22,7 +23,6 @@ export const MAX_BLOCKHASH_AGE = 150;
 /** Slots the status cache answers for without searchTransactionHistory (Agave MAX_CACHE_ENTRIES). */
 const STATUS_CACHE_SLOTS = 300;
 const FAUCET_LAMPORTS = 500_000_000n * 1_000_000_000n;
-const LAMPORTS_PER_SIGNATURE = 5000n;
 /** Entries in the SlotHashes sysvar (Agave MAX_ENTRIES); address lookup table creation checks recent slots in it. */
 const SLOT_HASHES_MAX = 512;
 
@@ -562,24 +562,14 @@ export function createChain(opts: ChainOptions): Chain {
     submit,
     simulate,
     feeForMessage(messageBytes) {
-      // Fee = signatures × 5000 (+ priority fee, which LiteSVM charges and we do not price here).
-      const numSigs = messageBytes[0] & 0x80 ? messageBytes[1] : messageBytes[0];
-      const bhOffset = (() => {
-        const prefix = messageBytes[0] & 0x80 ? 1 : 0;
-        let o = prefix + 3;
-        let len = 0;
-        let shift = 0;
-        for (;;) {
-          const b = messageBytes[o++];
-          len |= (b & 0x7f) << shift;
-          shift += 7;
-          if (!(b & 0x80)) break;
-        }
-        return o + len * 32;
-      })();
-      const bh = bs58.encode(messageBytes.subarray(bhOffset, bhOffset + 32));
-      if (!blockhashValid(bh)) return null;
-      return LAMPORTS_PER_SIGNATURE * BigInt(numSigs);
+      let priced: { recentBlockhash: string; fee: bigint };
+      try {
+        priced = messageFee(messageBytes);
+      } catch (e) {
+        if (isOncepayError(e)) throw invalidParams((e as Error).message);
+        throw e;
+      }
+      return blockhashValid(priced.recentBlockhash) ? priced.fee : null;
     },
     airdrop(address, lamports) {
       let to: PublicKey;

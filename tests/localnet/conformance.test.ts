@@ -1,7 +1,7 @@
 // web3.js v1 against the localnet: every response goes through web3.js's own superstruct schemas.
 import { expect } from 'chai';
 import {
-  AddressLookupTableProgram, Connection, Keypair, LAMPORTS_PER_SOL, PublicKey, SendTransactionError, SystemProgram, Transaction,
+  AddressLookupTableProgram, ComputeBudgetProgram, Connection, Keypair, LAMPORTS_PER_SOL, PublicKey, SendTransactionError, SystemProgram, Transaction,
   TransactionMessage, VersionedTransaction,
 } from '@solana/web3.js';
 import { TOKEN_PROGRAM_ID, createAssociatedTokenAccountIdempotentInstruction, createTransferCheckedInstruction, getAssociatedTokenAddressSync } from '@solana/spl-token';
@@ -307,6 +307,16 @@ describe('localnet: web3.js conformance', function () {
     expect((await conn.isBlockhashValid(blockhash)).value).to.equal(true);
     const msg = new TransactionMessage({ payerKey: payer.publicKey, recentBlockhash: blockhash, instructions: [] }).compileToV0Message();
     expect((await conn.getFeeForMessage(msg)).value).to.equal(5000);
+    // A priced transaction: getFeeForMessage agrees with what the runtime charged.
+    const pricedTx = new Transaction({ feePayer: payer.publicKey, blockhash, lastValidBlockHeight: 0 }).add(
+      ComputeBudgetProgram.setComputeUnitLimit({ units: 300_000 }),
+      ComputeBudgetProgram.setComputeUnitPrice({ microLamports: 10_001 }),
+      SystemProgram.transfer({ fromPubkey: payer.publicKey, toPubkey: Keypair.generate().publicKey, lamports: LAMPORTS_PER_SOL }),
+    );
+    const quoted = (await conn.getFeeForMessage(pricedTx.compileMessage(), 'confirmed')).value;
+    expect(quoted).to.equal(8001);
+    const pricedSig = await send(conn, payer, pricedTx.instructions);
+    expect((await conn.getTransaction(pricedSig, { commitment: 'confirmed', maxSupportedTransactionVersion: 0 }))!.meta!.fee).to.equal(quoted);
     const metrics = await (await fetch(`${net.url}/metrics`)).text();
     expect(metrics).to.match(/oncepay_localnet_rpc_requests_total\{method="getSlot"\} [1-9]/);
   });

@@ -12,6 +12,8 @@ import { parseInstruction } from '../../localnet/parsed';
 import { decodeMint, decodeTokenAccount, formatUiAmount } from '../../localnet/token-state';
 import { decodeWireTransaction, isWritable, lookupTableAddresses, resolveLookups } from '../../localnet/wire';
 import { createResponseFaults } from '../../localnet/faults';
+import { messageFee } from '../../localnet/fee';
+import { ComputeBudgetProgram, TransactionMessage } from '@solana/web3.js';
 import { isOncepayError } from '../../common/errors';
 
 // Stand-ins named like LiteSVM's native classes (toRpcTxError reads the class name and fields).
@@ -216,5 +218,28 @@ describe('localnet pure: fault rules', () => {
     f.failNext({ kind: '500' });
     f.clear();
     expect(f.takeFailure(['anything'])).to.equal(null);
+  });
+});
+
+describe('localnet pure: message fee', () => {
+  it('charges 5000 per signature plus ceil(price × limit / 10^6)', () => {
+    const payer = Keypair.generate().publicKey;
+    const other = Keypair.generate().publicKey;
+    const bh = Keypair.generate().publicKey.toBase58();
+    const transfer = SystemProgram.transfer({ fromPubkey: payer, toPubkey: other, lamports: 1 });
+    const plain = new TransactionMessage({ payerKey: payer, recentBlockhash: bh, instructions: [transfer] }).compileToV0Message();
+    expect(messageFee(plain.serialize())).to.deep.equal({ recentBlockhash: bh, fee: 5000n });
+    const priced = new TransactionMessage({
+      payerKey: payer, recentBlockhash: bh,
+      instructions: [ComputeBudgetProgram.setComputeUnitLimit({ units: 300_000 }), ComputeBudgetProgram.setComputeUnitPrice({ microLamports: 10_001 }), transfer],
+    }).compileToLegacyMessage();
+    // 10_001 × 300_000 / 10^6 = 3000.3 → 3001
+    expect(messageFee(priced.serialize()).fee).to.equal(5000n + 3001n);
+    const twoSigners = new TransactionMessage({
+      payerKey: payer, recentBlockhash: bh,
+      instructions: [ComputeBudgetProgram.setComputeUnitPrice({ microLamports: 1_000_000 }), SystemProgram.transfer({ fromPubkey: other, toPubkey: payer, lamports: 1 })],
+    }).compileToV0Message();
+    // No explicit limit: 200_000 units for the one non-compute-budget instruction.
+    expect(messageFee(twoSigners.serialize()).fee).to.equal(10_000n + 200_000n);
   });
 });
