@@ -24,5 +24,7 @@ if [ -d programs/oncepay ] && [ -f programs/oncepay/Cargo.toml ]; then
   echo "test: program host unit tests (cargo test)"
   (cd programs/oncepay && cargo test --quiet --lib 2>&1) || status=1
 fi
+# With no arguments, every suite; otherwise only the given files/globs (e.g. scripts/test.sh 'tests/app/**/*.test.ts').
+if [ $# -eq 0 ]; then set -- 'tests/**/*.test.ts'; fi
 npx mocha "$@" || status=1
 exit $status
