@@ -111,6 +111,8 @@ export interface Chain {
   airdrop(address: string, lamports: bigint): string;
   signatureStatus(signature: string, searchHistory: boolean): SignatureStatus | null;
   findTransaction(signature: string): { record: TxRecord; block: BlockRecord } | null;
+  /** A landed transaction's record, sealed or still in the pending slot. */
+  recordOf(signature: string): TxRecord | null;
   signaturesForAddress(address: string, opts: { before?: string; until?: string; limit: number }): Array<{ record: TxRecord; block: BlockRecord }>;
   getAccount(address: string): AccountSnapshot | null;
   /** The account as of the asked commitment (processed = latest executed state). */
@@ -601,6 +603,12 @@ export function createChain(opts: ChainOptions): Chain {
         status: t.meta.status,
         confirmationStatus: final ? 'finalized' : 'confirmed',
       };
+    },
+    recordOf(signature) {
+      const p = pending.sigs.get(signature);
+      if (p) return p;
+      const loc = sigIndex.get(signature);
+      return loc ? loc.block.txs[loc.index] : null;
     },
     findTransaction(signature) {
       const loc = sigIndex.get(signature);

@@ -1,4 +1,5 @@
-// The websocket subscriptions web3.js v1 uses: signatureSubscribe (one-shot, as on a node) and slotSubscribe.
+// Websocket subscriptions: signatureSubscribe (one-shot, as on a node), slotSubscribe, rootSubscribe, logsSubscribe
+// (all / mentions) and accountSubscribe, each notified at its commitment.
 import type { IncomingMessage } from 'node:http';
 import type { Socket } from 'node:net';
 import WebSocket, { Server as WebSocketServer } from 'ws';
@@ -6,10 +7,15 @@ import type { Chain, ChainEvent } from './chain';
 import { stringifyRpc } from './json';
 import { API_VERSION } from './methods/context';
 import type { Commitment } from './types';
+import { AccountEncoding, encodeAccount } from './encode';
+import { allAccountKeys } from './wire';
+import { wireOf } from './methods/records';
 
 const RANK: Record<Commitment, number> = { processed: 0, confirmed: 1, finalized: 2 };
 
 interface SigSub { id: number; signature: string; commitment: Commitment }
+interface LogsSub { id: number; mentions: string | null; commitment: Commitment }
+interface AccountSub { id: number; address: string; commitment: Commitment; encoding: AccountEncoding; last: string }
 
 export interface Subscriptions {
   handleUpgrade(req: IncomingMessage, socket: Socket, head: Buffer): void;
@@ -36,13 +42,40 @@ export function createSubscriptions(chain: Chain): Subscriptions {
       sigSubs.delete(s.id);
       send({ jsonrpc: '2.0', method: 'signatureNotification', params: { result: { context: { apiVersion: API_VERSION, slot }, value: { err } }, subscription: s.id } });
     };
+    const logsSubs = new Map<number, LogsSub>();
+    const accountSubs = new Map<number, AccountSub>();
+    const rootSubs = new Set<number>();
+    const accountValue = (s: AccountSub): unknown => {
+      const a = chain.accountAt(s.address, s.commitment);
+      return a ? encodeAccount(a, s.encoding, chain.decimalsOf) : null;
+    };
     const off = chain.subscribe((e: ChainEvent) => {
       if (e.type === 'slot') {
         for (const id of slotSubs) send({ jsonrpc: '2.0', method: 'slotNotification', params: { result: { parent: e.parent, root: e.root, slot: e.slot }, subscription: id } });
+        for (const id of rootSubs) send({ jsonrpc: '2.0', method: 'rootNotification', params: { result: e.root, subscription: id } });
         return;
       }
       for (const s of [...sigSubs.values()]) {
         if (s.signature === e.signature && RANK[e.commitment] === RANK[s.commitment]) notifySig(s, e.slot, e.err);
+      }
+      if (logsSubs.size === 0 && accountSubs.size === 0) return;
+      const rec = chain.recordOf(e.signature);
+      if (!rec) return;
+      const keys = allAccountKeys(wireOf(rec), rec.meta.loadedAddresses);
+      for (const s of logsSubs.values()) {
+        if (RANK[e.commitment] !== RANK[s.commitment] || (s.mentions !== null && !keys.includes(s.mentions))) continue;
+        send({
+          jsonrpc: '2.0', method: 'logsNotification',
+          params: { result: { context: { apiVersion: API_VERSION, slot: e.slot }, value: { signature: e.signature, err: e.err, logs: rec.meta.logMessages } }, subscription: s.id },
+        });
+      }
+      for (const s of accountSubs.values()) {
+        if (RANK[e.commitment] !== RANK[s.commitment] || !keys.includes(s.address)) continue;
+        const value = accountValue(s);
+        const text = stringifyRpc(value);
+        if (text === s.last) continue;
+        s.last = text;
+        send({ jsonrpc: '2.0', method: 'accountNotification', params: { result: { context: { apiVersion: API_VERSION, slot: e.slot }, value }, subscription: s.id } });
       }
     });
     ws.on('close', () => off());
@@ -77,6 +110,48 @@ export function createSubscriptions(chain: Chain): Subscriptions {
           send({ jsonrpc: '2.0', result: sid, id });
           return;
         }
+        case 'logsSubscribe': {
+          const filter = params[0];
+          let mentions: string | null = null;
+          if (filter && typeof filter === 'object' && Array.isArray((filter as { mentions?: unknown }).mentions)) {
+            mentions = String((filter as { mentions: unknown[] }).mentions[0]);
+          } else if (filter !== 'all' && filter !== 'allWithVotes') {
+            send({ jsonrpc: '2.0', error: { code: -32602, message: 'Invalid params' }, id });
+            return;
+          }
+          const sub: LogsSub = { id: nextId++, mentions, commitment: commitmentOf(((params[1] ?? {}) as { commitment?: unknown }).commitment) };
+          logsSubs.set(sub.id, sub);
+          send({ jsonrpc: '2.0', result: sub.id, id });
+          return;
+        }
+        case 'accountSubscribe': {
+          if (typeof params[0] !== 'string') {
+            send({ jsonrpc: '2.0', error: { code: -32602, message: 'Invalid params' }, id });
+            return;
+          }
+          const cfg = (params[1] ?? {}) as { commitment?: unknown; encoding?: unknown };
+          const encoding: AccountEncoding = cfg.encoding === 'jsonParsed' ? 'jsonParsed' : cfg.encoding === 'base58' ? 'base58' : 'base64';
+          const sub: AccountSub = { id: nextId++, address: params[0], commitment: commitmentOf(cfg.commitment), encoding, last: '' };
+          sub.last = stringifyRpc(accountValue(sub));
+          accountSubs.set(sub.id, sub);
+          send({ jsonrpc: '2.0', result: sub.id, id });
+          return;
+        }
+        case 'rootSubscribe': {
+          const sid = nextId++;
+          rootSubs.add(sid);
+          send({ jsonrpc: '2.0', result: sid, id });
+          return;
+        }
+        case 'logsUnsubscribe':
+          send({ jsonrpc: '2.0', result: logsSubs.delete(Number(params[0])), id });
+          return;
+        case 'accountUnsubscribe':
+          send({ jsonrpc: '2.0', result: accountSubs.delete(Number(params[0])), id });
+          return;
+        case 'rootUnsubscribe':
+          send({ jsonrpc: '2.0', result: rootSubs.delete(Number(params[0])), id });
+          return;
         case 'signatureUnsubscribe':
           send({ jsonrpc: '2.0', result: sigSubs.delete(Number(params[0])), id });
           return;

@@ -400,7 +400,7 @@ describe('localnet: commitment in manual mode', function () {
 });
 
 describe('localnet: websockets, Token-2022, CLI', function () {
-  it('web3.js default websocket (RPC port + 1) confirms; slotSubscribe notifies', async () => {
+  it('web3.js default websocket (RPC port + 1) confirms; slot, logs and account subscriptions notify', async () => {
     const net = await startLocalnet({ slotMs: 20, finalityDepth: 2 });
     try {
       // No wsEndpoint: web3.js derives ws://host:(port+1), as for a real validator on 8899/8900.
@@ -414,6 +414,25 @@ describe('localnet: websockets, Token-2022, CLI', function () {
       await until('slot notifications', async () => slots.length >= 3);
       await conn.removeSlotChangeListener(id);
       expect(slots[1]).to.be.greaterThan(slots[0]);
+      // Logs and account changes at 'confirmed'.
+      const watched = Keypair.generate().publicKey;
+      const logs: Array<{ signature: string; logs: string[] }> = [];
+      const changes: number[] = [];
+      const logsId = conn.onLogs(watched, (l) => logs.push(l), 'confirmed');
+      const accId = conn.onAccountChange(watched, (a) => changes.push(a.lamports), 'confirmed');
+      // web3.js subscribes asynchronously: keep paying until both notifications arrived (no timing guess).
+      const paid: string[] = [];
+      await until('log and account notifications', async () => {
+        if (logs.length >= 1 && changes.length >= 1) return true;
+        paid.push(await conn.requestAirdrop(watched, 2 * LAMPORTS_PER_SOL));
+        return false;
+      }, 100, 100);
+      expect(paid).to.include(logs[0].signature);
+      expect(logs[0].logs).to.include('Program 11111111111111111111111111111111 success');
+      expect(changes[0] % (2 * LAMPORTS_PER_SOL)).to.equal(0);
+      expect(changes[0]).to.be.greaterThan(0);
+      await conn.removeOnLogsListener(logsId);
+      await conn.removeAccountChangeListener(accId);
     } finally {
       await net.stop();
     }
