@@ -12,6 +12,7 @@ import { createWebhookDelivery } from './delivery';
 import { createLedger, LEDGER_CODES, RECEIPT_SOURCES, type ReceiptSource } from './ledger';
 import { decodeInput, ingestReceipts } from './ledger/ingest';
 import { createIndexerMetrics, serveMetrics } from './metrics';
+import { formatReport } from './report';
 import { createOutboxWorker, replayDeadLetters } from './outbox';
 import { upsertMerchantTarget } from './outbox/queries';
 
@@ -152,15 +153,7 @@ function registerReport(program: Command): void {
           process.stdout.write(`${JSON.stringify(r)}\n`);
           return;
         }
-        const lines = [
-          `invoices: ${r.invoices.length} (${r.invoices.filter((i) => i.status === 'paid').length} paid)`,
-          ...r.invoices.map((i) => `  ${i.id}  ${i.status.padEnd(4)}  ${i.credited}/${i.expected} ${i.mint}`),
-          `receipts: ${r.receipts.total} (${r.receipts.matched} matched)`,
-          ...r.deliveries.map((d) => `  ${d.cluster}/${d.source}: delivered ${d.delivered}, new ${d.inserted}, duplicates ${d.duplicates}`),
-          `exceptions: ${Object.entries(r.exceptions).map(([k, v]) => `${k} ${v.count} (${v.amount})`).join(', ') || 'none'}`,
-          `outbox: ${Object.entries(r.outbox).map(([k, v]) => `${k} ${v}`).join(', ')}`,
-        ];
-        process.stdout.write(`${lines.join('\n')}\n`);
+        process.stdout.write(formatReport(r));
       } finally {
         await db.end();
       }
