@@ -47,6 +47,8 @@ export interface LocalnetHandle {
   readonly url: string;
   readonly wsUrl: string;
   readonly port: number;
+  /** Ports serving websockets: the RPC port, and port+1 when it was free. */
+  readonly wsPorts: number[];
   readonly ledgerDir: string;
   /** The live LiteSVM (a new instance after restart). */
   readonly svm: LiteSVM;
@@ -103,6 +105,9 @@ export async function startLocalnet(opts: LocalnetOptions = {}): Promise<Localne
     },
     get port() {
       return port;
+    },
+    get wsPorts() {
+      return server.wsPort === port ? [port] : [port, server.wsPort];
     },
     ledgerDir,
     get svm() {

@@ -84,6 +84,13 @@ export async function startRpcServer(o: RpcServerOptions): Promise<RpcServer> {
   const errors = new Counter({ name: 'oncepay_localnet_rpc_errors_total', help: 'JSON-RPC error answers by method and code', labelNames: ['method', 'code'], registers: [registry] });
   const faultsInjected = new Counter({ name: 'oncepay_localnet_faults_injected_total', help: 'Injected faults by kind', labelNames: ['kind'], registers: [registry] });
   new Gauge({ name: 'oncepay_localnet_slot', help: 'Tip slot', registers: [registry], collect() { this.set(o.chain.tipSlot()); } });
+  const landed = new Counter({ name: 'oncepay_localnet_transactions_total', help: 'Transactions landed (executed into a slot)', registers: [registry] });
+  const blocksMade = new Counter({ name: 'oncepay_localnet_blocks_total', help: 'Blocks sealed', registers: [registry] });
+  new Gauge({ name: 'oncepay_localnet_finalized_slot', help: 'Finalized slot', registers: [registry], collect() { this.set(o.chain.finalizedSlot()); } });
+  const offMetrics = o.chain.subscribe((e) => {
+    if (e.type === 'slot') blocksMade.inc();
+    else if (e.commitment === 'processed') landed.inc();
+  });
   const subs = createSubscriptions(o.chain);
   const timers = new Set<NodeJS.Timeout>();
   const later = (ms: number, fn: () => void): void => {
@@ -233,6 +240,7 @@ export async function startRpcServer(o: RpcServerOptions): Promise<RpcServer> {
     wsPort,
     registry,
     async close() {
+      offMetrics();
       for (const t of timers) clearTimeout(t);
       timers.clear();
       subs.close();

@@ -319,6 +319,7 @@ describe('localnet: web3.js conformance', function () {
     expect((await conn.getTransaction(pricedSig, { commitment: 'confirmed', maxSupportedTransactionVersion: 0 }))!.meta!.fee).to.equal(quoted);
     const metrics = await (await fetch(`${net.url}/metrics`)).text();
     expect(metrics).to.match(/oncepay_localnet_rpc_requests_total\{method="getSlot"\} [1-9]/);
+    expect(metrics).to.match(/oncepay_localnet_transactions_total [1-9]/);
   });
 
 });
@@ -401,7 +402,13 @@ describe('localnet: commitment in manual mode', function () {
 
 describe('localnet: websockets, Token-2022, CLI', function () {
   it('web3.js default websocket (RPC port + 1) confirms; slot, logs and account subscriptions notify', async () => {
-    const net = await startLocalnet({ slotMs: 20, finalityDepth: 2 });
+    // Port+1 must be free for web3.js's default: take another ephemeral port in the rare case it is not.
+    let net = await startLocalnet({ slotMs: 20, finalityDepth: 2 });
+    for (let i = 0; i < 5 && !net.wsPorts.includes(net.port + 1); i++) {
+      await net.stop();
+      net = await startLocalnet({ slotMs: 20, finalityDepth: 2 });
+    }
+    expect(net.wsPorts).to.include(net.port + 1);
     try {
       // No wsEndpoint: web3.js derives ws://host:(port+1), as for a real validator on 8899/8900.
       const conn = new Connection(net.url, 'confirmed');
