@@ -15,7 +15,7 @@ import { LEDGER_CODES } from './codes';
 import { fulfilmentOpId, invoicePaidPayload } from './fulfilment';
 import * as q from './queries';
 import type { ApplyBatchInput, ApplyBatchResult, InvoiceRow, LedgerReport, NewInvoice, RaisedException, ReceiptSource } from './types';
-import { assertCluster, assertSource, compareReceipts, partitionReceipts, receiptKey, uniqueSorted } from './validate';
+import { assertCluster, assertSource, compareReceipts, partitionReceipts, receiptKey, uniqueReceipts } from './validate';
 
 export interface LedgerDeps {
   db: Pool;
@@ -47,7 +47,7 @@ export function createLedger(deps: LedgerDeps): Ledger {
     const checkpoint = input.checkpoint === undefined ? undefined : slotText(input.checkpoint.slot);
     const { good, rejected } = partitionReceipts(input.receipts, input.cluster);
     for (const r of rejected) log.error({ code: r.code, index: r.index, cluster: input.cluster, source: input.source }, r.message);
-    const batch = uniqueSorted(good);
+    const batch = uniqueReceipts(good);
     for (let tries = 1; ; tries++) {
       const client = await db.connect();
       try {
@@ -266,12 +266,15 @@ export function createLedger(deps: LedgerDeps): Ledger {
   return { applyBatch, getCheckpoint, setCheckpoint, createInvoice, getInvoice, report };
 }
 
-/** The receipts of a (sorted) batch not in the ledger yet, still sorted. */
+/**
+ * The receipts of a batch not in the ledger yet, sorted by identity: every batch inserts (and so waits on
+ * unique-index entries) in this same order. Only these few need sorting in a mostly-duplicate batch.
+ */
 async function unknownReceipts(client: PoolClient, cluster: string, batch: Receipt[]): Promise<Receipt[]> {
   const { rows } = await client.query<{ ord: number }>(
     q.selectUnknownReceipts(cluster, batch.map((r) => r.signature), batch.map((r) => r.ixIndex), batch.map((r) => r.innerIndex)),
   );
-  return rows.map((r) => r.ord).sort((a, b) => a - b).map((ord) => batch[ord - 1]);
+  return rows.map((r) => batch[r.ord - 1]).sort(compareReceipts);
 }
 
 /** Chain order (slot, then identity): decides which of two payments completes an invoice and which is excess. */

@@ -58,8 +58,16 @@ export function compareReceipts(a: Receipt, b: Receipt): number {
   return a.ixIndex - b.ixIndex || a.innerIndex - b.innerIndex;
 }
 
-/** Sorted by identity, repeats inside the batch dropped (they count as duplicates). */
-export function uniqueSorted(receipts: readonly Receipt[]): Receipt[] {
-  const sorted = [...receipts].sort(compareReceipts);
-  return sorted.filter((r, i) => i === 0 || compareReceipts(sorted[i - 1], r) !== 0);
+/** Repeats inside the batch dropped (they count as duplicates); first occurrence kept, input order otherwise. */
+export function uniqueReceipts(receipts: readonly Receipt[]): Receipt[] {
+  const seen = new Set<string>();
+  const out: Receipt[] = [];
+  for (const r of receipts) {
+    const k = receiptKey(r);
+    if (!seen.has(k)) {
+      seen.add(k);
+      out.push(r);
+    }
+  }
+  return out;
 }
