@@ -9,6 +9,7 @@ import { createPool } from '../db/pool';
 import { OncepayError } from '../common/errors';
 import { logger } from '../common/log';
 import { hashApiKey } from './api/api-key-auth';
+import { pruneIdempotencyKeys } from './api/idempotency';
 import { MERCHANT_NOT_FOUND, OPTION_INVALID, PAYOUT_ABORTED, PAYOUT_NOT_FOUND } from './codes';
 import { deriveOperation } from './op-id';
 import { createConnectionChain } from './payout/chain';
@@ -168,6 +169,16 @@ export function register(program: Command): void {
         if (!p) throw new OncepayError(PAYOUT_NOT_FOUND, `payout ${id} not found`);
         print(payoutView(p, await listAttempts(db, p.id)), o.json);
       });
+    });
+
+  payout
+    .command('prune-keys')
+    .description('delete completed Idempotency-Keys older than --hours (at least 24)')
+    .option('--hours <n>', 'retention in hours (≥ 24)', '24')
+    .option('--json', 'one-line JSON output')
+    .action(async (o: { hours: string; json?: boolean }) => {
+      const deleted = await withDb((db) => pruneIdempotencyKeys(db, Number(o.hours) * 3600_000));
+      print({ deleted }, o.json);
     });
 
   payout

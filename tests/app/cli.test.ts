@@ -44,7 +44,7 @@ describe('app/cli (oncepay payout …)', () => {
   it('every payout command has a description and --help', () => {
     const payout = buildCli().commands.find((c: Command) => c.name() === 'payout')!;
     const names = payout.commands.map((c) => c.name()).sort();
-    expect(names).to.deep.equal(['create', 'execute', 'merchant-add', 'opid', 'resume', 'serve', 'show']);
+    expect(names).to.deep.equal(['create', 'execute', 'merchant-add', 'opid', 'prune-keys', 'resume', 'serve', 'show']);
     for (const c of payout.commands) {
       expect(c.description(), c.name()).to.not.equal('');
       expect(c.helpInformation()).to.contain('--help');
@@ -81,6 +81,7 @@ describe('app/cli (oncepay payout …)', () => {
       [['payout', 'create', '--merchant', pk(), '--payout-id', 'x', '--recipient', pk(), '--mint', pk(), '--amount', '1'], 'ONCEPAY__PAYOUT__MERCHANT_NOT_FOUND'],
       [['payout', 'show', '424242'], 'ONCEPAY__PAYOUT__NOT_FOUND'],
       [['payout', 'opid', '--merchant', 'nope', '--payout-id', 'x'], 'ONCEPAY__PAYOUT__ADDRESS_MALFORMED'],
+      [['payout', 'prune-keys', '--hours', '1'], 'ONCEPAY__API__IDEMPOTENCY_RETENTION_TOO_SHORT'],
     ];
     for (const [args, code] of cases) {
       let err: unknown;
