@@ -29,6 +29,8 @@ const CONCURRENCY = Number(process.env.BENCH_PAYOUT_CONCURRENCY ?? 8);
 const ROUNDS = Number(process.env.BENCH_PAYOUT_ROUNDS ?? 3);
 const SLOT_MS = Number(process.env.BENCH_SLOT_MS ?? 10);
 const POLL_MS = 5;
+// A stuck payout fails the bench loudly instead of hanging it.
+const DEADLINE_MS = Number(process.env.BENCH_PAYOUT_DEADLINE_MS ?? 120_000);
 
 process.env.ONCEPAY_LOG_LEVEL ??= 'error';
 
@@ -58,9 +60,10 @@ async function run(bank: Bank, db: Pool, m: MerchantSetup, merchant: MerchantRow
   async function journal(n: number): Promise<number> {
     const ids = Array.from({ length: n }, () => `j-${bank.name}-${++seq}`);
     const t0 = performance.now();
+    const signal = AbortSignal.timeout(DEADLINE_MS);
     await inParallel(ids, CONCURRENCY, async (payoutId) => {
       const { row } = await createPayout(db, merchant, { ...terms(), payoutId });
-      const r = await executePayout(row, { db, chain: bank.chain, authority: m.authority, pollIntervalMs: POLL_MS });
+      const r = await executePayout(row, { db, chain: bank.chain, authority: m.authority, pollIntervalMs: POLL_MS, signal });
       if (r?.state !== 'succeeded') throw new Error(`payout ${payoutId}: ${r?.state} ${r?.error}`);
     });
     return n / ((performance.now() - t0) / 1000);
@@ -79,6 +82,7 @@ async function run(bank: Bank, db: Pool, m: MerchantSetup, merchant: MerchantRow
           if (s.err) throw new Error(`direct ${payoutId}: ${JSON.stringify(s.err)}`);
           return;
         }
+        if (performance.now() - t0 > DEADLINE_MS) throw new Error(`direct ${payoutId}: not confirmed within ${DEADLINE_MS} ms`);
         await sleep(POLL_MS);
       }
     });
