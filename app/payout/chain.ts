@@ -17,10 +17,10 @@ export interface PayoutChain {
   sendRawTransaction(bytes: Uint8Array): Promise<void>;
   signatureStatuses(signatures: Signature[]): Promise<SignatureStatus[]>;
   /**
-   * True only when no fork can include a transaction with this lastValidBlockHeight any more: the FINALIZED
-   * block height is past it. (A `confirmed` height past it would still leave a lower fork that could.)
+   * True only when no fork can include a transaction with this lifetime any more: the FINALIZED block height is
+   * past lastValidBlockHeight. (A `confirmed` height past it would still leave a lower fork that could.)
    */
-  blockhashExpired(lastValidBlockHeight: bigint): Promise<boolean>;
+  blockhashExpired(lifetime: { blockhash: string; lastValidBlockHeight: bigint }): Promise<boolean>;
   /**
    * The op account, decoded; null when absent (or only pre-funded with lamports). Read at `finalized` to prove
    * absence after expiry; at `confirmed` after an OperationAlreadyConsumed that we saw at `confirmed`.
@@ -69,7 +69,8 @@ export function createConnectionChain(opts: ConnectionChainOptions): PayoutChain
         return { found: true, settled: true, slot, err: s.err };
       });
     },
-    async blockhashExpired(lastValidBlockHeight) {
+    async blockhashExpired({ lastValidBlockHeight }) {
+      // Not isBlockhashValid: one node's "unknown blockhash" (lagging, or another fork) proves nothing.
       const h = await connection.getBlockHeight('finalized');
       return BigInt(h) > lastValidBlockHeight;
     },

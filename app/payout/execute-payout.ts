@@ -168,7 +168,7 @@ async function runLocked(id: string, deps: ExecuteDeps): Promise<PayoutResult> {
         // Expiry is only worth a call when we would act on it: not found, and not just sent by us.
         const last = lastSend.get(a.id);
         const sentRecently = a.status === 'sent' && last !== undefined && performance.now() - last < rebroadcast;
-        const expired = status.found || sentRecently ? undefined : await deps.chain.blockhashExpired(a.lastValidBlockHeight);
+        const expired = status.found || sentRecently ? undefined : await deps.chain.blockhashExpired(a);
         const step = decideAttempt({ status, expired, sentRecently });
         switch (step.kind) {
           case 'landed':

@@ -33,6 +33,10 @@ export async function startBankrun(soDir: string): Promise<ProgramTestContext> {
 
 export function bankrunChain(ctx: ProgramTestContext): PayoutChain {
   const banks = ctx.banksClient;
+  // Bankrun retires blockhashes (after ~1,400 transactions here) while its block height stays put, so height
+  // alone never shows expiry. The bank is the only node and everything it does is final: a blockhash it
+  // refused as not found is expired for good.
+  const retired = new Set<string>();
   return {
     async latestBlockhash() {
       const r = await banks.getLatestBlockhash('confirmed');
@@ -40,7 +44,9 @@ export function bankrunChain(ctx: ProgramTestContext): PayoutChain {
       return { blockhash: r[0], lastValidBlockHeight: r[1] };
     },
     async sendRawTransaction(bytes) {
-      await banks.tryProcessTransaction(Transaction.from(bytes));
+      const tx = Transaction.from(bytes);
+      const r = await banks.tryProcessTransaction(tx);
+      if (r.result && /BlockhashNotFound|Blockhash not found/i.test(r.result)) retired.add(tx.recentBlockhash!);
     },
     async signatureStatuses(signatures) {
       const r = await banks.getTransactionStatuses(signatures);
@@ -49,8 +55,8 @@ export function bankrunChain(ctx: ProgramTestContext): PayoutChain {
         return { found: true, settled: true, slot: s.slot, err: parseBankrunError(s.err) };
       });
     },
-    async blockhashExpired(lastValidBlockHeight) {
-      return (await banks.getBlockHeight('finalized')) > lastValidBlockHeight;
+    async blockhashExpired({ blockhash, lastValidBlockHeight }) {
+      return retired.has(blockhash) || (await banks.getBlockHeight('finalized')) > lastValidBlockHeight;
     },
     async getOpAccount(pda, programId, commitment) {
       const a = await banks.getAccount(new PublicKey(pda), commitment);
