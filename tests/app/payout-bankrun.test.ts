@@ -7,6 +7,8 @@ import { hashApiKey } from '../../app/api/api-key-auth';
 import { buildApiApp } from '../../app/api/build-api-app';
 import { createPayout } from '../../app/payout/create-payout';
 import { executePayout } from '../../app/payout/execute-payout';
+import { lockPayout } from '../../app/payout/lock';
+import { resumePayouts } from '../../app/payout/resume';
 import { decodeOpAccount } from '../../app/payout/program';
 import { insertMerchant, listAttempts, MerchantRow } from '../../app/payout/queries';
 import { address } from '../../app/types';
@@ -166,6 +168,25 @@ describe('app/payout on the compiled program (solana-bankrun)', () => {
     const r = await executePayout((await createPayout(dbA.pool, merchantA, { ...t, payoutId: 'po-2' })).row, deps(dbA));
     expect(r!.state).to.equal('succeeded');
     expect((await balances()).recipient - before.recipient).to.equal(1000n);
+  });
+
+  it('resumePayouts skips a row another worker holds, and finishes it once that worker is gone', async () => {
+    const before = await balances();
+    const { row } = await createPayout(dbA.pool, merchantA, { payoutId: 'po-resume', recipient: recipient.toBase58(), mint: m.mint.toBase58(), amount: '5' });
+    const held = (await lockPayout(dbA.pool, row.id, 'skip'))!;
+    try {
+      const r = await resumePayouts({ ...deps(dbA), includePending: true });
+      expect(r.skipped).to.deep.equal([row.id]);
+      expect(await balances()).to.deep.equal(before);
+    } finally {
+      await held.release();
+    }
+    const r2 = await resumePayouts({ ...deps(dbA), includePending: true });
+    expect(r2.results.map((x) => [x.id, x.state])).to.deep.equal([[row.id, 'succeeded']]);
+    expect((await balances()).recipient - before.recipient).to.equal(5n);
+    // Pending rows are left alone unless asked for.
+    const { row: pending } = await createPayout(dbA.pool, merchantA, { payoutId: 'po-pending', recipient: recipient.toBase58(), mint: m.mint.toBase58(), amount: '5' });
+    expect((await resumePayouts(deps(dbA))).results.map((x) => x.id)).to.not.include(pending.id);
   });
 
   it('a program error other than OperationAlreadyConsumed fails the payout without a transfer (vault too small)', async () => {
