@@ -194,6 +194,7 @@ export function createChain(opts: ChainOptions): Chain {
   const undo = new Map<string, Array<{ slot: number; pre: AccountSnapshot | null }>>();
   const undoQueue: Array<{ slot: number; address: string }> = [];
   let undoHead = 0;
+  const keysOf = new WeakMap<TxRecord, string[]>();
   let seq = 0;
   let finIdx = 0; // index into `slots` of the finalized block
   let pending: { slot: number; txs: TxRecord[]; sigs: Map<string, TxRecord> };
@@ -221,8 +222,10 @@ export function createChain(opts: ChainOptions): Chain {
     blockhashHeights.set(b.blockhash, b.blockHeight);
     b.txs.forEach((t, index) => {
       sigIndex.set(t.signature, { block: b, index, seq: seq++ });
-      const wire = decodeWireTransaction(Buffer.from(t.wire, 'base64'));
-      for (const k of new Set(allAccountKeys(wire, t.meta.loadedAddresses))) {
+      // Keys are known from execution; only records read back from the ledger are decoded again.
+      const keys = keysOf.get(t) ?? allAccountKeys(decodeWireTransaction(Buffer.from(t.wire, 'base64')), t.meta.loadedAddresses);
+      keysOf.delete(t);
+      for (const k of new Set(keys)) {
         let list = addrIndex.get(k);
         if (!list) addrIndex.set(k, (list = []));
         list.push(t.signature);
@@ -468,6 +471,7 @@ export function createChain(opts: ChainOptions): Chain {
     });
     failpoint('localnet.after_execute_before_seal');
     const rec: TxRecord = { signature: wire.signature, slot: pending.slot, wire: Buffer.from(wire.bytes).toString('base64'), meta: rpcMeta };
+    keysOf.set(rec, keys);
     pending.txs.push(rec);
     pending.sigs.set(rec.signature, rec);
     emit({ type: 'status', signature: rec.signature, slot: pending.slot, commitment: 'processed', err });
