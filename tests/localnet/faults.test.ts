@@ -219,15 +219,24 @@ describe('localnet: restart and persistence', function () {
     }
   });
 
-  // `oncepay localnet` as a real process on a ledger folder.
+  // `oncepay localnet` as a real process on a ledger folder. Every child and folder is also cleaned up in
+  // afterEach, which runs even when a test times out while awaiting one of them.
   const root = path.resolve(__dirname, '../..');
+  const spawned: ChildProcess[] = [];
+  const folders: string[] = [];
+  afterEach(() => {
+    for (const c of spawned.splice(0)) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
+    for (const d of folders.splice(0)) fs.rmSync(d, { recursive: true, force: true });
+  });
   const launch = (dir: string, env: Record<string, string> = {}): Promise<{ child: ChildProcess; url: string; exited: Promise<number | null> }> =>
     new Promise((resolve, reject) => {
+      folders.push(dir);
       const child = spawn(process.execPath, [path.join(root, 'bin/oncepay'), 'localnet', '--port', '0', '--slot-ms', '20', '--finality-depth', '2', '--ledger', dir], {
         // From source: a dist/ left by an earlier build may be stale while tests run against the sources.
         env: { ...process.env, ONCEPAY_FROM_SOURCE: '1', ...env },
         stdio: ['ignore', 'pipe', 'pipe'],
       });
+      spawned.push(child);
       const exited = new Promise<number | null>((r) => child.once('exit', (code) => r(code)));
       let out = '';
       child.stderr!.resume();
