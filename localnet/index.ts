@@ -94,7 +94,12 @@ export async function startLocalnet(opts: LocalnetOptions = {}): Promise<Localne
     await server.close();
     chain.stop();
   };
-  await boot();
+  try {
+    await boot();
+  } catch (e) {
+    if (ownDir) fs.rmSync(ledgerDir, { recursive: true, force: true });
+    throw e;
+  }
 
   return {
     get url() {
