@@ -71,19 +71,19 @@ function parseToken(a: string[], d: Uint8Array): { type: string; info: Record<st
       return { type: 'initializeAccount3', info: { account: a[0], mint: a[1], owner: key(d, 1) } };
     case 3: // Transfer
       if (!need(3, 9)) return null;
-      return { type: 'transfer', info: { source: a[0], destination: a[1], authority: a[2], amount: u64(d, 1).toString() } };
+      return { type: 'transfer', info: { source: a[0], destination: a[1], ...signers(a, 2, 'authority', 'multisigAuthority'), amount: u64(d, 1).toString() } };
     case 7: // MintTo
       if (!need(3, 9)) return null;
       return { type: 'mintTo', info: { mint: a[0], account: a[1], mintAuthority: a[2], amount: u64(d, 1).toString() } };
     case 8: // Burn
       if (!need(3, 9)) return null;
-      return { type: 'burn', info: { account: a[0], mint: a[1], authority: a[2], amount: u64(d, 1).toString() } };
+      return { type: 'burn', info: { account: a[0], mint: a[1], ...signers(a, 2, 'authority', 'multisigAuthority'), amount: u64(d, 1).toString() } };
     case 9: // CloseAccount
       if (!need(3, 1)) return null;
       return { type: 'closeAccount', info: { account: a[0], destination: a[1], owner: a[2] } };
     case 12: // TransferChecked
       if (!need(4, 10)) return null;
-      return { type: 'transferChecked', info: { source: a[0], mint: a[1], destination: a[2], authority: a[3], tokenAmount: tokenAmount(u64(d, 1), d[9]) } };
+      return { type: 'transferChecked', info: { source: a[0], mint: a[1], destination: a[2], ...signers(a, 3, 'authority', 'multisigAuthority'), tokenAmount: tokenAmount(u64(d, 1), d[9]) } };
     case 14: // MintToChecked
       if (!need(3, 10)) return null;
       return { type: 'mintToChecked', info: { mint: a[0], account: a[1], mintAuthority: a[2], tokenAmount: tokenAmount(u64(d, 1), d[9]) } };
@@ -95,7 +95,7 @@ function parseToken(a: string[], d: Uint8Array): { type: string; info: Record<st
       return {
         type: 'transferCheckedWithFee',
         info: {
-          source: a[0], mint: a[1], destination: a[2], authority: a[3],
+          source: a[0], mint: a[1], destination: a[2], ...signers(a, 3, 'authority', 'multisigAuthority'),
           tokenAmount: tokenAmount(u64(d, 2), d[10]),
           feeAmount: tokenAmount(u64(d, 11), d[10]),
         },
@@ -103,6 +103,15 @@ function parseToken(a: string[], d: Uint8Array): { type: string; info: Record<st
     default:
       return null;
   }
+}
+
+/**
+ * The real RPC's rule (solana-transaction-status `parse_signers`): accounts beyond the authority slot are multisig
+ * signers, shown as `multisigAuthority` + `signers`; otherwise the single `authority`.
+ */
+function signers(a: string[], at: number, single: string, multi: string): Record<string, unknown> {
+  if (a.length > at + 1) return { [multi]: a[at], signers: a.slice(at + 1) };
+  return { [single]: a[at] };
 }
 
 function parseAta(a: string[], d: Uint8Array): { type: string; info: Record<string, unknown> } | null {

@@ -167,6 +167,18 @@ describe('localnet pure: instruction parsing', () => {
     const unknown = parseInstruction(a.toBase58(), [b.toBase58()], Uint8Array.from([1, 2, 3]), 1);
     expect(unknown).to.deep.equal({ programId: a.toBase58(), accounts: [b.toBase58()], data: bs58.encode(Uint8Array.from([1, 2, 3])), stackHeight: 1 });
   });
+
+  it('names extra accounts after the token authority as multisigAuthority + signers, as the real RPC does', () => {
+    const [src, mint, dst, owner, extra] = [0, 1, 2, 3, 4].map(() => Keypair.generate().publicKey.toBase58());
+    const data = Uint8Array.from([12, 5, 0, 0, 0, 0, 0, 0, 0, 2]); // transferChecked 5, decimals 2
+    const single = parseInstruction(TOKEN_PROGRAM_ID.toBase58(), [src, mint, dst, owner], data, null) as { parsed: { info: Record<string, unknown> } };
+    expect(single.parsed.info.authority).to.equal(owner);
+    expect(single.parsed.info).to.not.have.property('signers');
+    const multi = parseInstruction(TOKEN_PROGRAM_ID.toBase58(), [src, mint, dst, owner, extra], data, null) as { parsed: { info: Record<string, unknown> } };
+    expect(multi.parsed.info.multisigAuthority).to.equal(owner);
+    expect(multi.parsed.info.signers).to.deep.equal([extra]);
+    expect(multi.parsed.info).to.not.have.property('authority');
+  });
 });
 
 describe('localnet pure: lookup tables and writability', () => {
