@@ -2,9 +2,10 @@
 // kills itself with SIGKILL (a real `kill -9`: no finally blocks, no flushing, no graceful shutdown) when it
 // reaches that point. `<name>@N` fires on the N-th time the point is reached (1-based). Off by default.
 const counts = new Map<string, number>();
+// The environment is read once, on the first failpoint reached: the spec cannot change during a process.
+let armedPoints: Map<string, number> | undefined;
 
-function armed(): Map<string, number> {
-  const spec = process.env.ONCEPAY_FAILPOINT;
+function parseSpec(spec: string | undefined): Map<string, number> {
   const m = new Map<string, number>();
   if (!spec) return m;
   for (const part of spec.split(',')) {
@@ -15,8 +16,9 @@ function armed(): Map<string, number> {
 }
 
 export function failpoint(name: string): void {
-  if (!process.env.ONCEPAY_FAILPOINT) return;
-  const nth = armed().get(name);
+  armedPoints ??= parseSpec(process.env.ONCEPAY_FAILPOINT);
+  if (armedPoints.size === 0) return;
+  const nth = armedPoints.get(name);
   if (nth === undefined) return;
   const seen = (counts.get(name) ?? 0) + 1;
   counts.set(name, seen);
