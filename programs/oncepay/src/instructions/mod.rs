@@ -13,8 +13,17 @@ pub use {
 };
 
 use {
-    crate::{discriminator::discriminator, error::OncepayError},
-    pinocchio::account_info::AccountInfo,
+    crate::{
+        discriminator::discriminator,
+        error::OncepayError,
+        keys::keys_eq,
+        state::{load_mut, Merchant},
+    },
+    pinocchio::{
+        account_info::{AccountInfo, RefMut},
+        program_error::ProgramError,
+        pubkey::Pubkey,
+    },
 };
 
 /// `global:execute_payout`.
@@ -42,6 +51,26 @@ pub(crate) fn require_writable(account: &AccountInfo) -> Result<(), OncepayError
     } else {
         Err(OncepayError::AccountNotWritable)
     }
+}
+
+/// The merchant-authority gate of `set_paused` and `set_payout_authority`,
+/// in this order: `merchant_authority` signed (`MissingSignature`) →
+/// `merchant` writable (`AccountNotWritable`) → merchant owner, length,
+/// discriminator (`InvalidMerchantAccount`) → `merchant_authority` is the
+/// config's (`Unauthorized`). Returns the config borrowed mutably.
+#[inline(always)]
+pub(crate) fn load_merchant_as_authority<'a>(
+    program_id: &Pubkey,
+    merchant_authority: &AccountInfo,
+    merchant: &'a AccountInfo,
+) -> Result<RefMut<'a, Merchant>, ProgramError> {
+    require_signer(merchant_authority)?;
+    require_writable(merchant)?;
+    let config = load_mut::<Merchant>(merchant, program_id, OncepayError::InvalidMerchantAccount)?;
+    if !keys_eq(config.merchant_authority(), merchant_authority.key()) {
+        return Err(OncepayError::Unauthorized.into());
+    }
+    Ok(config)
 }
 
 /// `N` bytes at `at` of the instruction arguments.

@@ -10,12 +10,8 @@
 //! (`InvalidMerchantAccount`) → merchant_authority matches (`Unauthorized`).
 
 use {
-    super::{bool_arg, require_signer, require_writable},
-    crate::{
-        error::OncepayError,
-        keys::keys_eq,
-        state::{load_mut, Merchant},
-    },
+    super::{bool_arg, load_merchant_as_authority},
+    crate::error::OncepayError,
     pinocchio::{account_info::AccountInfo, pubkey::Pubkey, ProgramResult},
 };
 
@@ -32,13 +28,7 @@ pub fn process_set_paused(
     };
     let paused = bool_arg(*paused)?;
 
-    require_signer(merchant_authority)?;
-    require_writable(merchant)?;
-    let mut config =
-        load_mut::<Merchant>(merchant, program_id, OncepayError::InvalidMerchantAccount)?;
-    if !keys_eq(config.merchant_authority(), merchant_authority.key()) {
-        return Err(OncepayError::Unauthorized.into());
-    }
+    let mut config = load_merchant_as_authority(program_id, merchant_authority, merchant)?;
     config.set_paused(paused);
     Ok(())
 }
