@@ -1,6 +1,6 @@
 // The ledger's public shapes. The sources helper codes against ApplyBatchInput / ApplyBatchResult.
 import type { Receipt } from '../decode/receipt';
-import type { ExceptionKind } from '../match/types';
+import type { ExceptionKind, InvoiceState } from '../match/types';
 
 export const RECEIPT_SOURCES = ['scanner', 'backfill', 'webhook', 'file'] as const;
 export type ReceiptSource = (typeof RECEIPT_SOURCES)[number];
@@ -59,15 +59,8 @@ export interface NewInvoice {
   referenceKey?: string | null;
 }
 
-export interface InvoiceRow {
-  id: string;
-  merchant: string;
-  mint: string;
-  expectedAmount: bigint;
-  creditedAmount: bigint;
-  depositAddress: string | null;
-  referenceKey: string | null;
-  status: 'open' | 'paid';
+/** An invoice as the ledger shows it: the matcher's state without its creation order, with the time it was paid. */
+export interface InvoiceRow extends Omit<InvoiceState, 'createdSeq'> {
   paidAt: string | null;
 }
 
