@@ -1,7 +1,7 @@
 // The ledger: one database transaction per batch. Receipts go in ON CONFLICT DO NOTHING, and only the rows this
 // transaction actually inserted are matched, credited, raised as exceptions and fulfilled, all before COMMIT, so
 // a redelivered, replayed or concurrent batch can never credit the same transfer twice.
-import type { Pool, PoolClient } from 'pg';
+import type { Pool, PoolClient, QueryResultRow } from 'pg';
 import type { Logger } from 'pino';
 import { OncepayError } from '../../common/errors';
 import { failpoint } from '../../common/failpoint';
@@ -129,17 +129,7 @@ export function createLedger(deps: LedgerDeps): Ledger {
       for (const k of r.references ?? []) refs.add(k);
     }
     const rows = (await client.query(q.lockCandidateInvoices([...addresses], [...refs]))).rows;
-    return rows.map((x) => ({
-      id: x.id,
-      merchant: x.merchant,
-      mint: x.mint,
-      expectedAmount: BigInt(x.expected_amount),
-      creditedAmount: BigInt(x.credited_amount),
-      depositAddress: x.deposit_address,
-      referenceKey: x.reference_key,
-      status: x.status,
-      createdSeq: Number(x.created_epoch),
-    }));
+    return rows.map((x) => ({ ...invoiceFields(x), createdSeq: Number(x.created_epoch) }));
   }
 
   /** Credits, exceptions, fulfilments + outbox rows of the inserted receipts (in chain order, as planned). */
@@ -197,17 +187,7 @@ export function createLedger(deps: LedgerDeps): Ledger {
     const { rows } = await db.query(q.getInvoice(id));
     if (rows.length === 0) return null;
     const x = rows[0];
-    return {
-      id: x.id,
-      merchant: x.merchant,
-      mint: x.mint,
-      expectedAmount: BigInt(x.expected_amount),
-      creditedAmount: BigInt(x.credited_amount),
-      depositAddress: x.deposit_address,
-      referenceKey: x.reference_key,
-      status: x.status,
-      paidAt: x.paid_at ? new Date(x.paid_at).toISOString() : null,
-    };
+    return { ...invoiceFields(x), paidAt: x.paid_at ? new Date(x.paid_at).toISOString() : null };
   }
 
   async function createInvoice(inv: NewInvoice): Promise<{ created: boolean; invoice: InvoiceRow }> {
@@ -295,6 +275,20 @@ function slotText(slot: bigint | number): string {
     throw new OncepayError(LEDGER_CODES.INVALID_CHECKPOINT, `checkpoint slot ${String(slot)} is not a non-negative integer`);
   }
   return s.toString();
+}
+
+/** The columns of an invoices row that both the matcher's state and the ledger's InvoiceRow carry. */
+function invoiceFields(x: QueryResultRow): Omit<InvoiceState, 'createdSeq'> {
+  return {
+    id: x.id,
+    merchant: x.merchant,
+    mint: x.mint,
+    expectedAmount: BigInt(x.expected_amount),
+    creditedAmount: BigInt(x.credited_amount),
+    depositAddress: x.deposit_address,
+    referenceKey: x.reference_key,
+    status: x.status,
+  };
 }
 
 function columns(batch: Receipt[], invoiceOf: Map<string, string | null>): q.ReceiptColumns {
