@@ -20,20 +20,9 @@ export interface MerchantRow {
   createdAt: Date;
 }
 
-export interface PayoutRow {
+/** A stored payout: the terms it was created with (NewPayout) and where its execution stands. */
+export interface PayoutRow extends NewPayout {
   id: string;
-  merchantId: string;
-  payoutId: PayoutId;
-  programId: Address;
-  merchantAddress: Address;
-  vault: Address;
-  tokenProgram: Address;
-  recipient: Address;
-  mint: Address;
-  amount: bigint;
-  opId: OpId;
-  opPda: Address;
-  opBump: number;
   state: PayoutState;
   resultSignature: Signature | null;
   resultSlot: bigint | null;
