@@ -28,8 +28,6 @@ export interface WireTransaction {
   recentBlockhash: string;
   instructions: WireInstruction[];
   lookups: WireLookup[];
-  /** The serialized message (what signatures sign, what getFeeForMessage takes). */
-  messageBytes: Uint8Array;
 }
 
 export interface LoadedAddresses {
@@ -67,7 +65,6 @@ export function decodeWireTransaction(bytes: Uint8Array): WireTransaction {
       writableIndexes: [...l.writableIndexes],
       readonlyIndexes: [...l.readonlyIndexes],
     })),
-    messageBytes: m.serialize(),
   };
 }
 
