@@ -2,7 +2,7 @@
 // bare JSON number. Rule for numbers: a safe integer is exact; a bigint (from our exact JSON reader) is exact; any
 // other integer-valued number has already been through JSON.parse and may have been rounded, so it is rejected with
 // ONCEPAY__DECODE__AMOUNT_IMPRECISE rather than guessed at.
-import { U64_MAX } from '../../common/amount';
+import { isBaseUnits } from '../../common/amount';
 import { OncepayError } from '../../common/errors';
 import { DECODE_CODES } from './codes';
 import { show } from './json-shape';
@@ -28,7 +28,7 @@ export function parseAmountField(v: unknown, field: string): bigint {
   } else {
     throw outOfRange(field, show(v));
   }
-  if (x < 0n || x > U64_MAX) throw outOfRange(field, x.toString());
+  if (!isBaseUnits(x)) throw outOfRange(field, x.toString());
   return x;
 }
 

@@ -6,7 +6,7 @@ import type { Logger } from 'pino';
 import { OncepayError } from '../../common/errors';
 import { failpoint } from '../../common/failpoint';
 import { logger } from '../../common/log';
-import { U64_MAX } from '../../common/amount';
+import { isBaseUnits } from '../../common/amount';
 import type { Receipt } from '../decode/receipt';
 import { matchBatch } from '../match/match';
 import type { BatchOutcome, InvoiceState } from '../match/types';
@@ -194,7 +194,7 @@ export function createLedger(deps: LedgerDeps): Ledger {
     const bad = (m: string) => new OncepayError(LEDGER_CODES.INVALID_INVOICE, m, { id: inv.id });
     if (typeof inv.id !== 'string' || inv.id.length === 0) throw bad('id must be a non-empty string');
     if (typeof inv.mint !== 'string' || inv.mint.length === 0) throw bad('mint must be a non-empty string');
-    if (typeof inv.expectedAmount !== 'bigint' || inv.expectedAmount <= 0n || inv.expectedAmount > U64_MAX) throw bad('amount must be a u64 above 0');
+    if (!isBaseUnits(inv.expectedAmount) || inv.expectedAmount === 0n) throw bad('amount must be a u64 above 0');
     const depositAddress = inv.depositAddress ?? null;
     const referenceKey = inv.referenceKey ?? null;
     if (depositAddress === null && referenceKey === null) throw bad('an invoice needs a deposit address or a reference key');

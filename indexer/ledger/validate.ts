@@ -1,7 +1,7 @@
 // Pure checks on what reaches the ledger. A bad receipt is reported with a code and skipped; it never stops
 // the good ones of the same batch.
 import { OncepayError } from '../../common/errors';
-import { U64_MAX } from '../../common/amount';
+import { isBaseUnits } from '../../common/amount';
 import type { Receipt } from '../decode/receipt';
 import { LEDGER_CODES } from './codes';
 import { RECEIPT_SOURCES, ReceiptSource, RejectedReceipt } from './types';
@@ -18,7 +18,7 @@ export function receiptProblem(r: Receipt, cluster?: string): string | null {
   if (!Number.isSafeInteger(r.ixIndex) || r.ixIndex < 0) return `ixIndex ${String(r.ixIndex)} is not an index`;
   if (!Number.isSafeInteger(r.innerIndex) || r.innerIndex < -1) return `innerIndex ${String(r.innerIndex)} is not -1 or an index`;
   if (typeof r.amount !== 'bigint') return `amount must be a bigint, got ${typeof r.amount}`;
-  if (r.amount < 0n || r.amount > U64_MAX) return `amount ${r.amount} is not a u64`;
+  if (!isBaseUnits(r.amount)) return `amount ${r.amount} is not a u64`;
   if (!isText(r.source) || !isText(r.destination)) return 'source / destination missing';
   if (r.mint !== null && !isText(r.mint)) return 'mint must be a string or null';
   if (r.destinationOwner !== null && r.destinationOwner !== undefined && !isText(r.destinationOwner)) return 'destinationOwner must be a string or null';
