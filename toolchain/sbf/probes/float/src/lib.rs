@@ -4,24 +4,7 @@
 #![no_std]
 
 use core::{fmt::Write, hint::black_box};
-use probe_rt::{instruction_data, set_return_data, u64_at};
-
-struct StackBuf {
-    buf: [u8; 256],
-    len: usize,
-}
-
-impl Write for StackBuf {
-    fn write_str(&mut self, s: &str) -> core::fmt::Result {
-        let end = self.len + s.len();
-        if end > self.buf.len() {
-            return Err(core::fmt::Error);
-        }
-        self.buf[self.len..end].copy_from_slice(s.as_bytes());
-        self.len = end;
-        Ok(())
-    }
-}
+use probe_rt::{instruction_data, set_return_data, u64_at, StackBuf};
 
 /// Input: a: u64, b: u64, c: f64 bits. Output: a text line with
 /// (a / b) * 1.5 + 0.25 as f64 and as u64, c as i64 / u64 / u8 (saturating),
@@ -34,7 +17,7 @@ pub unsafe extern "C" fn entrypoint(input: *mut u8) -> u64 {
     let b = black_box(u64_at(data, 8));
     let c = black_box(f64::from_bits(u64_at(data, 16)));
     let x = (a as f64 / b as f64) * 1.5 + 0.25;
-    let mut w = StackBuf { buf: [0; 256], len: 0 };
+    let mut w = StackBuf::new();
     let r = write!(
         w,
         "x={} xu={} ci={} cu={} c8={} lt={} eq={} f32={} c3={:.3}",
@@ -51,6 +34,6 @@ pub unsafe extern "C" fn entrypoint(input: *mut u8) -> u64 {
     if r.is_err() {
         return 1;
     }
-    set_return_data(&w.buf[..w.len]);
+    set_return_data(w.as_bytes());
     0
 }

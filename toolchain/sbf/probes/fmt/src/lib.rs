@@ -3,24 +3,7 @@
 #![no_std]
 
 use core::fmt::Write;
-use probe_rt::{instruction_data, log, set_return_data, u64_at};
-
-struct StackBuf {
-    buf: [u8; 256],
-    len: usize,
-}
-
-impl Write for StackBuf {
-    fn write_str(&mut self, s: &str) -> core::fmt::Result {
-        let end = self.len + s.len();
-        if end > self.buf.len() {
-            return Err(core::fmt::Error);
-        }
-        self.buf[self.len..end].copy_from_slice(s.as_bytes());
-        self.len = end;
-        Ok(())
-    }
-}
+use probe_rt::{instruction_data, log, set_return_data, u64_at, StackBuf};
 
 /// Input: a: u64, b: u64 (LE). Output: the formatted line as return data,
 /// also logged with sol_log_.
@@ -30,7 +13,7 @@ pub unsafe extern "C" fn entrypoint(input: *mut u8) -> u64 {
     let data = unsafe { instruction_data(input) };
     let a = u64_at(data, 0);
     let b = u64_at(data, 8);
-    let mut w = StackBuf { buf: [0; 256], len: 0 };
+    let mut w = StackBuf::new();
     let r = write!(
         w,
         "sum={} neg={} hex={:#x} wide={} pad=[{:>6}] dbg={:?}",
@@ -46,7 +29,7 @@ pub unsafe extern "C" fn entrypoint(input: *mut u8) -> u64 {
         return 1;
     }
     // SAFETY: only &str pieces were written.
-    log(unsafe { core::str::from_utf8_unchecked(&w.buf[..w.len]) });
-    set_return_data(&w.buf[..w.len]);
+    log(unsafe { core::str::from_utf8_unchecked(w.as_bytes()) });
+    set_return_data(w.as_bytes());
     0
 }

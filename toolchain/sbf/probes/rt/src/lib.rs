@@ -132,3 +132,39 @@ impl Default for Out {
         Self::new()
     }
 }
+
+/// Fixed-size text buffer for `core::fmt::Write` (no allocator in the
+/// probes); writing past its 256 bytes fails with `fmt::Error`.
+pub struct StackBuf {
+    buf: [u8; 256],
+    len: usize,
+}
+
+impl StackBuf {
+    pub const fn new() -> Self {
+        StackBuf { buf: [0; 256], len: 0 }
+    }
+
+    /// The bytes written so far.
+    pub fn as_bytes(&self) -> &[u8] {
+        &self.buf[..self.len]
+    }
+}
+
+impl Default for StackBuf {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl core::fmt::Write for StackBuf {
+    fn write_str(&mut self, s: &str) -> core::fmt::Result {
+        let end = self.len + s.len();
+        if end > self.buf.len() {
+            return Err(core::fmt::Error);
+        }
+        self.buf[self.len..end].copy_from_slice(s.as_bytes());
+        self.len = end;
+        Ok(())
+    }
+}
