@@ -146,6 +146,35 @@ export async function buildTx(
   return tx;
 }
 
+type Send = World['send'];
+
+/** `send` for a world: `buildTx` on `rt`, fee paid by `feePayer` unless another payer is given. */
+function sender(rt: Runtime, feePayer: Keypair): Send {
+  return async (instructions, signers = [], payer = feePayer) => rt.send(await buildTx(rt, instructions, payer, signers));
+}
+
+function must(r: TxResult, what: string): void {
+  if (!r.ok) throw new Error(`${what} failed: ${r.error}\n${r.logs.join('\n')}`);
+}
+
+/** initialize_merchant for fresh merchant and payout authorities, rent paid by `feePayer`; throws on failure. */
+async function initializeMerchant(send: Send, feePayer: Keypair): Promise<Omit<Merchant, 'vault'>> {
+  const authority = Keypair.generate();
+  const payoutAuthority = Keypair.generate();
+  const [pda, bump] = merchantPda(authority.publicKey);
+  const ix = await program.methods
+    .initializeMerchant(payoutAuthority.publicKey, bump)
+    .accountsStrict({
+      merchantAuthority: authority.publicKey,
+      payer: feePayer.publicKey,
+      merchant: pda,
+      systemProgram: SystemProgram.programId,
+    })
+    .instruction();
+  must(await send([ix], [authority]), 'initialize_merchant');
+  return { authority, payoutAuthority, pda, bump };
+}
+
 export interface Merchant {
   authority: Keypair;
   payoutAuthority: Keypair;
@@ -182,8 +211,7 @@ export async function createWorld(
   const mint = Keypair.generate().publicKey;
   writeMint(rt, mint, tokenProgram, opts.mintSupply ?? U64_MAX);
 
-  const send = async (instructions: TransactionInstruction[], signers: Keypair[] = [], payer = feePayer) =>
-    rt.send(await buildTx(rt, instructions, payer, signers));
+  const send = sender(rt, feePayer);
 
   const addTokenAccount = async (m: PublicKey, amount = 0n): Promise<PublicKey> => {
     const key = Keypair.generate().publicKey;
@@ -192,23 +220,10 @@ export async function createWorld(
   };
 
   const addMerchant = async (amount: bigint): Promise<Merchant> => {
-    const authority = Keypair.generate();
-    const payoutAuthority = Keypair.generate();
-    const [pda, bump] = merchantPda(authority.publicKey);
-    const ix = await program.methods
-      .initializeMerchant(payoutAuthority.publicKey, bump)
-      .accountsStrict({
-        merchantAuthority: authority.publicKey,
-        payer: feePayer.publicKey,
-        merchant: pda,
-        systemProgram: SystemProgram.programId,
-      })
-      .instruction();
-    const r = await send([ix], [authority]);
-    if (!r.ok) throw new Error(`initialize_merchant failed: ${r.error}\n${r.logs.join('\n')}`);
+    const m = await initializeMerchant(send, feePayer);
     const vault = Keypair.generate().publicKey;
-    writeTokenAccount(rt, vault, { mint, owner: pda, amount, tokenProgram });
-    return { authority, payoutAuthority, pda, bump, vault };
+    writeTokenAccount(rt, vault, { mint, owner: m.pda, amount, tokenProgram });
+    return { ...m, vault };
   };
 
   const merchant = await addMerchant(vaultAmount);
@@ -230,11 +245,7 @@ export async function createWorldViaTransactions(
   const tokenProgram = opts.tokenProgram ?? TOKEN_PROGRAM_ID;
   const feePayer = rt.payer;
   const mintAuthority = Keypair.generate();
-  const send = async (instructions: TransactionInstruction[], signers: Keypair[] = [], payer = feePayer) =>
-    rt.send(await buildTx(rt, instructions, payer, signers));
-  const must = (r: TxResult, what: string) => {
-    if (!r.ok) throw new Error(`${what} failed: ${r.error}\n${r.logs.join('\n')}`);
-  };
+  const send = sender(rt, feePayer);
   const create = (key: PublicKey, space: number) =>
     SystemProgram.createAccount({
       fromPubkey: feePayer.publicKey,
@@ -263,21 +274,9 @@ export async function createWorldViaTransactions(
   };
 
   const addMerchant = async (amount: bigint): Promise<Merchant> => {
-    const authority = Keypair.generate();
-    const payoutAuthority = Keypair.generate();
-    const [pda, bump] = merchantPda(authority.publicKey);
-    const ix = await program.methods
-      .initializeMerchant(payoutAuthority.publicKey, bump)
-      .accountsStrict({
-        merchantAuthority: authority.publicKey,
-        payer: feePayer.publicKey,
-        merchant: pda,
-        systemProgram: SystemProgram.programId,
-      })
-      .instruction();
-    must(await send([ix], [authority]), 'initialize_merchant');
-    const vault = await addTokenAccount(mint, amount, pda);
-    return { authority, payoutAuthority, pda, bump, vault };
+    const m = await initializeMerchant(send, feePayer);
+    const vault = await addTokenAccount(mint, amount, m.pda);
+    return { ...m, vault };
   };
 
   const fund = async (key: PublicKey, lamports = 100n * SOL) =>
