@@ -1,5 +1,6 @@
 // A small recorded chain for the source tests: blocks of SPL transferChecked payments to one deposit owner,
 // some empty/skipped slots, and the totals one delivery of it must produce in the ledger.
+import { expect } from 'chai';
 import type { Pool } from 'pg';
 import { blockAt, randomAddress, ReplayRpc, transferCheckedTx } from '../../helpers/replay-rpc';
 import { createLedger } from '../../../indexer/ledger';
@@ -75,4 +76,15 @@ export async function totals(pool: Pool, cluster: string): Promise<Totals> {
     duplicates: Object.fromEntries(d.rows.map((x) => [x.source, x.duplicates])),
     checkpoints: Object.fromEntries(c.rows.map((x) => [x.source, Number(x.slot)])),
   };
+}
+
+/** The ledger holds exactly one delivery of `chain` (paid to its one invoice): no receipt lost, none credited twice. */
+export async function expectExactTotals(pool: Pool, cluster: string, chain: Chain): Promise<Totals> {
+  const t = await totals(pool, cluster);
+  expect(t.receipts).to.equal(chain.receipts);
+  expect(t.amount).to.equal(chain.amount);
+  expect(t.credited).to.equal(chain.amount);
+  expect(t.exceptions).to.equal(0);
+  expect(t.fulfilments).to.equal(1);
+  return t;
 }

@@ -5,7 +5,7 @@ import { ChildProcess, spawn } from 'child_process';
 import * as path from 'path';
 import { createTestDb, TestDb } from '../../helpers/db';
 import { ReplayRpc, startReplayRpc } from '../../helpers/replay-rpc';
-import { buildChain, createChainInvoice, loadChain, totals } from './chain-fixture';
+import { buildChain, createChainInvoice, expectExactTotals, loadChain, totals } from './chain-fixture';
 
 const BIN = path.resolve(__dirname, '../../../bin/oncepay');
 
@@ -79,12 +79,7 @@ describe('indexer/source CLI processes (crash, restart, backfill beside the scan
     const restarted = await start(args).done;
     expect(restarted.code, restarted.stderr).to.equal(0);
     expect(JSON.parse(restarted.stdout.trim().split('\n').at(-1)!)).to.deep.include({ cluster, checkpoint: '80' });
-    const t = await totals(db.pool, cluster);
-    expect(t.receipts).to.equal(chain.receipts);
-    expect(t.amount).to.equal(chain.amount);
-    expect(t.credited).to.equal(chain.amount);
-    expect(t.exceptions).to.equal(0);
-    expect(t.fulfilments).to.equal(1);
+    const t = await expectExactTotals(db.pool, cluster, chain);
     // The restart re-read the window below the checkpoint: those were duplicates, not new credits.
     expect(t.duplicates.scanner).to.be.greaterThan(0);
   });
@@ -144,12 +139,7 @@ describe('indexer/source CLI processes (crash, restart, backfill beside the scan
     expect(s.code, s.stderr).to.equal(0);
     expect(s.stderr).to.include('stopping after the current step');
 
-    const t = await totals(db.pool, cluster);
-    expect(t.receipts).to.equal(chain.receipts);
-    expect(t.amount).to.equal(chain.amount);
-    expect(t.credited).to.equal(chain.amount);
-    expect(t.exceptions).to.equal(0);
-    expect(t.fulfilments).to.equal(1);
+    const t = await expectExactTotals(db.pool, cluster, chain);
     // Every receipt was delivered by both paths: one insert, the other a duplicate.
     const d = await db.pool.query(`SELECT sum(inserted)::int AS inserted, sum(duplicates)::int AS dup FROM receipt_delivery_counts WHERE cluster = $1`, [cluster]);
     expect(d.rows[0].inserted).to.equal(chain.receipts);

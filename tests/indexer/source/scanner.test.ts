@@ -12,7 +12,7 @@ import { createScanner, ScannerOptions } from '../../../indexer/source/scanner';
 import { SOURCE_CODES } from '../../../indexer/source/codes';
 import { createIndexerMetrics } from '../../../indexer/metrics';
 import { createSourceMetrics } from '../../../indexer/source/metrics';
-import { buildChain, Chain, createChainInvoice, loadChain, totals } from './chain-fixture';
+import { buildChain, Chain, createChainInvoice, expectExactTotals, loadChain, totals } from './chain-fixture';
 
 describe('indexer/source scanner (replay RPC + PostgreSQL)', () => {
   let db: TestDb;
@@ -56,12 +56,7 @@ describe('indexer/source scanner (replay RPC + PostgreSQL)', () => {
   }
 
   async function expectExact(chain: Chain, tip: number) {
-    const t = await totals(db.pool, cluster);
-    expect(t.receipts).to.equal(chain.receipts);
-    expect(t.amount).to.equal(chain.amount);
-    expect(t.credited).to.equal(chain.amount);
-    expect(t.exceptions).to.equal(0);
-    expect(t.fulfilments).to.equal(1);
+    const t = await expectExactTotals(db.pool, cluster, chain);
     expect(t.checkpoints.scanner).to.equal(tip);
     return t;
   }
