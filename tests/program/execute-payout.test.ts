@@ -9,6 +9,7 @@ import {
   buildTx,
   createWorld,
   createWorldViaTransactions,
+  ERROR_CODES,
   fetchOperation,
   fundSystemAccount,
   nonCanonicalOpPda,
@@ -27,21 +28,7 @@ import {
   type World,
 } from './world';
 
-// Stable error codes (programs/oncepay/src/error.rs).
-const E = {
-  OperationAlreadyConsumed: 6000,
-  Unauthorized: 6001,
-  MerchantPaused: 6002,
-  InvalidAmount: 6003,
-  InsufficientVaultBalance: 6004,
-  InvalidMerchantAccount: 6005,
-  InvalidVault: 6006,
-  MintMismatch: 6007,
-  InvalidOperationAddress: 6008,
-  NonCanonicalBump: 6009,
-  InvalidTokenProgram: 6010,
-  MissingSignature: 6011,
-} as const;
+const E = ERROR_CODES;
 
 function expectCode(r: TxResult, code: number): void {
   expect(r.ok, `expected failure ${code}, got success`).to.equal(false);

@@ -32,6 +32,25 @@ export const U64_MAX = 2n ** 64n - 1n;
 const SOL = 1_000_000_000n;
 const TOKEN_ACCOUNT_LAMPORTS = 10_000_000n;
 
+/**
+ * Stable error codes (programs/oncepay/src/error.rs): idl.test.ts asserts them against the committed IDL,
+ * execute-payout.test.ts against the compiled program.
+ */
+export const ERROR_CODES = {
+  OperationAlreadyConsumed: 6000,
+  Unauthorized: 6001,
+  MerchantPaused: 6002,
+  InvalidAmount: 6003,
+  InsufficientVaultBalance: 6004,
+  InvalidMerchantAccount: 6005,
+  InvalidVault: 6006,
+  MintMismatch: 6007,
+  InvalidOperationAddress: 6008,
+  NonCanonicalBump: 6009,
+  InvalidTokenProgram: 6010,
+  MissingSignature: 6011,
+} as const;
+
 /** Anchor's client for the program, from the committed IDL (no RPC is ever called). */
 export function createProgram(): Program<Oncepay> {
   const connection = new Connection('http://127.0.0.1:1');
