@@ -7,17 +7,10 @@
 import * as os from 'node:os';
 import { statSync } from 'node:fs';
 import { join } from 'node:path';
-import { buildOncepay, buildProbe, BUILD_SH, ROOT, run, scratchDir } from '../tests/toolchain/support/build';
+import { buildOncepay, buildProbes, BUILD_SH, PROBE_IDS, run, scratchDir } from '../tests/toolchain/support/build';
 import { le128, le64, RUNTIMES } from '../tests/toolchain/support/runtimes';
 
-const ID = {
-  hello: 'Hc1oProbe1111111111111111111111111111111111',
-  calls: 'Ca11sProbe111111111111111111111111111111111',
-  math: 'MathProbe1111111111111111111111111111111111',
-  mem: 'MemProbe11111111111111111111111111111111111',
-  fmt: 'FmtProbe11111111111111111111111111111111111',
-  float: 'F1oatProbe111111111111111111111111111111111',
-};
+const ID = PROBE_IDS;
 
 function seconds(fn: () => void): number {
   const t0 = process.hrtime.bigint();
@@ -34,8 +27,7 @@ async function main(): Promise<void> {
   const cpu = os.cpus()[0]?.model ?? 'unknown cpu';
   console.log(`machine: ${os.cpus().length} × ${cpu}, ${Math.round(os.totalmem() / 2 ** 30)} GiB, ${os.platform()} ${os.arch()}`);
 
-  const paths: Record<string, string> = {};
-  for (const [name, id] of Object.entries(ID)) paths[id] = buildProbe(name);
+  const paths = buildProbes();
   const oncepay = buildOncepay();
   console.log(`oncepay.so: ${statSync(oncepay).size} bytes`);
 
@@ -87,7 +79,6 @@ async function main(): Promise<void> {
     );
     console.log(`  cold build, programs/oncepay (plugin + core/alloc + crate)  ${cold.toFixed(1)} s`);
   }
-  void ROOT;
 }
 
 main().then(

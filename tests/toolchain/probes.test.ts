@@ -2,7 +2,7 @@
 // and solana-bankrun; the results are checked against the same computation
 // done here with BigInt.
 import { expect } from 'chai';
-import { buildProbe } from './support/build';
+import { buildProbes, PROBE_IDS } from './support/build';
 import { le128, le64, reader, RUNTIMES, type Harness } from './support/runtimes';
 
 const M64 = 1n << 64n;
@@ -14,15 +14,7 @@ const i32 = (v: bigint) => BigInt.asIntN(32, v);
 const rotl = (v: bigint, n: bigint) => u64((v << n) | (v >> (64n - n)));
 // Rust's / and % truncate toward zero, like BigInt's.
 
-const PROBES = ['hello', 'calls', 'math', 'mem', 'fmt', 'float'] as const;
-const ID: Record<(typeof PROBES)[number], string> = {
-  hello: 'Hc1oProbe1111111111111111111111111111111111',
-  calls: 'Ca11sProbe111111111111111111111111111111111',
-  math: 'MathProbe1111111111111111111111111111111111',
-  mem: 'MemProbe11111111111111111111111111111111111',
-  fmt: 'FmtProbe11111111111111111111111111111111111',
-  float: 'F1oatProbe111111111111111111111111111111111',
-};
+const ID = PROBE_IDS;
 
 // Rust's own output for these inputs (Display of f64/f32, saturating `as`,
 // NaN compares unequal); the probe formats with core::fmt on soft floats.
@@ -105,10 +97,10 @@ function expectedFmt(a: bigint, b: bigint): string {
 }
 
 describe('toolchain: probes built by build.sh run in both runtimes', function () {
-  const paths: Record<string, string> = {};
+  let paths: Record<string, string> = {};
   before(function () {
     this.timeout(600_000); // cold: builds core/alloc once, then each probe
-    for (const p of PROBES) paths[ID[p]] = buildProbe(p);
+    paths = buildProbes();
   });
 
   for (const runtime of RUNTIMES) {

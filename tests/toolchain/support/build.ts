@@ -37,6 +37,23 @@ export function buildProbe(name: string): string {
   return out;
 }
 
+/** The probes (toolchain/sbf/probes minus `rt`, their shared runtime) and the program id each is loaded at. */
+export const PROBE_IDS = {
+  hello: 'Hc1oProbe1111111111111111111111111111111111',
+  calls: 'Ca11sProbe111111111111111111111111111111111',
+  math: 'MathProbe1111111111111111111111111111111111',
+  mem: 'MemProbe11111111111111111111111111111111111',
+  fmt: 'FmtProbe11111111111111111111111111111111111',
+  float: 'F1oatProbe111111111111111111111111111111111',
+} as const;
+
+/** Builds every probe; returns program id -> `.so` path, as `Runtime.start` takes it. */
+export function buildProbes(): Record<string, string> {
+  const paths: Record<string, string> = {};
+  for (const [name, id] of Object.entries(PROBE_IDS)) paths[id] = buildProbe(name);
+  return paths;
+}
+
 /** Builds programs/oncepay with the default entry (`make program`'s recipe). */
 export function buildOncepay(): string {
   const r = run(BUILD_SH, []);
