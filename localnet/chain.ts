@@ -10,7 +10,7 @@ import { failpoint } from '../common/failpoint';
 import { logger } from '../common/log';
 import { LOCALNET_CODES } from './codes';
 import { LAMPORTS_PER_SIGNATURE, messageFee } from './fee';
-import { AccountSnapshot, RpcTxError, buildMeta, isExecutionError, toRpcTxError, txErrorMessage } from './encode';
+import { AccountSnapshot, ExecutionCapture, RpcMeta, RpcTxError, buildMeta, isExecutionError, rpcInnerInstructions, toRpcTxError, txErrorMessage } from './encode';
 import type { LedgerStore } from './persist';
 import { ADDRESS_LOOKUP_TABLE_PROGRAM_ID, SYSTEM_PROGRAM_ID } from './program-ids';
 import { RPC, RpcError, invalidParams } from './rpc-error';
@@ -71,7 +71,7 @@ export interface SimulationResult {
   logs: string[];
   unitsConsumed: bigint;
   returnData: { programId: string; data: [string, 'base64'] } | null;
-  innerInstructions: Array<{ index: number; instructions: Array<{ programIdIndex: number; accounts: number[]; data: string; stackHeight: number }> }>;
+  innerInstructions: RpcMeta['innerInstructions'];
   postAccounts: Map<string, AccountSnapshot | null>;
   replacementBlockhash: { blockhash: string; lastValidBlockHeight: number } | null;
   fee: bigint;
@@ -155,6 +155,18 @@ function sha(...parts: Array<string | Uint8Array>): Uint8Array {
   const h = crypto.createHash('sha256');
   for (const p of parts) h.update(p);
   return h.digest();
+}
+
+/** LiteSVM's inner instructions, per top-level instruction (indexes into the transaction's keys). */
+function innerOf(meta: NativeMeta): ExecutionCapture['inner'] {
+  return meta.innerInstructions().map((list) =>
+    list.map((ii) => ({
+      programIdIndex: ii.instruction().programIdIndex(),
+      accounts: [...ii.instruction().accounts()],
+      data: Uint8Array.from(ii.instruction().data()),
+      stackHeight: ii.stackHeight(),
+    })),
+  );
 }
 
 function feeOf(meta: NativeMeta, tx: WireTransaction): bigint {
@@ -410,15 +422,7 @@ export function createChain(opts: ChainOptions): Chain {
       logs: meta.logs(),
       unitsConsumed: meta.computeUnitsConsumed(),
       returnData: rd.data().length > 0 ? { programId: bs58.encode(rd.programId()), data: [Buffer.from(rd.data()).toString('base64'), 'base64'] } : null,
-      innerInstructions: meta.innerInstructions().map((list, index) => ({
-        index,
-        instructions: list.map((ii) => ({
-          programIdIndex: ii.instruction().programIdIndex(),
-          accounts: [...ii.instruction().accounts()],
-          data: bs58.encode(ii.instruction().data()),
-          stackHeight: ii.stackHeight(),
-        })),
-      })).filter((g) => g.instructions.length > 0),
+      innerInstructions: rpcInnerInstructions(innerOf(meta)),
       postAccounts,
       replacementBlockhash: replacement,
       fee: err === null || isExecutionError(err) ? feeOf(meta, wire) : 0n,
@@ -457,14 +461,7 @@ export function createChain(opts: ChainOptions): Chain {
     const rd = meta.returnData();
     const rpcMeta = buildMeta({
       keys, pre, post, decimalsOf: decimals, err, fee: feeOf(meta, wire), logs: meta.logs(),
-      inner: meta.innerInstructions().map((list) =>
-        list.map((ii) => ({
-          programIdIndex: ii.instruction().programIdIndex(),
-          accounts: [...ii.instruction().accounts()],
-          data: Uint8Array.from(ii.instruction().data()),
-          stackHeight: ii.stackHeight(),
-        })),
-      ),
+      inner: innerOf(meta),
       computeUnits: meta.computeUnitsConsumed(),
       loaded: loadedAddrs,
       returnData: { programId: bs58.encode(rd.programId()), data: rd.data() },

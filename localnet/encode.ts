@@ -185,13 +185,18 @@ export interface ExecutionCapture {
   returnData?: { programId: string; data: Uint8Array };
 }
 
-export function buildMeta(c: ExecutionCapture): RpcMeta {
-  const innerInstructions = c.inner
+/** Inner instructions as the RPC lists them: one group per top-level instruction that has any, data in base58. */
+export function rpcInnerInstructions(inner: ExecutionCapture['inner']): RpcMeta['innerInstructions'] {
+  return inner
     .map((list, index) => ({
       index,
       instructions: list.map((ix) => ({ programIdIndex: ix.programIdIndex, accounts: ix.accounts, data: bs58.encode(ix.data), stackHeight: ix.stackHeight })),
     }))
     .filter((x) => x.instructions.length > 0);
+}
+
+export function buildMeta(c: ExecutionCapture): RpcMeta {
+  const innerInstructions = rpcInnerInstructions(c.inner);
   const meta: RpcMeta = {
     err: c.err,
     status: c.err === null ? { Ok: null } : { Err: c.err },
