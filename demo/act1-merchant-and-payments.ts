@@ -3,10 +3,11 @@
 // INV-1001 is made later, in act 2, while the indexer is down.
 import { Connection, Keypair, PublicKey } from '@solana/web3.js';
 import { baseUnits } from '../common/amount';
+import { initializeMerchantInstruction } from '../app/payout/program';
 import type { Ledger } from '../indexer/ledger';
 import type { Narrator } from './narrator';
 import { short, tokens } from './narrator';
-import { airdrop, createMint, createTokenAccount, initializeMerchantInstruction, mintTo, payInstruction, send } from './solana';
+import { airdrop, createMint, createTokenAccount, mintTo, payInstruction, send } from './solana';
 
 export const DECIMALS = 6;
 

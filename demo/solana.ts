@@ -1,6 +1,5 @@
 // Small web3.js v1 helpers for the demo's on-chain scenes, over JSON-RPC only (the localnet is reached like any
 // node). Confirmation polls getSignatureStatuses, so no websocket is needed.
-import { createHash } from 'crypto';
 import { Connection, Keypair, PublicKey, SystemProgram, Transaction, TransactionInstruction } from '@solana/web3.js';
 import {
   ACCOUNT_SIZE,
@@ -79,26 +78,6 @@ export function payInstruction(p: { from: PublicKey; mint: PublicKey; to: Public
   const ix = createTransferCheckedInstruction(p.from, p.mint, p.to, p.owner, p.amount, p.decimals);
   ix.keys.push({ pubkey: p.reference, isSigner: false, isWritable: false });
   return ix;
-}
-
-function discriminator(ix: string): Buffer {
-  return createHash('sha256').update(`global:${ix}`).digest().subarray(0, 8);
-}
-
-/** initialize_merchant(payout_authority, merchant_bump): accounts as in idl/oncepay.json. */
-export function initializeMerchantInstruction(programId: PublicKey, authority: PublicKey, payoutAuthority: PublicKey): { ix: TransactionInstruction; merchant: PublicKey } {
-  const [merchant, bump] = PublicKey.findProgramAddressSync([Buffer.from('merchant'), authority.toBuffer()], programId);
-  const ix = new TransactionInstruction({
-    programId,
-    keys: [
-      { pubkey: authority, isSigner: true, isWritable: false },
-      { pubkey: authority, isSigner: true, isWritable: true },
-      { pubkey: merchant, isSigner: false, isWritable: true },
-      { pubkey: SystemProgram.programId, isSigner: false, isWritable: false },
-    ],
-    data: Buffer.concat([discriminator('initialize_merchant'), payoutAuthority.toBuffer(), Buffer.from([bump])]),
-  });
-  return { ix, merchant };
 }
 
 export async function tokenBalance(connection: Connection, account: PublicKey | string): Promise<bigint> {

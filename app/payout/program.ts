@@ -1,5 +1,5 @@
-// The oncepay program's interface as the SDK needs it: the execute_payout instruction, the op account layout and
-// the named errors. Anchor conventions (8-byte discriminators) so it matches idl/oncepay.json (checked by a test).
+// The oncepay program's interface as the SDK needs it: the initialize_merchant and execute_payout instructions, the
+// op account layout and the named errors. Anchor conventions (8-byte discriminators) so it matches idl/oncepay.json (checked by a test).
 import { createHash } from 'crypto';
 import { PublicKey, SystemProgram, TransactionInstruction } from '@solana/web3.js';
 import { OncepayError } from '../../common/errors';
@@ -19,6 +19,26 @@ function discriminator(preimage: string): Buffer {
   return createHash('sha256').update(preimage).digest().subarray(0, 8);
 }
 export const EXECUTE_PAYOUT_DISCRIMINATOR = discriminator('global:execute_payout');
+export const INITIALIZE_MERCHANT_DISCRIMINATOR = discriminator('global:initialize_merchant');
+
+/**
+ * initialize_merchant(payout_authority, merchant_bump), signed and paid by the merchant authority: accounts as in
+ * idl/oncepay.json. Returns the merchant config PDA (seeds "merchant" ‖ authority) with the instruction.
+ */
+export function initializeMerchantInstruction(programId: PublicKey, authority: PublicKey, payoutAuthority: PublicKey): { ix: TransactionInstruction; merchant: PublicKey } {
+  const [merchant, bump] = PublicKey.findProgramAddressSync([Buffer.from('merchant'), authority.toBuffer()], programId);
+  const ix = new TransactionInstruction({
+    programId,
+    keys: [
+      { pubkey: authority, isSigner: true, isWritable: false },
+      { pubkey: authority, isSigner: true, isWritable: true },
+      { pubkey: merchant, isSigner: false, isWritable: true },
+      { pubkey: SystemProgram.programId, isSigner: false, isWritable: false },
+    ],
+    data: Buffer.concat([INITIALIZE_MERCHANT_DISCRIMINATOR, payoutAuthority.toBuffer(), Buffer.from([bump])]),
+  });
+  return { ix, merchant };
+}
 
 export interface ExecutePayoutAccounts {
   payoutAuthority: PublicKey;

@@ -12,6 +12,7 @@ import {
   decodeOpAccount,
   encodeExecutePayoutData,
   executePayoutInstruction,
+  initializeMerchantInstruction,
 } from '../../app/payout/program';
 import { opId } from '../../app/op-id';
 import { canonicalRequestHash } from '../../app/api/idempotency';
@@ -41,6 +42,20 @@ describe('app/payout pure parts', () => {
       const spec = idl.instructions.find((i) => i.name === 'execute_payout')!.accounts as Array<{ name: string; signer?: boolean; writable?: boolean; address?: string }>;
       expect(ix.keys.map((a) => [a.isSigner, a.isWritable])).to.deep.equal(spec.map((a) => [!!a.signer, !!a.writable]));
       expect(ix.keys[8].pubkey.toBase58()).to.equal(spec[8].address);
+    });
+
+    it('encodes initialize_merchant as anchor does from the IDL, accounts in the IDL order and flags', () => {
+      const programId = new PublicKey(ONCEPAY_PROGRAM_ID);
+      const authority = Keypair.generate().publicKey;
+      const payoutAuthority = Keypair.generate().publicKey;
+      const { ix, merchant } = initializeMerchantInstruction(programId, authority, payoutAuthority);
+      const [pda, bump] = PublicKey.findProgramAddressSync([Buffer.from('merchant'), authority.toBuffer()], programId);
+      expect(merchant.toBase58()).to.equal(pda.toBase58());
+      const theirs = coder.instruction.encode('initialize_merchant', { payout_authority: payoutAuthority, merchant_bump: bump });
+      expect(ix.data.toString('hex')).to.equal(Buffer.from(theirs).toString('hex'));
+      const spec = idl.instructions.find((i) => i.name === 'initialize_merchant')!.accounts as Array<{ name: string; signer?: boolean; writable?: boolean; address?: string }>;
+      expect(ix.keys.map((a) => [a.isSigner, a.isWritable])).to.deep.equal(spec.map((a) => [!!a.signer, !!a.writable]));
+      expect(ix.keys[3].pubkey.toBase58()).to.equal(spec[3].address);
     });
 
     it('decodes the Operation account layout and names OperationAlreadyConsumed = 6000 as the IDL does', () => {

@@ -10,9 +10,7 @@ import {
   createInitializeMint2Instruction,
   createMintToInstruction,
 } from '@solana/spl-token';
-import { ONCEPAY_PROGRAM_ID } from '../../../app/payout/program';
-
-const idl = require('../../../idl/oncepay.json') as { instructions: Array<{ name: string; discriminator: number[] }> };
+import { initializeMerchantInstruction, ONCEPAY_PROGRAM_ID } from '../../../app/payout/program';
 
 export interface MerchantSetup {
   programId: PublicKey;
@@ -50,20 +48,6 @@ export async function fund(connection: Connection, to: PublicKey, lamports = 10_
   await confirm(connection, sig);
 }
 
-function initializeMerchantIx(programId: PublicKey, authority: PublicKey, merchant: PublicKey, bump: number): TransactionInstruction {
-  const disc = Buffer.from(idl.instructions.find((i) => i.name === 'initialize_merchant')!.discriminator);
-  return new TransactionInstruction({
-    programId,
-    keys: [
-      { pubkey: authority, isSigner: true, isWritable: false },
-      { pubkey: authority, isSigner: true, isWritable: true },
-      { pubkey: merchant, isSigner: false, isWritable: true },
-      { pubkey: SystemProgram.programId, isSigner: false, isWritable: false },
-    ],
-    data: Buffer.concat([disc, authority.toBuffer(), Buffer.from([bump])]),
-  });
-}
-
 /** How the setup reaches a chain: JSON-RPC (localnet) or a BanksClient (bankrun). */
 export interface SetupIo {
   send(ixs: TransactionInstruction[], signers: Keypair[]): Promise<void>;
@@ -96,8 +80,8 @@ export async function setupMerchant(io: SetupIo, opts: { vaultFunds?: bigint } =
   const programId = new PublicKey(ONCEPAY_PROGRAM_ID);
   const authority = Keypair.generate();
   await io.fund(authority.publicKey);
-  const [merchant, bump] = PublicKey.findProgramAddressSync([Buffer.from('merchant'), authority.publicKey.toBuffer()], programId);
-  await io.send([initializeMerchantIx(programId, authority.publicKey, merchant, bump)], [authority]);
+  const { ix, merchant } = initializeMerchantInstruction(programId, authority.publicKey, authority.publicKey);
+  await io.send([ix], [authority]);
   const mintKp = Keypair.generate();
   const mintRent = await io.rent(MINT_SIZE);
   await io.send(
