@@ -35,24 +35,30 @@ FunctionCallee syscall(Module &M, StringRef name, Type *ret, ArrayRef<Type *> pa
 
 Value *asI64(IRBuilder<> &B, Value *v) { return B.CreateZExtOrTrunc(v, B.getInt64Ty()); }
 
-// memcpy/memmove: sol_memcpy_(dst, src, n) / sol_memmove_(dst, src, n).
-void lowerTransfer(MemTransferInst *MI) {
-  Module &M = *MI->getModule();
-  IRBuilder<> B(MI);
+// sol_memcpy_(dst, src, n) / sol_memmove_(dst, src, n).
+void emitTransfer(IRBuilder<> &B, bool move, Value *dst, Value *src, Value *len) {
+  Module &M = *B.GetInsertBlock()->getModule();
   Type *Ptr = B.getPtrTy(), *I64 = B.getInt64Ty();
-  StringRef name = isa<MemMoveInst>(MI) ? "sol_memmove_" : "sol_memcpy_";
-  B.CreateCall(syscall(M, name, B.getVoidTy(), {Ptr, Ptr, I64}),
-               {MI->getRawDest(), MI->getRawSource(), asI64(B, MI->getLength())});
+  B.CreateCall(syscall(M, move ? "sol_memmove_" : "sol_memcpy_", B.getVoidTy(), {Ptr, Ptr, I64}),
+               {dst, src, asI64(B, len)});
+}
+
+// sol_memset_(dst, byte, n); the byte travels in a 64-bit register.
+void emitSet(IRBuilder<> &B, Value *dst, Value *byte, Value *len) {
+  Module &M = *B.GetInsertBlock()->getModule();
+  Type *Ptr = B.getPtrTy(), *I64 = B.getInt64Ty();
+  B.CreateCall(syscall(M, "sol_memset_", B.getVoidTy(), {Ptr, I64, I64}), {dst, asI64(B, byte), asI64(B, len)});
+}
+
+void lowerTransfer(MemTransferInst *MI) {
+  IRBuilder<> B(MI);
+  emitTransfer(B, isa<MemMoveInst>(MI), MI->getRawDest(), MI->getRawSource(), MI->getLength());
   MI->eraseFromParent();
 }
 
-// memset: sol_memset_(dst, byte, n); the byte travels in a 64-bit register.
 void lowerSet(MemSetInst *MI) {
-  Module &M = *MI->getModule();
   IRBuilder<> B(MI);
-  Type *Ptr = B.getPtrTy(), *I64 = B.getInt64Ty();
-  B.CreateCall(syscall(M, "sol_memset_", B.getVoidTy(), {Ptr, I64, I64}),
-               {MI->getRawDest(), asI64(B, MI->getValue()), asI64(B, MI->getLength())});
+  emitSet(B, MI->getRawDest(), MI->getValue(), MI->getLength());
   MI->eraseFromParent();
 }
 
@@ -75,17 +81,11 @@ void lowerCompare(CallInst *CI) {
 // Calls to the C functions (not intrinsics) by name, e.g. from core's
 // slice comparison, become the matching intrinsic-style syscall too.
 void lowerNamedMemCall(CallInst *CI, StringRef name) {
-  Module &M = *CI->getModule();
   IRBuilder<> B(CI);
-  Type *Ptr = B.getPtrTy(), *I64 = B.getInt64Ty();
-  if (name == "memset") {
-    B.CreateCall(syscall(M, "sol_memset_", B.getVoidTy(), {Ptr, I64, I64}),
-                 {CI->getArgOperand(0), asI64(B, CI->getArgOperand(1)), asI64(B, CI->getArgOperand(2))});
-  } else {
-    StringRef sys = name == "memmove" ? "sol_memmove_" : "sol_memcpy_";
-    B.CreateCall(syscall(M, sys, B.getVoidTy(), {Ptr, Ptr, I64}),
-                 {CI->getArgOperand(0), CI->getArgOperand(1), asI64(B, CI->getArgOperand(2))});
-  }
+  if (name == "memset")
+    emitSet(B, CI->getArgOperand(0), CI->getArgOperand(1), CI->getArgOperand(2));
+  else
+    emitTransfer(B, name == "memmove", CI->getArgOperand(0), CI->getArgOperand(1), CI->getArgOperand(2));
   // The C functions return their destination.
   if (!CI->use_empty())
     CI->replaceAllUsesWith(CI->getArgOperand(0));
@@ -114,9 +114,8 @@ bool rewriteMemIntrinsics(Module &M) {
           if (!callee || callee->isIntrinsic())
             continue;
           StringRef n = callee->getName();
-          if ((n == "memcmp" || n == "bcmp") && CI->arg_size() == 3)
-            named.push_back({CI, n});
-          else if ((n == "memcpy" || n == "memmove" || n == "memset") && CI->arg_size() == 3)
+          if (CI->arg_size() == 3 &&
+              (n == "memcmp" || n == "bcmp" || n == "memcpy" || n == "memmove" || n == "memset"))
             named.push_back({CI, n});
         }
       }
