@@ -58,12 +58,19 @@ function withRpcOptions(cmd: Command): Command {
     .option('--rpc-attempts <n>', 'attempts per RPC call (retries on 429, 5xx, timeouts, network errors)', int('--rpc-attempts', 1), DEFAULT_RETRY.attempts);
 }
 
-function wire(o: RpcOpts, component: string) {
+/** What every source command needs: a logger, the metrics registry, the pool and the ledger over it. */
+function wireLedger(component: string) {
   const log = logger(component);
   const indexerMetrics = createIndexerMetrics({ defaults: true });
-  const metrics = createSourceMetrics(indexerMetrics);
+  const metrics: SourceMetrics = createSourceMetrics(indexerMetrics);
   const pool = createPool({ url: resolveDatabaseUrl(), schema: process.env.ONCEPAY_DB_SCHEMA || undefined });
   const ledger = createLedger({ db: pool, log: logger('ledger'), metrics: indexerMetrics });
+  return { log, indexerMetrics, metrics, pool, ledger };
+}
+
+/** wireLedger plus the RPC client (its failed attempts counted and logged) and the block decoder. */
+function wire(o: RpcOpts, component: string) {
+  const { log, indexerMetrics, metrics, pool, ledger } = wireLedger(component);
   const rpc: RpcClient = createRpcClient({
     url: o.rpc,
     retry: { timeoutMs: o.rpcTimeoutMs, attempts: o.rpcAttempts },
@@ -216,11 +223,7 @@ export function registerSources(program: Command): void {
     .option('--body-limit <bytes>', 'largest body accepted (larger → 413)', int('--body-limit', 1), DEFAULT_BODY_LIMIT)
     .action(async (o: { port: number; host: string; secret?: string; requireSignature?: boolean; cluster: string; bodyLimit: number }) => {
       if (!o.secret) throw new OncepayError(SOURCE_CODES.INVALID_OPTION, '--secret (or ONCEPAY_WEBHOOK_SECRET) is required');
-      const log = logger('webhook');
-      const indexerMetrics = createIndexerMetrics({ defaults: true });
-      const metrics: SourceMetrics = createSourceMetrics(indexerMetrics);
-      const pool = createPool({ url: resolveDatabaseUrl(), schema: process.env.ONCEPAY_DB_SCHEMA || undefined });
-      const ledger = createLedger({ db: pool, log: logger('ledger'), metrics: indexerMetrics });
+      const { log, indexerMetrics, metrics, pool, ledger } = wireLedger('webhook');
       const app = buildWebhookApp({ db: pool, ledger, cluster: o.cluster, secret: o.secret, requireSignature: o.requireSignature, bodyLimit: o.bodyLimit, log, metrics, registry: indexerMetrics.registry });
       const stop = stopSignal(log);
       const address = await app.listen({ port: o.port, host: o.host });
