@@ -72,11 +72,8 @@ export function formatUiAmount(amount: bigint, decimals: number): string {
   return frac ? `${whole}.${frac}` : whole;
 }
 
-/** The float `uiAmount` field (display only; the exact value is `amount`). */
-export function uiAmountNumber(amount: bigint, decimals: number): number {
-  return Number(formatUiAmount(amount, decimals));
-}
-
+/** The RPC's UiTokenAmount; the float `uiAmount` is display only (the exact value is `amount`). */
 export function uiTokenAmount(amount: bigint, decimals: number): { amount: string; decimals: number; uiAmount: number; uiAmountString: string } {
-  return { amount: amount.toString(), decimals, uiAmount: uiAmountNumber(amount, decimals), uiAmountString: formatUiAmount(amount, decimals) };
+  const uiAmountString = formatUiAmount(amount, decimals);
+  return { amount: amount.toString(), decimals, uiAmount: Number(uiAmountString), uiAmountString };
 }
