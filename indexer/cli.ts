@@ -34,6 +34,16 @@ export function openDb(max = 4) {
   return createPool({ url: resolveDatabaseUrl(), schema: process.env.ONCEPAY_DB_SCHEMA || undefined, max });
 }
 
+/** Runs `use` with a pool of `max` connections, closed afterwards whatever happens. */
+async function withDb<T>(max: number, use: (db: ReturnType<typeof openDb>) => Promise<T>): Promise<T> {
+  const db = openDb(max);
+  try {
+    return await use(db);
+  } finally {
+    await db.end();
+  }
+}
+
 /** A command's action, with a missing schema (undefined table) turned into a code that says what to do. */
 function withSchemaHint<A extends unknown[]>(action: (...args: A) => Promise<void>): (...args: A) => Promise<void> {
   return async (...args: A) => {
@@ -99,15 +109,12 @@ function registerIngest(program: Command): void {
       const log = logger('ingest');
       const decoded = decodeInput(readInput(file), { cluster: o.cluster });
       for (const p of decoded.problems) log.error({ code: p.code, line: p.line, index: p.index, transaction: p.transaction }, p.message);
-      const db = openDb(1);
-      try {
+      await withDb(1, async (db) => {
         const ledger = createLedger({ db, log });
         const summary = await ingestReceipts(ledger, decoded, { cluster: o.cluster, source: o.source, batchSize: o.batchSize, log });
         process.stdout.write(`${JSON.stringify(summary)}\n`);
         if (summary.problems > 0 || summary.rejected > 0) process.exitCode = EXIT_BAD_INPUT;
-      } finally {
-        await db.end();
-      }
+      });
     }));
 }
 
@@ -123,8 +130,7 @@ function registerInvoice(program: Command): void {
     .option('--reference <key>', 'Solana Pay reference key')
     .option('--merchant <id>', 'merchant id', 'default')
     .action(withSchemaHint(async (o: { id: string; mint: string; amount: string; depositAddress?: string; reference?: string; merchant: string }) => {
-      const db = openDb(1);
-      try {
+      await withDb(1, async (db) => {
         const { created, invoice: row } = await createLedger({ db }).createInvoice({
           id: o.id,
           mint: o.mint,
@@ -134,9 +140,7 @@ function registerInvoice(program: Command): void {
           merchant: o.merchant,
         });
         process.stdout.write(`${JSON.stringify({ created, invoice: { ...row, expectedAmount: row.expectedAmount.toString(), creditedAmount: row.creditedAmount.toString() } })}\n`);
-      } finally {
-        await db.end();
-      }
+      });
     }));
 }
 
@@ -146,17 +150,10 @@ function registerReport(program: Command): void {
     .description('ledger totals: per invoice (expected, credited, status), receipts, duplicates per source, exceptions by kind, outbox states')
     .option('--json', 'print JSON (the stable format)')
     .action(withSchemaHint(async (o: { json?: boolean }) => {
-      const db = openDb(6);
-      try {
+      await withDb(6, async (db) => {
         const r = await createLedger({ db }).report();
-        if (o.json) {
-          process.stdout.write(`${JSON.stringify(r)}\n`);
-          return;
-        }
-        process.stdout.write(formatReport(r));
-      } finally {
-        await db.end();
-      }
+        process.stdout.write(o.json ? `${JSON.stringify(r)}\n` : formatReport(r));
+      });
     }));
 }
 
@@ -222,13 +219,10 @@ function registerOutbox(program: Command): void {
     .option('--all-dead', 'every dead letter')
     .action(withSchemaHint(async (id: string | undefined, o: { allDead?: boolean }) => {
       if ((id === undefined) === !o.allDead) throw new Error('give exactly one of <id> or --all-dead');
-      const db = openDb(1);
-      try {
+      await withDb(1, async (db) => {
         const requeued = await replayDeadLetters(db, o.allDead ? { all: true } : { id: id! });
         process.stdout.write(`${JSON.stringify({ requeued })}\n`);
-      } finally {
-        await db.end();
-      }
+      });
     }));
   outbox
     .command('set-target')
@@ -237,12 +231,9 @@ function registerOutbox(program: Command): void {
     .requiredOption('--url <url>', 'webhook URL')
     .requiredOption('--secret <secret>', 'HMAC-SHA256 secret')
     .action(withSchemaHint(async (o: { merchant: string; url: string; secret: string }) => {
-      const db = openDb(1);
-      try {
+      await withDb(1, async (db) => {
         await db.query(upsertMerchantTarget(o.merchant, o.url, o.secret));
         process.stdout.write(`${JSON.stringify({ merchant: o.merchant, url: o.url })}\n`);
-      } finally {
-        await db.end();
-      }
+      });
     }));
 }
