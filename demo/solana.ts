@@ -1,5 +1,5 @@
-// Small web3.js v1 helpers for the demo's on-chain scenes, over JSON-RPC only (the localnet is reached like any
-// node). Confirmation polls getSignatureStatuses, so no websocket is needed.
+// Small web3.js v1 helpers for the demo's on-chain scenes (also used by the localnet tests' setup), over JSON-RPC
+// only (the localnet is reached like any node). Confirmation polls getSignatureStatuses, so no websocket is needed.
 import { Connection, Keypair, PublicKey, SystemProgram, Transaction, TransactionInstruction } from '@solana/web3.js';
 import {
   ACCOUNT_SIZE,
@@ -28,12 +28,12 @@ export async function confirm(connection: Connection, signature: string, timeout
   }
 }
 
-export async function send(connection: Connection, ixs: TransactionInstruction[], signers: Keypair[]): Promise<{ signature: string; slot: number }> {
+export async function send(connection: Connection, ixs: TransactionInstruction[], signers: Keypair[], confirmTimeoutMs?: number): Promise<{ signature: string; slot: number }> {
   const { blockhash, lastValidBlockHeight } = await connection.getLatestBlockhash('confirmed');
   const tx = new Transaction({ feePayer: signers[0].publicKey, blockhash, lastValidBlockHeight }).add(...ixs);
   tx.sign(...signers);
   const signature = await connection.sendRawTransaction(tx.serialize(), { skipPreflight: false });
-  const slot = await confirm(connection, signature);
+  const slot = await confirm(connection, signature, confirmTimeoutMs);
   return { signature, slot };
 }
 

@@ -1,7 +1,7 @@
 // On-chain setup for payout tests over a JSON-RPC Connection (the localnet): a mint, a merchant config PDA
-// (initialize_merchant), a vault owned by the merchant PDA, funded, and recipient token accounts. Confirmation
-// by polling getSignatureStatuses (no websocket needed).
-import { Connection, Keypair, PublicKey, SystemProgram, Transaction, TransactionInstruction } from '@solana/web3.js';
+// (initialize_merchant), a vault owned by the merchant PDA, funded, and recipient token accounts. Sending and
+// confirming over JSON-RPC are the demo's helpers (demo/solana.ts).
+import { Connection, Keypair, PublicKey, SystemProgram, TransactionInstruction } from '@solana/web3.js';
 import {
   ACCOUNT_SIZE,
   MINT_SIZE,
@@ -11,6 +11,11 @@ import {
   createMintToInstruction,
 } from '@solana/spl-token';
 import { initializeMerchantInstruction, ONCEPAY_PROGRAM_ID } from '../../../app/payout/program';
+import { confirm, send } from '../../../demo/solana';
+
+export { tokenBalance } from '../../../demo/solana';
+
+const CONFIRM_TIMEOUT_MS = 30_000;
 
 export interface MerchantSetup {
   programId: PublicKey;
@@ -19,33 +24,6 @@ export interface MerchantSetup {
   merchant: PublicKey;
   mint: PublicKey;
   vault: PublicKey;
-}
-
-export async function confirm(connection: Connection, signature: string, timeoutMs = 30_000): Promise<void> {
-  const start = performance.now();
-  for (;;) {
-    const s = (await connection.getSignatureStatuses([signature], { searchTransactionHistory: true })).value[0];
-    if (s && (s.confirmationStatus === 'confirmed' || s.confirmationStatus === 'finalized')) {
-      if (s.err) throw new Error(`transaction ${signature} failed: ${JSON.stringify(s.err)}`);
-      return;
-    }
-    if (performance.now() - start > timeoutMs) throw new Error(`transaction ${signature} not confirmed in ${timeoutMs} ms`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
-
-export async function sendAndConfirm(connection: Connection, ixs: TransactionInstruction[], signers: Keypair[]): Promise<string> {
-  const { blockhash, lastValidBlockHeight } = await connection.getLatestBlockhash('confirmed');
-  const tx = new Transaction({ feePayer: signers[0].publicKey, blockhash, lastValidBlockHeight }).add(...ixs);
-  tx.sign(...signers);
-  const sig = await connection.sendRawTransaction(tx.serialize(), { skipPreflight: false });
-  await confirm(connection, sig);
-  return sig;
-}
-
-export async function fund(connection: Connection, to: PublicKey, lamports = 10_000_000_000): Promise<void> {
-  const sig = await connection.requestAirdrop(to, lamports);
-  await confirm(connection, sig);
 }
 
 /** How the setup reaches a chain: JSON-RPC (localnet) or a BanksClient (bankrun). */
@@ -57,9 +35,9 @@ export interface SetupIo {
 
 export function connectionIo(connection: Connection): SetupIo {
   return {
-    send: async (ixs, signers) => void (await sendAndConfirm(connection, ixs, signers)),
+    send: async (ixs, signers) => void (await send(connection, ixs, signers, CONFIRM_TIMEOUT_MS)),
     rent: (space) => connection.getMinimumBalanceForRentExemption(space),
-    fund: (to) => fund(connection, to),
+    fund: async (to) => void (await confirm(connection, await connection.requestAirdrop(to, 10_000_000_000), CONFIRM_TIMEOUT_MS)),
   };
 }
 
@@ -94,11 +72,6 @@ export async function setupMerchant(io: SetupIo, opts: { vaultFunds?: bigint } =
   const vault = await createTokenAccount(io, authority, mintKp.publicKey, merchant);
   await io.send([createMintToInstruction(mintKp.publicKey, vault, authority.publicKey, opts.vaultFunds ?? 1_000_000_000n)], [authority]);
   return { programId, authority, merchant, mint: mintKp.publicKey, vault };
-}
-
-export async function tokenBalance(connection: Connection, account: PublicKey): Promise<bigint> {
-  const r = await connection.getTokenAccountBalance(account, 'confirmed');
-  return BigInt(r.value.amount);
 }
 
 /** Successful transactions that touched the op account: exactly one per executed operation. */

@@ -17,7 +17,7 @@ import { createLedger } from '../../../indexer/ledger';
 import { decodeBlock } from '../../../indexer/decode';
 import { createRpcClient, RpcErrorKind } from '../../../indexer/rpc';
 import { createScanner } from '../../../indexer/source/scanner';
-import { confirm, fund, sendAndConfirm } from './localnet-tx';
+import { airdrop, confirm, send } from '../../../demo/solana';
 import { totals } from './chain-fixture';
 
 describe('indexer/source scanner over oncepay localnet (LiteSVM)', () => {
@@ -41,10 +41,10 @@ describe('indexer/source scanner over oncepay localnet (LiteSVM)', () => {
     const mint = Keypair.generate();
     const source = Keypair.generate();
     const dest = Keypair.generate();
-    await fund(connection, payer.publicKey);
+    await airdrop(connection, payer.publicKey, 10_000_000_000);
     const startSlot = await connection.getSlot('finalized');
     const rent = (n: number) => connection.getMinimumBalanceForRentExemption(n);
-    await sendAndConfirm(
+    await send(
       connection,
       [
         SystemProgram.createAccount({ fromPubkey: payer.publicKey, newAccountPubkey: mint.publicKey, lamports: await rent(MINT_SIZE), space: MINT_SIZE, programId: TOKEN_PROGRAM_ID }),
@@ -66,7 +66,7 @@ describe('indexer/source scanner over oncepay localnet (LiteSVM)', () => {
     net.faults.skipSlot(skipped);
     let lastSlot = 0;
     for (const a of amounts) {
-      const sig = await sendAndConfirm(connection, [createTransferCheckedInstruction(source.publicKey, mint.publicKey, dest.publicKey, payer.publicKey, a, 6)], [payer]);
+      const { signature: sig } = await send(connection, [createTransferCheckedInstruction(source.publicKey, mint.publicKey, dest.publicKey, payer.publicKey, a, 6)], [payer]);
       lastSlot = Math.max(lastSlot, (await connection.getTransaction(sig, { commitment: 'confirmed', maxSupportedTransactionVersion: 0 }))!.slot);
     }
     // A native SOL transfer too, to another wallet (to the merchant it would be a mint_mismatch exception).
