@@ -73,6 +73,14 @@ std::pair<Pair, Value *> umulOv128(Builder &B, Pair a, Pair b) {
   return {{B.CreateMul(a.lo, b.lo), hi}, ov};
 }
 
+// u64 or u128 multiply with overflow flag.
+std::pair<Value *, Value *> umulOv(Builder &B, Value *x, Value *y) {
+  if (x->getType()->getIntegerBitWidth() == 64)
+    return umulOv64(B, x, y);
+  auto [p, ov] = umulOv128(B, split(B, x), split(B, y));
+  return {join(B, p), ov};
+}
+
 Value *isNeg(Builder &B, Value *v) { return B.CreateICmpSLT(v, ConstantInt::get(v->getType(), 0)); }
 Value *absVal(Builder &B, Value *v) { return B.CreateSelect(isNeg(B, v), B.CreateNeg(v), v); }
 
@@ -81,14 +89,8 @@ Value *absVal(Builder &B, Value *v) { return B.CreateSelect(isNeg(B, v), B.Creat
 Value *smulOverflow(Builder &B, Value *x, Value *y, Value *&product) {
   unsigned w = x->getType()->getIntegerBitWidth();
   Value *neg = B.CreateXor(isNeg(B, x), isNeg(B, y));
-  Value *ux = absVal(B, x), *uy = absVal(B, y), *mag, *ov;
-  if (w == 64) {
-    std::tie(mag, ov) = umulOv64(B, ux, uy);
-  } else {
-    auto [p, o] = umulOv128(B, split(B, ux), split(B, uy));
-    mag = join(B, p);
-    ov = o;
-  }
+  Value *ux = absVal(B, x), *uy = absVal(B, y);
+  auto [mag, ov] = umulOv(B, ux, uy);
   APInt minMag = APInt::getSignedMinValue(w); // 2^(w-1) as unsigned
   Value *limit = B.CreateSelect(neg, ConstantInt::get(x->getType(), minMag),
                                 ConstantInt::get(x->getType(), minMag - 1));
@@ -196,13 +198,8 @@ bool lowerOverflowIntrinsic(IntrinsicInst *II) {
   Value *v = nullptr, *ov = nullptr;
   switch (id) {
   case Intrinsic::umul_with_overflow:
-    if (w == 64) {
-      std::tie(v, ov) = umulOv64(B, x, y);
-    } else if (w == 128) {
-      auto [p, o] = umulOv128(B, split(B, x), split(B, y));
-      v = join(B, p);
-      ov = o;
-    }
+    if (w == 64 || w == 128)
+      std::tie(v, ov) = umulOv(B, x, y);
     break;
   case Intrinsic::smul_with_overflow:
     if (w == 64 || w == 128)
