@@ -1,6 +1,6 @@
 // Account methods, answered at the asked commitment (processed = latest executed state).
 import { PublicKey } from '@solana/web3.js';
-import { AccountEncoding, encodeAccount } from '../encode';
+import { AccountEncoding, AccountSnapshot, encodeAccount } from '../encode';
 import { TOKEN_2022_PROGRAM_ID, TOKEN_PROGRAM_ID } from '../program-ids';
 import { invalidParams } from '../rpc-error';
 import { decodeMint, decodeTokenAccount, uiTokenAmount } from '../token-state';
@@ -25,7 +25,11 @@ function dataSliceOf(c: Record<string, unknown>): { offset: number; length: numb
 }
 
 function accountValue(ctx: MethodContext, address: string, c: Record<string, unknown>): unknown {
-  const s = ctx.chain.accountAt(address, commitmentOf(c));
+  return encodedAccount(ctx, ctx.chain.accountAt(address, commitmentOf(c)), c);
+}
+
+/** An account already read at the asked commitment, in the asked encoding. */
+function encodedAccount(ctx: MethodContext, s: AccountSnapshot | null, c: Record<string, unknown>): unknown {
   if (!s) return null;
   const enc = accountEncoding(c);
   if (enc === 'base58' && s.data.length > MAX_BASE58_BYTES && !c.dataSlice) {
@@ -63,7 +67,7 @@ export const accountMethods: Record<string, Handler> = {
     for (const a of ctx.chain.svm.getProgramAccounts(program as never)) {
       const at = ctx.chain.accountAt(a.address, cm);
       if (!at || at.owner !== program || !matches(at.data, filters)) continue;
-      out.push({ pubkey: a.address, account: accountValue(ctx, a.address, c) });
+      out.push({ pubkey: a.address, account: encodedAccount(ctx, at, c) });
     }
     return c.withContext === true ? withContext(ctx, cm, out) : out;
   },
@@ -120,16 +124,17 @@ export const accountMethods: Record<string, Handler> = {
       throw invalidParams('Invalid params: expected {"mint": …} or {"programId": …}');
     }
     const ownerKey = new PublicKey(owner).toBase58();
+    const cm = commitmentOf(c);
     const out: unknown[] = [];
     for (const program of programs) {
       for (const a of ctx.chain.svm.getProgramAccounts(program as never)) {
         // Filter on the account as of the commitment (one created after it is absent there).
-        const at = ctx.chain.accountAt(a.address, commitmentOf(c));
+        const at = ctx.chain.accountAt(a.address, cm);
         const t = at ? decodeTokenAccount(at.owner, at.data) : null;
         if (!t || t.owner !== ownerKey || (mint && t.mint !== mint)) continue;
-        out.push({ pubkey: a.address, account: accountValue(ctx, a.address, c) });
+        out.push({ pubkey: a.address, account: encodedAccount(ctx, at, c) });
       }
     }
-    return withContext(ctx, commitmentOf(c), out);
+    return withContext(ctx, cm, out);
   },
 };
