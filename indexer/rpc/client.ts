@@ -52,6 +52,8 @@ export interface RpcClient {
 export class RpcCallError extends OncepayError {
   readonly kind: RpcErrorKind;
   readonly rpcCode: number | null;
+  /** The server's `Retry-After` (HTTP errors only), within the policy cap: waited instead of the backoff. */
+  retryAfterMs?: number;
   constructor(code: string, kind: RpcErrorKind, message: string, context: Record<string, unknown> & { rpcCode?: number | null } = {}) {
     super(code, message, { kind, ...context });
     this.name = 'RpcCallError';
@@ -87,7 +89,7 @@ export function createRpcClient(opts: RpcClientOptions): RpcClient {
   const random = opts.random ?? Math.random;
   let nextId = 1;
 
-  async function attempt(method: string, params: unknown[], signal?: AbortSignal): Promise<{ result: unknown; retryAfter?: number }> {
+  async function attempt(method: string, params: unknown[], signal?: AbortSignal): Promise<unknown> {
     const timeout = AbortSignal.timeout(policy.timeoutMs);
     const combined = signal ? AbortSignal.any([signal, timeout]) : timeout;
     const id = nextId++;
@@ -111,7 +113,7 @@ export function createRpcClient(opts: RpcClientOptions): RpcClient {
     const httpKind = kindOfHttpStatus(res.status);
     if (httpKind) {
       const err = new RpcCallError(RPC_HTTP_STATUS, httpKind, `${method}: HTTP ${res.status}`, { method, status: res.status });
-      (err as RpcCallError & { retryAfter?: number }).retryAfter = retryAfterMs(res.headers.get('retry-after'), policy.capMs);
+      err.retryAfterMs = retryAfterMs(res.headers.get('retry-after'), policy.capMs);
       throw err;
     }
     let body: { id?: unknown; result?: unknown; error?: { code?: unknown; message?: unknown } };
@@ -132,7 +134,7 @@ export function createRpcClient(opts: RpcClientOptions): RpcClient {
     if (!('result' in body)) {
       throw new RpcCallError(RPC_MALFORMED_RESPONSE, 'malformed', `${method}: response has neither result nor error`, { method });
     }
-    return { result: body.result };
+    return body.result;
   }
 
   async function call<T>(method: string, params: unknown[] = [], callOpts: CallOptions = {}): Promise<T> {
@@ -140,7 +142,7 @@ export function createRpcClient(opts: RpcClientOptions): RpcClient {
     for (let n = 1; ; n++) {
       if (signal?.aborted) throw abortError(signal);
       try {
-        return (await attempt(method, params, signal)).result as T;
+        return (await attempt(method, params, signal)) as T;
       } catch (e) {
         if (!(e instanceof RpcCallError)) throw e;
         opts.onError?.(e.kind, method);
@@ -152,7 +154,7 @@ export function createRpcClient(opts: RpcClientOptions): RpcClient {
             rpcCode: e.rpcCode,
           });
         }
-        const delayMs = (e as RpcCallError & { retryAfter?: number }).retryAfter ?? backoffDelay(n, policy, random());
+        const delayMs = e.retryAfterMs ?? backoffDelay(n, policy, random());
         opts.onRetry?.({ method, kind: e.kind, attempt: n, delayMs });
         await sleep(delayMs, signal);
       }
