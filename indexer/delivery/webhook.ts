@@ -1,6 +1,6 @@
 // POSTs one outbox payload to the merchant. The Idempotency-Key is the fulfilment operation id, identical on every
 // attempt, so the merchant can drop a repeat; the body is the stored payload, byte for byte the same each time.
-import { signBody } from './signature';
+import { SIGNATURE_HEADER, signBody } from './signature';
 
 export interface DeliveryTarget {
   url: string;
@@ -36,7 +36,7 @@ export function createWebhookDelivery(opts: WebhookDeliveryOptions = {}): (req: 
           'content-type': 'application/json',
           'idempotency-key': req.idempotencyKey,
           'x-oncepay-topic': req.topic,
-          'x-oncepay-signature': signBody(req.target.secret, now(), req.body),
+          [SIGNATURE_HEADER]: signBody(req.target.secret, now(), req.body),
         },
         body: req.body,
         signal: AbortSignal.any(signals),
