@@ -6,6 +6,8 @@ export const OUTBOX_CODES = {
   NO_SECRET: 'ONCEPAY__OUTBOX__NO_SECRET',
   /** `outbox replay` named a row that does not exist or is not dead. */
   NOT_DEAD: 'ONCEPAY__OUTBOX__NOT_DEAD',
+  /** Logged when a row used its last attempt and became a dead letter (`outbox replay` re-queues it). */
+  DEAD_LETTER: 'ONCEPAY__OUTBOX__DEAD_LETTER',
   /** A worker option is out of range. */
   INVALID_OPTION: 'ONCEPAY__OUTBOX__INVALID_OPTION',
 } as const;

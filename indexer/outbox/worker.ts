@@ -76,7 +76,7 @@ export function createOutboxWorker(o: OutboxWorkerOptions): OutboxWorker {
     const { rows } = await o.db.query(q.markFailed(row.id, row.attempts, maxAttempts, base, cap, result.error, result.status));
     const state = rows[0]?.state as string | undefined;
     o.metrics?.outboxDeliveriesTotal.inc({ result: state === 'dead' ? 'dead' : 'failed' });
-    if (state === 'dead') log.error({ ...ctx, code: 'ONCEPAY__OUTBOX__DEAD_LETTER', error: result.error }, 'outbox row dead-lettered');
+    if (state === 'dead') log.error({ ...ctx, code: OUTBOX_CODES.DEAD_LETTER, error: result.error }, 'outbox row dead-lettered');
     else log.warn({ ...ctx, error: result.error, status: result.status }, 'outbox delivery failed, will retry');
     return state === 'dead' ? 'dead' : 'failed';
   }
