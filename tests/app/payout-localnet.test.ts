@@ -10,6 +10,7 @@ import { Pool } from 'pg';
 import { LocalnetHandle, startLocalnet } from '../../localnet';
 import { createPool } from '../../db/pool';
 import { createTestDb, TestDb } from '../helpers/db';
+import { oncepay } from '../indexer/cli/run-cli';
 import { hashApiKey } from '../../app/api/api-key-auth';
 import { createConnectionChain, ConnectionChainOptions, PayoutChain } from '../../app/payout/chain';
 import { createPayout } from '../../app/payout/create-payout';
@@ -22,22 +23,6 @@ import { connectionIo, createTokenAccount, MerchantSetup, setupMerchant, success
 
 const ROOT = path.resolve(__dirname, '..', '..');
 const SO = path.join(ROOT, 'target', 'deploy', 'oncepay.so');
-
-function runCli(args: string[], env: Record<string, string>): Promise<{ code: number | null; signal: NodeJS.Signals | null; stdout: string; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [path.join(ROOT, 'bin', 'oncepay'), ...args], {
-      cwd: ROOT,
-      env: { ...process.env, ONCEPAY_FROM_SOURCE: '1', NODE_ENV: 'test', ...env },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d) => (stdout += d));
-    child.stderr.on('data', (d) => (stderr += d));
-    child.on('error', reject);
-    child.on('close', (code, signal) => resolve({ code, signal, stdout, stderr }));
-  });
-}
 
 async function until<T>(f: () => Promise<T | undefined | null | false>, what: string, timeoutMs = 60_000): Promise<T> {
   const start = performance.now();
@@ -162,7 +147,7 @@ describe('app/payout on the localnet (fault injection, crashes)', () => {
     it(`crash (SIGKILL) at ${fp} → \`oncepay payout resume\` finishes with exactly one transfer`, async () => {
       const { row, recipient } = await newPayout();
       const env = { ...db.env, ONCEPAY_FAILPOINT: fp };
-      const crashed = await runCli(['payout', 'execute', row.id, '--rpc', net.url, '--authority', authorityFile, '--poll-ms', '20', '--json'], env);
+      const crashed = await oncepay(['payout', 'execute', row.id, '--rpc', net.url, '--authority', authorityFile, '--poll-ms', '20', '--json'], { env });
       expect(crashed.signal, crashed.stderr).to.equal('SIGKILL');
       expect(crashed.stderr).to.contain(fp);
       const journal = await listAttempts(db.pool, row.id);
@@ -170,7 +155,7 @@ describe('app/payout on the localnet (fault injection, crashes)', () => {
       expect(journal[0].status).to.equal('built'); // persisted; the send (if any) was never recorded
       expect((await getPayout(db.pool, row.id))!.state).to.equal('executing');
 
-      const resumed = await runCli(['payout', 'resume', '--rpc', net.url, '--authority', authorityFile, '--poll-ms', '20', '--json'], db.env);
+      const resumed = await oncepay(['payout', 'resume', '--rpc', net.url, '--authority', authorityFile, '--poll-ms', '20', '--json'], { env: db.env });
       expect(resumed.code, resumed.stderr).to.equal(0);
       const out = JSON.parse(resumed.stdout) as { results: Array<{ id: string; state: string; signature: string }> };
       const mine = out.results.find((x) => x.id === row.id)!;
@@ -193,7 +178,7 @@ describe('app/payout on the localnet (fault injection, crashes)', () => {
   it('two worker processes executing the same row at once → one transfer, both report the same result', async () => {
     const { row, recipient } = await newPayout();
     const args = ['payout', 'execute', row.id, '--rpc', net.url, '--authority', authorityFile, '--poll-ms', '20', '--json'];
-    const [a, b] = await Promise.all([runCli(args, db.env), runCli(args, db.env)]);
+    const [a, b] = await Promise.all([oncepay(args, { env: db.env }), oncepay(args, { env: db.env })]);
     expect(a.code, a.stderr).to.equal(0);
     expect(b.code, b.stderr).to.equal(0);
     const ra = JSON.parse(a.stdout);
