@@ -70,7 +70,6 @@ export async function startLocalnet(opts: LocalnetOptions = {}): Promise<Localne
   }
   const ownDir = opts.ledgerDir === undefined;
   const ledgerDir = opts.ledgerDir ?? fs.mkdtempSync(path.join(os.tmpdir(), 'oncepay-localnet-'));
-  fs.mkdirSync(ledgerDir, { recursive: true });
   const store = createLedgerStore(ledgerDir);
   if (opts.reset) store.wipe();
   const responseFaults = createResponseFaults();
