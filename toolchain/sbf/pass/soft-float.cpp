@@ -126,6 +126,16 @@ Value *lowerCompare(IRBuilder<> &B, FCmpInst *I) {
 // Narrow integers (i1..i31) go through the 32-bit builtins.
 bool isNarrowInt(Type *T) { return T->isIntegerTy() && T->getIntegerBitWidth() < 32; }
 
+// float -> integer via __fix[uns]{df,sf}{si,di,ti}: the result in `to`, or
+// in i32 when `to` is narrower; null when no builtin has that width.
+Value *callFix(IRBuilder<> &B, Value *x, Type *to, bool isUnsigned) {
+  Type *wide = isNarrowInt(to) ? B.getInt32Ty() : to;
+  const char *ic = intCode(wide);
+  if (!ic)
+    return nullptr;
+  return callBuiltin(B, std::string("__fix") + (isUnsigned ? "uns" : "") + suffix(x->getType()) + ic, wide, {x});
+}
+
 // int <-> float conversions and f32 <-> f64.
 Value *lowerCast(IRBuilder<> &B, CastInst *I) {
   Type *from = I->getSrcTy(), *to = I->getDestTy();
@@ -146,12 +156,8 @@ Value *lowerCast(IRBuilder<> &B, CastInst *I) {
   case Instruction::FPToSI:
   case Instruction::FPToUI: {
     // Out-of-range results are poison here, so truncating a 32-bit one is fine.
-    Type *wide = isNarrowInt(to) ? B.getInt32Ty() : to;
-    const char *ic = intCode(wide);
-    if (!ic)
-      return nullptr;
-    Value *r = callBuiltin(B, std::string("__fix") + (isUnsigned ? "uns" : "") + suffix(from) + ic, wide, {x});
-    return B.CreateTrunc(r, to);
+    Value *r = callFix(B, x, to, isUnsigned);
+    return r ? B.CreateTrunc(r, to) : nullptr;
   }
   case Instruction::FPExt:
     return callBuiltin(B, "__extendsfdf2", to, {x});
@@ -169,13 +175,8 @@ Value *lowerSatConversion(IRBuilder<> &B, IntrinsicInst *II) {
   if (!to->isIntegerTy() || !isSoftFloat(from))
     return nullptr;
   bool isUnsigned = II->getIntrinsicID() == Intrinsic::fptoui_sat;
-  Type *wide = isNarrowInt(to) ? B.getInt32Ty() : to;
-  const char *ic = intCode(wide);
-  if (!ic)
-    return nullptr;
-  Value *r = callBuiltin(B, std::string("__fix") + (isUnsigned ? "uns" : "") + suffix(from) + ic, wide,
-                         {II->getArgOperand(0)});
-  if (wide == to)
+  Value *r = callFix(B, II->getArgOperand(0), to, isUnsigned);
+  if (!r || r->getType() == to)
     return r;
   unsigned w = to->getIntegerBitWidth();
   if (isUnsigned) {
