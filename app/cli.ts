@@ -4,8 +4,7 @@ import * as crypto from 'crypto';
 import { Command } from 'commander';
 import { Connection } from '@solana/web3.js';
 import { Pool } from 'pg';
-import { resolveDatabaseUrl } from '../db/local-server';
-import { createPool } from '../db/pool';
+import { createPoolFromEnv, withPoolFromEnv } from '../db/pool';
 import { OncepayError } from '../common/errors';
 import { logger } from '../common/log';
 import { hashApiKey } from './api/api-key-auth';
@@ -22,18 +21,6 @@ import { resumePayouts } from './payout/resume';
 import { payoutView } from './payout/view';
 import { address } from './types';
 
-function openDb(): Pool {
-  return createPool({ url: resolveDatabaseUrl(), schema: process.env.ONCEPAY_DB_SCHEMA || undefined });
-}
-
-async function withDb<T>(f: (db: Pool) => Promise<T>): Promise<T> {
-  const db = openDb();
-  try {
-    return await f(db);
-  } finally {
-    await db.end();
-  }
-}
 
 function print(x: unknown, json?: boolean): void {
   process.stdout.write(`${JSON.stringify(x, null, json ? undefined : 2)}\n`);
@@ -100,7 +87,7 @@ export function register(program: Command): void {
     .action(async (o: { name: string; program: string; merchant: string; vault: string; tokenProgram?: string; apiKey?: string; json?: boolean }) => {
       // An API key is a credential, not an operation key: random is right here.
       const apiKey = o.apiKey ?? `ok_${crypto.randomBytes(24).toString('base64url')}`;
-      const m = await withDb((db) =>
+      const m = await withPoolFromEnv({}, (db) =>
         insertMerchant(db, {
           name: o.name,
           apiKeyHash: hashApiKey(apiKey),
@@ -123,7 +110,7 @@ export function register(program: Command): void {
     .requiredOption('--amount <base units>', 'amount in base units (decimal string)')
     .option('--json', 'one-line JSON output')
     .action(async (o: { merchant: string; payoutId: string; recipient: string; mint: string; amount: string; json?: boolean }) => {
-      await withDb(async (db) => {
+      await withPoolFromEnv({}, async (db) => {
         const m = /^[0-9]+$/.test(o.merchant) ? await getMerchant(db, o.merchant) : await getMerchantByAddress(db, o.merchant);
         if (!m) throw new OncepayError(MERCHANT_NOT_FOUND, `no merchant ${o.merchant}; add it with \`oncepay payout merchant-add\``);
         const r = await createPayout(db, m, { payoutId: o.payoutId, recipient: o.recipient, mint: o.mint, amount: o.amount });
@@ -138,7 +125,7 @@ export function register(program: Command): void {
       .argument('<id>', 'payout id (the row id printed by create)')
       .option('--retry-failed', 're-open a payout whose attempt failed with a program error'),
   ).action(async (id: string, o: ChainOpts & { json?: boolean; retryFailed?: boolean }) => {
-    await withDb(async (db) => {
+    await withPoolFromEnv({}, async (db) => {
       const p = await getPayout(db, id);
       if (!p) throw new OncepayError(PAYOUT_NOT_FOUND, `payout ${id} not found`);
       const r = await executePayout(p, { ...chainDeps(db, o), retryFailed: o.retryFailed });
@@ -152,7 +139,7 @@ export function register(program: Command): void {
       .description('resolve every payout left with an uncertain attempt (after a crash); --include-pending also starts pending ones')
       .option('--include-pending', 'also execute payouts that have no attempt yet'),
   ).action(async (o: ChainOpts & { json?: boolean; includePending?: boolean }) => {
-    await withDb(async (db) => {
+    await withPoolFromEnv({}, async (db) => {
       const r = await resumePayouts({ ...chainDeps(db, o), includePending: o.includePending });
       print(r, o.json);
     });
@@ -164,7 +151,7 @@ export function register(program: Command): void {
     .argument('<id>', 'payout row id')
     .option('--json', 'one-line JSON output')
     .action(async (id: string, o: { json?: boolean }) => {
-      await withDb(async (db) => {
+      await withPoolFromEnv({}, async (db) => {
         const p = await getPayout(db, id);
         if (!p) throw new OncepayError(PAYOUT_NOT_FOUND, `payout ${id} not found`);
         print(payoutView(p, await listAttempts(db, p.id)), o.json);
@@ -177,7 +164,7 @@ export function register(program: Command): void {
     .option('--hours <n>', 'retention in hours (≥ 24)', '24')
     .option('--json', 'one-line JSON output')
     .action(async (o: { hours: string; json?: boolean }) => {
-      const deleted = await withDb((db) => pruneIdempotencyKeys(db, Number(o.hours) * 3600_000));
+      const deleted = await withPoolFromEnv({}, (db) => pruneIdempotencyKeys(db, Number(o.hours) * 3600_000));
       print({ deleted }, o.json);
     });
 
@@ -195,7 +182,7 @@ export function register(program: Command): void {
       // Loaded here: fastify + swagger are only needed by this command (keeps the other commands quick to start).
       const { buildApiApp } = require('./api/build-api-app') as typeof import('./api/build-api-app');
       const log = logger('api');
-      const db = openDb();
+      const db = createPoolFromEnv();
       const stopping = new AbortController();
       let exec: ExecuteDeps | undefined;
       if (o.rpc && o.authority) {

@@ -5,8 +5,7 @@ import { Command, Option } from 'commander';
 import { baseUnits } from '../common/amount';
 import { OncepayError } from '../common/errors';
 import { logger } from '../common/log';
-import { resolveDatabaseUrl } from '../db/local-server';
-import { createPool } from '../db/pool';
+import { createPoolFromEnv, withPoolFromEnv } from '../db/pool';
 import { receiptToJson } from './decode';
 import { createWebhookDelivery } from './delivery';
 import { createLedger, LEDGER_CODES, RECEIPT_SOURCES, type ReceiptSource } from './ledger';
@@ -29,21 +28,7 @@ export function register(program: Command): void {
   require('./source/cli').registerSources(program);
 }
 
-/** The database every indexer command uses: DATABASE_URL (or the embedded server), schema ONCEPAY_DB_SCHEMA if set. */
-export function openDb(max = 4) {
-  return createPool({ url: resolveDatabaseUrl(), schema: process.env.ONCEPAY_DB_SCHEMA || undefined, max });
-}
-
 /** Runs `use` with a pool of `max` connections, closed afterwards whatever happens. */
-async function withDb<T>(max: number, use: (db: ReturnType<typeof openDb>) => Promise<T>): Promise<T> {
-  const db = openDb(max);
-  try {
-    return await use(db);
-  } finally {
-    await db.end();
-  }
-}
-
 /** A command's action, with a missing schema (undefined table) turned into a code that says what to do. */
 function withSchemaHint<A extends unknown[]>(action: (...args: A) => Promise<void>): (...args: A) => Promise<void> {
   return async (...args: A) => {
@@ -109,7 +94,7 @@ function registerIngest(program: Command): void {
       const log = logger('ingest');
       const decoded = decodeInput(readInput(file), { cluster: o.cluster });
       for (const p of decoded.problems) log.error({ code: p.code, line: p.line, index: p.index, transaction: p.transaction }, p.message);
-      await withDb(1, async (db) => {
+      await withPoolFromEnv({ max: 1 }, async (db) => {
         const ledger = createLedger({ db, log });
         const summary = await ingestReceipts(ledger, decoded, { cluster: o.cluster, source: o.source, batchSize: o.batchSize, log });
         process.stdout.write(`${JSON.stringify(summary)}\n`);
@@ -130,7 +115,7 @@ function registerInvoice(program: Command): void {
     .option('--reference <key>', 'Solana Pay reference key')
     .option('--merchant <id>', 'merchant id', 'default')
     .action(withSchemaHint(async (o: { id: string; mint: string; amount: string; depositAddress?: string; reference?: string; merchant: string }) => {
-      await withDb(1, async (db) => {
+      await withPoolFromEnv({ max: 1 }, async (db) => {
         const { created, invoice: row } = await createLedger({ db }).createInvoice({
           id: o.id,
           mint: o.mint,
@@ -150,7 +135,7 @@ function registerReport(program: Command): void {
     .description('ledger totals: per invoice (expected, credited, status), receipts, duplicates per source, exceptions by kind, outbox states')
     .option('--json', 'print JSON (the stable format)')
     .action(withSchemaHint(async (o: { json?: boolean }) => {
-      await withDb(6, async (db) => {
+      await withPoolFromEnv({ max: 6 }, async (db) => {
         const r = await createLedger({ db }).report();
         process.stdout.write(o.json ? `${JSON.stringify(r)}\n` : formatReport(r));
       });
@@ -179,7 +164,7 @@ function registerOutbox(program: Command): void {
       backoffBaseMs: number; backoffCapMs: number; pollMs: number; timeoutMs: number; metricsPort?: number;
     }) => {
       const log = logger('outbox');
-      const db = openDb(Math.max(2, o.batchSize + 1));
+      const db = createPoolFromEnv({ max: Math.max(2, o.batchSize + 1) });
       const ac = new AbortController();
       const stop = () => ac.abort();
       process.once('SIGINT', stop);
@@ -219,7 +204,7 @@ function registerOutbox(program: Command): void {
     .option('--all-dead', 'every dead letter')
     .action(withSchemaHint(async (id: string | undefined, o: { allDead?: boolean }) => {
       if ((id === undefined) === !o.allDead) throw new Error('give exactly one of <id> or --all-dead');
-      await withDb(1, async (db) => {
+      await withPoolFromEnv({ max: 1 }, async (db) => {
         const requeued = await replayDeadLetters(db, o.allDead ? { all: true } : { id: id! });
         process.stdout.write(`${JSON.stringify({ requeued })}\n`);
       });
@@ -231,7 +216,7 @@ function registerOutbox(program: Command): void {
     .requiredOption('--url <url>', 'webhook URL')
     .requiredOption('--secret <secret>', 'HMAC-SHA256 secret')
     .action(withSchemaHint(async (o: { merchant: string; url: string; secret: string }) => {
-      await withDb(1, async (db) => {
+      await withPoolFromEnv({ max: 1 }, async (db) => {
         await db.query(upsertMerchantTarget(o.merchant, o.url, o.secret));
         process.stdout.write(`${JSON.stringify({ merchant: o.merchant, url: o.url })}\n`);
       });

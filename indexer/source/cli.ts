@@ -3,8 +3,7 @@ import { Command, InvalidArgumentError, Option } from 'commander';
 import * as cliProgress from 'cli-progress';
 import { OncepayError } from '../../common/errors';
 import { logger } from '../../common/log';
-import { resolveDatabaseUrl } from '../../db/local-server';
-import { createPool } from '../../db/pool';
+import { createPoolFromEnv } from '../../db/pool';
 import { decodeBlock } from '../decode';
 import { createLedger } from '../ledger';
 import { createIndexerMetrics, serveMetrics } from '../metrics';
@@ -63,7 +62,7 @@ function wireLedger(component: string) {
   const log = logger(component);
   const indexerMetrics = createIndexerMetrics({ defaults: true });
   const metrics: SourceMetrics = createSourceMetrics(indexerMetrics);
-  const pool = createPool({ url: resolveDatabaseUrl(), schema: process.env.ONCEPAY_DB_SCHEMA || undefined });
+  const pool = createPoolFromEnv();
   const ledger = createLedger({ db: pool, log: logger('ledger'), metrics: indexerMetrics });
   return { log, indexerMetrics, metrics, pool, ledger };
 }
