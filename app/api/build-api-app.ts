@@ -6,7 +6,7 @@ import { Pool } from 'pg';
 import { register } from 'prom-client';
 import { logger } from '../../common/log';
 import { PayoutRow } from '../payout/queries';
-import { registerApiKeyAuth } from './api-key-auth';
+import { registerAuthenticatedRoutes } from './api-key-auth';
 import { API_ERRORS, ApiError, errorBodySchema, toApiError } from './errors';
 import { payoutRoutes } from './payout-routes';
 
@@ -61,8 +61,16 @@ export async function buildApiApp(opts: ApiAppOptions): Promise<FastifyInstance>
     void reply.code(API_ERRORS.ROUTE_NOT_FOUND.status).send(new ApiError('ROUTE_NOT_FOUND').body());
   });
 
-  registerApiKeyAuth(app, opts.db, '/v1/');
-  await app.register(payoutRoutes, { db: opts.db, idempotencyStaleMs: opts.idempotencyStaleMs ?? 60_000, onPayoutCreated: opts.onPayoutCreated });
+  // JSON only: fastify's default text/plain parser would hand a string to the routes; without it a non-JSON body
+  // is FST_ERR_CTP_INVALID_MEDIA_TYPE → 415 CONTENT_TYPE_UNSUPPORTED, as the OpenAPI document says.
+  app.removeContentTypeParser('text/plain');
+
+  // Everything under /v1 lives in the authenticated context; public routes below stay outside it.
+  await registerAuthenticatedRoutes(app, opts.db, payoutRoutes, {
+    db: opts.db,
+    idempotencyStaleMs: opts.idempotencyStaleMs ?? 60_000,
+    onPayoutCreated: opts.onPayoutCreated,
+  });
 
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
   app.get('/metrics', { schema: { hide: true } }, async (_req, reply) => {

@@ -1,13 +1,15 @@
-// POST /v1/payouts and GET /v1/payouts/:id. Authenticated by api-key-auth (the merchant is on the request).
+// POST /v1/payouts and GET /v1/payouts/:id. Registered only through registerAuthenticatedRoutes (api-key-auth.ts):
+// the merchant is on the request.
 import { FastifyInstance, FastifyRequest } from 'fastify';
 import { Pool } from 'pg';
 import { logger } from '../../common/log';
 import { preparePayout, sameTerms } from '../payout/create-payout';
 import { PayoutRow, getPayout, insertPayout, listAttempts } from '../payout/queries';
 import { payoutView } from '../payout/view';
+import { authenticatedMerchant } from './api-key-auth';
 import { ApiError, toApiError } from './errors';
 import { canonicalRequestHash, claimKey, completeKey, isIdempotencyKey, releaseKey } from './idempotency';
-import { createPayoutBodySchema, errorResponse, payoutSchema } from './schemas';
+import { createPayoutBodySchema, errorResponses, payoutSchema } from './schemas';
 
 export interface PayoutRoutesOptions {
   db: Pool;
@@ -42,7 +44,15 @@ export async function payoutRoutes(app: FastifyInstance, opts: PayoutRoutesOptio
           properties: { 'idempotency-key': { type: 'string', description: 'Client-chosen key, 1–255 visible ASCII characters, kept ≥ 24 h.' } },
         },
         body: createPayoutBodySchema,
-        response: { 201: payoutSchema, 400: errorResponse, 401: errorResponse, 409: errorResponse, 413: errorResponse, 415: errorResponse, 500: errorResponse },
+        response: {
+          201: payoutSchema,
+          400: errorResponses[400],
+          401: errorResponses[401],
+          409: errorResponses[409],
+          413: errorResponses[413],
+          415: errorResponses[415],
+          500: errorResponses[500],
+        },
       },
       // Before schema validation, so a missing key is reported as such even when the body is also wrong.
       preValidation: async (req: FastifyRequest) => {
@@ -52,7 +62,7 @@ export async function payoutRoutes(app: FastifyInstance, opts: PayoutRoutesOptio
       },
     },
     async (req, reply) => {
-      const merchant = req.oncepayMerchant!;
+      const merchant = authenticatedMerchant(req);
       const key = req.headers['idempotency-key'] as string;
       // Validation first (nothing is claimed for a request that can never succeed).
       const prepared = preparePayout(merchant, req.body);
@@ -112,13 +122,13 @@ export async function payoutRoutes(app: FastifyInstance, opts: PayoutRoutesOptio
         summary: 'A payout, its attempts and its on-chain proof',
         security: [{ bearer: [] }],
         params: { type: 'object', required: ['id'], properties: { id: { type: 'string' } } },
-        response: { 200: payoutSchema, 401: errorResponse, 404: errorResponse, 500: errorResponse },
+        response: { 200: payoutSchema, 401: errorResponses[401], 404: errorResponses[404], 500: errorResponses[500] },
       },
     },
     async (req) => {
       const p = await getPayout(db, req.params.id);
       // Another merchant's payout is "not found", not "forbidden": ids leak nothing across merchants.
-      if (!p || p.merchantId !== req.oncepayMerchant!.id) throw new ApiError('PAYOUT_NOT_FOUND');
+      if (!p || p.merchantId !== authenticatedMerchant(req).id) throw new ApiError('PAYOUT_NOT_FOUND');
       return payoutView(p, await listAttempts(db, p.id));
     },
   );

@@ -56,4 +56,15 @@ export const payoutSchema = {
   },
 } as const;
 
-export const errorResponse = { $ref: 'ApiError#' } as const;
+/** An error answer ({ code, message }, codes in errors.ts) documented for one status. */
+const errorResponse = (description: string) => ({ $ref: 'ApiError#', description }) as const;
+
+export const errorResponses = {
+  400: errorResponse('Malformed request: IDEMPOTENCY_KEY_*, BODY_*, AMOUNT_*, PAYOUT_ID_MALFORMED, ADDRESS_MALFORMED.'),
+  401: errorResponse('UNAUTHORIZED: missing or unknown API key. Send `Authorization: Bearer <api key>` (scheme in any case).'),
+  404: errorResponse('PAYOUT_NOT_FOUND (also for another merchant\'s payout) or ROUTE_NOT_FOUND.'),
+  409: errorResponse('IDEMPOTENCY_CONFLICT, IDEMPOTENCY_IN_PROGRESS or PAYOUT_ID_EXISTS.'),
+  413: errorResponse('BODY_TOO_LARGE.'),
+  415: errorResponse('CONTENT_TYPE_UNSUPPORTED: the body must be application/json.'),
+  500: errorResponse('INTERNAL: nothing was committed; retry with the same Idempotency-Key.'),
+} as const;
