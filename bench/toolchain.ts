@@ -2,7 +2,7 @@
 //   CU     each probe in LiteSVM and solana-bankrun; a 1 KiB memcpy through the sol_memcpy_ syscall (what the opt
 //          pass emits) versus a byte loop (what LLVM's expandMemCpyAsLoop would give) — the ratio is the point;
 //   build  a no-op (up-to-date) build.sh run versus a forced rebuild of one probe (build-std core cached) and of
-//          programs/oncepay, absolute wall-clock seconds labelled with the machine.
+//          programs/oncepay-lite, absolute wall-clock seconds labelled with the machine.
 // The cold build (pass plugin + core/alloc + everything) is timed only with BENCH_SBF_COLD=1 (minutes).
 import * as os from 'node:os';
 import { statSync } from 'node:fs';
@@ -64,20 +64,20 @@ async function main(): Promise<void> {
   // --- build times ------------------------------------------------------------
   const noop = seconds(() => mustRun([]));
   const probe = seconds(() => mustRun(['--crate', 'toolchain/sbf/probes/calls', '--out', paths[ID.calls], '--force']));
-  const program = seconds(() => mustRun(['--crate', 'programs/oncepay', '--out', oncepay, '--features', 'bpf-entrypoint', '--force']));
+  const program = seconds(() => mustRun(['--crate', 'programs/oncepay-lite', '--out', oncepay, '--features', 'bpf-entrypoint', '--force']));
   console.log(`\nbuild (wall clock on this machine, ${os.cpus().length} cores):`);
   console.log(`  up-to-date build.sh (make program, nothing changed)   ${noop.toFixed(1)} s`);
   console.log(`  forced rebuild, calls probe (core cached)             ${probe.toFixed(1)} s`);
-  console.log(`  forced rebuild, programs/oncepay (core cached)        ${program.toFixed(1)} s  (${(program / noop).toFixed(0)}× the no-op)`);
+  console.log(`  forced rebuild, programs/oncepay-lite (core cached)        ${program.toFixed(1)} s  (${(program / noop).toFixed(0)}× the no-op)`);
   if (process.env.BENCH_SBF_COLD === '1') {
     const dir = scratchDir('cold');
     const cold = seconds(() =>
-      mustRun(['--crate', 'programs/oncepay', '--out', join(dir, 'oncepay.so'), '--features', 'bpf-entrypoint'], {
+      mustRun(['--crate', 'programs/oncepay-lite', '--out', join(dir, 'oncepay.so'), '--features', 'bpf-entrypoint'], {
         ONCEPAY_SBF_DIR: join(dir, 'sbf'),
         ONCEPAY_SBF_TOOL_BUILD: join(dir, 'tool'),
       }),
     );
-    console.log(`  cold build, programs/oncepay (plugin + core/alloc + crate)  ${cold.toFixed(1)} s`);
+    console.log(`  cold build, programs/oncepay-lite (plugin + core/alloc + crate)  ${cold.toFixed(1)} s`);
   }
 }
 

@@ -20,9 +20,9 @@ fi
 echo "test: PostgreSQL at $DATABASE_URL"
 
 status=0
-if [ -d programs/oncepay ] && [ -f programs/oncepay/Cargo.toml ]; then
+if [ -d programs/oncepay-lite ] && [ -f programs/oncepay-lite/Cargo.toml ]; then
   echo "test: program host unit tests (cargo test)"
-  (cd programs/oncepay && cargo test --quiet --lib 2>&1) || status=1
+  (cd programs/oncepay-lite && cargo test --quiet --lib 2>&1) || status=1
 fi
 # With no arguments, every suite; otherwise only the given files/globs (e.g. scripts/test.sh 'tests/app/**/*.test.ts').
 if [ $# -eq 0 ]; then set -- 'tests/**/*.test.ts'; fi

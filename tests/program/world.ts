@@ -33,7 +33,7 @@ const SOL = 1_000_000_000n;
 const TOKEN_ACCOUNT_LAMPORTS = 10_000_000n;
 
 /**
- * Stable error codes (programs/oncepay/src/error.rs): idl.test.ts asserts them against the committed IDL,
+ * Stable error codes (programs/oncepay-lite/src/error.rs): idl.test.ts asserts them against the committed IDL,
  * execute-payout.test.ts against the compiled program.
  */
 export const ERROR_CODES = {

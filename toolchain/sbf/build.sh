@@ -2,7 +2,7 @@
 # Builds a no_std Solana program crate into an SBPF v0 .so with Debian packages
 # only (rustc-web, rust-web-src, llvm-22): no platform-tools, no cargo build-sbf.
 #
-#   toolchain/sbf/build.sh                          programs/oncepay -> target/deploy/oncepay.so
+#   toolchain/sbf/build.sh                          programs/oncepay-lite -> target/deploy/oncepay.so
 #   toolchain/sbf/build.sh --crate DIR --out FILE   any crate
 #   toolchain/sbf/build.sh --ir FILE.ll --out FILE  LLVM IR/bitcode: opt+llc+elf2sbf only
 #   options: --features LIST  --emit-ir  --force  --quiet  --help
@@ -245,12 +245,12 @@ if [ -n "$ir" ]; then
 elif [ -n "$crate" ]; then
   [ -n "$out" ] || out="$ROOT/target/deploy/$(lib_name "$crate").so"
   build_one "$crate" "$out"
-elif [ -f "$ROOT/programs/oncepay/Cargo.toml" ]; then
-  [ -n "$features" ] || ! has_feature "$ROOT/programs/oncepay" bpf-entrypoint || features=bpf-entrypoint
-  build_one "$ROOT/programs/oncepay" "${out:-$ROOT/target/deploy/oncepay.so}"
+elif [ -f "$ROOT/programs/oncepay-lite/Cargo.toml" ]; then
+  [ -n "$features" ] || ! has_feature "$ROOT/programs/oncepay-lite" bpf-entrypoint || features=bpf-entrypoint
+  build_one "$ROOT/programs/oncepay-lite" "${out:-$ROOT/target/deploy/oncepay.so}"
   say "program id $PROGRAM_ID"
 else
-  say "programs/oncepay does not exist yet: building the toolchain probes only"
+  say "programs/oncepay-lite does not exist yet: building the toolchain probes only"
   build_probes
 fi
 say "total $(since "$start")"

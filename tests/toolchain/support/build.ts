@@ -54,10 +54,10 @@ export function buildProbes(): Record<string, string> {
   return paths;
 }
 
-/** Builds programs/oncepay with the default entry (`make program`'s recipe). */
+/** Builds programs/oncepay-lite with the default entry (`make program`'s recipe). */
 export function buildOncepay(): string {
   const r = run(BUILD_SH, []);
-  if (r.status !== 0) throw new Error(`build.sh failed for programs/oncepay:\n${r.stderr}`);
+  if (r.status !== 0) throw new Error(`build.sh failed for programs/oncepay-lite:\n${r.stderr}`);
   return join(ROOT, 'target/deploy/oncepay.so');
 }
 

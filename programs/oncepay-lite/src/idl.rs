@@ -4,7 +4,7 @@
 //! `cargo test --lib` fails when `idl/oncepay.json` or `idl/oncepay.ts` differ
 //! from a fresh generation, and (re)writes the build copies
 //! `target/idl/oncepay.json` and `target/types/oncepay.ts`;
-//! `ONCEPAY_WRITE_IDL=1 cargo test --lib idl` (what `programs/oncepay/idl.sh`
+//! `ONCEPAY_WRITE_IDL=1 cargo test --lib idl` (what `programs/oncepay-lite/idl.sh`
 //! runs) also rewrites the committed `idl/` files.
 
 use {
@@ -428,7 +428,7 @@ mod tests {
         let committed_ts = fs::read_to_string(root.join("idl/oncepay.ts")).unwrap_or_default();
         assert!(
             committed_json == json && committed_ts == ts,
-            "idl/oncepay.json or idl/oncepay.ts is stale: run programs/oncepay/idl.sh"
+            "idl/oncepay.json or idl/oncepay.ts is stale: run programs/oncepay-lite/idl.sh"
         );
     }
 
