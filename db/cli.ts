@@ -1,5 +1,5 @@
 import { Command } from 'commander';
-import { startLocalServer, stopLocalServer, resolveDatabaseUrl } from './local-server';
+import { redactUrl, startLocalServer, stopLocalServer, resolveDatabaseUrl } from './local-server';
 import { migrate } from './migrate';
 import { createPool } from './pool';
 
@@ -20,9 +20,9 @@ export function register(program: Command): void {
 
   const db = program.command('db').description('the embedded local PostgreSQL server (used when DATABASE_URL is unset)');
   db.command('start')
-    .description('start the local server (idempotent) and print its URL')
+    .description('start the local server (idempotent) and print its URL with the password hidden (`db url` prints it whole)')
     .option('--fast', 'fsync off: for tests only')
-    .action((o: { fast?: boolean }) => console.log(startLocalServer({ fast: o.fast }).url));
+    .action((o: { fast?: boolean }) => console.log(redactUrl(startLocalServer({ fast: o.fast }).url)));
   db.command('stop').description('stop the local server').action(() => stopLocalServer());
-  db.command('url').description('print the database URL commands will use').action(() => console.log(resolveDatabaseUrl()));
+  db.command('url').description('print the database URL commands will use, password included (for DATABASE_URL=$(oncepay db url))').action(() => console.log(resolveDatabaseUrl()));
 }

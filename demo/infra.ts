@@ -2,10 +2,10 @@
 // own), a fresh schema, the localnet running target/deploy/oncepay.so, and a stack of things to stop on exit.
 import * as crypto from 'crypto';
 import * as fs from 'fs';
-import * as net from 'net';
 import * as path from 'path';
 import { Pool } from 'pg';
 import { OncepayError } from '../common/errors';
+import { freePort } from '../common/free-port';
 import { isRunning, projectRoot, startLocalServer, stopLocalServer } from '../db/local-server';
 import { migrate, quoteIdent } from '../db/migrate';
 import { createPool } from '../db/pool';
@@ -47,17 +47,6 @@ export interface DemoDb {
   ownServer: boolean;
   dataDir: string | null;
   env: Record<string, string>;
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = net.createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const port = (s.address() as net.AddressInfo).port;
-      s.close(() => resolve(port));
-    });
-  });
 }
 
 /** The port of a server running on `dataDir` (line 4 of postmaster.pid), or null. */

@@ -5,6 +5,7 @@
 import { Connection, PublicKey } from '@solana/web3.js';
 import { isOncepayError } from '../common/errors';
 import { logger } from '../common/log';
+import { passwordFileOf, shellUrl } from '../db/local-server';
 import { ONCEPAY_PROGRAM_ID } from '../app/payout/program';
 import { createLedger } from '../indexer/ledger';
 import { createIndexerMetrics } from '../indexer/metrics';
@@ -97,12 +98,14 @@ export async function runDemo(o: DemoOptions): Promise<number> {
     code = result.exactlyOnce === 'HOLDS' ? 0 : 1;
 
     if (o.keep) {
-      const env = `DATABASE_URL=${db.url} ONCEPAY_DB_SCHEMA=${db.schema}`;
+      // The password stays in its file: the lines below read it when the person runs them.
+      const dbUrl = shellUrl(db.url, db.dataDir ? passwordFileOf(db.dataDir) : null);
+      const env = `DATABASE_URL=${dbUrl} ONCEPAY_DB_SCHEMA=${db.schema}`;
       say.act('Still running (--keep); Ctrl-C stops it');
       say.step(`localnet JSON-RPC: ${net.url}   (curl -s ${net.url} -H 'content-type: application/json' -d '{"jsonrpc":"2.0","id":1,"method":"getSlot"}')`);
       say.step(`merchant API: ${payouts.apiUrl}/v1/payouts   (Authorization: Bearer ${payouts.apiKey}; OpenAPI at ${payouts.apiUrl}/openapi.json)`);
       say.step(`provider webhook: ${indexing.webhookUrl}   metrics: ${metricsServer.url}`);
-      say.step(`psql: PGOPTIONS='-c search_path=${db.schema}' psql '${db.url}' -c 'SELECT id, status, credited_amount FROM invoices'`);
+      say.step(`psql: PGOPTIONS='-c search_path=${db.schema}' psql ${dbUrl} -c 'SELECT id, status, credited_amount FROM invoices'`);
       say.step(`report: ${env} node bin/oncepay report`);
       await new Promise<never>(() => undefined); // until SIGINT / SIGTERM (onSignal exits)
     }

@@ -5,23 +5,36 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 DEB_PACKAGES=(postgresql rustc-web cargo-web rust-web-src llvm-22 llvm-22-dev g++ make python3)
+# Installed without their Recommends: `prometheus` is here only for `promtool` (deploy/prometheus rules are
+# checked and unit-tested by `make test`); its recommended node exporter is a daemon we do not want.
+DEB_TOOL_PACKAGES=(prometheus)
 
-missing=()
-for p in "${DEB_PACKAGES[@]}"; do
-  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then missing+=("$p"); fi
-done
-if ((${#missing[@]})); then
+SUDO=""
+apt_updated=""
+# install_missing [apt-get install options…] -- package…: installs the packages not yet installed, or nothing.
+install_missing() {
+  local opts=() missing=() p
+  while [ "$1" != "--" ]; do opts+=("$1"); shift; done
+  shift
+  for p in "$@"; do
+    if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then missing+=("$p"); fi
+  done
+  ((${#missing[@]})) || return 0
   echo "setup: installing Debian packages: ${missing[*]}"
-  SUDO=""
   if [ "$(id -u)" != 0 ]; then
     if command -v sudo >/dev/null; then SUDO="sudo"; else
       echo "setup: ERROR: need root (or sudo) to install ${missing[*]}" >&2; exit 1; fi
   fi
   export DEBIAN_FRONTEND=noninteractive
-  $SUDO apt-get update -qq || { echo "setup: ERROR: apt-get update failed" >&2; exit 1; }
-  $SUDO apt-get install -y -qq "${missing[@]}" >/dev/null || {
+  if [ -z "$apt_updated" ]; then
+    $SUDO apt-get update -qq || { echo "setup: ERROR: apt-get update failed" >&2; exit 1; }
+    apt_updated=1
+  fi
+  $SUDO apt-get install -y -qq "${opts[@]}" "${missing[@]}" >/dev/null || {
     echo "setup: ERROR: apt-get install ${missing[*]} failed (Debian bookworm packages are required)" >&2; exit 1; }
-fi
+}
+install_missing -- "${DEB_PACKAGES[@]}"
+install_missing --no-install-recommends -- "${DEB_TOOL_PACKAGES[@]}"
 
 command -v node >/dev/null || { echo "setup: ERROR: Node.js >= 20.19 is required" >&2; exit 1; }
 node -e 'const [a,b]=process.versions.node.split(".").map(Number); process.exit(a>20||(a==20&&b>=19)?0:1)' ||

@@ -5,7 +5,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 export NODE_ENV=test
 export ONCEPAY_PG_PORT="${ONCEPAY_PG_PORT:-54339}"
-PG_DIR="$PWD/.oncepay/pg-test"
+# The test server's folder (ONCEPAY_TEST_PG_DIR lets tests/ops run this script on a server of its own).
+PG_DIR="${ONCEPAY_TEST_PG_DIR:-$PWD/.oncepay/pg-test}"
 
 cleanup() {
   node -e "require('ts-node').register({transpileOnly:true}); require('./db/local-server').stopLocalServer({dataDir: process.argv[1]})" "$PG_DIR/data" || true
@@ -17,7 +18,9 @@ if [ -z "${DATABASE_URL:-}" ]; then
   DATABASE_URL=$(node -e "require('ts-node').register({transpileOnly:true}); const s=require('./db/local-server'); const dir=process.argv[1]; require('fs').chmodSync(require('path').dirname(dir),0o777); console.log(s.startLocalServer({dataDir: dir, fast: true}).url)" "$PG_DIR/data")
   export DATABASE_URL
 fi
-echo "test: PostgreSQL at $DATABASE_URL"
+# The URL carries the server's password: print it without (printf is a builtin, so no `ps` shows the URL).
+redact_url() { printf '%s' "$1" | sed -E 's#^([A-Za-z][A-Za-z0-9+.-]*://[^:/@]*):[^@/]*@#\1:***@#'; }
+echo "test: PostgreSQL at $(redact_url "$DATABASE_URL")"
 
 status=0
 if [ -d programs/oncepay-lite ] && [ -f programs/oncepay-lite/Cargo.toml ]; then
