@@ -81,3 +81,14 @@ export function redactUrl(url: string): string {
     return url.replace(/^([a-z][a-z0-9+.-]*:\/\/[^:/@]*):[^@/]*@/i, '$1:***@');
   }
 }
+
+/**
+ * The URL as a shell word for messages that tell a person what to type: the password is read from its file when
+ * the command runs, so it is never printed. Without a password file (DATABASE_URL given), the variable itself.
+ */
+export function shellUrl(url: string, passwordFile: string | null): string {
+  if (passwordFile === null) return '"$DATABASE_URL"';
+  const u = new URL(url);
+  u.password = 'PASSWORD';
+  return `"${u.toString().replace(':PASSWORD@', `:$(cut -d: -f5 '${passwordFile}')@`)}"`;
+}

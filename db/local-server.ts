@@ -10,7 +10,7 @@ import * as path from 'path';
 import * as crypto from 'crypto';
 import { OncepayError } from '../common/errors';
 import { logger } from '../common/log';
-import { generatePassword, hbaContent, parsePgpass, passwordlessHbaLines, PASSWORD_FILE, pgpassContent, redactUrl, scramVerifier, SUPERUSER } from './local-auth';
+import { generatePassword, hbaContent, parsePgpass, passwordlessHbaLines, PASSWORD_FILE, pgpassContent, redactUrl, scramVerifier, shellUrl, SUPERUSER } from './local-auth';
 
 // Error codes of the embedded server. Stable: never remove, rename or reuse one.
 export const LOCAL_SERVER_CODES = {
@@ -251,15 +251,4 @@ export function resolveDatabaseUrl(): string {
   return startLocalServer().url;
 }
 
-export { redactUrl };
-
-/**
- * The URL as a shell word for messages that tell a person what to type: the password is read from its file when
- * the command runs, so it is never printed. Without a password file (DATABASE_URL given), the variable itself.
- */
-export function shellUrl(url: string, passwordFile: string | null): string {
-  if (passwordFile === null) return '"$DATABASE_URL"';
-  const u = new URL(url);
-  u.password = 'PASSWORD';
-  return `"${u.toString().replace(':PASSWORD@', `:$(cut -d: -f5 '${passwordFile}')@`)}"`;
-}
+export { redactUrl, shellUrl };
