@@ -17,6 +17,9 @@ export interface IndexerMetrics {
   outboxDeliveriesTotal: Counter<'result'>;
 }
 
+/** The `result` label values of oncepay_outbox_deliveries_total (indexer/outbox/worker.ts). */
+export const OUTBOX_DELIVERY_RESULTS = ['delivered', 'failed', 'dead'] as const;
+
 export interface OutboxStats {
   /** Rows not yet delivered nor dead. */
   depth: number;
@@ -31,6 +34,10 @@ export function createIndexerMetrics(opts: { defaults?: boolean; outboxStats?: (
   // Outbox gauges are read from the database at scrape time when a reader is given: the table is the truth.
   let last: Promise<OutboxStats> | undefined;
   const read = () => (last ??= (stats ? stats() : Promise.resolve({ depth: 0, oldestAgeSeconds: 0 })).finally(() => setImmediate(() => (last = undefined))));
+  const outboxDeliveriesTotal = new Counter({ name: 'oncepay_outbox_deliveries_total', help: 'Outbox delivery attempts, by result', labelNames: ['result'], registers: [registry] });
+  // Every result exported from the start (at 0): the first dead letter is then an increase Prometheus can see
+  // (a series born at 1 is not), which deploy/prometheus's OncepayOutboxDeadLetter alert relies on.
+  for (const result of OUTBOX_DELIVERY_RESULTS) outboxDeliveriesTotal.inc({ result }, 0);
   return {
     registry,
     receiptsTotal: new Counter({ name: 'oncepay_receipts_total', help: 'Receipts newly inserted into the ledger', labelNames: ['cluster', 'source'], registers: [registry] }),
@@ -50,7 +57,7 @@ export function createIndexerMetrics(opts: { defaults?: boolean; outboxStats?: (
       ...(stats ? { async collect(this: Gauge) { this.set((await read()).oldestAgeSeconds); } } : {}),
     }),
     rpcErrorsTotal: new Counter({ name: 'oncepay_rpc_errors_total', help: 'RPC errors, by kind', labelNames: ['kind'], registers: [registry] }),
-    outboxDeliveriesTotal: new Counter({ name: 'oncepay_outbox_deliveries_total', help: 'Outbox delivery attempts, by result', labelNames: ['result'], registers: [registry] }),
+    outboxDeliveriesTotal,
   };
 }
 
