@@ -1,14 +1,22 @@
 // SBF toolchain figures, side by side in one run (not a test; `make bench`):
 //   CU     each probe in LiteSVM and solana-bankrun; a 1 KiB memcpy through the sol_memcpy_ syscall (what the opt
 //          pass emits) versus a byte loop (what LLVM's expandMemCpyAsLoop would give) — the ratio is the point;
-//   build  a no-op (up-to-date) build.sh run versus a forced rebuild of one probe (build-std core cached) and of
-//          programs/oncepay-lite, absolute wall-clock seconds labelled with the machine.
-// The cold build (pass plugin + core/alloc + everything) is timed only with BENCH_SBF_COLD=1 (minutes).
+//   build  a no-op (up-to-date) `make program` versus a forced rebuild of one probe and of each program (std
+//          cached), and the cold build of std + both programs (the Anchor dependency graph included) in a scratch
+//          cache, absolute wall-clock seconds labelled with the machine, plus the .so sizes.
+// The cold build takes minutes; BENCH_SBF_COLD=0 skips it (crates.io downloads are cached in ~/.cargo either way).
 import * as os from 'node:os';
-import { statSync } from 'node:fs';
+import { existsSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { buildOncepay, buildProbes, BUILD_SH, PROBE_IDS, run, scratchDir } from '../tests/toolchain/support/build';
+import { buildProbe, buildProbes, BUILD_SH, PROBE_IDS, ROOT, run, scratchDir } from '../tests/toolchain/support/build';
 import { le128, le64, RUNTIMES } from '../tests/toolchain/support/runtimes';
+
+/** The programs `make program` builds, as far as their crates exist. */
+const PROGRAMS = [
+  { crate: 'programs/oncepay', so: 'target/deploy/oncepay.so', label: 'oncepay (Anchor)' },
+  { crate: 'programs/oncepay-lite', so: 'target/deploy/oncepay_lite.so', label: 'oncepay-lite (pinocchio)' },
+].filter((p) => existsSync(join(ROOT, p.crate, 'Cargo.toml')));
+const STD_ID = 'StdProbe11111111111111111111111111111111111';
 
 const ID = PROBE_IDS;
 
@@ -18,9 +26,15 @@ function seconds(fn: () => void): number {
   return Number(process.hrtime.bigint() - t0) / 1e9;
 }
 
-function mustRun(args: string[], env: Record<string, string> = {}): void {
+function mustRun(args: string[], env: Record<string, string> = {}): string {
   const r = run('env', [...Object.entries(env).map(([k, v]) => `${k}=${v}`), BUILD_SH, ...args]);
   if (r.status !== 0) throw new Error(r.stderr);
+  return r.stderr;
+}
+
+/** The seconds build.sh printed for one step (`<name>: rustc done in 12.3s`). */
+function stepSeconds(log: string, pattern: RegExp): number {
+  return [...log.matchAll(pattern)].reduce((sum, m) => sum + Number(m[1]), 0);
 }
 
 async function main(): Promise<void> {
@@ -28,8 +42,10 @@ async function main(): Promise<void> {
   console.log(`machine: ${os.cpus().length} × ${cpu}, ${Math.round(os.totalmem() / 2 ** 30)} GiB, ${os.platform()} ${os.arch()}`);
 
   const paths = buildProbes();
-  const oncepay = buildOncepay();
-  console.log(`oncepay.so: ${statSync(oncepay).size} bytes`);
+  paths[STD_ID] = buildProbe('std');
+  mustRun([]);
+  for (const p of PROGRAMS) console.log(`${p.so}: ${statSync(join(ROOT, p.so)).size} bytes  (${p.label})`);
+  console.log(`std probe .so: ${statSync(paths[STD_ID]).size} bytes`);
 
   // --- compute units --------------------------------------------------------
   for (const runtime of RUNTIMES) {
@@ -52,6 +68,7 @@ async function main(): Promise<void> {
         await cu(ID.float, Buffer.concat([le64(7n, 2n), Buffer.from(new Float64Array([2.5]).buffer)])),
       ],
       ['mem full check (1 KiB set/copy/move/cmp + checksums)', await cu(ID.mem, Buffer.concat([Buffer.from([0, 5]), le64(300n)]))],
+      ['std (Vec, BTreeMap, HashMap, Box<dyn>, format!; n=12)', await cu(STD_ID, Buffer.concat([Buffer.from([0]), le64(12n, 123456789n)]))],
     ];
     const base = await cu(ID.mem, Buffer.from([3, 7]));
     const memcpy = (await cu(ID.mem, Buffer.from([1, 7]))) - base;
@@ -62,22 +79,37 @@ async function main(): Promise<void> {
   }
 
   // --- build times ------------------------------------------------------------
+  const load = () => os.loadavg()[0].toFixed(1);
+  console.log(`\nbuild (wall clock on this machine, ${os.cpus().length} cores, load average ${load()} at the start):`);
   const noop = seconds(() => mustRun([]));
+  console.log(`  make program with nothing changed (both programs up to date)      ${noop.toFixed(1)} s`);
   const probe = seconds(() => mustRun(['--crate', 'toolchain/sbf/probes/calls', '--out', paths[ID.calls], '--force']));
-  const program = seconds(() => mustRun(['--crate', 'programs/oncepay-lite', '--out', oncepay, '--features', 'bpf-entrypoint', '--force']));
-  console.log(`\nbuild (wall clock on this machine, ${os.cpus().length} cores):`);
-  console.log(`  up-to-date build.sh (make program, nothing changed)   ${noop.toFixed(1)} s`);
-  console.log(`  forced rebuild, calls probe (core cached)             ${probe.toFixed(1)} s`);
-  console.log(`  forced rebuild, programs/oncepay-lite (core cached)        ${program.toFixed(1)} s  (${(program / noop).toFixed(0)}× the no-op)`);
-  if (process.env.BENCH_SBF_COLD === '1') {
+  console.log(`  forced rebuild, calls probe (std cached)                          ${probe.toFixed(1)} s`);
+  for (const p of PROGRAMS) {
+    const t = seconds(() => mustRun(['--crate', p.crate, '--out', join(ROOT, p.so), '--force']));
+    console.log(`  forced rebuild, ${p.label.padEnd(26)} (deps cached)         ${t.toFixed(1)} s`);
+  }
+  if (process.env.BENCH_SBF_COLD !== '0') {
+    // A scratch cache: std and every dependency compiled from nothing (the pass plugin is reused).
     const dir = scratchDir('cold');
-    const cold = seconds(() =>
-      mustRun(['--crate', 'programs/oncepay-lite', '--out', join(dir, 'oncepay.so'), '--features', 'bpf-entrypoint'], {
-        ONCEPAY_SBF_DIR: join(dir, 'sbf'),
-        ONCEPAY_SBF_TOOL_BUILD: join(dir, 'tool'),
-      }),
-    );
-    console.log(`  cold build, programs/oncepay-lite (plugin + core/alloc + crate)  ${cold.toFixed(1)} s`);
+    try {
+      const env = { ONCEPAY_SBF_DIR: join(dir, 'sbf') };
+      let log = '';
+      const hello = seconds(() => {
+        log = mustRun(['--crate', 'toolchain/sbf/probes/hello', '--out', join(dir, 'hello.so')], env);
+      });
+      console.log(`  cold: std (core, alloc, std, panic_abort) + the hello probe       ${hello.toFixed(1)} s`);
+      for (const p of PROGRAMS) {
+        const t = seconds(() => {
+          log = mustRun(['--crate', p.crate, '--out', join(dir, `${p.label.split(' ')[0]}.so`)], env);
+        });
+        const rustc = stepSeconds(log, /rustc done in ([\d.]+)s/g);
+        console.log(`  cold: ${p.label.padEnd(26)} dependency graph + crate (std cached) ${t.toFixed(1)} s (cargo ${rustc.toFixed(1)} s)`);
+      }
+      console.log(`  load average at the end ${load()}`);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   }
 }
 

@@ -1,5 +1,7 @@
-// build.sh: idempotent (stamp of sources + Cargo.lock + toolchain files),
-// rebuilds on change, clear errors for missing Debian packages and bad usage.
+// build.sh: idempotent (stamp of sources + Cargo.lock + toolchain files + std
+// patch), rebuilds on change, clear errors for missing Debian packages, bad
+// usage, a std patch that no longer applies and stack frames over 4 KiB;
+// dependencies that declare cdylib build without bpf-linker.
 import { expect } from 'chai';
 import { cpSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -49,6 +51,44 @@ describe('toolchain: build.sh', function () {
     const r = await h.invoke('11111111111111111111111111111112', Buffer.from('ab'));
     expect(r.logs).to.include('Program log: rebuilt after an edit');
     expect(r.returnData.toString()).to.equal('ba');
+  });
+
+  it('a std patch that no longer applies: every stamp is stale, and the error names the rustc version', () => {
+    const so = buildProbe('hello');
+    // The same patch with one context line changed, as after a Debian update.
+    const patch = join(dir, 'moved.patch');
+    const original = readFileSync(join(ROOT, 'toolchain/sbf/std/solana-std.patch'), 'utf8');
+    const moved = original.replace(' pub fn rust_oom(layout: Layout) -> ! {', ' pub fn rust_oom(layout: Layout, moved: ()) -> ! {');
+    expect(moved).to.not.equal(original);
+    writeFileSync(patch, moved);
+    const r = run('env', [`ONCEPAY_SBF_STD_PATCH=${patch}`, BUILD_SH, '--crate', 'toolchain/sbf/probes/hello', '--out', so]);
+    expect(r.status).to.equal(1);
+    expect(r.stderr).to.not.include('up to date');
+    const release = /^release: (.+)$/m.exec(run('/usr/bin/rustc', ['-vV']).stdout)?.[1];
+    expect(release).to.match(/^\d+\.\d+\.\d+/);
+    expect(r.stderr).to.include(`does not apply to the Rust library source of rustc ${release}`);
+    expect(r.stderr).to.include('rust-web-src');
+    expect(r.stderr).to.include('ONCEPAY__SBF__STD_PATCH');
+    // Nothing was replaced: the real patch's std is still current.
+    const again = run(BUILD_SH, ['--crate', 'toolchain/sbf/probes/hello', '--out', so]);
+    expect(again.stderr).to.include('probe_hello: up to date');
+  });
+
+  it('refuses a stack frame over 4 KiB, naming the Rust function and saying to Box it', () => {
+    const r = run(BUILD_SH, ['--crate', 'tests/toolchain/fixtures/big-frame', '--out', join(dir, 'big-frame.so')]);
+    expect(r.status).to.equal(1);
+    expect(r.stderr).to.match(/stack frame of \d+ bytes in `big_frame::checksum_table` exceeds the SBF limit of 4096 bytes/);
+    expect(r.stderr).to.include('Box');
+    expect(r.stderr).to.include('ONCEPAY__SBF__STACK_FRAME');
+  });
+
+  it('builds a crate whose dependency declares cdylib (as solana-program does) without bpf-linker', async () => {
+    const so = join(dir, 'cdylib-dep.so');
+    buildCrate(join(ROOT, 'tests/toolchain/fixtures/cdylib-dep'), so);
+    const h = await createLiteSvm({ '11111111111111111111111111111112': so });
+    const r = await h.invoke('11111111111111111111111111111112', Buffer.from('dep'));
+    expect(r.logs).to.include('Program log: hello from the oncepay toolchain');
+    expect(r.returnData.toString()).to.equal('ped');
   });
 
   it('names the Debian package when a tool is missing', () => {

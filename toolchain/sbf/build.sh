@@ -1,15 +1,19 @@
 #!/usr/bin/env bash
-# Builds a no_std Solana program crate into an SBPF v0 .so with Debian packages
-# only (rustc-web, rust-web-src, llvm-22): no platform-tools, no cargo build-sbf.
+# Builds a Solana program crate (std or no_std, e.g. anchor-lang or pinocchio)
+# into an SBPF v0 .so with Debian packages only (rustc-web, rust-web-src,
+# llvm-22): no platform-tools, no cargo build-sbf, no bpf-linker.
 #
-#   toolchain/sbf/build.sh                          programs/oncepay-lite -> target/deploy/oncepay.so
+#   toolchain/sbf/build.sh                          both programs: programs/oncepay -> target/deploy/oncepay.so,
+#                                                   programs/oncepay-lite -> target/deploy/oncepay_lite.so
 #   toolchain/sbf/build.sh --crate DIR --out FILE   any crate
 #   toolchain/sbf/build.sh --ir FILE.ll --out FILE  LLVM IR/bitcode: opt+llc+elf2sbf only
 #   options: --features LIST  --emit-ir  --force  --quiet  --help
 #
-# Pipeline (toolchain/sbf/README.md): cargo rustc (staticlib of LLVM bitcode,
-# build-std core+alloc, target JSON with os=solana) -> llvm-ar x -> llvm-link
-# -> opt (internalize, O2, oncepay-sbf pass plugin) -> llc -mcpu=v2 -> elf2sbf.
+# Pipeline (toolchain/sbf/README.md): std prepared once (Debian's library
+# source + std/solana-std.patch, private sysroot) -> cargo rustc (staticlib of
+# LLVM bitcode, build-std std+panic_abort, target JSON with os=solana) ->
+# llvm-ar x -> llvm-link -> opt (internalize, O2, oncepay-sbf pass plugin) ->
+# llc -mcpu=v2 (frames over 4 KiB refused by name) -> elf2sbf.
 # Rebuilds only when an input changed (stamp next to the output).
 set -euo pipefail
 
@@ -25,12 +29,17 @@ TARGET_NAME=bpfel-solana-oncepay
 TOOL_BUILD="${ONCEPAY_SBF_TOOL_BUILD:-$HERE/build}"
 PLUGIN="$TOOL_BUILD/oncepay-sbf-pass.so"
 SBF_DIR="${ONCEPAY_SBF_DIR:-$ROOT/target/sbf}"
-CARGO_TARGET="$SBF_DIR/cargo"
+# Overridable for the tests (a patch that does not apply).
+STD_PATCH="${ONCEPAY_SBF_STD_PATCH:-$HERE/std/solana-std.patch}"
+# cargo's linker for this target (CARGO_TARGET_<JSON STEM IN CAPS>_LINKER).
+LINKER_VAR="CARGO_TARGET_$(echo "$TARGET_NAME" | tr 'a-z-' 'A-Z_')_LINKER"
+# An SBF stack frame is 4 KiB.
+MAX_FRAME=4096
 PROGRAM_ID=5EjQQXLjWwmaZXgrv8tnwG7Gqwwrdzvcn7KjL1eAySUj
 
 crate="" ir="" out="" features="" emit_ir=0 force=0 quiet=0
 
-usage() { sed -n '2,14p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '2,18p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; }
 say() { [ "$quiet" = 1 ] || echo "sbf-build: $*" >&2; }
 die() { echo "sbf-build: ERROR: $*" >&2; exit 1; }
 
@@ -54,12 +63,17 @@ need() { # need <path> <debian package>
 }
 need "$RUSTC" rustc-web
 need "$CARGO" cargo-web
-for t in llvm-ar llvm-link opt llc; do need "$LLVM_BIN/$t" llvm-22; done
+for t in llvm-ar llvm-link opt llc llvm-cxxfilt; do need "$LLVM_BIN/$t" llvm-22; done
 need /usr/lib/llvm-22/include/llvm/Plugins/PassPlugin.h llvm-22-dev
 command -v g++ >/dev/null || die "g++ is missing: install Debian package 'g++' (scripts/setup.sh installs it)"
 command -v python3 >/dev/null || die "python3 is missing: install Debian package 'python3'"
+command -v patch >/dev/null || die "patch is missing: install Debian package 'patch' (scripts/setup.sh installs it)"
 SYSROOT="$("$RUSTC" --print sysroot)"
-need "$SYSROOT/lib/rustlib/src/rust/library/core/Cargo.toml" rust-web-src
+HOST="$("$RUSTC" -vV | sed -n 's/^host: //p')"
+RUSTC_RELEASE="$("$RUSTC" -vV | sed -n 's/^release: //p')"
+# Debian's Rust library source (rust-web-src).
+LIBRARY_SRC="$SYSROOT/lib/rustlib/src/rust/library"
+need "$LIBRARY_SRC/core/Cargo.toml" rust-web-src
 
 now() { date +%s.%N; }
 since() { awk -v a="$1" -v b="$(now)" 'BEGIN { printf "%.1fs", b - a }'; }
@@ -84,6 +98,45 @@ build_plugin() {
   mv "$PLUGIN.tmp" "$PLUGIN"
   echo "$want" > "$PLUGIN.stamp"
   say "pass plugin built in $(since "$t0")"
+}
+
+# --- std for os = "solana": a private sysroot ------------------------------
+# cargo does not notice edits to the library source, so everything built
+# from it (the sysroot and cargo's target dir) lives in a directory named by
+# (rustc version, patch): a new rustc or a changed patch gets a fresh one and
+# the old one is deleted. The key is also part of every output's stamp.
+std_key() {
+  { "$RUSTC" -vV; cat "$STD_PATCH"; } | sha256sum | cut -c1-16
+}
+
+prepare_std() {
+  STD_DIR="$SBF_DIR/std-$(std_key)"
+  STD_SYSROOT="$STD_DIR/sysroot"
+  CARGO_TARGET="$STD_DIR/cargo"
+  [ -f "$STD_DIR/.ready" ] && return
+  local t0 lib check
+  t0=$(now)
+  say "preparing std (rustc $RUSTC_RELEASE, $(basename "$STD_PATCH")) in $STD_DIR"
+  # A Debian update of rust-web-src may move the code the patch edits: say so.
+  if ! check=$(patch --dry-run --batch --forward -p1 -d "$LIBRARY_SRC" -i "$STD_PATCH" 2>&1); then
+    echo "$check" | sed 's/^/  patch: /' >&2
+    die "the std patch $STD_PATCH does not apply to the Rust library source of rustc $RUSTC_RELEASE" \
+        "($LIBRARY_SRC, Debian package rust-web-src): an update changed the code it edits." \
+        "Redo each hunk on this source (toolchain/sbf/README.md, section std) (ONCEPAY__SBF__STD_PATCH)"
+  fi
+  rm -rf "$STD_DIR"
+  lib="$STD_SYSROOT/lib/rustlib/src/rust/library"
+  mkdir -p "$(dirname "$lib")"
+  cp -a "$LIBRARY_SRC/." "$lib"
+  chmod -R u+w "$lib"
+  patch --batch --forward --quiet -p1 -d "$lib" -i "$STD_PATCH" || die "applying the std patch failed in $lib"
+  # Host libraries (build scripts, proc-macros) stay Debian's.
+  ln -s "$SYSROOT/lib/rustlib/$HOST" "$STD_SYSROOT/lib/rustlib/$HOST"
+  local old
+  for old in "$SBF_DIR"/std-*; do [ "$old" = "$STD_DIR" ] || rm -rf "$old"; done
+  rm -rf "$SBF_DIR/cargo" # the core+alloc cache of earlier versions of this script
+  touch "$STD_DIR/.ready"
+  say "std source prepared in $(since "$t0") (compiled by the first cargo build, then cached)"
 }
 
 # --- inputs hash ------------------------------------------------------------
@@ -112,11 +165,11 @@ def walk_crate(d):
             if isinstance(spec, dict) and "path" in spec:
                 walk_crate(os.path.join(d, spec["path"]))
 walk_crate(crate)
-for sub in ("pass", "elf2sbf", "target-spec"):
+for sub in ("pass", "elf2sbf", "target-spec", "std"):
     for base, dirs, names in os.walk(os.path.join(tool, sub)):
         dirs.sort()
         files.extend(os.path.join(base, n) for n in sorted(names) if not n.endswith(".pyc"))
-files.append(os.path.join(tool, "build.sh"))
+files.extend(os.path.join(tool, n) for n in ("build.sh", "rustc-sysroot.sh", "no-link.sh"))
 h = hashlib.sha256(features.encode())
 for f in files:
     h.update(f.encode()); h.update(open(f, "rb").read())
@@ -124,6 +177,7 @@ print(h.hexdigest())
 EOF
   "$RUSTC" -vV | sha256sum | cut -c1-16
   "$LLVM_BIN/llc" --version | head -3 | sha256sum | cut -c1-16
+  std_key
 }
 
 lib_name() { # the crate's library name, as cargo names the staticlib
@@ -153,12 +207,35 @@ bitcode_to_so() { # bitcode_to_so <work dir> <name> <out .so>
     "$LLVM_BIN/llvm-dis" "$work/opt.bc" -o "$work/opt.ll"
     say "$name: IR kept in $work/linked.ll and $work/opt.ll"
   fi
-  # 4. BPF object: -mcpu=v2 (v3 would emit JMP32, absent from SBPF v0).
-  "$LLVM_BIN/llc" -march=bpfel -mcpu=v2 -O2 -bpf-stack-size=4096 -filetype=obj \
-    "$work/opt.bc" -o "$work/$name.o" || die "$name: llc failed"
+  # 4. BPF object: -mcpu=v2 (v3 would emit JMP32, absent from SBPF v0). llc
+  # reports every function's frame size (remarks); frames are checked below,
+  # so llc's own check (which also refuses a frame of exactly 4 KiB, with
+  # the mangled name) is set one byte past the limit.
+  local llc_ok=1
+  "$LLVM_BIN/llc" -march=bpfel -mcpu=v2 -O2 -bpf-stack-size=$((MAX_FRAME + 1)) -filetype=obj \
+    -pass-remarks-analysis=prologepilog "$work/opt.bc" -o "$work/$name.o" 2> "$work/llc.log" || llc_ok=0
+  check_frames "$work/llc.log" "$name"
+  grep -v ' stack bytes in function ' "$work/llc.log" >&2 || true
+  [ "$llc_ok" = 1 ] || die "$name: llc failed"
   # 5. relocatable object -> loadable SBPF v0 shared object.
   python3 "$HERE/elf2sbf/elf2sbf.py" "$work/$name.o" "$out.tmp" || die "$name: elf2sbf refused the object"
   mv "$out.tmp" "$out"
+}
+
+# Frames over 4 KiB overflow into the next frame at run time: refuse them,
+# naming the Rust function (demangled) and the usual cure.
+check_frames() { # check_frames <llc remarks log> <name>
+  local big
+  big=$(sed -n "s/^remark: .*: \([0-9]*\) stack bytes in function '\(.*\)'\$/\1 \2/p" "$1" |
+        awk -v max="$MAX_FRAME" '$1 > max' | sort -rn)
+  [ -n "$big" ] || return 0
+  local bytes sym
+  while read -r bytes sym; do
+    echo "sbf-build: ERROR: $2: stack frame of $bytes bytes in \`$(echo "$sym" | "$LLVM_BIN/llvm-cxxfilt")\`" \
+         "exceeds the SBF limit of $MAX_FRAME bytes ($sym)" >&2
+  done <<< "$big"
+  die "$2: move large values off the stack: Box them (in Anchor, Box<Account<'info, T>> for large accounts)" \
+      "(ONCEPAY__SBF__STACK_FRAME)"
 }
 
 # LLVM IR or bitcode given directly (--ir): steps 3-5 only, always rebuilt.
@@ -191,20 +268,30 @@ build_one() { # build_one <crate dir> <out .so>
     return 0
   fi
   build_plugin
+  prepare_std
   work="$SBF_DIR/work/$name"
   rm -rf "$work"; mkdir -p "$work/objs"
 
   # 1. rustc -> staticlib whose members are LLVM bitcode (obj-is-bitcode).
+  # std is built for every crate (no_std ones link only core/alloc from it):
+  # one cache, compiled once. compiler-builtins-mem as for a no_std build;
+  # no backtrace/unwind support (panic=abort, nothing to print to).
   t0=$(now)
-  say "$name: cargo rustc (build-std core+alloc, cached under target/sbf/cargo)"
-  local feat=()
+  say "$name: cargo rustc (build-std std, cached under ${CARGO_TARGET#"$ROOT/"})"
+  local feat=() locked=()
   [ -n "$features" ] && feat=(--features "$features")
-  (cd "$dir" && env RUSTC="$RUSTC" RUSTC_BOOTSTRAP=1 CARGO_TARGET_DIR="$CARGO_TARGET" \
+  [ -f "$dir/Cargo.lock" ] && locked=(--locked)
+  # Panic locations inside the library name Debian's source, not this
+  # checkout's copy: the same .so from every checkout.
+  local remap="--remap-path-prefix=$STD_SYSROOT/lib/rustlib/src/rust/library=$LIBRARY_SRC"
+  (cd "$dir" && env RUSTC="$HERE/rustc-sysroot.sh" ONCEPAY_SBF_RUSTC="$RUSTC" ONCEPAY_SBF_SYSROOT="$STD_SYSROOT" \
+      RUSTC_BOOTSTRAP=1 CARGO_TARGET_DIR="$CARGO_TARGET" "$LINKER_VAR=$HERE/no-link.sh" \
       CARGO_PROFILE_RELEASE_PANIC=abort CARGO_PROFILE_RELEASE_CODEGEN_UNITS=1 \
       CARGO_PROFILE_RELEASE_OPT_LEVEL=2 CARGO_PROFILE_RELEASE_LTO=false CARGO_PROFILE_RELEASE_DEBUG=0 \
-      CARGO_PROFILE_RELEASE_INCREMENTAL=false RUSTFLAGS="" CARGO_ENCODED_RUSTFLAGS="" \
-      "$CARGO" rustc --quiet --release --lib --crate-type staticlib "${feat[@]}" \
-      --target "$TARGET_JSON" -Zbuild-std=core,alloc -Zjson-target-spec) ||
+      CARGO_PROFILE_RELEASE_INCREMENTAL=false RUSTFLAGS="" CARGO_ENCODED_RUSTFLAGS="$remap" \
+      "$CARGO" rustc --quiet --release --lib --crate-type staticlib "${feat[@]}" "${locked[@]}" \
+      --target "$TARGET_JSON" -Zbuild-std=std,panic_abort -Zbuild-std-features=compiler-builtins-mem \
+      -Zjson-target-spec) ||
     die "$name: cargo rustc failed"
   local lib="$CARGO_TARGET/$TARGET_NAME/release/lib$name.a"
   [ -f "$lib" ] || die "$name: expected $lib after cargo rustc"
@@ -222,6 +309,33 @@ build_one() { # build_one <crate dir> <out .so>
   # Hash again: cargo may have just written the crate's Cargo.lock.
   inputs_hash "$dir" | tr '\n' ' ' > "$stamp"
   say "$name: link+opt+llc+elf2sbf done in $(since "$t1"); wrote $out ($(stat -c %s "$out") bytes)"
+}
+
+# The two programs, same interface and program id: the Anchor program and its
+# lean twin. Until programs/oncepay holds the Anchor crate, whichever crate
+# exists is also target/deploy/oncepay.so (what the tests load).
+build_programs() {
+  local given="$features" built=0 dir so
+  for dir in oncepay oncepay-lite; do
+    [ -f "$ROOT/programs/$dir/Cargo.toml" ] || continue
+    so="$ROOT/target/deploy/$(echo "$dir" | tr - _).so"
+    features="$given"
+    [ -n "$features" ] || ! has_feature "$ROOT/programs/$dir" bpf-entrypoint || features=bpf-entrypoint
+    build_one "$ROOT/programs/$dir" "$so"
+    built=$((built + 1))
+  done
+  features="$given"
+  if [ ! -f "$ROOT/programs/oncepay/Cargo.toml" ] && [ -f "$ROOT/target/deploy/oncepay_lite.so" ]; then
+    cmp -s "$ROOT/target/deploy/oncepay_lite.so" "$ROOT/target/deploy/oncepay.so" ||
+      cp "$ROOT/target/deploy/oncepay_lite.so" "$ROOT/target/deploy/oncepay.so"
+    say "programs/oncepay has no crate yet: target/deploy/oncepay.so is the lite build"
+  fi
+  if [ "$built" = 0 ]; then
+    say "no program crate under programs/: building the toolchain probes only"
+    build_probes
+  else
+    say "program id $PROGRAM_ID"
+  fi
 }
 
 build_probes() {
@@ -245,12 +359,8 @@ if [ -n "$ir" ]; then
 elif [ -n "$crate" ]; then
   [ -n "$out" ] || out="$ROOT/target/deploy/$(lib_name "$crate").so"
   build_one "$crate" "$out"
-elif [ -f "$ROOT/programs/oncepay-lite/Cargo.toml" ]; then
-  [ -n "$features" ] || ! has_feature "$ROOT/programs/oncepay-lite" bpf-entrypoint || features=bpf-entrypoint
-  build_one "$ROOT/programs/oncepay-lite" "${out:-$ROOT/target/deploy/oncepay.so}"
-  say "program id $PROGRAM_ID"
 else
-  say "programs/oncepay-lite does not exist yet: building the toolchain probes only"
-  build_probes
+  [ -z "$out" ] || die "--out needs --crate (without it, both programs are built to target/deploy)"
+  build_programs
 fi
 say "total $(since "$start")"

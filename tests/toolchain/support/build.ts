@@ -54,10 +54,10 @@ export function buildProbes(): Record<string, string> {
   return paths;
 }
 
-/** Builds programs/oncepay-lite with the default entry (`make program`'s recipe). */
+/** Builds both programs (`make program`'s recipe); returns the path of `target/deploy/oncepay.so`. */
 export function buildOncepay(): string {
   const r = run(BUILD_SH, []);
-  if (r.status !== 0) throw new Error(`build.sh failed for programs/oncepay-lite:\n${r.stderr}`);
+  if (r.status !== 0) throw new Error(`build.sh (make program) failed:\n${r.stderr}`);
   return join(ROOT, 'target/deploy/oncepay.so');
 }
 

@@ -21,6 +21,7 @@ struct OncepaySbfPass : PassInfoMixin<OncepaySbfPass> {
     // see arguments already moved into spill structs.
     changed |= oncepay_sbf::rewriteIntegerArith(M);
     changed |= oncepay_sbf::rewriteMemIntrinsics(M);
+    changed |= oncepay_sbf::rewriteTraps(M);
     // Call ABI last, so helper calls created above are covered too.
     changed |= oncepay_sbf::rewriteCallAbi(M);
     if (verifyModule(M, &errs()))

@@ -18,6 +18,10 @@ bool rewriteMemIntrinsics(llvm::Module &M);
 // that the backend would turn into libcalls it cannot emit.
 bool rewriteIntegerArith(llvm::Module &M);
 
+// llvm.trap / llvm.ubsantrap -> the `abort` syscall (upstream calls an
+// undefined `__bpf_trap`).
+bool rewriteTraps(llvm::Module &M);
+
 // f32/f64 arithmetic, comparisons and conversions -> compiler_builtins'
 // soft-float functions (runs before internalize, as its own pass).
 bool rewriteSoftFloat(llvm::Module &M);
