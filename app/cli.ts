@@ -7,6 +7,7 @@ import { Pool } from 'pg';
 import { createPoolFromEnv, withPoolFromEnv } from '../db/pool';
 import { OncepayError } from '../common/errors';
 import { logger } from '../common/log';
+import { onStopSignals, shutdownHelp } from '../common/shutdown';
 import { hashApiKey } from './api/api-key-auth';
 import { pruneIdempotencyKeys } from './api/idempotency';
 import { MERCHANT_NOT_FOUND, OPTION_INVALID, PAYOUT_ABORTED, PAYOUT_NOT_FOUND } from './codes';
@@ -178,12 +179,14 @@ export function register(program: Command): void {
     .option('--payer <path>', 'keypair file of the fee payer (default: the authority)')
     .option('--poll-ms <ms>', 'pause between two looks at the chain', '400')
     .option('--commitment <level>', 'confirmed | finalized', 'confirmed')
+    .addHelpText('after', '\nGET /healthz (alive) and GET /readyz (database reachable, migrations applied). While the database is away requests get 503 + Retry-After ({code: "DATABASE_UNAVAILABLE"}).')
+    .addHelpText('after', shutdownHelp(undefined, 'stops accepting and answers the requests in flight'))
     .action(async (o: { host: string; port: string; rpc?: string; authority?: string; payer?: string; pollMs: string; commitment: string }) => {
       // Loaded here: fastify + swagger are only needed by this command (keeps the other commands quick to start).
       const { buildApiApp } = require('./api/build-api-app') as typeof import('./api/build-api-app');
       const log = logger('api');
-      const db = createPoolFromEnv();
-      const stopping = new AbortController();
+      const db = createPoolFromEnv({ name: 'payout-serve' });
+      const stopping = onStopSignals(log);
       let exec: ExecuteDeps | undefined;
       if (o.rpc && o.authority) {
         exec = { ...chainDeps(db, { rpc: o.rpc, authority: o.authority, payer: o.payer, pollMs: o.pollMs, commitment: o.commitment }), signal: stopping.signal, lock: 'skip' };
@@ -198,11 +201,10 @@ export function register(program: Command): void {
       log.info({ url, executes: !!exec }, 'merchant API listening');
       process.stdout.write(`${JSON.stringify({ url })}\n`);
       if (exec) void resumePayouts({ ...exec, includePending: true }).catch(quiet);
-      const stop = () => {
-        stopping.abort();
-        void app.close().then(() => db.end()).then(() => process.exit(0));
-      };
-      process.once('SIGINT', stop);
-      process.once('SIGTERM', stop);
+      // Stop accepting, answer the requests in flight, then close the pool.
+      await stopping.stopped;
+      await app.close();
+      await db.end();
+      process.exit(0);
     });
 }

@@ -5,6 +5,7 @@ import { Command, Option } from 'commander';
 import { baseUnits } from '../common/amount';
 import { OncepayError } from '../common/errors';
 import { logger } from '../common/log';
+import { onStopSignals, shutdownHelp } from '../common/shutdown';
 import { createPoolFromEnv, withPoolFromEnv } from '../db/pool';
 import { receiptToJson } from './decode';
 import { createWebhookDelivery } from './delivery';
@@ -142,6 +143,11 @@ function registerReport(program: Command): void {
     }));
 }
 
+/** SIGTERM waits for the deliveries in flight (each at most the delivery timeout), plus time to mark them. */
+function outboxGraceMs(deliveryTimeoutMs: number): number {
+  return deliveryTimeoutMs + 5_000;
+}
+
 function registerOutbox(program: Command): void {
   const outbox = program.command('outbox').description('the fulfilment outbox: deliver invoice.paid webhooks, replay dead letters');
   outbox
@@ -158,17 +164,15 @@ function registerOutbox(program: Command): void {
     .option('--backoff-cap-ms <ms>', 'longest retry delay', nonNegative('--backoff-cap-ms'), 3_600_000)
     .option('--poll-ms <ms>', 'sleep between empty rounds', nonNegative('--poll-ms'), 1000)
     .option('--timeout-ms <ms>', 'HTTP timeout per delivery', positiveInt('--timeout-ms'), 10_000)
-    .option('--metrics-port <port>', 'serve /metrics on 127.0.0.1:<port> while running', nonNegative('--metrics-port'))
+    .option('--metrics-port <port>', 'serve /metrics, /healthz and /readyz on 127.0.0.1:<port> while running', nonNegative('--metrics-port'))
+    .addHelpText('after', shutdownHelp('--timeout-ms + 5 s', 'claims nothing more; deliveries in flight finish and are marked'))
     .action(withSchemaHint(async (o: {
       once?: boolean; drain?: boolean; url?: string; secret?: string; batchSize: number; leaseSeconds: number; maxAttempts: number;
       backoffBaseMs: number; backoffCapMs: number; pollMs: number; timeoutMs: number; metricsPort?: number;
     }) => {
       const log = logger('outbox');
-      const db = createPoolFromEnv({ max: Math.max(2, o.batchSize + 1) });
-      const ac = new AbortController();
-      const stop = () => ac.abort();
-      process.once('SIGINT', stop);
-      process.once('SIGTERM', stop);
+      const db = createPoolFromEnv({ max: Math.max(2, o.batchSize + 1), name: 'outbox-run' });
+      const stop = onStopSignals(log, outboxGraceMs(o.timeoutMs));
       // The gauges read the table at scrape time; `worker` is assigned before any scrape can happen.
       const metrics = o.metricsPort === undefined ? undefined : createIndexerMetrics({ outboxStats: () => worker.stats() });
       const worker = createOutboxWorker({
@@ -185,14 +189,13 @@ function registerOutbox(program: Command): void {
         pollMs: o.pollMs,
         metrics,
       });
-      const server = metrics ? await serveMetrics({ port: o.metricsPort, registry: metrics.registry }) : undefined;
+      const server = metrics ? await serveMetrics({ port: o.metricsPort, registry: metrics.registry, db }) : undefined;
       if (server) log.info({ url: server.url }, 'serving metrics');
       try {
-        const result = o.once ? await worker.runOnce(ac.signal) : await worker.run({ signal: ac.signal, drain: o.drain });
+        const result = o.once ? await worker.runOnce(stop.signal) : await worker.run({ signal: stop.signal, drain: o.drain });
         process.stdout.write(`${JSON.stringify(result)}\n`);
       } finally {
-        process.off('SIGINT', stop);
-        process.off('SIGTERM', stop);
+        stop.dispose();
         await server?.close();
         await db.end();
       }

@@ -1,7 +1,9 @@
 // The indexer's Prometheus metrics: one Registry per process (a factory, so tests get their own), and a tiny
-// /metrics HTTP server the sources helper reuses.
+// /metrics HTTP server (with /healthz and /readyz when given the process's pool) the long-running commands reuse.
 import * as http from 'http';
 import { AddressInfo } from 'net';
+import type { Pool } from 'pg';
+import { answerHealth, isHealthPath } from '../db/health-http';
 import { Counter, Gauge, Registry, collectDefaultMetrics } from 'prom-client';
 
 export interface IndexerMetrics {
@@ -67,11 +69,16 @@ export interface MetricsServer {
   close(): Promise<void>;
 }
 
-/** Serve `GET /metrics` on 127.0.0.1 (port 0 = ephemeral). */
-export function serveMetrics(opts: { port?: number; host?: string; registry: Registry }): Promise<MetricsServer> {
+/** Serve `GET /metrics` on 127.0.0.1 (port 0 = ephemeral), and `GET /healthz`, `GET /readyz` for `db`. */
+export function serveMetrics(opts: { port?: number; host?: string; registry: Registry; db?: Pick<Pool, 'query'> }): Promise<MetricsServer> {
   const host = opts.host ?? '127.0.0.1';
   const server = http.createServer((req, res) => {
-    if (req.method !== 'GET' || (req.url ?? '').split('?')[0] !== '/metrics') {
+    const path = (req.url ?? '').split('?')[0];
+    if (req.method === 'GET' && opts.db && isHealthPath(path)) {
+      void answerHealth(path, opts.db).then((a) => res.writeHead(a.status, { 'content-type': 'application/json', ...a.headers }).end(JSON.stringify(a.body)));
+      return;
+    }
+    if (req.method !== 'GET' || path !== '/metrics') {
       res.writeHead(404).end();
       return;
     }

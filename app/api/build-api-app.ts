@@ -5,6 +5,7 @@ import swagger from '@fastify/swagger';
 import { Pool } from 'pg';
 import { register } from 'prom-client';
 import { logger } from '../../common/log';
+import { healthRoutes, replyIfDatabaseUnavailable } from '../../db/health-http';
 import { PayoutRow } from '../payout/queries';
 import { registerAuthenticatedRoutes } from './api-key-auth';
 import { API_ERRORS, ApiError, errorBodySchema, toApiError } from './errors';
@@ -52,6 +53,7 @@ export async function buildApiApp(opts: ApiAppOptions): Promise<FastifyInstance>
   });
 
   app.setErrorHandler((err: FastifyError, req, reply) => {
+    if (replyIfDatabaseUnavailable(err, reply)) return void log.warn({ code: 'DATABASE_UNAVAILABLE', url: req.url, err: err.message }, 'request refused: database unavailable');
     const e = fromFastifyError(err);
     if (e.status >= 500) log.error({ err: err.message, stack: err.stack, url: req.url }, 'request failed');
     else log.warn({ code: e.code, url: req.url, detail: e.message }, 'request refused');
@@ -72,6 +74,7 @@ export async function buildApiApp(opts: ApiAppOptions): Promise<FastifyInstance>
     onPayoutCreated: opts.onPayoutCreated,
   });
 
+  await app.register(healthRoutes, { db: opts.db });
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
   app.get('/metrics', { schema: { hide: true } }, async (_req, reply) => {
     void reply.header('content-type', register.contentType);

@@ -1,6 +1,7 @@
 // Every error the merchant API answers with: one table of stable code → HTTP status + default message.
 // Bodies are always { code, message }. Codes are never removed, renamed or reused.
 import { isOncepayError } from '../../common/errors';
+import { DATABASE_UNAVAILABLE_MESSAGE } from '../../db/unavailable';
 import * as appCodes from '../codes';
 
 export const API_ERRORS = {
@@ -21,6 +22,7 @@ export const API_ERRORS = {
   PAYOUT_ID_EXISTS: { status: 409, message: 'a payout with this payoutId already exists for this merchant' },
   PAYOUT_NOT_FOUND: { status: 404, message: 'no such payout for this merchant' },
   ROUTE_NOT_FOUND: { status: 404, message: 'no such route' },
+  DATABASE_UNAVAILABLE: { status: 503, message: DATABASE_UNAVAILABLE_MESSAGE },
   INTERNAL: { status: 500, message: 'internal error; the request may be retried with the same Idempotency-Key' },
 } as const;
 

@@ -8,12 +8,12 @@ import { PayoutRow, getPayout, insertPayout, listAttempts } from '../payout/quer
 import { payoutView } from '../payout/view';
 import { authenticatedMerchant } from './api-key-auth';
 import { ApiError, toApiError } from './errors';
-import { canonicalRequestHash, claimKey, completeKey, isIdempotencyKey, releaseKey } from './idempotency';
+import { canonicalRequestHash, isIdempotencyKey, withIdempotencyKey } from './idempotency';
 import { createPayoutBodySchema, errorResponses, payoutSchema } from './schemas';
 
 export interface PayoutRoutesOptions {
   db: Pool;
-  /** An in-flight claim older than this may be taken over by a retry (its process died). */
+  /** An in-flight claim made before migration 0110 (no holder session recorded) may be taken over after this. */
   idempotencyStaleMs: number;
   /** Called after a payout row is committed (e.g. to start executing it). Errors are logged, not returned. */
   onPayoutCreated?: (row: PayoutRow) => void | Promise<void>;
@@ -52,6 +52,7 @@ export async function payoutRoutes(app: FastifyInstance, opts: PayoutRoutesOptio
           413: errorResponses[413],
           415: errorResponses[415],
           500: errorResponses[500],
+          503: errorResponses[503],
         },
       },
       // Before schema validation, so a missing key is reported as such even when the body is also wrong.
@@ -69,43 +70,29 @@ export async function payoutRoutes(app: FastifyInstance, opts: PayoutRoutesOptio
       const canonical = { payoutId: prepared.payoutId, recipient: prepared.recipient, mint: prepared.mint, amount: prepared.amount.toString() };
       const hash = canonicalRequestHash('POST', '/v1/payouts', canonical);
 
-      const claim = await claimKey(db, merchant.id, key, hash, opts.idempotencyStaleMs);
-      if (claim.kind === 'conflict') throw new ApiError('IDEMPOTENCY_CONFLICT');
-      if (claim.kind === 'in_progress') throw new ApiError('IDEMPOTENCY_IN_PROGRESS');
-      if (claim.kind === 'replay') {
-        reply.header('idempotent-replayed', 'true');
-        return reply.code(claim.status).send(claim.body);
-      }
-
-      let status: number;
-      let body: unknown;
       let created: PayoutRow | undefined;
-      const c = await db.connect();
-      try {
-        await c.query('BEGIN');
+      // Claim, insert and store the answer on one connection (idempotency.ts): a retry sees this request in
+      // flight exactly as long as its database session lives.
+      const outcome = await withIdempotencyKey(db, merchant.id, key, hash, async (c) => {
         const r = await insertPayout(c, prepared);
         if (r.created) {
-          status = 201;
-          body = payoutView(r.row, []);
           created = r.row;
-        } else {
-          // Another key already created this business operation: never a second payout.
-          const e = new ApiError(
-            'PAYOUT_ID_EXISTS',
-            `payoutId ${JSON.stringify(prepared.payoutId)} already exists as payout ${r.row.id}${sameTerms(r.row, prepared) ? ' (same terms)' : ' with other terms'}`,
-          );
-          status = e.status;
-          body = e.body();
+          return { status: 201, body: payoutView(r.row, []) };
         }
-        await completeKey(c, merchant.id, key, status, body);
-        await c.query('COMMIT');
-      } catch (e) {
-        await c.query('ROLLBACK').catch(() => undefined);
-        await releaseKey(db, merchant.id, key).catch(() => undefined);
-        throw e;
-      } finally {
-        c.release();
+        // Another key already created this business operation: never a second payout.
+        const e = new ApiError(
+          'PAYOUT_ID_EXISTS',
+          `payoutId ${JSON.stringify(prepared.payoutId)} already exists as payout ${r.row.id}${sameTerms(r.row, prepared) ? ' (same terms)' : ' with other terms'}`,
+        );
+        return { status: e.status, body: e.body() };
+      }, opts.idempotencyStaleMs);
+      if (outcome.kind === 'conflict') throw new ApiError('IDEMPOTENCY_CONFLICT');
+      if (outcome.kind === 'in_progress') throw new ApiError('IDEMPOTENCY_IN_PROGRESS');
+      if (outcome.kind === 'replay') {
+        reply.header('idempotent-replayed', 'true');
+        return reply.code(outcome.status).send(outcome.body);
       }
+      const { status, body } = outcome;
       if (created && opts.onPayoutCreated) {
         Promise.resolve()
           .then(() => opts.onPayoutCreated!(created!))
@@ -122,7 +109,7 @@ export async function payoutRoutes(app: FastifyInstance, opts: PayoutRoutesOptio
         summary: 'A payout, its attempts and its on-chain proof',
         security: [{ bearer: [] }],
         params: { type: 'object', required: ['id'], properties: { id: { type: 'string' } } },
-        response: { 200: payoutSchema, 401: errorResponses[401], 404: errorResponses[404], 500: errorResponses[500] },
+        response: { 200: payoutSchema, 401: errorResponses[401], 404: errorResponses[404], 500: errorResponses[500], 503: errorResponses[503] },
       },
     },
     async (req) => {

@@ -67,4 +67,5 @@ export const errorResponses = {
   413: errorResponse('BODY_TOO_LARGE.'),
   415: errorResponse('CONTENT_TYPE_UNSUPPORTED: the body must be application/json.'),
   500: errorResponse('INTERNAL: nothing was committed; retry with the same Idempotency-Key.'),
+  503: errorResponse('DATABASE_UNAVAILABLE: the database is unreachable; retry with the same Idempotency-Key after Retry-After seconds.'),
 } as const;

@@ -6,7 +6,10 @@ import type { Logger } from 'pino';
 import { OncepayError } from '../../common/errors';
 import { failpoint } from '../../common/failpoint';
 import { logger } from '../../common/log';
+import { isDatabaseUnavailable } from '../../db/unavailable';
+import { retryWhileDatabaseUnavailable } from '../database-retry';
 import type { DeliveryRequest, DeliveryResult } from '../delivery/webhook';
+import { backoffDelay } from '../rpc/backoff';
 import type { IndexerMetrics, OutboxStats } from '../metrics';
 import { OUTBOX_CODES } from './codes';
 import * as q from './queries';
@@ -37,10 +40,16 @@ export interface RoundResult {
 export interface OutboxWorker {
   /** One claim round: claim, deliver concurrently, mark. */
   runOnce(signal?: AbortSignal): Promise<RoundResult>;
-  /** Rounds until `signal` aborts, or (drain) until nothing is pending or delivering. */
+  /**
+   * Rounds until `signal` aborts, or (drain) until nothing is pending or delivering. A stop claims nothing more
+   * and lets the deliveries in flight finish (each bounded by the delivery timeout) and be marked.
+   */
   run(opts?: { signal?: AbortSignal; drain?: boolean }): Promise<RoundResult>;
   stats(): Promise<OutboxStats>;
 }
+
+/** Longest wait between two failed rounds. */
+export const FAILED_ROUND_BACKOFF_CAP_MS = 30_000;
 
 export function createOutboxWorker(o: OutboxWorkerOptions): OutboxWorker {
   const log = o.log ?? logger('outbox');
@@ -56,7 +65,7 @@ export function createOutboxWorker(o: OutboxWorkerOptions): OutboxWorker {
     }
   }
 
-  async function deliverOne(row: ClaimedRow, signal?: AbortSignal): Promise<'delivered' | 'failed' | 'dead'> {
+  async function deliverOne(row: ClaimedRow, signal?: AbortSignal, markSignal?: AbortSignal): Promise<'delivered' | 'failed' | 'dead'> {
     const url = o.url ?? row.webhook_url;
     const secret = o.secret ?? row.webhook_secret;
     let result: DeliveryResult;
@@ -67,13 +76,16 @@ export function createOutboxWorker(o: OutboxWorkerOptions): OutboxWorker {
       failpoint('outbox.after_response_before_mark');
     }
     const ctx = { outboxId: row.id, fulfilmentId: row.fulfilment_id, attempt: row.attempts };
+    // The merchant has answered: record it even if the database is away for a while (backoff with jitter), so
+    // the row is not delivered again after its lease. Stopping gives up the wait; the lease hands the row back.
+    const mark = <T>(what: string, step: () => Promise<T>) => retryWhileDatabaseUnavailable(step, { signal: markSignal, log, what });
     if (result.ok) {
-      await o.db.query(q.markDelivered(row.id, result.status));
+      await mark('outbox mark delivered', () => o.db.query(q.markDelivered(row.id, result.status)));
       o.metrics?.outboxDeliveriesTotal.inc({ result: 'delivered' });
       log.info({ ...ctx, status: result.status }, 'outbox row delivered');
       return 'delivered';
     }
-    const { rows } = await o.db.query(q.markFailed(row.id, row.attempts, maxAttempts, base, cap, result.error, result.status));
+    const { rows } = await mark('outbox mark failed', () => o.db.query(q.markFailed(row.id, row.attempts, maxAttempts, base, cap, result.error, result.status)));
     const state = rows[0]?.state as string | undefined;
     o.metrics?.outboxDeliveriesTotal.inc({ result: state === 'dead' ? 'dead' : 'failed' });
     if (state === 'dead') log.error({ ...ctx, code: OUTBOX_CODES.DEAD_LETTER, error: result.error }, 'outbox row dead-lettered');
@@ -81,9 +93,14 @@ export function createOutboxWorker(o: OutboxWorkerOptions): OutboxWorker {
     return state === 'dead' ? 'dead' : 'failed';
   }
 
-  async function runOnce(signal?: AbortSignal): Promise<RoundResult> {
+  /** `signal` aborts the deliveries themselves; `markSignal` only ends a wait for the database to record them. */
+  async function round(signal?: AbortSignal, markSignal?: AbortSignal): Promise<RoundResult> {
     const { rows } = await o.db.query<ClaimedRow>(q.claimDue(batchSize, leaseSeconds));
-    const results = await Promise.all(rows.map((r) => deliverOne(r, signal)));
+    const settled = await Promise.allSettled(rows.map((r) => deliverOne(r, signal, markSignal ?? signal)));
+    const results = settled.map((x) => (x.status === 'fulfilled' ? x.value : undefined));
+    const unmarked = settled.filter((x): x is PromiseRejectedResult => x.status === 'rejected');
+    // A row whose result could not be recorded stays 'delivering' and is claimed again after its lease.
+    for (const x of unmarked) log.error({ err: (x.reason as Error).message }, 'outbox row not marked; its lease hands it back');
     return {
       claimed: rows.length,
       delivered: results.filter((r) => r === 'delivered').length,
@@ -92,6 +109,8 @@ export function createOutboxWorker(o: OutboxWorkerOptions): OutboxWorker {
     };
   }
 
+  const runOnce = (signal?: AbortSignal) => round(signal);
+
   async function stats(): Promise<OutboxStats> {
     const { rows } = await o.db.query(q.outboxStats());
     return { depth: rows[0].depth, oldestAgeSeconds: rows[0].oldest_age_seconds };
@@ -99,18 +118,23 @@ export function createOutboxWorker(o: OutboxWorkerOptions): OutboxWorker {
 
   async function run(opts: { signal?: AbortSignal; drain?: boolean } = {}): Promise<RoundResult> {
     const total: RoundResult = { claimed: 0, delivered: 0, failed: 0, dead: 0 };
+    let failures = 0;
     while (!opts.signal?.aborted) {
-      let round: RoundResult | undefined;
       try {
-        round = await runOnce(opts.signal);
-        for (const k of Object.keys(total) as Array<keyof RoundResult>) total[k] += round[k];
+        // Deliveries in flight are not aborted by a stop: they finish (within the delivery timeout) and are marked.
+        const r = await round(undefined, opts.signal);
+        for (const k of Object.keys(total) as Array<keyof RoundResult>) total[k] += r[k];
+        failures = 0;
+        if (r.claimed > 0) continue;
+        if (opts.drain && (await stats()).depth === 0) break;
+        await sleep(pollMs, opts.signal);
       } catch (e) {
-        // One bad round (database blip) must not end the loop; the rows stay claimable.
-        log.error({ err: e }, 'outbox round failed');
+        // A failed round (the database away) must not end the loop: the rows stay claimable. Back off with jitter.
+        failures++;
+        const waitMs = backoffDelay(failures, { baseMs: Math.max(pollMs, 100), capMs: FAILED_ROUND_BACKOFF_CAP_MS }, Math.random());
+        log.error({ err: (e as Error).message, code: (e as { code?: string }).code, databaseUnavailable: isDatabaseUnavailable(e), failures, waitMs }, 'outbox round failed');
+        await sleep(waitMs, opts.signal);
       }
-      if (round && round.claimed > 0) continue;
-      if (opts.drain && (await stats()).depth === 0) break;
-      await sleep(pollMs, opts.signal);
     }
     return total;
   }

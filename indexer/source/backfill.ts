@@ -4,6 +4,8 @@
 // process does not stop the rest: it is reported, and the run ends with BACKFILL_INCOMPLETE.
 import type { Logger } from 'pino';
 import { OncepayError } from '../../common/errors';
+import { retryWhileDatabaseUnavailable } from '../database-retry';
+import type { Receipt } from '../decode/receipt';
 import { Commitment, RpcClient } from '../rpc';
 import { DecodeBlockFn, readSlots } from './block-reader';
 import { SOURCE_CODES } from './codes';
@@ -34,6 +36,8 @@ export interface BackfillProgress {
 
 export interface BackfillResult extends BackfillProgress {
   failures: Array<{ slot: number; code: string; message: string }>;
+  /** Set when the run was stopped (SIGTERM / SIGINT) before the end: run again from this slot to finish. */
+  interrupted?: { resumeFromSlot: number };
 }
 
 export interface BackfillDeps {
@@ -51,13 +55,24 @@ export async function runBackfill(deps: BackfillDeps, o: BackfillOptions, signal
   }
   const metrics = deps.metrics ?? NO_METRICS;
   const r: BackfillResult = { done: 0, total: o.toSlot - o.fromSlot + 1, blocks: 0, receipts: 0, inserted: 0, duplicates: 0, failed: 0, failures: [] };
+  try {
+    await backfillRange(deps, o, r, metrics, signal);
+  } catch (e) {
+    // Stopped: every chunk counted in r.done was committed whole; the rest is for the next run.
+    if (signal?.aborted) return { ...r, interrupted: { resumeFromSlot: o.fromSlot + r.done } };
+    throw e;
+  }
+  return r;
+}
+
+async function backfillRange(deps: BackfillDeps, o: BackfillOptions, r: BackfillResult, metrics: SourceMetrics, signal?: AbortSignal): Promise<void> {
   for (let start = o.fromSlot; start <= o.toSlot; start += o.listSpan) {
     const end = Math.min(o.toSlot, start + o.listSpan - 1);
     const listed = await deps.rpc.getBlocks(start, end, o.commitment, { signal });
     for (const part of chunks(listed, o.chunkSize)) {
       if (signal?.aborted) throw signal.reason ?? new Error('aborted');
       const outcomes = await readSlots({ rpc: deps.rpc, decode: deps.decode, commitment: o.commitment, slots: part, concurrency: o.concurrency, signal });
-      const receipts = [];
+      const receipts: Receipt[] = [];
       for (const x of outcomes) {
         if (x.status === 'ok') {
           r.blocks++;
@@ -72,7 +87,13 @@ export async function runBackfill(deps: BackfillDeps, o: BackfillOptions, signal
       metrics.countSlots(o.cluster, 'backfill', 'skipped', outcomes.filter((x) => x.status === 'skipped').length);
       metrics.countSlots(o.cluster, 'backfill', 'failed', outcomes.filter((x) => x.status === 'failed').length);
       if (receipts.length > 0) {
-        const applied = await deps.ledger.applyBatch({ cluster: o.cluster, source: 'backfill', receipts });
+        // A database outage waits (backoff with jitter) instead of ending the run; the batch is one transaction of
+        // UNIQUE receipts, so trying it again after an answer that was lost applies it once.
+        const applied = await retryWhileDatabaseUnavailable(() => deps.ledger.applyBatch({ cluster: o.cluster, source: 'backfill', receipts }), {
+          signal,
+          log: deps.log,
+          what: 'backfill batch',
+        });
         r.inserted += applied.inserted;
         r.duplicates += applied.duplicates;
         r.receipts += receipts.length;
@@ -83,7 +104,6 @@ export async function runBackfill(deps: BackfillDeps, o: BackfillOptions, signal
     r.done = end - o.fromSlot + 1;
     deps.onProgress?.(progressOf(r));
   }
-  return r;
 }
 
 function progressOf(r: BackfillResult): BackfillProgress {

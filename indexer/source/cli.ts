@@ -3,6 +3,8 @@ import { Command, InvalidArgumentError, Option } from 'commander';
 import * as cliProgress from 'cli-progress';
 import { OncepayError } from '../../common/errors';
 import { logger } from '../../common/log';
+import { onStopSignals, shutdownHelp } from '../../common/shutdown';
+import { isDatabaseUnavailable } from '../../db/unavailable';
 import { createPoolFromEnv } from '../../db/pool';
 import { decodeBlock } from '../decode';
 import { createLedger } from '../ledger';
@@ -58,18 +60,18 @@ function withRpcOptions(cmd: Command): Command {
 }
 
 /** What every source command needs: a logger, the metrics registry, the pool and the ledger over it. */
-function wireLedger(component: string) {
+function wireLedger(component: string, command: string) {
   const log = logger(component);
   const indexerMetrics = createIndexerMetrics({ defaults: true });
   const metrics: SourceMetrics = createSourceMetrics(indexerMetrics);
-  const pool = createPoolFromEnv();
+  const pool = createPoolFromEnv({ name: command });
   const ledger = createLedger({ db: pool, log: logger('ledger'), metrics: indexerMetrics });
   return { log, indexerMetrics, metrics, pool, ledger };
 }
 
 /** wireLedger plus the RPC client (its failed attempts counted and logged) and the block decoder. */
-function wire(o: RpcOpts, component: string) {
-  const { log, indexerMetrics, metrics, pool, ledger } = wireLedger(component);
+function wire(o: RpcOpts, component: string, command: string) {
+  const { log, indexerMetrics, metrics, pool, ledger } = wireLedger(component, command);
   const rpc: RpcClient = createRpcClient({
     url: o.rpc,
     retry: { timeoutMs: o.rpcTimeoutMs, attempts: o.rpcAttempts },
@@ -78,25 +80,6 @@ function wire(o: RpcOpts, component: string) {
   });
   const decode: DecodeBlockFn = (block, slot) => decodeBlock(block, { slot, cluster: o.cluster });
   return { log, indexerMetrics, metrics, pool, ledger, rpc, decode };
-}
-
-function stopSignal(log: ReturnType<typeof logger>): { signal: AbortSignal; dispose(): void } {
-  const ac = new AbortController();
-  const stop = (sig: string) => {
-    log.info({ signal: sig }, 'stopping after the current step');
-    ac.abort(new Error(`stopped by ${sig}`));
-  };
-  const onTerm = () => stop('SIGTERM');
-  const onInt = () => stop('SIGINT');
-  process.once('SIGTERM', onTerm);
-  process.once('SIGINT', onInt);
-  return {
-    signal: ac.signal,
-    dispose() {
-      process.off('SIGTERM', onTerm);
-      process.off('SIGINT', onInt);
-    },
-  };
 }
 
 export function registerSources(program: Command): void {
@@ -120,11 +103,12 @@ export function registerSources(program: Command): void {
     .option('--concurrency <n>', 'getBlock calls in flight', int('--concurrency', 1), DEFAULT_SCANNER.concurrency)
     .option('--metrics-port <port>', 'serve Prometheus /metrics on 127.0.0.1:<port> (0 = any free port)', int('--metrics-port'))
     .option('--once', `run passes until caught up (or stopped by a slot: exit code ${EXIT_STOPPED_AT_SLOT}), then exit`)
-    .addHelpText('after', '\nPrints {cluster, checkpoint, target, stoppedAt} as JSON on exit. Stops gracefully on SIGTERM / SIGINT.')
+    .addHelpText('after', '\nPrints {cluster, checkpoint, target, stoppedAt} as JSON on exit. With --metrics-port also /healthz and /readyz.')
+    .addHelpText('after', shutdownHelp(undefined, 'finishes the ledger batch in flight (the checkpoint moves with it) and stops'))
     .action(async (o: RpcOpts & { commitment: string; rescanWindow: number; fromSlot?: number; pollMs: number; maxSlotsPerPass: number; chunkSize: number; concurrency: number; metricsPort?: number; once?: boolean }) => {
-      const w = wire(o, 'scanner');
-      const stop = stopSignal(w.log);
-      const server = o.metricsPort === undefined ? undefined : await serveMetrics({ port: o.metricsPort, registry: w.indexerMetrics.registry });
+      const w = wire(o, 'scanner', 'indexer-run');
+      const stop = onStopSignals(w.log);
+      const server = o.metricsPort === undefined ? undefined : await serveMetrics({ port: o.metricsPort, registry: w.indexerMetrics.registry, db: w.pool });
       if (server) w.log.info({ url: server.url }, 'metrics listening');
       try {
         const scanner = createScanner(
@@ -152,7 +136,11 @@ export function registerSources(program: Command): void {
         );
         w.log.info({ rpc: o.rpc, cluster: o.cluster, rescanWindow: o.rescanWindow }, 'scanner starting');
         const last = await scanner.run({ signal: stop.signal, once: o.once });
-        const checkpoint = await w.ledger.getCheckpoint(o.cluster, 'scanner');
+        // Stopped while the database is away: the last pass's checkpoint is what was committed.
+        const checkpoint = await w.ledger.getCheckpoint(o.cluster, 'scanner').catch((e) => {
+          if (!isDatabaseUnavailable(e)) throw e;
+          return last?.checkpointAfter == null ? null : BigInt(last.checkpointAfter);
+        });
         process.stdout.write(`${JSON.stringify({ cluster: o.cluster, checkpoint: checkpoint === null ? null : checkpoint.toString(), target: last?.target ?? null, stoppedAt: last?.stoppedAt ?? null })}\n`);
         // --once that ended below the tip because a slot could not be processed: say so in the exit code.
         if (o.once && last?.stoppedAt) process.exitCode = EXIT_STOPPED_AT_SLOT;
@@ -174,10 +162,12 @@ export function registerSources(program: Command): void {
     .option('--chunk-size <blocks>', 'blocks per ledger transaction', int('--chunk-size', 1), DEFAULT_SCANNER.chunkSize)
     .option('--concurrency <n>', 'getBlock calls in flight', int('--concurrency', 1), DEFAULT_SCANNER.concurrency)
     .option('--list-span <slots>', 'slots per getBlocks call', int('--list-span', 1), 5000)
+    .addHelpText('after', '\nPrints a JSON summary; after a stop it carries interrupted.resumeFromSlot (run again from there).')
+    .addHelpText('after', shutdownHelp(undefined, 'finishes the ledger batch in flight and stops'))
     .action(async (o: RpcOpts & { fromSlot: number; toSlot: number; commitment: string; chunkSize: number; concurrency: number; listSpan: number }) => {
       assertFinalized(o.commitment);
-      const w = wire(o, 'backfill');
-      const stop = stopSignal(w.log);
+      const w = wire(o, 'backfill', 'indexer-backfill');
+      const stop = onStopSignals(w.log);
       const tty = process.stderr.isTTY === true;
       const bar = tty ? new cliProgress.SingleBar({ stream: process.stderr, format: 'backfill [{bar}] {value}/{total} slots | {blocks} blocks | {inserted} new | {duplicates} dup | {failed} failed' }, cliProgress.Presets.shades_classic) : undefined;
       bar?.start(o.toSlot - o.fromSlot + 1, 0, { blocks: 0, inserted: 0, duplicates: 0, failed: 0 });
@@ -213,24 +203,27 @@ export function registerSources(program: Command): void {
 
   indexer
     .command('webhook')
-    .description('serve POST /v1/webhooks/:provider (+ /metrics, /healthz) and apply deliveries with source "webhook"')
+    .description('serve POST /v1/webhooks/:provider (+ /metrics, /healthz, /readyz) and apply deliveries with source "webhook"')
     .option('--port <port>', 'port (0 = any free port)', int('--port'), 8787)
     .option('--host <host>', 'address to listen on', '127.0.0.1')
     .option('--secret <secret>', 'shared secret (header X-Oncepay-Secret / Authorization) and HMAC key (X-Oncepay-Signature); env ONCEPAY_WEBHOOK_SECRET', process.env.ONCEPAY_WEBHOOK_SECRET)
     .option('--require-signature', 'accept only deliveries with a valid X-Oncepay-Signature HMAC')
     .option('--cluster <name>', 'cluster name, part of every receipt key (env ONCEPAY_CLUSTER)', process.env.ONCEPAY_CLUSTER ?? 'localnet')
     .option('--body-limit <bytes>', 'largest body accepted (larger → 413)', int('--body-limit', 1), DEFAULT_BODY_LIMIT)
+    .addHelpText('after', '\nWhile the database is away deliveries get 503 + Retry-After ({code: "DATABASE_UNAVAILABLE"}); /healthz and /readyz report it.')
+    .addHelpText('after', shutdownHelp(undefined, 'stops accepting and answers the deliveries in flight'))
     .action(async (o: { port: number; host: string; secret?: string; requireSignature?: boolean; cluster: string; bodyLimit: number }) => {
       if (!o.secret) throw new OncepayError(SOURCE_CODES.INVALID_OPTION, '--secret (or ONCEPAY_WEBHOOK_SECRET) is required');
-      const { log, indexerMetrics, metrics, pool, ledger } = wireLedger('webhook');
+      const { log, indexerMetrics, metrics, pool, ledger } = wireLedger('webhook', 'indexer-webhook');
       const app = buildWebhookApp({ db: pool, ledger, cluster: o.cluster, secret: o.secret, requireSignature: o.requireSignature, bodyLimit: o.bodyLimit, log, metrics, registry: indexerMetrics.registry });
-      const stop = stopSignal(log);
+      const stop = onStopSignals(log);
       const address = await app.listen({ port: o.port, host: o.host });
       log.info({ address }, 'webhook receiver listening');
       process.stdout.write(`${JSON.stringify({ listening: address })}\n`);
-      await new Promise<void>((resolve) => stop.signal.addEventListener('abort', () => resolve(), { once: true }));
-      stop.dispose();
+      await stop.stopped;
+      // Stop accepting, answer the deliveries already in flight, then close the pool.
       await app.close();
+      stop.dispose();
       await pool.end();
     });
 }

@@ -4,7 +4,7 @@
 // that were all processed; re-reading the window is harmless because the ledger inserts each receipt once.
 import type { Logger } from 'pino';
 import { failpoint } from '../../common/failpoint';
-import { abortableSleep, Commitment, RpcClient } from '../rpc';
+import { abortableSleep, backoffDelay, Commitment, RpcClient } from '../rpc';
 import type { ReceiptSource } from '../ledger/types';
 import { DecodeBlockFn, readSlots } from './block-reader';
 import { chunks, planChunk, scanRange } from './scan-plan';
@@ -28,6 +28,9 @@ export interface ScannerOptions {
   pollMs: number;
   source?: ReceiptSource;
 }
+
+/** Longest wait between two failed passes. */
+export const FAILED_PASS_BACKOFF_CAP_MS = 60_000;
 
 export const DEFAULT_SCANNER: Omit<ScannerOptions, 'cluster'> = {
   commitment: 'finalized',
@@ -175,7 +178,9 @@ export function createScanner(deps: ScannerDeps, options: ScannerOptions): Scann
         log?.error({ err: (e as Error).message, code: (e as { code?: string }).code, failures }, 'scan pass failed');
         if (once) throw e;
         try {
-          await abortableSleep(Math.min(o.pollMs * 2 ** Math.min(failures - 1, 6), 60_000), signal);
+          // A failed pass (RPC or database away) is simply run again: the checkpoint only covers committed
+          // batches and the ledger inserts each receipt once. Jitter keeps restarted scanners from retrying in step.
+          await abortableSleep(backoffDelay(failures, { baseMs: o.pollMs, capMs: FAILED_PASS_BACKOFF_CAP_MS }, Math.random()), signal);
         } catch {
           break;
         }

@@ -11,6 +11,7 @@ import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
 import { isOncepayError } from '../../common/errors';
 import { failpoint } from '../../common/failpoint';
+import { healthRoutes, replyIfDatabaseUnavailable } from '../../db/health-http';
 import { decodeTransaction } from '../decode';
 import type { Receipt } from '../decode/receipt';
 import { WEBHOOK_CODES } from './codes';
@@ -92,6 +93,7 @@ export function buildWebhookApp(opts: WebhookAppOptions): FastifyInstance {
   app.addContentTypeParser('*', { parseAs: 'buffer' }, (_req, body, done) => done(null, body));
 
   app.setErrorHandler((err: FastifyError, req, reply) => {
+    if (replyIfDatabaseUnavailable(err, reply)) return void log?.warn({ code: 'DATABASE_UNAVAILABLE', url: req.url, err: err.message }, 'webhook delivery refused: database unavailable');
     const status = err.statusCode && err.statusCode >= 400 ? err.statusCode : 500;
     let code = (err as { code?: string }).code ?? WEBHOOK_CODES.INTERNAL;
     if (code === 'FST_ERR_CTP_BODY_TOO_LARGE') code = WEBHOOK_CODES.BODY_TOO_LARGE;
@@ -106,10 +108,7 @@ export function buildWebhookApp(opts: WebhookAppOptions): FastifyInstance {
     reply.status(404).send({ code: WEBHOOK_CODES.NOT_FOUND, message: `no route ${req.method} ${req.url}` });
   });
 
-  app.get('/healthz', { schema: { response: { 200: { type: 'object', required: ['ok'], properties: { ok: { type: 'boolean' } } } } } }, async () => {
-    await opts.db.query('SELECT 1');
-    return { ok: true };
-  });
+  void app.register(healthRoutes, { db: opts.db });
 
   if (opts.registry) {
     const registry = opts.registry;
