@@ -23,7 +23,7 @@ export function onStopSignals(log: Logger, graceMs: number = DEFAULT_GRACE_MS): 
   const stopped = new Promise<void>((r) => (resolveStopped = r));
   const handler = (sig: NodeJS.Signals) => {
     if (ac.signal.aborted) return forceExit(`second ${sig}`);
-    log.info({ signal: sig, graceMs }, 'stopping: finishing in-flight work');
+    log.info({ signal: sig, graceMs }, 'stopping after the current step');
     ac.abort(new Error(`stopped by ${sig}`));
     resolveStopped();
     // unref: a drain that finishes in time lets the process end on its own.

@@ -1,0 +1,121 @@
+// `oncepay indexer webhook` through a real PostgreSQL restart and pg_terminate_backend of its sessions, under a
+// bounded load of provider deliveries retried until acknowledged: the process stays up, answers 503 +
+// Retry-After while the database is away, and afterwards every acknowledged delivery is credited exactly once.
+// Then SIGTERM with a delivery in flight: it stops accepting, answers that delivery, exits 0.
+import { expect } from 'chai';
+import { createLedger } from '../../indexer/ledger';
+import { randomAddress, transferCheckedTx } from '../helpers/replay-rpc';
+import { FaultDb, getJson, Proc, startFaultDb, startOncepay, waitFor } from './support';
+
+const SECRET = 'whsec-fault-0123456789';
+const APP = 'oncepay-indexer-webhook';
+const CLUSTER = 'faults';
+
+describe('faults: webhook receiver through database restarts and terminated sessions', () => {
+  let db: FaultDb;
+  let hook: Proc;
+  let url: string;
+  const mint = randomAddress();
+  const owners: string[] = [];
+
+  before(async () => {
+    db = await startFaultDb('webhook');
+    hook = startOncepay(['indexer', 'webhook', '--port', '0', '--secret', SECRET, '--cluster', CLUSTER], db.env);
+    const line = await hook.firstLine;
+    expect(line.listening, JSON.stringify(line)).to.be.a('string');
+    url = line.listening as string;
+  });
+  after(async () => {
+    if (hook?.alive()) hook.child.kill('SIGKILL');
+    await db?.close();
+  });
+
+  /** Delivery i: two transfers (i·10+1 and i·10+2 base units) to invoice i's deposit owner, event id evt-i. */
+  function delivery(i: number): string {
+    const owner = owners[i];
+    const items = [1n, 2n].map((k) => ({ slot: 1000 + i, blockTime: 1_780_000_000 + i, ...transferCheckedTx({ amount: BigInt(i) * 10n + k, mint, destinationOwner: owner }) }));
+    return JSON.stringify({ id: `evt-${i}`, events: items });
+  }
+  async function deliver(body: string) {
+    const r = await fetch(`${url}/v1/webhooks/helius`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-oncepay-secret': SECRET }, body });
+    return { status: r.status, retryAfter: r.headers.get('retry-after'), body: (await r.json()) as Record<string, unknown> };
+  }
+
+  it('stays up through a restart and a pg_terminate_backend under load; 503 while away; exact totals', async () => {
+    const N = 40;
+    const ledger = createLedger({ db: db.pool });
+    for (let i = 0; i < N; i++) {
+      owners.push(randomAddress());
+      await ledger.createInvoice({ id: `inv-${i}`, mint, expectedAmount: BigInt(i) * 20n + 3n, depositAddress: owners[i] });
+    }
+    const bodies = Array.from({ length: N }, (_, i) => delivery(i));
+    const statuses: number[] = [];
+    const outage: Array<{ status: number; code: unknown; retryAfter: string | null }> = [];
+    let next = 0;
+    const worker = async () => {
+      for (let i = next++; i < N; i = next++) {
+        if (i === 10) {
+          await db.restart(async () => {
+            for (let k = 0; k < 4; k++) {
+              const a = await deliver(bodies[k]);
+              outage.push({ status: a.status, code: a.body.code, retryAfter: a.retryAfter });
+            }
+            expect((await getJson(`${url}/readyz`)).status).to.equal(503);
+            expect((await getJson(`${url}/healthz`)).status).to.equal(200);
+          });
+        }
+        if (i === 25) expect(await db.terminate(APP)).to.be.greaterThan(0);
+        // A provider retries until it gets a 2xx.
+        for (;;) {
+          const a = await deliver(bodies[i]);
+          statuses.push(a.status);
+          if (a.status === 200) {
+            expect(a.body).to.include({ ok: true, eventId: `evt-${i}`, transactions: 2 });
+            break;
+          }
+          expect([a.status, a.body.code, a.retryAfter !== null], JSON.stringify(a.body)).to.deep.equal([503, 'DATABASE_UNAVAILABLE', true]);
+          await new Promise((r) => setTimeout(r, 50));
+        }
+      }
+    };
+    await Promise.all([worker(), worker(), worker()]);
+
+    expect(hook.alive(), hook.stderr()).to.equal(true);
+    expect(outage).to.deep.equal(Array(4).fill({ status: 503, code: 'DATABASE_UNAVAILABLE', retryAfter: '1' }));
+    expect(statuses.filter((s) => s === 503).length, 'the faults were seen by the load').to.be.greaterThan(0);
+    expect((await getJson(`${url}/readyz`)).status).to.equal(200);
+
+    const q = async (sql: string) => (await db.pool.query(sql)).rows[0];
+    expect(await q(`SELECT count(*)::int AS n, sum(amount)::text AS s FROM receipts WHERE cluster = '${CLUSTER}'`)).to.deep.equal({ n: 2 * N, s: String(Array.from({ length: N }, (_, i) => i * 20 + 3).reduce((a, b) => a + b, 0)) });
+    const inv = await db.pool.query(`SELECT id, credited_amount::text AS c, expected_amount::text AS e FROM invoices`);
+    for (const r of inv.rows) expect(r.c, r.id).to.equal(r.e);
+    expect(await q(`SELECT count(*)::int AS n FROM exceptions`)).to.deep.equal({ n: 0 });
+    expect(await q(`SELECT count(*)::int AS n FROM fulfilments`)).to.deep.equal({ n: N });
+    expect(await q(`SELECT count(*)::int AS n FROM webhook_events`)).to.deep.equal({ n: N });
+  });
+
+  it('SIGTERM with a delivery in flight: stops accepting, answers that delivery 200, exits 0', async () => {
+    const owner = randomAddress();
+    owners.push(owner);
+    await createLedger({ db: db.pool }).createInvoice({ id: 'inv-term', mint, expectedAmount: 7n, depositAddress: owner });
+    const body = JSON.stringify({ id: 'evt-term', events: [{ slot: 5000, blockTime: 1_780_005_000, ...transferCheckedTx({ amount: 7n, mint, destinationOwner: owner }) }] });
+    const blocker = await db.pool.connect();
+    try {
+      await blocker.query('BEGIN');
+      await blocker.query('LOCK TABLE receipts IN EXCLUSIVE MODE');
+      const inFlight = deliver(body);
+      await waitFor(async () => (await db.waiting(APP)) > 0, 'the delivery to wait on the lock');
+      hook.child.kill('SIGTERM');
+      await waitFor(() => fetch(`${url}/healthz`).then(() => false, () => true), 'the listener to close');
+      await blocker.query('COMMIT');
+      const a = await inFlight;
+      expect(a.status, JSON.stringify(a.body)).to.equal(200);
+      expect(a.body).to.include({ ok: true, inserted: 1 });
+    } finally {
+      blocker.release();
+    }
+    const exit = await hook.done;
+    expect(exit.code, exit.stderr).to.equal(0);
+    expect((await db.pool.query(`SELECT credited_amount::text AS c FROM invoices WHERE id = 'inv-term'`)).rows[0].c).to.equal('7');
+  });
+});
