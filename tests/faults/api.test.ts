@@ -137,7 +137,6 @@ describe('faults: merchant API (payout serve) through database restarts and term
     }
     const exit = await api.done;
     expect(exit.code, exit.stderr).to.equal(0);
-    if (process.env.FAULT_DEBUG) console.log(exit.stderr);
     expect((await db.pool.query(`SELECT count(*)::int AS n FROM payouts WHERE payout_id = 'po-500'`)).rows[0].n).to.equal(1);
   });
 });

@@ -1,0 +1,112 @@
+// `oncepay indexer run` (the scanner) and `oncepay indexer backfill` through a real PostgreSQL restart and
+// pg_terminate_backend of their sessions while the chain grows: the scanner stays up, backs off, recovers by
+// itself, and the ledger ends with exact totals (each transfer credited once). A backfill started while the
+// database is down waits for it and completes. SIGTERM with a ledger batch in flight: the batch commits, exit 0.
+import { expect } from 'chai';
+import { ReplayRpc, startReplayRpc } from '../helpers/replay-rpc';
+import { buildChain, Chain, createChainInvoice, totals } from '../indexer/source/chain-fixture';
+import { FaultDb, freePort, getJson, Proc, startFaultDb, startOncepay, waitFor } from './support';
+
+const CLUSTER = 'faults';
+const APP = 'oncepay-indexer-run';
+const TIP = 120;
+
+describe('faults: scanner and backfill through database restarts and terminated sessions', () => {
+  let db: FaultDb;
+  let rpc: ReplayRpc;
+  let chain: Chain;
+  let scanner: Proc;
+  let metrics: string;
+
+  before(async () => {
+    db = await startFaultDb('scanner');
+    rpc = await startReplayRpc();
+    chain = buildChain({ from: 1, to: TIP + 40, skipEvery: 9 });
+    for (const [s, b] of chain.blocks) rpc.setBlock(s, b);
+    await createChainInvoice(db.pool, chain);
+  });
+  after(async () => {
+    if (scanner?.alive()) scanner.child.kill('SIGKILL');
+    await rpc.close();
+    await db.close();
+  });
+
+  const checkpoint = async () => (await totals(db.pool, CLUSTER)).checkpoints.scanner ?? -1;
+  /** The chain up to `slot`: its receipts and amount. */
+  function upTo(slot: number): { receipts: number; amount: bigint } {
+    let receipts = 0;
+    let amount = 0n;
+    for (const s of chain.blocks.keys()) if (s <= slot) receipts += 2;
+    for (let s = 1; s <= slot; s++) if (chain.blocks.has(s)) amount += BigInt(1000 + s * 10) + BigInt(1000 + s * 10 + 1);
+    return { receipts, amount };
+  }
+
+  it('stays up through a restart and a pg_terminate_backend while the chain grows; exact totals after', async () => {
+    const port = await freePort();
+    metrics = `http://127.0.0.1:${port}`;
+    rpc.setTip({ finalized: 10, confirmed: 15 });
+    scanner = startOncepay(
+      ['indexer', 'run', '--rpc', rpc.url, '--cluster', CLUSTER, '--from-slot', '1', '--rescan-window', '8', '--chunk-size', '20', '--poll-ms', '50', '--rpc-timeout-ms', '2000', '--metrics-port', String(port)],
+      db.env,
+    );
+    await waitFor(async () => (await checkpoint()) >= 10, 'the first blocks');
+    for (let tip = 20; tip <= TIP; tip += 10) {
+      rpc.setTip({ finalized: tip, confirmed: tip + 5 });
+      if (tip === 50) {
+        await db.restart(async () => {
+          const ready = await getJson(`${metrics}/readyz`);
+          expect([ready.status, ready.body.code]).to.deep.equal([503, 'DATABASE_UNAVAILABLE']);
+          expect((await getJson(`${metrics}/healthz`)).status).to.equal(200);
+          await new Promise((r) => setTimeout(r, 300)); // passes fail while it is down
+        });
+      }
+      if (tip === 90) await waitFor(async () => (await db.terminate(APP)) > 0, 'a session to terminate');
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    await waitFor(async () => (await checkpoint()) === TIP, 'the checkpoint to reach the tip');
+    expect(scanner.alive(), scanner.stderr()).to.equal(true);
+    expect(scanner.stderr(), 'the scanner saw the faults').to.match(/scan pass failed|database connection lost/);
+    expect((await getJson(`${metrics}/readyz`)).status).to.equal(200);
+    const t = await totals(db.pool, CLUSTER);
+    const want = upTo(TIP);
+    expect({ receipts: t.receipts, amount: t.amount, credited: t.credited, exceptions: t.exceptions }).to.deep.equal({ receipts: want.receipts, amount: want.amount, credited: want.amount, exceptions: 0 });
+  });
+
+  it('a backfill started while the database is down waits for it, then completes: nothing applied twice', async () => {
+    let backfill: Proc | undefined;
+    await db.restart(async () => {
+      backfill = startOncepay(['indexer', 'backfill', '--rpc', rpc.url, '--cluster', CLUSTER, '--from-slot', '1', '--to-slot', String(TIP), '--chunk-size', '10'], db.env);
+      await waitFor(() => backfill!.stderr().includes('database unavailable; backing off'), 'the backfill to wait for the database');
+      expect(backfill!.alive()).to.equal(true);
+    });
+    const exit = await backfill!.done;
+    expect(exit.code, exit.stderr).to.equal(0);
+    const r = JSON.parse(exit.stdout);
+    expect(r).to.include({ inserted: 0, failed: 0 });
+    expect(r.duplicates).to.equal(upTo(TIP).receipts);
+    const t = await totals(db.pool, CLUSTER);
+    expect([t.receipts, t.credited, t.exceptions]).to.deep.equal([upTo(TIP).receipts, upTo(TIP).amount, 0]);
+  });
+
+  it('SIGTERM with a ledger batch in flight: the batch commits (the checkpoint moves with it), exit 0', async () => {
+    // One pass = one chunk here (--chunk-size 20 ≥ re-scan window + 4 new slots): the held batch carries the new slots.
+    const blocker = await db.pool.connect();
+    try {
+      await blocker.query('BEGIN');
+      await blocker.query('LOCK TABLE receipts IN EXCLUSIVE MODE');
+      rpc.setTip({ finalized: TIP + 4, confirmed: TIP + 9 });
+      await waitFor(async () => (await db.waiting(APP)) > 0, 'a batch to wait on the lock');
+      scanner.child.kill('SIGTERM');
+      await blocker.query('COMMIT');
+    } finally {
+      blocker.release();
+    }
+    const exit = await scanner.done;
+    expect(exit.code, exit.stderr).to.equal(0);
+    const printed = JSON.parse(exit.stdout.trim().split('\n').pop()!);
+    expect(Number(printed.checkpoint)).to.equal(TIP + 4);
+    expect(await checkpoint()).to.equal(TIP + 4);
+    const t = await totals(db.pool, CLUSTER);
+    expect([t.receipts, t.credited]).to.deep.equal([upTo(TIP + 4).receipts, upTo(TIP + 4).amount]);
+  });
+});
