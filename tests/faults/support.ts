@@ -3,26 +3,17 @@
 // pg_terminate_backend of one command's sessions (found by application_name, set per command by db/pool.ts).
 import { ChildProcess, spawn } from 'child_process';
 import * as fs from 'fs';
-import * as net from 'net';
 import * as path from 'path';
 import { Pool } from 'pg';
+import { freePort } from '../../common/free-port';
 import { startLocalServer, stopLocalServer } from '../../db/local-server';
 import { migrate } from '../../db/migrate';
 import { createPool } from '../../db/pool';
 
+export { freePort };
+
 export const ROOT = path.resolve(__dirname, '..', '..');
 const BIN = path.join(ROOT, 'bin', 'oncepay');
-
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = net.createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const port = (s.address() as net.AddressInfo).port;
-      s.close(() => resolve(port));
-    });
-  });
-}
 
 export interface FaultDb {
   url: string;
