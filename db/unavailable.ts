@@ -12,12 +12,16 @@ export const DATABASE_RETRY_AFTER_SECONDS = 1;
 const NETWORK_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EAI_AGAIN', 'ECONNABORTED']);
 
 /**
- * SQLSTATEs of a server that is going away or not there yet: class 08 (connection exception), 57P01
- * admin_shutdown (restart, pg_terminate_backend), 57P02 crash_shutdown, 57P03 cannot_connect_now (starting up or
- * shutting down), 53300 too_many_connections.
+ * SQLSTATEs of a server that is going away, not there yet, or ending this session: class 08 (connection
+ * exception), 57P01 admin_shutdown (restart, pg_terminate_backend), 57P02 crash_shutdown, 57P03
+ * cannot_connect_now (starting up or shutting down), 57P05 idle_session_timeout, 25P03
+ * idle_in_transaction_session_timeout (the session is closed, its transaction rolled back), 53300
+ * too_many_connections.
  */
+const UNAVAILABLE_SQLSTATES = new Set(['57P01', '57P02', '57P03', '57P05', '25P03', '53300']);
+
 function isUnavailableSqlState(code: string): boolean {
-  return /^08[0-9A-Z]{3}$/.test(code) || code === '57P01' || code === '57P02' || code === '57P03' || code === '53300';
+  return /^08[0-9A-Z]{3}$/.test(code) || UNAVAILABLE_SQLSTATES.has(code);
 }
 
 /** Messages of node-postgres (pg, pg-pool) for a connection that died or never came. */

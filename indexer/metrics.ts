@@ -34,8 +34,12 @@ export function createIndexerMetrics(opts: { defaults?: boolean; outboxStats?: (
   if (opts.defaults) collectDefaultMetrics({ register: registry });
   const stats = opts.outboxStats;
   // Outbox gauges are read from the database at scrape time when a reader is given: the table is the truth.
+  // While the database is away the gauges keep their last known values, so /metrics still answers (and the rest
+  // of the process's metrics stay visible) instead of failing the whole scrape.
+  let known: OutboxStats = { depth: 0, oldestAgeSeconds: 0 };
   let last: Promise<OutboxStats> | undefined;
-  const read = () => (last ??= (stats ? stats() : Promise.resolve({ depth: 0, oldestAgeSeconds: 0 })).finally(() => setImmediate(() => (last = undefined))));
+  const read = () =>
+    (last ??= (stats ? stats().then((s) => (known = s), () => known) : Promise.resolve(known)).finally(() => setImmediate(() => (last = undefined))));
   const outboxDeliveriesTotal = new Counter({ name: 'oncepay_outbox_deliveries_total', help: 'Outbox delivery attempts, by result', labelNames: ['result'], registers: [registry] });
   // Every result exported from the start (at 0): the first dead letter is then an increase Prometheus can see
   // (a series born at 1 is not), which deploy/prometheus's OncepayOutboxDeadLetter alert relies on.

@@ -11,8 +11,8 @@ describe('db/unavailable: isDatabaseUnavailable', () => {
     }
   });
 
-  it('SQLSTATEs of a server going away or not there yet: 57P01/57P02/57P03, class 08, 53300', () => {
-    for (const code of ['57P01', '57P02', '57P03', '08000', '08003', '08006', '08001', '08004', '08P01', '53300']) {
+  it('SQLSTATEs of a server going away, not there yet, or timing the session out: 57P01/02/03/05, 25P03, class 08, 53300', () => {
+    for (const code of ['57P01', '57P02', '57P03', '57P05', '25P03', '08000', '08003', '08006', '08001', '08004', '08P01', '53300']) {
       expect(isDatabaseUnavailable(err({ code })), code).to.equal(true);
     }
   });

@@ -133,7 +133,7 @@ describe('faults: merchant API (payout serve) through database restarts and term
       expect(a.status, JSON.stringify(a.body)).to.equal(201);
       expect(a.body.payoutId).to.equal('po-500');
     } finally {
-      blocker.release();
+      blocker.release(true); // closed: a failure before COMMIT must not leave the lock held
     }
     const exit = await api.done;
     expect(exit.code, exit.stderr).to.equal(0);

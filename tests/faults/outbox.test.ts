@@ -51,6 +51,7 @@ describe('faults: outbox worker through database restarts and terminated session
             const ready = await getJson(`${base}/readyz`);
             expect([ready.status, ready.body.code]).to.deep.equal([503, 'DATABASE_UNAVAILABLE']);
             expect((await getJson(`${base}/healthz`)).status).to.equal(200);
+            expect((await fetch(`${base}/metrics`)).status, '/metrics still answers').to.equal(200);
             await new Promise((r) => setTimeout(r, 300)); // a few failed rounds while it is down
           });
         }

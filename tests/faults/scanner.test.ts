@@ -99,7 +99,7 @@ describe('faults: scanner and backfill through database restarts and terminated 
       scanner.child.kill('SIGTERM');
       await blocker.query('COMMIT');
     } finally {
-      blocker.release();
+      blocker.release(true); // closed: a failure before COMMIT must not leave the lock held
     }
     const exit = await scanner.done;
     expect(exit.code, exit.stderr).to.equal(0);
@@ -108,5 +108,30 @@ describe('faults: scanner and backfill through database restarts and terminated 
     expect(await checkpoint()).to.equal(TIP + 4);
     const t = await totals(db.pool, CLUSTER);
     expect([t.receipts, t.credited]).to.deep.equal([upTo(TIP + 4).receipts, upTo(TIP + 4).amount]);
+  });
+
+  it('SIGTERM of a backfill with a batch in flight: the batch commits, it prints where to resume, exit 0', async () => {
+    rpc.setTip({ finalized: TIP + 4, confirmed: TIP + 9 });
+    const blocker = await db.pool.connect();
+    let backfill: Proc;
+    try {
+      await blocker.query('BEGIN');
+      // Every receipt is known by now, so the batch writes only its delivery counters: hold those.
+      await blocker.query('LOCK TABLE receipt_delivery_counts IN EXCLUSIVE MODE');
+      backfill = startOncepay(['indexer', 'backfill', '--rpc', rpc.url, '--cluster', CLUSTER, '--from-slot', '1', '--to-slot', String(TIP), '--chunk-size', '10'], { ...db.env, ONCEPAY_LOG_LEVEL: 'info' });
+      await waitFor(async () => (await db.waiting('oncepay-indexer-backfill')) > 0, 'the first batch to wait on the lock').catch((e) => { throw new Error(`${e.message}: ${backfill.stderr().slice(-3000)}`); });
+      backfill.child.kill('SIGTERM');
+      await waitFor(() => backfill.stderr().includes('stopping after the current step'), 'the stop to be taken');
+      await blocker.query('COMMIT');
+    } finally {
+      blocker.release(true); // closed: a failure before COMMIT must not leave the lock held
+    }
+    const exit = await backfill.done;
+    expect(exit.code, exit.stderr).to.equal(0);
+    const r = JSON.parse(exit.stdout);
+    // The held batch (the first ten listed blocks) was applied; the run stopped before the next one.
+    const firstTen = [...chain.blocks.keys()].filter((s) => s <= TIP).sort((a, b) => a - b).slice(0, 10);
+    expect(r.interrupted).to.deep.equal({ resumeFromSlot: firstTen[9] + 1 });
+    expect([r.blocks, r.duplicates, r.inserted]).to.deep.equal([10, 20, 0]);
   });
 });

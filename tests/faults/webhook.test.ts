@@ -112,7 +112,7 @@ describe('faults: webhook receiver through database restarts and terminated sess
       expect(a.status, JSON.stringify(a.body)).to.equal(200);
       expect(a.body).to.include({ ok: true, inserted: 1 });
     } finally {
-      blocker.release();
+      blocker.release(true); // closed: a failure before COMMIT must not leave the lock held
     }
     const exit = await hook.done;
     expect(exit.code, exit.stderr).to.equal(0);
