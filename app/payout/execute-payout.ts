@@ -2,15 +2,15 @@
 // before it is sent; every outcome is read back from the chain. Safe to call again at any time, from any
 // process, after any crash: it picks up from the journal (payout_attempts) and the op account.
 import { Keypair } from '@solana/web3.js';
-import { Pool } from 'pg';
+import { Pool, PoolClient } from 'pg';
 import { Logger } from 'pino';
 import { OncepayError } from '../../common/errors';
 import { failpoint } from '../../common/failpoint';
 import { logger } from '../../common/log';
-import { PAYOUT_ABORTED, PAYOUT_NOT_FOUND } from '../codes';
+import { PAYOUT_ABORTED, PAYOUT_CHAIN_UNAVAILABLE, PAYOUT_NOT_FOUND } from '../codes';
 import { Signature } from '../types';
 import { buildAttemptTransaction } from './build-attempt';
-import { PayoutChain } from './chain';
+import { PayoutChain, SignatureStatus } from './chain';
 import { compareTerms, decideAttempt, TermsMismatch } from './decide';
 import { lockPayout } from './lock';
 import { payoutMetrics } from './metrics';
@@ -18,8 +18,10 @@ import { OpAccount } from './program';
 import {
   AttemptRow,
   FINAL_STATES,
+  PayoutOutcome,
   PayoutRow,
   PayoutState,
+  finishLanded,
   finishPayout,
   getPayout,
   insertAttempt,
@@ -47,7 +49,24 @@ export interface ExecuteDeps {
   /** Re-open a payout whose last attempt failed with a program error (an operator's explicit decision). */
   retryFailed?: boolean;
   signal?: AbortSignal;
+  /**
+   * Give up (ONCEPAY__PAYOUT__CHAIN_UNAVAILABLE) after this many chain calls in a row failed; the journal keeps
+   * every attempt and the next run resolves them. Default: never (retry until `signal` aborts).
+   */
+  maxChainFailures?: number;
 }
+
+/** What running a payout on a connection that already holds its lock needs (the worker pool's claims). */
+export type RunDeps = Omit<ExecuteDeps, 'db' | 'lock' | 'lockTimeoutMs'>;
+
+/** A payout row and its attempts, as last read or written. */
+interface Journal {
+  p: PayoutRow;
+  attempts: AttemptRow[];
+}
+
+/** Inside runPayoutLocked: the connection that holds the lock, and the chain with its failures marked. */
+type LockedDeps = RunDeps & { db: PoolClient };
 
 export interface PayoutResult {
   id: string;
@@ -106,23 +125,54 @@ export async function executePayout(row: Pick<PayoutRow, 'id'>, deps: ExecuteDep
   const lock = await lockPayout(deps.db, row.id, deps.lock ?? 'wait', deps.lockTimeoutMs);
   if (!lock) return null;
   try {
-    return await runLocked(row.id, deps);
+    return await runPayoutLocked(lock.client, row.id, deps);
   } finally {
     await lock.release();
   }
 }
 
-async function runLocked(id: string, deps: ExecuteDeps): Promise<PayoutResult> {
+/** A chain call failed (timeout, 429, dropped connection): it decides nothing. */
+class ChainCallFailed extends Error {}
+
+/**
+ * The chain, with every failure marked as a chain failure, so the loop below retries exactly those and lets
+ * everything else through: a database error (the connection that holds the lock is gone: stop at once), an
+ * OncepayError, a bug.
+ */
+function markedChain(chain: PayoutChain): PayoutChain {
+  const mark = (e: unknown) => {
+    throw e instanceof OncepayError ? e : new ChainCallFailed((e as Error)?.message ?? String(e));
+  };
+  return {
+    latestBlockhash: () => chain.latestBlockhash().catch(mark),
+    sendRawTransaction: (bytes) => chain.sendRawTransaction(bytes),
+    signatureStatuses: (sigs) => chain.signatureStatuses(sigs).catch(mark),
+    blockhashExpired: (l) => chain.blockhashExpired(l).catch(mark),
+    getOpAccount: (pda, program, commitment) => chain.getOpAccount(pda, program, commitment).catch(mark),
+    opAccountSignatures: (pda) => chain.opAccountSignatures(pda).catch(mark),
+  };
+}
+
+/**
+ * Run a payout on `db`, a connection that holds the payout's advisory lock: every query of the payout goes
+ * through it (see lock.ts). Throws on a database error (the lock may be gone with the connection), on abort, and
+ * after `maxChainFailures` chain failures in a row; the journal is consistent at every one of those points.
+ */
+export async function runPayoutLocked(db: PoolClient, id: string, runDeps: RunDeps): Promise<PayoutResult> {
+  const deps: LockedDeps = { ...runDeps, db, chain: markedChain(runDeps.chain) };
   const log = (deps.log ?? logger('payout')).child({ payout: id });
+  const maxChainFailures = deps.maxChainFailures ?? Infinity;
+  let chainFailures = 0;
   const m = payoutMetrics();
   const poll = deps.pollIntervalMs ?? 400;
   const rebroadcast = deps.rebroadcastIntervalMs ?? 2000;
   const lastSend = new Map<string, number>(); // attempt id → monotonic ms of our last send (pacing only, never a key)
+  const unsent = new Set<string>(); // attempts this run signed and has not handed to a node yet
   let reopened = false;
 
   // The row and its journal, re-read after every change we make. While only polling, nothing changes them: we
   // hold the row's lock, so no other worker writes to it.
-  let loaded: { p: PayoutRow; attempts: AttemptRow[] } | undefined;
+  let loaded: Journal | undefined;
   for (;;) {
     if (deps.signal?.aborted) throw aborted();
     if (!loaded) {
@@ -145,38 +195,52 @@ async function runLocked(id: string, deps: ExecuteDeps): Promise<PayoutResult> {
       const open = attempts.filter((a) => OPEN.has(a.status));
       if (open.length === 0) {
         // Before signing anything new, the op account is the final word: an earlier attempt (ours, or another
-        // journal's) may have executed. Read at finalized: absent there means absent on every fork.
-        const op = await deps.chain.getOpAccount(p.opPda, p.programId, 'finalized');
+        // journal's) may have executed. Read at finalized: absent there means absent on every fork. (The
+        // blockhash is fetched alongside; it is only used if the op account is absent.)
+        const [op, lifetime] = await Promise.all([deps.chain.getOpAccount(p.opPda, p.programId, 'finalized'), deps.chain.latestBlockhash()]);
         if (op) {
           await settleFromOp(p, op, attempts, deps, log);
           loaded = undefined;
           continue;
         }
-        loaded = undefined;
-        const a = await signAttempt(p, deps);
+        const a = await signAttempt(p, lifetime, deps);
         m.attempts.inc({ outcome: 'built' });
         log.info({ attempt: a.attemptNo, signature: a.signature, lastValidBlockHeight: a.lastValidBlockHeight.toString() }, 'attempt persisted');
         failpoint('payout.after_persist_before_send');
+        // What insertAttempt wrote; no need to read it back.
+        loaded = { p: { ...p, state: 'executing' }, attempts: [...attempts, a] };
+        unsent.add(a.id);
         continue;
       }
 
-      const statuses = await deps.chain.signatureStatuses(open.map((a) => a.signature));
+      // An attempt this run signed and has not sent yet cannot be on chain (it was persisted under our lock a
+      // moment ago) and its blockhash is fresh: rule 3 says send, without asking the node first. (Were it
+      // expired after all, sending the same bytes again is harmless: they can no longer land.)
+      const statuses = open.every((a) => unsent.has(a.id))
+        ? open.map((): SignatureStatus => ({ found: false }))
+        : await deps.chain.signatureStatuses(open.map((a) => a.signature));
       let settled = false;
+      let known: Journal | undefined; // what we wrote, when it need not be read back
       for (let i = 0; i < open.length && !settled; i++) {
         const a = open[i];
         const status = statuses[i];
         // Expiry is only worth a call when we would act on it: not found, and not just sent by us.
         const last = lastSend.get(a.id);
         const sentRecently = a.status === 'sent' && last !== undefined && performance.now() - last < rebroadcast;
-        const expired = status.found || sentRecently ? undefined : await deps.chain.blockhashExpired(a);
+        const expired = status.found || sentRecently ? undefined : unsent.has(a.id) ? false : await deps.chain.blockhashExpired(a);
         const step = decideAttempt({ status, expired, sentRecently });
         switch (step.kind) {
-          case 'landed':
-            await settleAttempt(deps.db, a.id, { status: 'landed', slot: step.slot });
+          case 'landed': {
+            const done = await finishLanded(deps.db, p.id, a.id, { signature: a.signature, slot: step.slot });
             m.attempts.inc({ outcome: 'landed' });
-            await finish(p, { state: 'succeeded', signature: a.signature, slot: step.slot }, deps, log);
+            if (done) {
+              finished({ state: 'succeeded', signature: a.signature, slot: step.slot }, log);
+              // The row as it is now (final); the journal has the same attempts, one of them settled.
+              known = { p: done, attempts };
+            }
             settled = true;
             break;
+          }
           case 'consumed': {
             await settleAttempt(deps.db, a.id, { status: 'failed', slot: step.slot, error: 'OperationAlreadyConsumed' });
             m.attempts.inc({ outcome: 'consumed' });
@@ -199,6 +263,7 @@ async function runLocked(id: string, deps: ExecuteDeps): Promise<PayoutResult> {
             break;
           case 'send': {
             lastSend.set(a.id, performance.now());
+            unsent.delete(a.id);
             const kind = a.sendCount === 0 && last === undefined ? 'first' : 'rebroadcast';
             try {
               await deps.chain.sendRawTransaction(a.txBytes);
@@ -229,36 +294,36 @@ async function runLocked(id: string, deps: ExecuteDeps): Promise<PayoutResult> {
           }
         }
       }
+      chainFailures = 0;
       if (settled) {
-        loaded = undefined;
+        loaded = known;
         continue;
       }
     } catch (e) {
       loaded = undefined;
-      if (e instanceof OncepayError && e.code === PAYOUT_ABORTED) throw e;
-      if (isDbError(e)) throw e;
+      if (!(e instanceof ChainCallFailed)) throw e;
       // RPC trouble (timeouts, 429s, dropped connections): it decides nothing. Look again after a pause.
-      log.warn({ err: (e as Error).message }, 'chain call failed; retrying');
+      chainFailures += 1;
+      if (chainFailures >= maxChainFailures) {
+        throw new OncepayError(PAYOUT_CHAIN_UNAVAILABLE, `${chainFailures} chain calls in a row failed (last: ${e.message}); the journal keeps every attempt`, { id });
+      }
+      log.warn({ err: e.message }, 'chain call failed; retrying');
     }
     await sleep(poll, deps.signal);
   }
 }
 
-function isDbError(e: unknown): boolean {
-  // pg errors carry a SQLSTATE `code` of five characters; OncepayErrors carry ONCEPAY__… codes.
-  const code = (e as { code?: unknown })?.code;
-  return (typeof code === 'string' && /^[0-9A-Z]{5}$/.test(code) && 'severity' in (e as object)) || e instanceof OncepayError;
-}
-
-async function signAttempt(p: PayoutRow, deps: ExecuteDeps): Promise<AttemptRow> {
-  const lifetime = await deps.chain.latestBlockhash();
+async function signAttempt(p: PayoutRow, lifetime: { blockhash: string; lastValidBlockHeight: bigint }, deps: LockedDeps): Promise<AttemptRow> {
   const { bytes, signature } = buildAttemptTransaction(p, { authority: deps.authority, payer: deps.payer }, lifetime);
   return insertAttempt(deps.db, { payoutId: p.id, signature, ...lifetime, txBytes: bytes });
 }
 
-async function waitForOpAccount(p: PayoutRow, deps: ExecuteDeps, poll: number): Promise<OpAccount> {
+async function waitForOpAccount(p: PayoutRow, deps: LockedDeps, poll: number): Promise<OpAccount> {
   for (;;) {
-    const op = await deps.chain.getOpAccount(p.opPda, p.programId, 'confirmed').catch(() => null);
+    const op = await deps.chain.getOpAccount(p.opPda, p.programId, 'confirmed').catch((e) => {
+      if (e instanceof ChainCallFailed) return null;
+      throw e;
+    });
     if (op) return op;
     await sleep(poll, deps.signal);
   }
@@ -268,7 +333,7 @@ async function waitForOpAccount(p: PayoutRow, deps: ExecuteDeps, poll: number): 
  * The op account exists: the operation executed. Name the attempt that did it (ours first, else the op
  * account's own history), and finish — `conflict` when the account records other terms than this row.
  */
-async function settleFromOp(p: PayoutRow, op: OpAccount, attempts: AttemptRow[], deps: ExecuteDeps, log: Logger): Promise<void> {
+async function settleFromOp(p: PayoutRow, op: OpAccount, attempts: AttemptRow[], deps: LockedDeps, log: Logger): Promise<void> {
   const mismatches: TermsMismatch[] = compareTerms(
     { opId: p.opId, merchant: p.merchantAddress, recipient: p.recipient, mint: p.mint, amount: p.amount },
     op,
@@ -281,7 +346,10 @@ async function settleFromOp(p: PayoutRow, op: OpAccount, attempts: AttemptRow[],
   }
   if (!winner) {
     // Not among our attempts as far as this node's status cache knows: ask the op account's own history.
-    const history = await deps.chain.opAccountSignatures(p.opPda).catch(() => []);
+    const history = await deps.chain.opAccountSignatures(p.opPda).catch((e) => {
+      if (e instanceof ChainCallFailed) return [];
+      throw e;
+    });
     winner = history.find((h) => h.err === null && h.slot === op.slot) ?? history.find((h) => h.err === null);
   }
   for (const a of attempts) {
@@ -314,14 +382,12 @@ async function settleFromOp(p: PayoutRow, op: OpAccount, attempts: AttemptRow[],
   await finish(p, { state: 'succeeded', signature: winner?.signature ?? null, slot: op.slot }, deps, log);
 }
 
-async function finish(
-  p: PayoutRow,
-  r: { state: 'succeeded' | 'conflict' | 'failed'; signature?: string | null; slot?: bigint | null; conflict?: unknown; error?: string | null },
-  deps: ExecuteDeps,
-  log: Logger,
-): Promise<void> {
-  if (await finishPayout(deps.db, p.id, r)) {
-    payoutMetrics().payouts.inc({ state: r.state });
-    log.info({ state: r.state, signature: r.signature, slot: r.slot?.toString() }, 'payout finished');
-  }
+async function finish(p: PayoutRow, r: PayoutOutcome, deps: LockedDeps, log: Logger): Promise<void> {
+  if (await finishPayout(deps.db, p.id, r)) finished(r, log);
+}
+
+function finished(r: PayoutOutcome, log: Logger): void {
+  payoutMetrics().payouts.inc({ state: r.state });
+  if (r.state === 'conflict') payoutMetrics().conflicts.inc();
+  log.info({ state: r.state, signature: r.signature, slot: r.slot?.toString() }, 'payout finished');
 }

@@ -1,6 +1,7 @@
 // Every SQL statement of the payout journal, as named functions. Values go in as $n; amounts cross as decimal
 // strings (NUMERIC(20,0) ↔ bigint), never as JS numbers.
 import { Pool, PoolClient } from 'pg';
+import { payoutLockHeld, payoutLockKey } from './lock';
 import { OpId } from '../op-id';
 import { Address, PayoutId, Signature } from '../types';
 import { AttemptStatus } from './decide';
@@ -31,6 +32,12 @@ export interface PayoutRow extends NewPayout {
   createdAt: Date;
   updatedAt: Date;
   finishedAt: Date | null;
+  /** When a worker may claim it next (now, or later after trouble: the durable backoff). */
+  nextAttemptAt: Date;
+  /** Claims handed back after trouble so far: the exponent of the next backoff. */
+  retries: number;
+  /** The last worker that claimed it (host:pid), for operators. */
+  claimedBy: string | null;
 }
 
 export interface AttemptRow {
@@ -88,6 +95,9 @@ export function toPayout(r: Raw): PayoutRow {
     createdAt: r.created_at,
     updatedAt: r.updated_at,
     finishedAt: r.finished_at,
+    nextAttemptAt: r.next_attempt_at,
+    retries: Number(r.retries),
+    claimedBy: r.claimed_by,
   };
 }
 
@@ -190,20 +200,40 @@ export async function listUnfinishedPayouts(db: Db, opts: { includePending: bool
   return rows.map(toPayout);
 }
 
-/** Final states are final: the guard makes a late writer a no-op instead of an overwrite. */
-export async function finishPayout(
-  db: Db,
-  id: string,
-  r: { state: 'succeeded' | 'conflict' | 'failed'; signature?: string | null; slot?: bigint | null; conflict?: unknown; error?: string | null },
-): Promise<boolean> {
-  const res = await db.query(
-    `UPDATE payouts SET state = $2, result_signature = $3, result_slot = $4, conflict = $5, last_error = $6,
-            updated_at = now(), finished_at = now()
-      WHERE id = $1 AND state IN ('pending', 'executing')`,
-    [id, r.state, r.signature ?? null, r.slot === undefined || r.slot === null ? null : r.slot.toString(),
-      r.conflict === undefined ? null : JSON.stringify(r.conflict), r.error ?? null],
+export interface PayoutOutcome {
+  state: 'succeeded' | 'conflict' | 'failed';
+  signature?: string | null;
+  slot?: bigint | null;
+  conflict?: unknown;
+  error?: string | null;
+}
+
+const FINISH_SET = `state = $2, result_signature = $3, result_slot = $4, conflict = $5, last_error = $6, updated_at = now(), finished_at = now()`;
+
+function finishValues(id: string, r: PayoutOutcome): unknown[] {
+  return [id, r.state, r.signature ?? null, r.slot === undefined || r.slot === null ? null : r.slot.toString(),
+    r.conflict === undefined ? null : JSON.stringify(r.conflict), r.error ?? null];
+}
+
+/**
+ * Final states are final: the guard makes a late writer a no-op instead of an overwrite. Returns the finished
+ * row, or null when it was final already.
+ */
+export async function finishPayout(db: Db, id: string, r: PayoutOutcome): Promise<PayoutRow | null> {
+  const { rows } = await db.query(`UPDATE payouts SET ${FINISH_SET} WHERE id = $1 AND state IN ('pending', 'executing') RETURNING *`, finishValues(id, r));
+  return rows[0] ? toPayout(rows[0]) : null;
+}
+
+/** An attempt found landed without error: the attempt and its payout settle together, in one statement. */
+export async function finishLanded(db: Db, id: string, attemptId: string, landed: { signature: Signature; slot: bigint }): Promise<PayoutRow | null> {
+  const values = finishValues(id, { state: 'succeeded', signature: landed.signature, slot: landed.slot });
+  const { rows } = await db.query(
+    `WITH attempt AS (
+       UPDATE payout_attempts SET status = 'landed', slot = $4, updated_at = now() WHERE id = $7 AND status IN ('built', 'sent'))
+     UPDATE payouts SET ${FINISH_SET} WHERE id = $1 AND state IN ('pending', 'executing') RETURNING *`,
+    [...values, attemptId],
   );
-  return res.rowCount === 1;
+  return rows[0] ? toPayout(rows[0]) : null;
 }
 
 /** An operator's explicit retry of a failed payout (e.g. after topping up the vault). */
@@ -224,31 +254,23 @@ export async function listAttempts(db: Db, payoutId: string): Promise<AttemptRow
 }
 
 /**
- * Persist a signed attempt before it is ever sent, and move the payout to `executing`, in one transaction.
- * attempt_no is next in sequence; UNIQUE (payout_id, attempt_no) makes a concurrent second writer fail loudly.
+ * Persist a signed attempt before it is ever sent, and move the payout to `executing`: one statement, so one
+ * transaction and one round trip. attempt_no is next in sequence; UNIQUE (payout_id, attempt_no) makes a
+ * concurrent second writer fail loudly.
  */
 export async function insertAttempt(
-  pool: Pool,
+  db: Db,
   a: { payoutId: string; signature: Signature; blockhash: string; lastValidBlockHeight: bigint; txBytes: Uint8Array },
 ): Promise<AttemptRow> {
-  const c = await pool.connect();
-  try {
-    await c.query('BEGIN');
-    const { rows } = await c.query(
-      `INSERT INTO payout_attempts (payout_id, attempt_no, signature, blockhash, last_valid_block_height, tx_bytes)
-       VALUES ($1, (SELECT COALESCE(max(attempt_no), 0) + 1 FROM payout_attempts WHERE payout_id = $1), $2, $3, $4, $5)
-       RETURNING *`,
-      [a.payoutId, a.signature, a.blockhash, a.lastValidBlockHeight.toString(), Buffer.from(a.txBytes)],
-    );
-    await c.query(`UPDATE payouts SET state = 'executing', updated_at = now() WHERE id = $1 AND state = 'pending'`, [a.payoutId]);
-    await c.query('COMMIT');
-    return toAttempt(rows[0]);
-  } catch (e) {
-    await c.query('ROLLBACK').catch(() => undefined);
-    throw e;
-  } finally {
-    c.release();
-  }
+  const { rows } = await db.query(
+    `WITH executing AS (
+       UPDATE payouts SET state = 'executing', updated_at = now() WHERE id = $1 AND state = 'pending')
+     INSERT INTO payout_attempts (payout_id, attempt_no, signature, blockhash, last_valid_block_height, tx_bytes)
+     VALUES ($1, (SELECT COALESCE(max(attempt_no), 0) + 1 FROM payout_attempts WHERE payout_id = $1), $2, $3, $4, $5)
+     RETURNING *`,
+    [a.payoutId, a.signature, a.blockhash, a.lastValidBlockHeight.toString(), Buffer.from(a.txBytes)],
+  );
+  return toAttempt(rows[0]);
 }
 
 export async function markAttemptSent(db: Db, id: string): Promise<void> {
@@ -270,4 +292,48 @@ export async function settleAttempt(
       WHERE id = $1 AND status IN ('built', 'sent')`,
     [id, r.status, r.slot === undefined || r.slot === null ? null : r.slot.toString(), r.error ?? null],
   );
+}
+
+// ---- the worker pool (app/payout/worker.ts) ----
+
+/**
+ * Claim the next due payout in one statement, on the connection that will execute it: due = pending or
+ * executing (an attempt whose outcome is unknown) whose next_attempt_at has come, and not held by any session
+ * (its advisory lock is free). FOR UPDATE SKIP LOCKED lets workers claim side by side without waiting on each
+ * other; the payout's session advisory lock is taken in the same statement, so from the commit on every other
+ * claim sees it held — until this connection unlocks it or closes (even by SIGKILL). `locked` is false only if
+ * another session (`oncepay payout execute`) took the lock in between: hand the row back.
+ */
+export async function claimDuePayout(c: PoolClient, worker: string): Promise<{ row: PayoutRow; locked: boolean } | null> {
+  const { rows } = await c.query(
+    `WITH due AS (
+       SELECT p.id FROM payouts p
+        WHERE p.state IN ('pending', 'executing') AND p.next_attempt_at <= now() AND NOT ${payoutLockHeld('p.id')}
+        ORDER BY p.next_attempt_at, p.id
+        LIMIT 1
+          FOR UPDATE OF p SKIP LOCKED)
+     UPDATE payouts p SET claims = p.claims + 1, claimed_by = $1, claimed_at = now()
+       FROM due WHERE p.id = due.id
+     RETURNING p.*, pg_try_advisory_lock(${payoutLockKey('p.id')}) AS locked`,
+    [worker],
+  );
+  return rows[0] ? { row: toPayout(rows[0]), locked: rows[0].locked === true } : null;
+}
+
+/** Trouble (the chain unreachable for a while): not before `delayMs` from now, and one more retry counted. */
+export async function deferPayout(db: Db, id: string, delayMs: number): Promise<void> {
+  await db.query(
+    `UPDATE payouts SET retries = retries + 1, next_attempt_at = now() + make_interval(secs => $2::float8 / 1000), updated_at = now()
+      WHERE id = $1 AND state IN ('pending', 'executing')`,
+    [id, Math.max(0, Math.round(delayMs))],
+  );
+}
+
+/** Attempts signed and persisted whose outcome is not known yet (built: maybe sent; sent), and the oldest one's age. */
+export async function openAttemptStats(db: Db): Promise<{ open: number; oldestAgeSeconds: number }> {
+  const { rows } = await db.query(
+    `SELECT count(*)::int AS open, COALESCE(extract(epoch FROM now() - min(created_at)), 0)::float8 AS oldest
+       FROM payout_attempts WHERE status IN ('built', 'sent')`,
+  );
+  return { open: rows[0].open, oldestAgeSeconds: rows[0].oldest };
 }
