@@ -4,17 +4,21 @@ import * as crypto from 'crypto';
 import { Command } from 'commander';
 import { Connection } from '@solana/web3.js';
 import { Pool } from 'pg';
+import { register as metricsRegistry } from 'prom-client';
+import { intOption } from '../common/cli-options';
+import { serveMetrics } from '../indexer/metrics';
 import { createPoolFromEnv, withPoolFromEnv } from '../db/pool';
 import { OncepayError } from '../common/errors';
 import { logger } from '../common/log';
 import { onStopSignals, shutdownHelp } from '../common/shutdown';
 import { hashApiKey } from './api/api-key-auth';
 import { pruneIdempotencyKeys } from './api/idempotency';
-import { MERCHANT_NOT_FOUND, OPTION_INVALID, PAYOUT_ABORTED, PAYOUT_NOT_FOUND } from './codes';
+import { MERCHANT_NOT_FOUND, OPTION_INVALID, PAYOUT_NOT_FOUND } from './codes';
 import { deriveOperation } from './op-id';
 import { createConnectionChain } from './payout/chain';
 import { createPayout } from './payout/create-payout';
 import { ExecuteDeps, executePayout } from './payout/execute-payout';
+import { PayoutWorkerOptions, startPayoutWorker } from './payout/worker';
 import { readKeypairFile } from './payout/keypair';
 import { ONCEPAY_PROGRAM_ID } from './payout/program';
 import { getMerchant, getMerchantByAddress, getPayout, insertMerchant, listAttempts } from './payout/queries';
@@ -36,8 +40,15 @@ interface ChainOpts {
   commitment: string;
 }
 
+/** No JSON-RPC request waits longer than this: a hung node is a failed call (retried), and a drain stays bounded. */
+const RPC_REQUEST_TIMEOUT_MS = 30_000;
+
 function chainDeps(db: Pool, o: Omit<ChainOpts, 'timeoutMs'> & { timeoutMs?: string }): ExecuteDeps {
-  const connection = new Connection(o.rpc, { commitment: 'confirmed', disableRetryOnRateLimit: true });
+  const connection = new Connection(o.rpc, {
+    commitment: 'confirmed',
+    disableRetryOnRateLimit: true,
+    fetch: (input, init) => fetch(input, { ...init, signal: AbortSignal.timeout(RPC_REQUEST_TIMEOUT_MS) }),
+  });
   const signal = o.timeoutMs ? AbortSignal.timeout(Number(o.timeoutMs)) : undefined;
   return {
     db,
@@ -169,42 +180,96 @@ export function register(program: Command): void {
       print({ deleted }, o.json);
     });
 
-  payout
-    .command('serve')
-    .description('serve the merchant API (POST /v1/payouts, GET /v1/payouts/:id, /openapi.json, /metrics); with --rpc and --authority it also executes payouts')
-    .option('--host <host>', 'listen address', '127.0.0.1')
-    .option('--port <port>', 'port (0: any free port)', '8080')
-    .option('--rpc <url>', 'Solana JSON-RPC endpoint: execute each created payout (and resume unfinished ones at start)')
-    .option('--authority <path>', "keypair file of the merchant's payout authority (with --rpc)")
-    .option('--payer <path>', 'keypair file of the fee payer (default: the authority)')
-    .option('--poll-ms <ms>', 'pause between two looks at the chain', '400')
-    .option('--commitment <level>', 'confirmed | finalized', 'confirmed')
+  workerFlagOptions(
+    payout
+      .command('serve')
+      .description(
+        'serve the merchant API (POST /v1/payouts stores, GET /v1/payouts/:id, /openapi.json, /metrics); with --rpc and --authority ' +
+          'it also runs a payout worker pool in the same process (as `oncepay payout worker`, with its own connections). On ' +
+          'SIGTERM/SIGINT it stops accepting, drains the pool and exits 0 within --drain-ms + 5 s',
+      )
+      .option('--host <host>', 'listen address', '127.0.0.1')
+      .option('--port <port>', 'port (0: any free port)', '8080')
+      .option('--rpc <url>', 'Solana JSON-RPC endpoint: run a payout worker pool in this process')
+      .option('--authority <path>', "keypair file of the merchant's payout authority (with --rpc)"),
+  )
     .addHelpText('after', '\nGET /healthz (alive) and GET /readyz (database reachable, migrations applied). While the database is away requests get 503 + Retry-After ({code: "DATABASE_UNAVAILABLE"}).')
-    .addHelpText('after', shutdownHelp(undefined, 'stops accepting and answers the requests in flight'))
-    .action(async (o: { host: string; port: string; rpc?: string; authority?: string; payer?: string; pollMs: string; commitment: string }) => {
+    .addHelpText('after', shutdownHelp('--drain-ms + 5 s', 'stops accepting, answers the requests in flight, drains the worker pool (payouts in flight get --drain-ms, then are handed back)'))
+    .action(async (o: { host: string; port: string; rpc?: string; authority?: string; payer?: string; pollMs: string; commitment: string } & WorkerFlags) => {
       // Loaded here: fastify + swagger are only needed by this command (keeps the other commands quick to start).
       const { buildApiApp } = require('./api/build-api-app') as typeof import('./api/build-api-app');
       const log = logger('api');
+      if (!o.rpc !== !o.authority) throw new OncepayError(OPTION_INVALID, '--rpc and --authority go together');
+      const stopping = onStopSignals(log, o.drainMs + EXIT_MARGIN_MS); // first: a SIGTERM at any point drains
       const db = createPoolFromEnv({ name: 'payout-serve' });
-      const stopping = onStopSignals(log);
-      let exec: ExecuteDeps | undefined;
-      if (o.rpc && o.authority) {
-        exec = { ...chainDeps(db, { rpc: o.rpc, authority: o.authority, payer: o.payer, pollMs: o.pollMs, commitment: o.commitment }), signal: stopping.signal, lock: 'skip' };
-      } else if (o.rpc || o.authority) {
-        throw new OncepayError(OPTION_INVALID, '--rpc and --authority go together');
-      }
-      const quiet = (e: unknown) => {
-        if (!(e instanceof OncepayError && e.code === PAYOUT_ABORTED)) log.error({ err: (e as Error).message }, 'payout execution failed');
-      };
-      const app = await buildApiApp({ db, onPayoutCreated: exec ? (row) => void executePayout(row, exec!).catch(quiet) : undefined });
+      // The pool has its own connections: API requests and payouts in flight never wait for each other's.
+      const execDb = o.rpc ? createPoolFromEnv({ max: o.concurrency + 1, name: 'payout-worker' }) : undefined;
+      const worker = execDb ? startPayoutWorker(workerOptions(execDb, { ...o, rpc: o.rpc!, authority: o.authority! })) : undefined;
+      const app = await buildApiApp({ db });
       const url = await app.listen({ host: o.host, port: Number(o.port) });
-      log.info({ url, executes: !!exec }, 'merchant API listening');
+      log.info({ url, executes: !!worker }, 'merchant API listening');
       process.stdout.write(`${JSON.stringify({ url })}\n`);
-      if (exec) void resumePayouts({ ...exec, includePending: true }).catch(quiet);
-      // Stop accepting, answer the requests in flight, then close the pool.
       await stopping.stopped;
       await app.close();
-      await db.end();
+      await worker?.stop({ graceMs: o.drainMs });
+      await Promise.all([db.end(), execDb?.end()]);
       process.exit(0);
     });
+
+  workerFlagOptions(
+    payout
+      .command('worker')
+      .description(
+        'execute due payouts with a bounded pool: each slot claims one payout (FOR UPDATE SKIP LOCKED + its advisory lock) and runs ' +
+          'the journal on that same connection; chain trouble hands a payout back with a durable backoff; any number of workers may ' +
+          'share a database. On SIGTERM/SIGINT: no new claims, in-flight payouts get --drain-ms to finish, the rest are handed back ' +
+          '(an attempt already sent is resolved by the next claim), exit 0 within --drain-ms + 5 s',
+      )
+      .requiredOption('--rpc <url>', 'Solana JSON-RPC endpoint')
+      .requiredOption('--authority <path>', "keypair file (JSON array of 64 bytes) of the merchant's payout authority"),
+  )
+    .option('--metrics-port <port>', 'serve Prometheus /metrics, /healthz and /readyz on 127.0.0.1:<port> (0 = any free port)', intOption('--metrics-port'))
+    .addHelpText('after', shutdownHelp('--drain-ms + 5 s', 'stops claiming; payouts in flight get --drain-ms to finish, then are handed back and their open attempts logged'))
+    .action(async (o: Omit<ChainOpts, 'timeoutMs'> & WorkerFlags & { metricsPort?: number }) => {
+      const log = logger('payout-worker');
+      const stopping = onStopSignals(log, o.drainMs + EXIT_MARGIN_MS); // first: a SIGTERM at any point drains
+      const db = createPoolFromEnv({ max: o.concurrency + 1, name: 'payout-worker' });
+      const worker = startPayoutWorker(workerOptions(db, o));
+      const server = o.metricsPort === undefined ? undefined : await serveMetrics({ port: o.metricsPort, registry: metricsRegistry, db });
+      if (server) log.info({ url: server.url }, 'serving metrics');
+      await stopping.stopped;
+      const report = await worker.stop({ graceMs: o.drainMs });
+      await server?.close();
+      await db.end();
+      process.stdout.write(`${JSON.stringify(report)}\n`);
+      process.exit(0);
+    });
+}
+
+/** Default of --drain-ms; and what is added to it for the hard bound on exiting after SIGTERM. */
+const DEFAULT_DRAIN_MS = 10_000;
+const EXIT_MARGIN_MS = 5_000;
+
+/** The options a worker pool takes, in `payout worker` and `payout serve`. */
+function workerFlagOptions(c: Command): Command {
+  return c
+    .option('--payer <path>', 'keypair file of the fee payer (default: the authority)')
+    .option('--poll-ms <ms>', 'pause between two looks at the chain', '400')
+    .option('--commitment <level>', 'commitment at which an attempt counts as landed: confirmed | finalized', 'confirmed')
+    .option('--concurrency <n>', 'payouts executed at once (each holds one database connection while it runs)', intOption('--concurrency', 1), 4)
+    .option('--idle-ms <ms>', 'pause of a slot that found nothing due', intOption('--idle-ms'), 250)
+    .option('--max-chain-failures <n>', 'chain calls failing in a row before a payout is handed back with a backoff', intOption('--max-chain-failures', 1), 10)
+    .option('--drain-ms <ms>', 'on SIGTERM: how long in-flight payouts may take to finish before they are handed back', intOption('--drain-ms'), DEFAULT_DRAIN_MS);
+}
+
+interface WorkerFlags {
+  concurrency: number;
+  idleMs: number;
+  maxChainFailures: number;
+  drainMs: number;
+}
+
+function workerOptions(db: Pool, o: Omit<ChainOpts, 'timeoutMs' | 'commitment'> & { commitment?: string } & WorkerFlags): PayoutWorkerOptions {
+  const { chain, authority, payer, pollIntervalMs } = chainDeps(db, { ...o, commitment: o.commitment ?? 'confirmed' });
+  return { db, chain, authority, payer, pollIntervalMs, concurrency: o.concurrency, idleMs: o.idleMs, maxChainFailures: o.maxChainFailures, log: logger('payout-worker') };
 }

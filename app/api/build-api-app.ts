@@ -6,7 +6,6 @@ import { Pool } from 'pg';
 import { register } from 'prom-client';
 import { logger } from '../../common/log';
 import { healthRoutes, replyIfDatabaseUnavailable } from '../../db/health-http';
-import { PayoutRow } from '../payout/queries';
 import { registerAuthenticatedRoutes } from './api-key-auth';
 import { API_ERRORS, ApiError, errorBodySchema, toApiError } from './errors';
 import { payoutRoutes } from './payout-routes';
@@ -14,7 +13,6 @@ import { payoutRoutes } from './payout-routes';
 export interface ApiAppOptions {
   db: Pool;
   idempotencyStaleMs?: number;
-  onPayoutCreated?: (row: PayoutRow) => void | Promise<void>;
   bodyLimit?: number;
 }
 
@@ -71,7 +69,6 @@ export async function buildApiApp(opts: ApiAppOptions): Promise<FastifyInstance>
   await registerAuthenticatedRoutes(app, opts.db, payoutRoutes, {
     db: opts.db,
     idempotencyStaleMs: opts.idempotencyStaleMs ?? 60_000,
-    onPayoutCreated: opts.onPayoutCreated,
   });
 
   await app.register(healthRoutes, { db: opts.db });

@@ -2,9 +2,8 @@
 // the merchant is on the request.
 import { FastifyInstance, FastifyRequest } from 'fastify';
 import { Pool } from 'pg';
-import { logger } from '../../common/log';
 import { preparePayout, sameTerms } from '../payout/create-payout';
-import { PayoutRow, getPayout, insertPayout, listAttempts } from '../payout/queries';
+import { getPayout, insertPayout, listAttempts } from '../payout/queries';
 import { payoutView } from '../payout/view';
 import { authenticatedMerchant } from './api-key-auth';
 import { ApiError, toApiError } from './errors';
@@ -15,8 +14,6 @@ export interface PayoutRoutesOptions {
   db: Pool;
   /** An in-flight claim made before migration 0110 (no holder session recorded) may be taken over after this. */
   idempotencyStaleMs: number;
-  /** Called after a payout row is committed (e.g. to start executing it). Errors are logged, not returned. */
-  onPayoutCreated?: (row: PayoutRow) => void | Promise<void>;
 }
 
 interface CreateBody {
@@ -28,7 +25,6 @@ interface CreateBody {
 
 export async function payoutRoutes(app: FastifyInstance, opts: PayoutRoutesOptions): Promise<void> {
   const { db } = opts;
-  const log = logger('api');
 
   app.post<{ Body: CreateBody; Headers: { 'idempotency-key'?: string } }>(
     '/v1/payouts',
@@ -36,7 +32,7 @@ export async function payoutRoutes(app: FastifyInstance, opts: PayoutRoutesOptio
       schema: {
         summary: 'Create a payout (idempotent)',
         description:
-          'Stores the payout; execution on chain happens once per payoutId (op account PDA). Repeat the same request with the same Idempotency-Key to get the original response.',
+          'Stores the payout (nothing executes inside the request: the payout worker pool claims it); execution on chain happens once per payoutId (op account PDA). Repeat the same request with the same Idempotency-Key to get the original response.',
         security: [{ bearer: [] }],
         headers: {
           type: 'object',
@@ -70,13 +66,11 @@ export async function payoutRoutes(app: FastifyInstance, opts: PayoutRoutesOptio
       const canonical = { payoutId: prepared.payoutId, recipient: prepared.recipient, mint: prepared.mint, amount: prepared.amount.toString() };
       const hash = canonicalRequestHash('POST', '/v1/payouts', canonical);
 
-      let created: PayoutRow | undefined;
       // Claim, insert and store the answer on one connection (idempotency.ts): a retry sees this request in
       // flight exactly as long as its database session lives.
       const outcome = await withIdempotencyKey(db, merchant.id, key, hash, async (c) => {
         const r = await insertPayout(c, prepared);
         if (r.created) {
-          created = r.row;
           return { status: 201, body: payoutView(r.row, []) };
         }
         // Another key already created this business operation: never a second payout.
@@ -93,11 +87,6 @@ export async function payoutRoutes(app: FastifyInstance, opts: PayoutRoutesOptio
         return reply.code(outcome.status).send(outcome.body);
       }
       const { status, body } = outcome;
-      if (created && opts.onPayoutCreated) {
-        Promise.resolve()
-          .then(() => opts.onPayoutCreated!(created!))
-          .catch((e) => log.error({ err: (e as Error).message, payout: created!.id }, 'onPayoutCreated failed'));
-      }
       return reply.code(status).send(body);
     },
   );

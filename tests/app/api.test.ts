@@ -6,7 +6,7 @@ import { buildApiApp } from '../../app/api/build-api-app';
 import { hashApiKey } from '../../app/api/api-key-auth';
 import { API_ERRORS } from '../../app/api/errors';
 import { pruneIdempotencyKeys } from '../../app/api/idempotency';
-import { insertMerchant, MerchantRow, PayoutRow } from '../../app/payout/queries';
+import { insertMerchant, MerchantRow } from '../../app/payout/queries';
 import { deriveOpId } from '../../app/op-id';
 import { ONCEPAY_PROGRAM_ID } from '../../app/payout/program';
 import { address } from '../../app/types';
@@ -20,7 +20,6 @@ describe('app/api (merchant API, real PostgreSQL)', () => {
   let app: FastifyInstance;
   let a: MerchantRow;
   let b: MerchantRow;
-  const created: PayoutRow[] = [];
   const recipient = pk();
   const mint = pk();
 
@@ -28,7 +27,7 @@ describe('app/api (merchant API, real PostgreSQL)', () => {
     db = await createTestDb('app_api');
     a = await insertMerchant(db.pool, { name: 'A', apiKeyHash: hashApiKey(KEY_A), programId: address(ONCEPAY_PROGRAM_ID), merchantAddress: pk(), vault: pk() });
     b = await insertMerchant(db.pool, { name: 'B', apiKeyHash: hashApiKey(KEY_B), programId: address(ONCEPAY_PROGRAM_ID), merchantAddress: pk(), vault: pk() });
-    app = await buildApiApp({ db: db.pool, idempotencyStaleMs: 60_000, onPayoutCreated: (row) => void created.push(row) });
+    app = await buildApiApp({ db: db.pool, idempotencyStaleMs: 60_000 });
   });
   after(async () => {
     await app?.close();
@@ -69,7 +68,9 @@ describe('app/api (merchant API, real PostgreSQL)', () => {
     expect(body).to.include({ payoutId: 'payout-1', state: 'pending', amount: '1500', recipient, mint });
     expect(body.opId).to.equal(deriveOpId({ programId: ONCEPAY_PROGRAM_ID, merchant: a.merchantAddress, payoutId: 'payout-1' }));
     expect(body.attempts).to.deep.equal([]);
-    expect(created.map((p) => p.id)).to.deep.equal([body.id]);
+    // Stored, not executed: the worker pool (`oncepay payout worker`) claims it from the table.
+    const stored = await db.pool.query(`SELECT id::text, state FROM payouts WHERE payout_id = 'payout-1'`);
+    expect(stored.rows).to.deep.equal([{ id: body.id, state: 'pending' }]);
   });
 
   it('same key + same canonical body → the original status and body (incl. id), nothing new', async () => {
@@ -80,7 +81,6 @@ describe('app/api (merchant API, real PostgreSQL)', () => {
     expect(again.headers['idempotent-replayed']).to.equal('true');
     expect(again.json()).to.deep.equal(first.json());
     expect(await count(`payout_id = 'payout-2'`)).to.equal(1);
-    expect(created.filter((p) => p.payoutId === 'payout-2')).to.have.length(1);
   });
 
   it('same key + different body → 409 IDEMPOTENCY_CONFLICT and no effect', async () => {

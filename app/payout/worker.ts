@@ -1,0 +1,253 @@
+// The payout worker pool: `concurrency` slots; each takes a connection of its own, claims one due payout on it
+// with one statement (FOR UPDATE SKIP LOCKED + the payout's advisory lock, queries.ts claimDuePayout), runs the
+// journal on that same connection (runPayoutLocked), unlocks and gives the connection back. Any number of worker
+// processes can share one database: a payout is held by exactly one connection at a time, and PostgreSQL frees
+// it when that connection ends, however the worker ended.
+//
+// The worker is a scheduler around the journal rules (execute-payout.ts), which it never bypasses:
+// - chain unreachable for `maxChainFailures` calls in a row → the payout is handed back with a capped, jittered
+//   backoff stored in the row (next_attempt_at, retries), so the slot serves other payouts meanwhile;
+// - database trouble → the slot drops its connection (and with it the lock; the row stays due), backs off with
+//   jitter in memory and tries again: the process never exits for it;
+// - stop() (SIGTERM) → no new claims; payouts in flight get `graceMs` to finish, then are aborted at their next
+//   pause and handed back (unlocked, still due). An attempt already sent stays in the journal as built/sent and
+//   is resolved by the next claim with the same rules (found → settled; expired and op absent → re-signed).
+import * as os from 'os';
+import { Pool } from 'pg';
+import { OncepayError } from '../../common/errors';
+import { logger } from '../../common/log';
+import { backoffDelay } from '../../indexer/rpc/backoff';
+import { PAYOUT_ABORTED, PAYOUT_CHAIN_UNAVAILABLE } from '../codes';
+import { PayoutResult, RunDeps, runPayoutLocked } from './execute-payout';
+import { DedicatedConnection, checkoutDedicated, unlockPayout } from './lock';
+import { payoutMetrics, watchOpenAttempts } from './metrics';
+import { claimDuePayout, deferPayout, listAttempts, openAttemptStats } from './queries';
+
+export interface Backoff {
+  baseMs: number;
+  capMs: number;
+}
+
+/** After a payout's claim ran out of chain calls: 1 s, 2 s, 4 s … up to 5 min, half of each step random. */
+export const CHAIN_BACKOFF: Backoff = { baseMs: 1_000, capMs: 300_000 };
+/** A slot after a database error: 200 ms, 400 ms … up to 10 s, half of each step random. */
+export const DATABASE_BACKOFF: Backoff = { baseMs: 200, capMs: 10_000 };
+
+export interface PayoutWorkerOptions extends Omit<RunDeps, 'signal' | 'retryFailed'> {
+  db: Pool;
+  /** Payouts executed at once by this process (each holds one connection of `db` while it runs). */
+  concurrency: number;
+  /** Pause of a slot that found nothing due (default 250 ms); a claim that found work wakes another slot. */
+  idleMs?: number;
+  /** Written to payouts.claimed_by (default host:pid). */
+  name?: string;
+  chainBackoff?: Backoff;
+  databaseBackoff?: Backoff;
+  /** Called with each payout this worker finished (succeeded, conflict or failed). */
+  onFinished?: (r: PayoutResult) => void;
+  random?: () => number;
+}
+
+export interface DrainReport {
+  /** Payouts still in flight when the grace period ended: aborted and handed back. */
+  handedBack: string[];
+}
+
+export interface PayoutWorker {
+  readonly name: string;
+  /** Payouts being executed right now. */
+  inFlight(): string[];
+  /**
+   * Stop claiming; let in-flight payouts finish for up to `graceMs`, then abort them at their next pause and
+   * hand them back. Resolves when every slot has stopped (its connection returned to the pool).
+   */
+  stop(opts?: { graceMs?: number }): Promise<DrainReport>;
+}
+
+/** A pause that ends early when the worker wakes its slots (new work, or stop). */
+function createWaker() {
+  const sleepers = new Set<() => void>();
+  return {
+    sleep(ms: number): Promise<void> {
+      return new Promise((resolve) => {
+        const done = () => {
+          clearTimeout(t);
+          sleepers.delete(done);
+          resolve();
+        };
+        const t = setTimeout(done, ms);
+        sleepers.add(done);
+      });
+    },
+    wakeOne(): void {
+      const first = sleepers.values().next();
+      if (!first.done) first.value();
+    },
+    wakeAll(): void {
+      for (const s of [...sleepers]) s();
+    },
+  };
+}
+
+type SlotStep = 'ran' | 'idle' | 'database_error';
+
+export function startPayoutWorker(opts: PayoutWorkerOptions): PayoutWorker {
+  const name = opts.name ?? `${os.hostname()}:${process.pid}`;
+  const log = (opts.log ?? logger('payout-worker')).child({ worker: name });
+  const m = payoutMetrics();
+  const random = opts.random ?? Math.random;
+  const idleMs = opts.idleMs ?? 250;
+  const chainBackoff = opts.chainBackoff ?? CHAIN_BACKOFF;
+  const databaseBackoff = opts.databaseBackoff ?? DATABASE_BACKOFF;
+  const abort = new AbortController();
+  const waker = createWaker();
+  const inFlight = new Set<string>();
+  const handedBack: string[] = [];
+  let stopping = false;
+  const unwatch = watchOpenAttempts(() => openAttemptStats(opts.db));
+
+  const runDeps: RunDeps = {
+    chain: opts.chain,
+    authority: opts.authority,
+    payer: opts.payer,
+    pollIntervalMs: opts.pollIntervalMs,
+    rebroadcastIntervalMs: opts.rebroadcastIntervalMs,
+    maxChainFailures: opts.maxChainFailures ?? 10,
+    signal: abort.signal,
+    log: opts.log,
+  };
+
+  /** Give the claimed payout back after trouble: not before a backoff, counted in the row. */
+  async function defer(conn: DedicatedConnection, id: string, retries: number, why: string): Promise<void> {
+    const delayMs = backoffDelay(retries + 1, chainBackoff, random());
+    await deferPayout(conn.client, id, delayMs);
+    log.warn({ payout: id, retries: retries + 1, delayMs, why }, 'payout handed back; retried after the backoff');
+  }
+
+  async function step(): Promise<SlotStep> {
+    let conn: DedicatedConnection;
+    try {
+      conn = await checkoutDedicated(opts.db);
+    } catch (e) {
+      m.claims.inc({ result: 'error' });
+      log.warn({ err: (e as Error).message }, 'database unavailable (connect); backing off');
+      return 'database_error';
+    }
+    if (stopping) {
+      conn.release();
+      return 'idle';
+    }
+    let claim: Awaited<ReturnType<typeof claimDuePayout>>;
+    try {
+      claim = await claimDuePayout(conn.client, name);
+    } catch (e) {
+      conn.release(e as Error);
+      m.claims.inc({ result: 'error' });
+      log.warn({ err: (e as Error).message }, 'database unavailable (claim); backing off');
+      return 'database_error';
+    }
+    if (!claim) {
+      conn.release();
+      m.claims.inc({ result: 'empty' });
+      return 'idle';
+    }
+    const { row, locked } = claim;
+    if (!locked) {
+      // `oncepay payout execute` took the row's lock between our look at pg_locks and our try: it runs it.
+      conn.release();
+      m.claims.inc({ result: 'busy' });
+      return 'ran';
+    }
+    m.claims.inc({ result: 'claimed' });
+    waker.wakeOne(); // more may be due
+    inFlight.add(row.id);
+    try {
+      const r = await runPayoutLocked(conn.client, row.id, runDeps);
+      await unlockPayout(conn, row.id);
+      opts.onFinished?.(r);
+      return 'ran';
+    } catch (e) {
+      if (e instanceof OncepayError && e.code === PAYOUT_ABORTED) {
+        m.handbacks.inc({ reason: 'drain' });
+        handedBack.push(row.id);
+        // Say what is left open, so nothing is abandoned silently: the next claim resolves it by the journal.
+        const open = await listAttempts(conn.client, row.id).then(
+          (as) => as.filter((a) => a.status === 'built' || a.status === 'sent').map((a) => ({ attempt: a.attemptNo, signature: a.signature, status: a.status })),
+          () => 'unknown (database unavailable)',
+        );
+        log.warn({ payout: row.id, open }, 'stopping: payout handed back unfinished; the next claim resolves it from the journal');
+        await unlockPayout(conn, row.id);
+        return 'ran';
+      }
+      if (e instanceof OncepayError) {
+        // The chain stayed unreachable, or something about this payout needs a pause (logged): other payouts go on.
+        m.handbacks.inc({ reason: e.code === PAYOUT_CHAIN_UNAVAILABLE ? 'chain_unavailable' : 'error' });
+        if (e.code !== PAYOUT_CHAIN_UNAVAILABLE) log.error({ payout: row.id, err: e.message }, 'payout run failed');
+        try {
+          await defer(conn, row.id, row.retries, e.message);
+          await unlockPayout(conn, row.id);
+          return 'ran';
+        } catch (dbErr) {
+          conn.release(dbErr as Error);
+          return 'database_error';
+        }
+      }
+      // The database (or the connection holding the lock) failed: drop the connection, which frees the lock on
+      // the server if it is still alive; the row stays due for any worker once the database is back.
+      m.handbacks.inc({ reason: 'error' });
+      conn.release(e as Error);
+      log.warn({ payout: row.id, err: (e as Error).message }, 'database unavailable while running a payout; it stays due, backing off');
+      return 'database_error';
+    } finally {
+      inFlight.delete(row.id);
+    }
+  }
+
+  async function slot(): Promise<void> {
+    let databaseErrors = 0;
+    while (!stopping) {
+      let s: SlotStep;
+      try {
+        s = await step();
+      } catch (e) {
+        // Not expected (every path above handles its errors); never let a slot die silently.
+        log.error({ err: (e as Error).message }, 'payout worker slot failed; backing off');
+        s = 'database_error';
+      }
+      if (s === 'ran') {
+        databaseErrors = 0;
+      } else if (s === 'idle') {
+        databaseErrors = 0;
+        if (!stopping) await waker.sleep(idleMs);
+      } else {
+        databaseErrors += 1;
+        if (!stopping) await waker.sleep(backoffDelay(databaseErrors, databaseBackoff, random()));
+      }
+    }
+  }
+
+  const concurrency = Math.max(1, Math.floor(opts.concurrency));
+  const slots = Array.from({ length: concurrency }, () => slot());
+  log.info({ concurrency, idleMs }, 'payout worker started');
+
+  return {
+    name,
+    inFlight: () => [...inFlight],
+    async stop({ graceMs = 10_000 } = {}) {
+      if (!stopping) {
+        stopping = true;
+        waker.wakeAll();
+        log.info({ inFlight: [...inFlight], graceMs }, 'payout worker stopping: no new claims');
+      }
+      const timer = setTimeout(() => abort.abort(), graceMs);
+      try {
+        await Promise.all(slots);
+      } finally {
+        clearTimeout(timer);
+        unwatch();
+      }
+      log.info({ handedBack }, 'payout worker stopped');
+      return { handedBack: [...handedBack] };
+    },
+  };
+}
