@@ -1,6 +1,8 @@
 // Payout throughput end to end, side by side in one run (not a test; `make bench`):
-//   journal  createPayout + executePayout: advisory lock, op-account pre-check, attempt persisted before the
-//            send, status polling, result recorded (the SDK as merchants use it)
+//   worker   createPayout (what the API stores) while a payout worker pool (app/payout/worker.ts) at CONCURRENCY
+//            slots claims and executes them: claim + advisory lock in one statement, op-account pre-check,
+//            attempt persisted before the send, status polling, result recorded, unlock (`oncepay payout worker`)
+//   journal  createPayout + executePayout called directly, CONCURRENCY at a time (the SDK as a library)
 //   direct   the same execute_payout transactions built, signed, sent and polled to `confirmed` without any
 //            database (what the journal costs is the difference)
 // on two banks: solana-bankrun (in-process, so the database share shows) and the localnet (JSON-RPC over
@@ -17,6 +19,7 @@ import { buildAttemptTransaction } from '../app/payout/build-attempt';
 import { PayoutChain, createConnectionChain } from '../app/payout/chain';
 import { createPayout, preparePayout } from '../app/payout/create-payout';
 import { executePayout } from '../app/payout/execute-payout';
+import { startPayoutWorker } from '../app/payout/worker';
 import { ONCEPAY_PROGRAM_ID } from '../app/payout/program';
 import { MerchantRow, insertMerchant } from '../app/payout/queries';
 import { address } from '../app/types';
@@ -24,13 +27,15 @@ import { startLocalnet } from '../localnet';
 import { bankrunChain, bankrunIo, DEPLOY_DIR, startBankrun } from '../tests/app/helpers/bankrun-chain';
 import { MerchantSetup, SetupIo, connectionIo, createTokenAccount, setupMerchant } from '../tests/app/helpers/payout-setup';
 
-// 100 × (3 rounds × 2 modes) + warm-up stays under the ~1,400 transactions after which bankrun retires blockhashes
+// 100 × (3 rounds × 3 modes) + warm-up stays under the ~1,400 transactions after which bankrun retires blockhashes
 // (the journal survives that, see tests/app/helpers/bankrun-chain.ts; the direct baseline would not).
 const N = Number(process.env.BENCH_PAYOUT_N ?? 100);
 const CONCURRENCY = Number(process.env.BENCH_PAYOUT_CONCURRENCY ?? 8);
 const ROUNDS = Number(process.env.BENCH_PAYOUT_ROUNDS ?? 3);
 const SLOT_MS = Number(process.env.BENCH_SLOT_MS ?? 10);
 const POLL_MS = 5;
+// A worker slot that found nothing due waits this long (a claim that finds work wakes the next slot at once).
+const IDLE_MS = 5;
 // A stuck payout fails the bench loudly instead of hanging it.
 const DEADLINE_MS = Number(process.env.BENCH_PAYOUT_DEADLINE_MS ?? 120_000);
 
@@ -55,7 +60,7 @@ interface Bank {
   stop(): Promise<void>;
 }
 
-async function run(bank: Bank, db: Pool, m: MerchantSetup, merchant: MerchantRow, recipient: PublicKey) {
+async function run(bank: Bank, db: Pool, workerDb: Pool, m: MerchantSetup, merchant: MerchantRow, recipient: PublicKey) {
   let seq = 0;
   const terms = () => ({ recipient: recipient.toBase58(), mint: m.mint.toBase58(), amount: '1' });
 
@@ -69,6 +74,40 @@ async function run(bank: Bank, db: Pool, m: MerchantSetup, merchant: MerchantRow
       if (r?.state !== 'succeeded') throw new Error(`payout ${payoutId}: ${r?.state} ${r?.error}`);
     });
     return n / ((performance.now() - t0) / 1000);
+  }
+
+  async function worker(n: number): Promise<number> {
+    const ids = Array.from({ length: n }, () => `w-${bank.name}-${++seq}`);
+    const done = new Set<string>();
+    let failed: string | undefined;
+    let allDone!: () => void;
+    const finished = new Promise<void>((r) => (allDone = r));
+    // A worker per round, so it does not poll the database while the other modes are measured.
+    const w = startPayoutWorker({
+      db: workerDb,
+      chain: bank.chain,
+      authority: m.authority,
+      concurrency: CONCURRENCY,
+      pollIntervalMs: POLL_MS,
+      idleMs: IDLE_MS,
+      onFinished: (r) => {
+        if (r.state !== 'succeeded') failed ??= `payout ${r.payoutId}: ${r.state} ${r.error}`;
+        done.add(r.payoutId);
+        if (done.size === n || failed) allDone();
+      },
+    });
+    try {
+      const t0 = performance.now();
+      await inParallel(ids, CONCURRENCY, async (payoutId) => void (await createPayout(db, merchant, { ...terms(), payoutId })));
+      const deadline = sleep(DEADLINE_MS).then(() => {
+        throw new Error(`worker: ${done.size}/${n} payouts finished within ${DEADLINE_MS} ms`);
+      });
+      await Promise.race([finished, deadline]);
+      if (failed) throw new Error(failed);
+      return n / ((performance.now() - t0) / 1000);
+    } finally {
+      await w.stop({ graceMs: 0 });
+    }
   }
 
   async function direct(n: number): Promise<number> {
@@ -91,20 +130,24 @@ async function run(bank: Bank, db: Pool, m: MerchantSetup, merchant: MerchantRow
     return n / ((performance.now() - t0) / 1000);
   }
 
+  await worker(Math.min(20, N));
   await journal(Math.min(20, N));
   await direct(Math.min(20, N));
+  const w: number[] = [];
   const j: number[] = [];
   const d: number[] = [];
   for (let i = 0; i < ROUNDS; i++) {
+    w.push(await worker(N));
     j.push(await journal(N));
     d.push(await direct(N));
   }
-  const jm = median(j);
-  const dm = median(d);
+  const [wm, jm, dm] = [median(w), median(j), median(d)];
+  const overhead = (x: number) => ((1 / x - 1 / dm) * 1000 * CONCURRENCY).toFixed(2);
   console.log(
-    `payout[${bank.name}]: journal ${jm.toFixed(0)} payouts/s, direct ${dm.toFixed(0)} tx/s; ` +
-      `journal/direct = ${(jm / dm).toFixed(2)}× (overhead ${((1 / jm - 1 / dm) * 1000 * CONCURRENCY).toFixed(2)} ms per payout per worker); ` +
-      `N=${N}, concurrency ${CONCURRENCY}, ${ROUNDS} rounds (medians)`,
+    `payout[${bank.name}]: worker pool ${wm.toFixed(0)} payouts/s, journal ${jm.toFixed(0)} payouts/s, direct ${dm.toFixed(0)} tx/s; ` +
+      `worker/direct = ${(wm / dm).toFixed(2)}×, journal/direct = ${(jm / dm).toFixed(2)}× ` +
+      `(overhead per payout per slot: worker ${overhead(wm)} ms, journal ${overhead(jm)} ms); ` +
+      `N=${N}, concurrency ${CONCURRENCY}, ${ROUNDS} rounds (medians; rounds: worker ${w.map((x) => x.toFixed(0)).join('/')}, direct ${d.map((x) => x.toFixed(0)).join('/')})`,
   );
 }
 
@@ -115,6 +158,8 @@ async function main() {
   const admin = createPool({ url, max: 1 });
   await migrate(admin, { schema });
   const db = createPool({ url, schema, max: CONCURRENCY * 2 + 2 });
+  // The worker pool's own connections (as `oncepay payout worker` has): one per slot, one for its gauges.
+  const workerDb = createPool({ url, schema, max: CONCURRENCY + 1 });
   try {
     const ctx = await startBankrun(DEPLOY_DIR);
     const net = await startLocalnet({ slotMs: SLOT_MS, finalityDepth: 2, wsOnNextPort: false, programs: [{ programId: ONCEPAY_PROGRAM_ID, path: `${DEPLOY_DIR}/oncepay.so` }] });
@@ -131,13 +176,14 @@ async function main() {
         const merchant = await insertMerchant(db, {
           name: bank.name, apiKeyHash: hashApiKey(`bench-key-${k++}-${process.pid}-000000`), programId: address(m.programId), merchantAddress: address(m.merchant), vault: address(m.vault),
         });
-        await run(bank, db, m, merchant, recipient);
+        await run(bank, db, workerDb, m, merchant, recipient);
       } finally {
         await bank.stop();
       }
     }
   } finally {
     await db.end();
+    await workerDb.end();
     await admin.query(`DROP SCHEMA IF EXISTS ${quoteIdent(schema)} CASCADE`);
     await admin.end();
   }

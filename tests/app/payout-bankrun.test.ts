@@ -9,6 +9,7 @@ import { createPayout } from '../../app/payout/create-payout';
 import { executePayout } from '../../app/payout/execute-payout';
 import { lockPayout } from '../../app/payout/lock';
 import { resumePayouts } from '../../app/payout/resume';
+import { payoutMetrics } from '../../app/payout/metrics';
 import { decodeOpAccount } from '../../app/payout/program';
 import { insertMerchant, listAttempts, MerchantRow } from '../../app/payout/queries';
 import { address } from '../../app/types';
@@ -106,8 +107,10 @@ describe('app/payout on the compiled program (solana-bankrun)', () => {
     const before = await balances();
     // A third journal re-uses payout id po-1 for another amount (e.g. a restored backup, a reused id).
     const { row } = await createPayout(dbC.pool, merchantC, { payoutId: 'po-1', recipient: recipient.toBase58(), mint: m.mint.toBase58(), amount: '999' });
+    const conflicts = (await payoutMetrics().conflicts.get()).values[0]?.value ?? 0;
     const r = await executePayout(row, deps(dbC));
     expect(r!.state).to.equal('conflict');
+    expect((await payoutMetrics().conflicts.get()).values[0]?.value).to.equal(conflicts + 1); // oncepay_payout_conflicts_total
     const c = r!.conflict as { mismatches: Array<{ field: string; row: string; chain: string }> };
     expect(c.mismatches).to.deep.equal([{ field: 'amount', row: '999', chain: '1000' }]);
     expect(await balances()).to.deep.equal(before);

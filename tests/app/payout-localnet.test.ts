@@ -2,12 +2,10 @@
 // injection: lost responses, failing RPC calls, blockhash expiry, and real SIGKILLs of the CLI at the failpoints.
 import { expect } from 'chai';
 import { spawn } from 'child_process';
-import * as fs from 'fs';
-import * as os from 'os';
 import * as path from 'path';
 import { Connection, Keypair, PublicKey } from '@solana/web3.js';
 import { Pool } from 'pg';
-import { LocalnetHandle, startLocalnet } from '../../localnet';
+import { LocalnetHandle } from '../../localnet';
 import { createPool } from '../../db/pool';
 import { createTestDb, TestDb } from '../helpers/db';
 import { oncepay } from '../indexer/cli/run-cli';
@@ -15,52 +13,30 @@ import { hashApiKey } from '../../app/api/api-key-auth';
 import { createConnectionChain, ConnectionChainOptions, PayoutChain } from '../../app/payout/chain';
 import { createPayout } from '../../app/payout/create-payout';
 import { ExecuteDeps, executePayout } from '../../app/payout/execute-payout';
-import { ONCEPAY_PROGRAM_ID } from '../../app/payout/program';
 import { payoutMetrics } from '../../app/payout/metrics';
 import { getPayout, insertMerchant, listAttempts, MerchantRow, PayoutRow } from '../../app/payout/queries';
 import { address } from '../../app/types';
-import { connectionIo, createTokenAccount, MerchantSetup, setupMerchant, successfulOpTransactions, tokenBalance } from './helpers/payout-setup';
+import { connectionIo, createTokenAccount, MerchantSetup, tokenBalance } from './helpers/payout-setup';
+import { expectExactlyOneTransfer as exactlyOne, PayoutLocalnet, startPayoutLocalnet, until } from './helpers/payout-localnet';
 
 const ROOT = path.resolve(__dirname, '..', '..');
-const SO = path.join(ROOT, 'target', 'deploy', 'oncepay.so');
-
-async function until<T>(f: () => Promise<T | undefined | null | false>, what: string, timeoutMs = 60_000): Promise<T> {
-  const start = performance.now();
-  for (;;) {
-    const v = await f();
-    if (v) return v;
-    if (performance.now() - start > timeoutMs) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
 
 describe('app/payout on the localnet (fault injection, crashes)', () => {
+  let L: PayoutLocalnet;
   let net: LocalnetHandle;
   let connection: Connection;
   let m: MerchantSetup;
   let db: TestDb;
   let merchant: MerchantRow;
-  let tmp: string;
   let authorityFile: string;
   let seq = 0;
 
   before(async () => {
-    if (!fs.existsSync(SO)) throw new Error(`${SO} is missing: run \`make program\``);
-    net = await startLocalnet({ slotMs: 20, finalityDepth: 4, wsOnNextPort: false, programs: [{ programId: ONCEPAY_PROGRAM_ID, path: SO }] });
-    connection = new Connection(net.url, { commitment: 'confirmed', disableRetryOnRateLimit: true });
-    m = await setupMerchant(connectionIo(connection));
-    db = await createTestDb('app_localnet');
-    merchant = await insertMerchant(db.pool, {
-      name: 'm', apiKeyHash: hashApiKey('localnet-key-000000000'), programId: address(m.programId), merchantAddress: address(m.merchant), vault: address(m.vault),
-    });
-    tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'oncepay-app-'));
-    authorityFile = path.join(tmp, 'authority.json');
-    fs.writeFileSync(authorityFile, JSON.stringify([...m.authority.secretKey]));
+    L = await startPayoutLocalnet('app_localnet');
+    ({ net, connection, m, db, merchant, authorityFile } = L);
   });
   after(async () => {
-    await db?.drop();
-    await net?.stop();
-    if (tmp) fs.rmSync(tmp, { recursive: true, force: true });
+    await L?.stop();
   });
   afterEach(() => net?.faults.clear());
 
@@ -70,17 +46,8 @@ describe('app/payout on the localnet (fault injection, crashes)', () => {
   const sendsWithError = async () =>
     (await payoutMetrics().sends.get()).values.filter((v) => v.labels.outcome === 'error').reduce((n, v) => n + v.value, 0);
 
-  /** A fresh recipient and a payout row for it. */
-  async function newPayout(amount = '1000'): Promise<{ row: PayoutRow; recipient: PublicKey }> {
-    const recipient = await createTokenAccount(connectionIo(connection), m.authority, m.mint, Keypair.generate().publicKey);
-    const { row } = await createPayout(db.pool, merchant, { payoutId: `lp-${++seq}`, recipient: recipient.toBase58(), mint: m.mint.toBase58(), amount });
-    return { row, recipient };
-  }
-
-  async function expectExactlyOneTransfer(row: PayoutRow, recipient: PublicKey): Promise<void> {
-    expect(await tokenBalance(connection, recipient)).to.equal(row.amount);
-    expect(await successfulOpTransactions(connection, row.opPda)).to.have.length(1);
-  }
+  const newPayout = (amount?: string) => L.newPayout(amount);
+  const expectExactlyOneTransfer = (row: PayoutRow, recipient: PublicKey) => exactlyOne(connection, row, recipient);
 
   it('lost response: the node executes, the answer never comes; the retry finds the landed signature — one transfer', async () => {
     const { row, recipient } = await newPayout();
@@ -201,7 +168,7 @@ describe('app/payout on the localnet (fault injection, crashes)', () => {
       let out = '';
       child.stdout.on('data', (d) => (out += d));
       const base = await until(async () => (/\{"url":"([^"]+)"\}/.exec(out) ?? [])[1], 'serve to listen', 60_000);
-      const headers = { authorization: 'Bearer localnet-key-000000000', 'idempotency-key': 'serve-1', 'content-type': 'application/json' };
+      const headers = { authorization: `Bearer ${L.apiKey}`, 'idempotency-key': 'serve-1', 'content-type': 'application/json' };
       const body = JSON.stringify({ payoutId: `lp-serve-${++seq}`, recipient: recipient.toBase58(), mint: m.mint.toBase58(), amount: '4242' });
       const created = await fetch(`${base}/v1/payouts`, { method: 'POST', headers, body });
       expect(created.status).to.equal(201);
@@ -218,7 +185,7 @@ describe('app/payout on the localnet (fault injection, crashes)', () => {
       await expectExactlyOneTransfer(row, recipient);
     } finally {
       child.kill('SIGTERM');
-      await exited;
+      expect(await exited).to.equal(0); // drained and exited cleanly on SIGTERM
     }
   });
 

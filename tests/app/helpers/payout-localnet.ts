@@ -1,0 +1,102 @@
+// A localnet (JSON-RPC over LiteSVM running target/deploy/oncepay.so) with a funded merchant, a test schema with
+// its api_merchants row, and the payout authority's keypair in a file for the CLI: what every payout suite on the
+// localnet starts from. Plus the checks they share: one transfer per payout, on chain and in the journal.
+import { expect } from 'chai';
+import * as fs from 'fs';
+import * as os from 'os';
+import * as path from 'path';
+import { Connection, Keypair, PublicKey } from '@solana/web3.js';
+import { LocalnetHandle, startLocalnet } from '../../../localnet';
+import { hashApiKey } from '../../../app/api/api-key-auth';
+import { createPayout } from '../../../app/payout/create-payout';
+import { ONCEPAY_PROGRAM_ID } from '../../../app/payout/program';
+import { insertMerchant, listAttempts, MerchantRow, PayoutRow } from '../../../app/payout/queries';
+import { address } from '../../../app/types';
+import { createTestDb, TestDb } from '../../helpers/db';
+import { connectionIo, createTokenAccount, MerchantSetup, setupMerchant, successfulOpTransactions, tokenBalance } from './payout-setup';
+
+const ROOT = path.resolve(__dirname, '..', '..', '..');
+const SO = path.join(ROOT, 'target', 'deploy', 'oncepay.so');
+
+export interface PayoutLocalnet {
+  net: LocalnetHandle;
+  connection: Connection;
+  m: MerchantSetup;
+  db: TestDb;
+  merchant: MerchantRow;
+  /** The merchant's API key (Bearer). */
+  apiKey: string;
+  /** The payout authority's keypair file (for `oncepay payout … --authority`). */
+  authorityFile: string;
+  tmp: string;
+  /** A fresh recipient token account and a stored payout row for it. */
+  newPayout(amount?: string): Promise<{ row: PayoutRow; recipient: PublicKey }>;
+  stop(): Promise<void>;
+}
+
+export async function startPayoutLocalnet(label: string, opts: { db?: () => Promise<TestDb> } = {}): Promise<PayoutLocalnet> {
+  if (!fs.existsSync(SO)) throw new Error(`${SO} is missing: run \`make program\``);
+  const net = await startLocalnet({ slotMs: 20, finalityDepth: 4, wsOnNextPort: false, programs: [{ programId: ONCEPAY_PROGRAM_ID, path: SO }] });
+  const connection = new Connection(net.url, { commitment: 'confirmed', disableRetryOnRateLimit: true });
+  const m = await setupMerchant(connectionIo(connection));
+  const db = await (opts.db ?? (() => createTestDb(label)))();
+  const apiKey = `${label}-key-000000000`;
+  const merchant = await insertMerchant(db.pool, {
+    name: 'm', apiKeyHash: hashApiKey(apiKey), programId: address(m.programId), merchantAddress: address(m.merchant), vault: address(m.vault),
+  });
+  const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'oncepay-app-'));
+  const authorityFile = path.join(tmp, 'authority.json');
+  fs.writeFileSync(authorityFile, JSON.stringify([...m.authority.secretKey]));
+  let seq = 0;
+  return {
+    net,
+    connection,
+    m,
+    db,
+    merchant,
+    apiKey,
+    authorityFile,
+    tmp,
+    async newPayout(amount = '1000') {
+      const recipient = await createTokenAccount(connectionIo(connection), m.authority, m.mint, Keypair.generate().publicKey);
+      const { row } = await createPayout(db.pool, merchant, { payoutId: `${label}-${++seq}`, recipient: recipient.toBase58(), mint: m.mint.toBase58(), amount });
+      return { row, recipient };
+    },
+    async stop() {
+      await db.drop();
+      await net.stop();
+      fs.rmSync(tmp, { recursive: true, force: true });
+    },
+  };
+}
+
+/** The recipient got exactly the row's amount, by exactly one successful transaction on the op account. */
+export async function expectExactlyOneTransfer(connection: Connection, row: PayoutRow, recipient: PublicKey): Promise<void> {
+  expect(await tokenBalance(connection, recipient)).to.equal(row.amount);
+  expect(await successfulOpTransactions(connection, row.opPda)).to.have.length(1);
+}
+
+/**
+ * The journal agrees with the chain: the payout succeeded, exactly one of its attempts landed and it is the
+ * result's signature, no attempt is left open, and the op account exists with the row's terms.
+ */
+export async function expectJournalConsistent(db: TestDb, connection: Connection, row: PayoutRow): Promise<void> {
+  const p = (await db.pool.query('SELECT state, result_signature FROM payouts WHERE id = $1', [row.id])).rows[0];
+  expect(p.state, `payout ${row.id}`).to.equal('succeeded');
+  const attempts = await listAttempts(db.pool, row.id);
+  const landed = attempts.filter((a) => a.status === 'landed');
+  expect(landed, `payout ${row.id} attempts ${attempts.map((a) => a.status)}`).to.have.length(1);
+  expect(p.result_signature).to.equal(landed[0].signature);
+  expect(attempts.filter((a) => a.status === 'built' || a.status === 'sent')).to.deep.equal([]);
+  expect(await successfulOpTransactions(connection, row.opPda)).to.deep.equal([landed[0].signature]);
+}
+
+export async function until<T>(f: () => Promise<T | undefined | null | false>, what: string, timeoutMs = 60_000): Promise<T> {
+  const start = performance.now();
+  for (;;) {
+    const v = await f();
+    if (v) return v;
+    if (performance.now() - start > timeoutMs) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}

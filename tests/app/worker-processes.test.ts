@@ -1,0 +1,169 @@
+// Real `oncepay payout worker` processes on one database against the localnet: three of them share the payouts
+// while one is SIGKILLed mid-payout (after its attempt was sent, before the send was recorded); a SIGTERM drain
+// that finishes what is in flight, and one that hands back what cannot finish. Every payout is checked on chain
+// (recipient balance, one successful transaction on its op account) and in the journal.
+import { expect } from 'chai';
+import * as os from 'os';
+import { Keypair, PublicKey } from '@solana/web3.js';
+import { createPayout } from '../../app/payout/create-payout';
+import { listAttempts, PayoutRow } from '../../app/payout/queries';
+import { RunningCli, startOncepay } from '../indexer/cli/run-cli';
+import { connectionIo, createTokenAccount } from './helpers/payout-setup';
+import { expectExactlyOneTransfer, expectJournalConsistent, PayoutLocalnet, startPayoutLocalnet, until } from './helpers/payout-localnet';
+
+const SPAWN_TIMEOUT_MS = 180_000;
+
+describe('app/payout worker processes (localnet, SIGKILL, SIGTERM)', function () {
+  this.timeout(600_000);
+  let L: PayoutLocalnet;
+  const running: RunningCli[] = [];
+  let seq = 0;
+
+  before(async () => {
+    L = await startPayoutLocalnet('app_worker_procs');
+  });
+  after(async () => {
+    for (const w of running) if (w.child.exitCode === null && w.child.signalCode === null) w.child.kill('SIGKILL');
+    await Promise.all(running.map((w) => w.exited.catch(() => undefined)));
+    await L?.stop();
+  });
+  afterEach(() => L?.net.faults.clear());
+
+  function worker(extra: string[] = [], env: Record<string, string> = {}): RunningCli {
+    const w = startOncepay(
+      ['payout', 'worker', '--rpc', L.net.url, '--authority', L.authorityFile, '--poll-ms', '20', '--idle-ms', '20', '--metrics-port', '0', ...extra],
+      { env: { ...L.db.env, ...env } },
+    );
+    running.push(w);
+    return w;
+  }
+  const started = (w: RunningCli) => w.logs().some((l) => l.msg === 'payout worker started') || w.child.exitCode !== null || w.child.signalCode !== null;
+  const metricsUrl = (w: RunningCli) => w.logs().find((l) => l.msg === 'serving metrics')?.url as string | undefined;
+
+  /** Recipient token accounts (each one a transaction on the localnet). */
+  async function recipients(n: number): Promise<PublicKey[]> {
+    const out: PublicKey[] = [];
+    for (let i = 0; i < n; i++) out.push(await createTokenAccount(connectionIo(L.connection), L.m.authority, L.m.mint, Keypair.generate().publicKey));
+    return out;
+  }
+
+  /** Payout rows for them, stored in one quick burst so every worker sees them at once. */
+  async function store(to: PublicKey[], amount = '1000'): Promise<Array<{ row: PayoutRow; recipient: PublicKey }>> {
+    const out: Array<{ row: PayoutRow; recipient: PublicKey }> = [];
+    for (const recipient of to) {
+      const { row } = await createPayout(L.db.pool, L.merchant, { payoutId: `wp-${++seq}`, recipient: recipient.toBase58(), mint: L.m.mint.toBase58(), amount });
+      out.push({ row, recipient });
+    }
+    return out;
+  }
+
+  const payouts = async (n: number) => store(await recipients(n));
+
+  const states = async (ids: string[]) =>
+    (await L.db.pool.query(`SELECT state, count(*)::int AS n FROM payouts WHERE id = ANY($1::bigint[]) GROUP BY state`, [ids])).rows as Array<{ state: string; n: number }>;
+  const allSucceeded = async (ids: string[]) => {
+    const s = await states(ids);
+    return s.length === 1 && s[0].state === 'succeeded' && s[0].n === ids.length;
+  };
+
+  it('three workers, one SIGKILLed after sending an attempt and before recording it: the others pay everything, each exactly once', async () => {
+    const a = worker(['--concurrency', '3']);
+    const b = worker(['--concurrency', '3']);
+    // One slot, so the payout it dies on is the one it logged.
+    const c = worker(['--concurrency', '1'], { ONCEPAY_FAILPOINT: 'payout.after_send_before_record' });
+    await until(async () => [a, b, c].every(started), 'three workers started', SPAWN_TIMEOUT_MS);
+    const ps = await payouts(12);
+    const ids = ps.map((p) => p.row.id);
+
+    const killed = await c.exited;
+    expect(killed.signal, killed.stderr).to.equal('SIGKILL');
+    expect(killed.stderr).to.contain('payout.after_send_before_record');
+    const persisted = c.logs().filter((l) => l.msg === 'attempt persisted');
+    expect(persisted).to.have.length(1);
+    const victim = { id: String(persisted[0].payout), signature: String(persisted[0].signature) };
+    expect(ids).to.include(victim.id);
+
+    await until(() => allSucceeded(ids), 'every payout to succeed', 120_000);
+    for (const { row, recipient } of ps) {
+      await expectExactlyOneTransfer(L.connection, row, recipient);
+      await expectJournalConsistent(L.db, L.connection, row);
+    }
+    // The victim's attempt was sent before the crash: it landed as it was, never re-signed, finished by another worker.
+    const journal = await listAttempts(L.db.pool, victim.id);
+    expect(journal.map((x) => [x.signature, x.status])).to.deep.equal([[victim.signature, 'landed']]);
+    const victimRow = (await L.db.pool.query('SELECT claims, claimed_by FROM payouts WHERE id = $1', [victim.id])).rows[0];
+    expect(victimRow.claims).to.be.at.least(2);
+    expect(victimRow.claimed_by).to.not.equal(`${os.hostname()}:${c.child.pid}`); // claimed again by a survivor
+    // Both survivors claimed work and export the gauges; nothing is left uncertain.
+    for (const w of [a, b]) {
+      const text = await (await fetch(metricsUrl(w)!)).text();
+      expect(text).to.match(/oncepay_payout_worker_claims_total\{result="claimed"\} [1-9]/);
+      expect(text).to.match(/^oncepay_payout_uncertain_attempts 0$/m);
+      expect(text).to.match(/^oncepay_payout_oldest_uncertain_attempt_age_seconds 0$/m);
+      expect(text).to.match(/^oncepay_payout_conflicts_total 0$/m);
+    }
+
+    for (const w of [a, b]) w.child.kill('SIGTERM');
+    for (const w of [a, b]) {
+      const r = await w.exited;
+      expect(r.code, r.stderr).to.equal(0);
+      expect(JSON.parse(r.stdout)).to.deep.equal({ handedBack: [] });
+    }
+  });
+
+  it('SIGTERM while payouts are in flight: they finish within the drain, nothing new is claimed, exit 0', async () => {
+    const w = worker(['--concurrency', '4', '--drain-ms', '60000']);
+    await until(async () => started(w), 'the worker started', SPAWN_TIMEOUT_MS);
+    const to = await recipients(4);
+    // Each first send is answered only after a while (it executes at once): the payouts are in flight at SIGTERM.
+    L.net.faults.dropNextResponses({ method: 'sendTransaction', mode: 'delay', delayMs: 1500, count: 4 });
+    const inFlight = await store(to);
+    await until(async () => (await L.db.pool.query(`SELECT count(*)::int AS n FROM payout_attempts WHERE payout_id = ANY($1::bigint[])`, [inFlight.map((p) => p.row.id)])).rows[0].n === 4, 'four attempts persisted');
+    w.child.kill('SIGTERM');
+    const later = await payouts(2); // stored after the stop: not claimed by this worker
+    const r = await w.exited;
+    expect(r.code, r.stderr).to.equal(0);
+    expect(JSON.parse(r.stdout)).to.deep.equal({ handedBack: [] });
+    for (const { row, recipient } of inFlight) {
+      await expectExactlyOneTransfer(L.connection, row, recipient);
+      await expectJournalConsistent(L.db, L.connection, row);
+    }
+    expect(await states(later.map((p) => p.row.id))).to.deep.equal([{ state: 'pending', n: 2 }]);
+    await L.db.pool.query(`UPDATE payouts SET state = 'failed', last_error = 'test cleanup' WHERE id = ANY($1::bigint[])`, [later.map((p) => p.row.id)]);
+  });
+
+  it('SIGTERM when in-flight payouts cannot finish: handed back within --drain-ms, exit 0; the next worker resolves the sent attempts once', async () => {
+    const w = worker(['--concurrency', '3', '--drain-ms', '500']);
+    await until(async () => started(w), 'the worker started', SPAWN_TIMEOUT_MS);
+    const to = await recipients(3);
+    // Sends go through (and execute), but no status can be read: the outcomes stay unknown.
+    L.net.faults.failNext({ kind: '500', method: 'getSignatureStatuses', count: 1_000_000 });
+    const ps = await store(to);
+    const ids = ps.map((p) => p.row.id);
+    await until(
+      async () => (await L.db.pool.query(`SELECT count(*)::int AS n FROM payout_attempts WHERE status = 'sent' AND payout_id = ANY($1::bigint[])`, [ids])).rows[0].n === 3,
+      'three attempts sent',
+    );
+    w.child.kill('SIGTERM');
+    const r = await w.exited;
+    expect(r.code, r.stderr).to.equal(0);
+    expect([...JSON.parse(r.stdout).handedBack].sort()).to.deep.equal([...ids].sort());
+    // Not silently: each hand-back names the attempt left open.
+    const handed = w.logs().filter((l) => String(l.msg).startsWith('stopping: payout handed back'));
+    expect(handed.map((l) => String(l.payout)).sort()).to.deep.equal([...ids].sort());
+    for (const l of handed) expect((l.open as Array<{ status: string }>).map((x) => x.status)).to.deep.equal(['sent']);
+    const sent = new Map<string, string>();
+    for (const id of ids) sent.set(id, (await listAttempts(L.db.pool, id))[0].signature);
+
+    L.net.faults.clear();
+    const next = worker(['--concurrency', '3']);
+    await until(() => allSucceeded(ids), 'the next worker to finish them', SPAWN_TIMEOUT_MS);
+    for (const { row, recipient } of ps) {
+      await expectExactlyOneTransfer(L.connection, row, recipient);
+      await expectJournalConsistent(L.db, L.connection, row);
+      expect((await listAttempts(L.db.pool, row.id)).map((x) => x.signature)).to.deep.equal([sent.get(row.id)]);
+    }
+    next.child.kill('SIGTERM');
+    expect((await next.exited).code).to.equal(0);
+  });
+});

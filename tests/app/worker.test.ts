@@ -1,0 +1,180 @@
+// The payout worker pool in-process against the localnet: claims (one statement, SKIP LOCKED + the advisory
+// lock), no starvation when more payouts run than the pool has connections, durable backoff when the chain is
+// unreachable, the drain, and the uncertain-attempt gauges.
+import { expect } from 'chai';
+import { Pool } from 'pg';
+import { register } from 'prom-client';
+import { createPool } from '../../db/pool';
+import { createConnectionChain } from '../../app/payout/chain';
+import { executePayout } from '../../app/payout/execute-payout';
+import { lockPayout } from '../../app/payout/lock';
+import { claimDuePayout, getPayout, listAttempts } from '../../app/payout/queries';
+import { PayoutWorkerOptions, startPayoutWorker } from '../../app/payout/worker';
+import { PayoutResult } from '../../app/payout/execute-payout';
+import { expectExactlyOneTransfer, expectJournalConsistent, PayoutLocalnet, startPayoutLocalnet, until } from './helpers/payout-localnet';
+
+async function metricValue(name: string, labels: Record<string, string> = {}): Promise<number> {
+  const metric = register.getSingleMetric(name);
+  if (!metric) return 0;
+  const { values } = await metric.get();
+  return values.filter((v) => Object.entries(labels).every(([k, x]) => v.labels[k] === x)).reduce((n, v) => n + v.value, 0);
+}
+
+describe('app/payout worker pool (in-process, localnet)', () => {
+  let L: PayoutLocalnet;
+  const pools: Pool[] = [];
+  const smallPool = (max: number) => {
+    const p = createPool({ url: L.db.url, schema: L.db.schema, max });
+    pools.push(p);
+    return p;
+  };
+
+  before(async () => {
+    L = await startPayoutLocalnet('app_worker');
+  });
+  after(async () => {
+    await Promise.all(pools.map((p) => p.end()));
+    await L?.stop();
+  });
+  afterEach(async () => {
+    L?.net.faults.clear();
+    // Nothing left for the next test's worker.
+    await L.db.pool.query(`UPDATE payouts SET state = 'failed', last_error = 'test cleanup' WHERE state IN ('pending', 'executing')`);
+  });
+
+  const chain = () => createConnectionChain({ connection: L.connection });
+  const workerOptions = (o: Partial<PayoutWorkerOptions> & { db: Pool; concurrency: number }): PayoutWorkerOptions => ({
+    chain: chain(),
+    authority: L.m.authority,
+    pollIntervalMs: 20,
+    rebroadcastIntervalMs: 100,
+    idleMs: 20,
+    ...o,
+  });
+
+  async function newPayouts(n: number, amount = '1000') {
+    const out: Array<Awaited<ReturnType<PayoutLocalnet['newPayout']>>> = [];
+    for (let i = 0; i < n; i++) out.push(await L.newPayout(amount));
+    return out;
+  }
+
+  /** Run a worker until `ids` are all finished; returns what it reported. */
+  async function runWorkerUntilDone(o: Partial<PayoutWorkerOptions> & { db: Pool; concurrency: number }, ids: string[]): Promise<PayoutResult[]> {
+    const finished: PayoutResult[] = [];
+    const w = startPayoutWorker(workerOptions({ ...o, onFinished: (r) => finished.push(r) }));
+    try {
+      await until(async () => ids.every((id) => finished.some((r) => r.id === id)), `${ids.length} payouts finished by the worker`, 90_000);
+    } finally {
+      await w.stop({ graceMs: 5_000 });
+    }
+    return finished;
+  }
+
+  it('executePayout: more payouts at once than the pool has connections → all paid once (each runs on the connection holding its lock)', async () => {
+    // Before, each payout held one pooled connection for its lock and drew its queries from the same pool: with
+    // as many payouts in flight as connections, none could run a query again (this test hung).
+    const db = smallPool(2);
+    const payouts = await newPayouts(5);
+    const results = await Promise.all(payouts.map(({ row }) => executePayout(row, { db, chain: chain(), authority: L.m.authority, pollIntervalMs: 20, signal: AbortSignal.timeout(90_000) })));
+    expect(results.map((r) => r!.state)).to.deep.equal(payouts.map(() => 'succeeded'));
+    for (const { row, recipient } of payouts) {
+      await expectExactlyOneTransfer(L.connection, row, recipient);
+      await expectJournalConsistent(L.db, L.connection, row);
+    }
+  });
+
+  it('a worker with --concurrency above its pool size pays every due payout exactly once', async () => {
+    const payouts = await newPayouts(8);
+    const claimed = await metricValue('oncepay_payout_worker_claims_total', { result: 'claimed' });
+    const finished = await runWorkerUntilDone({ db: smallPool(2), concurrency: 6 }, payouts.map((p) => p.row.id));
+    expect(finished.map((r) => r.state)).to.deep.equal(payouts.map(() => 'succeeded'));
+    for (const { row, recipient } of payouts) {
+      await expectExactlyOneTransfer(L.connection, row, recipient);
+      await expectJournalConsistent(L.db, L.connection, row);
+    }
+    expect(await metricValue('oncepay_payout_worker_claims_total', { result: 'claimed' })).to.equal(claimed + payouts.length);
+  });
+
+  it('claims: one statement takes the row and its lock; a held row, a finished row and a row not yet due are not claimed', async () => {
+    const [held, later, free] = await newPayouts(3);
+    await L.db.pool.query(`UPDATE payouts SET next_attempt_at = now() + interval '1 hour' WHERE id = $1`, [later.row.id]);
+    const holder = (await lockPayout(L.db.pool, held.row.id, 'skip'))!;
+    const a = await L.db.pool.connect();
+    const b = await L.db.pool.connect();
+    try {
+      const first = await claimDuePayout(a, 'test-a');
+      expect(first).to.not.equal(null);
+      expect(first!.row.id).to.equal(free.row.id);
+      expect(first!.locked).to.equal(true);
+      expect(first!.row.claimedBy).to.equal('test-a');
+      // a holds free's lock now, the test holds held's, later is not due: nothing for b.
+      expect(await claimDuePayout(b, 'test-b')).to.equal(null);
+      await holder.release();
+      const second = await claimDuePayout(b, 'test-b');
+      expect(second!.row.id).to.equal(held.row.id);
+      // A second session cannot take a claimed row's lock.
+      expect(await lockPayout(L.db.pool, free.row.id, 'skip')).to.equal(null);
+    } finally {
+      await a.query('SELECT pg_advisory_unlock_all()');
+      await b.query('SELECT pg_advisory_unlock_all()');
+      a.release();
+      b.release();
+      await holder.release();
+    }
+  });
+
+  it('chain unreachable: the payout is handed back with a backoff stored in the row, then paid once when the chain answers', async () => {
+    const { row, recipient } = await L.newPayout();
+    L.net.faults.failNext({ kind: '500', method: 'getAccountInfo', count: 1_000_000 });
+    const handbacks = await metricValue('oncepay_payout_worker_handbacks_total', { reason: 'chain_unavailable' });
+    const finished: PayoutResult[] = [];
+    const w = startPayoutWorker(workerOptions({ db: smallPool(3), concurrency: 2, maxChainFailures: 3, chainBackoff: { baseMs: 400, capMs: 800 }, onFinished: (r) => finished.push(r) }));
+    try {
+      const deferred = await until(async () => {
+        const p = (await getPayout(L.db.pool, row.id))!;
+        return p.retries >= 2 ? p : undefined;
+      }, 'two hand-backs');
+      expect(deferred.state).to.equal('pending'); // nothing was signed: the op account could not be checked
+      expect(await listAttempts(L.db.pool, row.id)).to.deep.equal([]);
+      expect(await metricValue('oncepay_payout_worker_handbacks_total', { reason: 'chain_unavailable' })).to.be.at.least(handbacks + 2);
+      L.net.faults.clear();
+      await until(async () => finished.find((r) => r.id === row.id), 'the payout to finish');
+    } finally {
+      await w.stop({ graceMs: 5_000 });
+    }
+    await expectExactlyOneTransfer(L.connection, row, recipient);
+    await expectJournalConsistent(L.db, L.connection, row);
+  });
+
+  it('stop(): an attempt sent but unresolved is handed back (not abandoned), the gauges show it, the next worker resolves it once', async () => {
+    const { row, recipient } = await L.newPayout();
+    // The send reaches the node and executes, but no status can be read: the outcome stays unknown.
+    L.net.faults.failNext({ kind: '500', method: 'getSignatureStatuses', count: 1_000_000 });
+    const w = startPayoutWorker(workerOptions({ db: smallPool(3), concurrency: 2 }));
+    let report;
+    try {
+      await until(async () => (await listAttempts(L.db.pool, row.id)).find((a) => a.status === 'sent'), 'the attempt to be sent');
+    } finally {
+      report = await w.stop({ graceMs: 200 });
+    }
+    expect(report.handedBack).to.deep.equal([row.id]);
+    expect((await getPayout(L.db.pool, row.id))!.state).to.equal('executing');
+
+    // Another worker (its gauges read the journal): the open attempt is visible until it is resolved.
+    const finished: PayoutResult[] = [];
+    const w2 = startPayoutWorker(workerOptions({ db: smallPool(3), concurrency: 1, onFinished: (r) => finished.push(r) }));
+    try {
+      expect(await metricValue('oncepay_payout_uncertain_attempts')).to.equal(1);
+      expect(await metricValue('oncepay_payout_oldest_uncertain_attempt_age_seconds')).to.be.greaterThan(0);
+      L.net.faults.clear();
+      await until(async () => finished.find((r) => r.id === row.id), 'the payout to finish');
+      expect(await metricValue('oncepay_payout_uncertain_attempts')).to.equal(0);
+    } finally {
+      await w2.stop({ graceMs: 5_000 });
+    }
+    const attempts = await listAttempts(L.db.pool, row.id);
+    expect(attempts.map((a) => a.status)).to.deep.equal(['landed']); // the same bytes: never re-signed
+    await expectExactlyOneTransfer(L.connection, row, recipient);
+    await expectJournalConsistent(L.db, L.connection, row);
+  });
+});
