@@ -44,13 +44,15 @@ describe('app/cli (oncepay payout …)', () => {
   it('every payout command has a description and --help', () => {
     const payout = buildCli().commands.find((c: Command) => c.name() === 'payout')!;
     const names = payout.commands.map((c) => c.name()).sort();
-    expect(names).to.deep.equal(['create', 'execute', 'merchant-add', 'opid', 'prune-keys', 'resume', 'serve', 'show']);
+    expect(names).to.deep.equal(['create', 'execute', 'merchant-add', 'opid', 'prune-keys', 'resume', 'serve', 'show', 'worker']);
     for (const c of payout.commands) {
       expect(c.description(), c.name()).to.not.equal('');
       expect(c.helpInformation()).to.contain('--help');
     }
     const exec = payout.commands.find((c) => c.name() === 'execute')!;
     expect(exec.helpInformation()).to.contain('--rpc').and.contain('--authority').and.contain('--json');
+    const worker = payout.commands.find((c) => c.name() === 'worker')!;
+    expect(worker.helpInformation()).to.contain('--concurrency').and.contain('--drain-ms').and.contain('--metrics-port').and.contain('--max-chain-failures');
   });
 
   it('merchant-add → create (idempotent on --payout-id) → show, in the ONCEPAY_DB_SCHEMA schema', async () => {

@@ -133,7 +133,8 @@ describe('app/payout worker processes (localnet, SIGKILL, SIGTERM)', function ()
   });
 
   it('SIGTERM when in-flight payouts cannot finish: handed back within --drain-ms, exit 0; the next worker resolves the sent attempts once', async () => {
-    const w = worker(['--concurrency', '3', '--drain-ms', '500']);
+    // Chain trouble never hands them back here: they stay in flight until the drain.
+    const w = worker(['--concurrency', '3', '--drain-ms', '500', '--max-chain-failures', '1000000']);
     await until(async () => started(w), 'the worker started', SPAWN_TIMEOUT_MS);
     const to = await recipients(3);
     // Sends go through (and execute), but no status can be read: the outcomes stay unknown.
