@@ -7,7 +7,8 @@ import * as os from 'os';
 import { Keypair, PublicKey } from '@solana/web3.js';
 import { createPayout } from '../../app/payout/create-payout';
 import { listAttempts, PayoutRow } from '../../app/payout/queries';
-import { RunningCli, startOncepay } from '../indexer/cli/run-cli';
+import { Proc, startOncepay } from '../faults/support';
+import { stderrJson } from '../indexer/cli/run-cli';
 import { connectionIo, createTokenAccount } from './helpers/payout-setup';
 import { expectExactlyOneTransfer, expectJournalConsistent, PayoutLocalnet, startPayoutLocalnet, until } from './helpers/payout-localnet';
 
@@ -16,29 +17,31 @@ const SPAWN_TIMEOUT_MS = 180_000;
 describe('app/payout worker processes (localnet, SIGKILL, SIGTERM)', function () {
   this.timeout(600_000);
   let L: PayoutLocalnet;
-  const running: RunningCli[] = [];
+  const running: Proc[] = [];
   let seq = 0;
 
   before(async () => {
     L = await startPayoutLocalnet('app_worker_procs');
   });
   after(async () => {
-    for (const w of running) if (w.child.exitCode === null && w.child.signalCode === null) w.child.kill('SIGKILL');
-    await Promise.all(running.map((w) => w.exited.catch(() => undefined)));
+    for (const w of running) if (w.alive()) w.child.kill('SIGKILL');
+    await Promise.all(running.map((w) => w.done));
     await L?.stop();
   });
   afterEach(() => L?.net.faults.clear());
 
-  function worker(extra: string[] = [], env: Record<string, string> = {}): RunningCli {
+  function worker(extra: string[] = [], env: Record<string, string> = {}): Proc {
     const w = startOncepay(
       ['payout', 'worker', '--rpc', L.net.url, '--authority', L.authorityFile, '--poll-ms', '20', '--idle-ms', '20', '--metrics-port', '0', ...extra],
-      { env: { ...L.db.env, ...env } },
+      { ...L.db.env, ONCEPAY_LOG_LEVEL: 'info', ...env },
     );
     running.push(w);
     return w;
   }
-  const started = (w: RunningCli) => w.logs().some((l) => l.msg === 'payout worker started') || w.child.exitCode !== null || w.child.signalCode !== null;
-  const metricsUrl = (w: RunningCli) => w.logs().find((l) => l.msg === 'serving metrics')?.url as string | undefined;
+  /** Its JSON log lines so far (complete lines only: the last one may still be being written). */
+  const logs = (w: Proc) => stderrJson({ code: null, signal: null, stdout: '', stderr: w.stderr().slice(0, w.stderr().lastIndexOf('\n') + 1) });
+  const started = (w: Proc) => logs(w).some((l) => l.msg === 'payout worker started') || !w.alive();
+  const metricsUrl = (w: Proc) => logs(w).find((l) => l.msg === 'serving metrics')?.url as string | undefined;
 
   /** Recipient token accounts (each one a transaction on the localnet). */
   async function recipients(n: number): Promise<PublicKey[]> {
@@ -75,10 +78,10 @@ describe('app/payout worker processes (localnet, SIGKILL, SIGTERM)', function ()
     const ps = await payouts(12);
     const ids = ps.map((p) => p.row.id);
 
-    const killed = await c.exited;
+    const killed = await c.done;
     expect(killed.signal, killed.stderr).to.equal('SIGKILL');
     expect(killed.stderr).to.contain('payout.after_send_before_record');
-    const persisted = c.logs().filter((l) => l.msg === 'attempt persisted');
+    const persisted = logs(c).filter((l) => l.msg === 'attempt persisted');
     expect(persisted).to.have.length(1);
     const victim = { id: String(persisted[0].payout), signature: String(persisted[0].signature) };
     expect(ids).to.include(victim.id);
@@ -101,11 +104,14 @@ describe('app/payout worker processes (localnet, SIGKILL, SIGTERM)', function ()
       expect(text).to.match(/^oncepay_payout_uncertain_attempts 0$/m);
       expect(text).to.match(/^oncepay_payout_oldest_uncertain_attempt_age_seconds 0$/m);
       expect(text).to.match(/^oncepay_payout_conflicts_total 0$/m);
+      // The shared health handler on the same port: alive, and ready (database reachable, migrations applied).
+      expect((await fetch(metricsUrl(w)!.replace(/\/metrics$/, '/healthz'))).status).to.equal(200);
+      expect((await fetch(metricsUrl(w)!.replace(/\/metrics$/, '/readyz'))).status).to.equal(200);
     }
 
     for (const w of [a, b]) w.child.kill('SIGTERM');
     for (const w of [a, b]) {
-      const r = await w.exited;
+      const r = await w.done;
       expect(r.code, r.stderr).to.equal(0);
       expect(JSON.parse(r.stdout)).to.deep.equal({ handedBack: [] });
     }
@@ -121,7 +127,7 @@ describe('app/payout worker processes (localnet, SIGKILL, SIGTERM)', function ()
     await until(async () => (await L.db.pool.query(`SELECT count(*)::int AS n FROM payout_attempts WHERE payout_id = ANY($1::bigint[])`, [inFlight.map((p) => p.row.id)])).rows[0].n === 4, 'four attempts persisted');
     w.child.kill('SIGTERM');
     const later = await payouts(2); // stored after the stop: not claimed by this worker
-    const r = await w.exited;
+    const r = await w.done;
     expect(r.code, r.stderr).to.equal(0);
     expect(JSON.parse(r.stdout)).to.deep.equal({ handedBack: [] });
     for (const { row, recipient } of inFlight) {
@@ -146,11 +152,11 @@ describe('app/payout worker processes (localnet, SIGKILL, SIGTERM)', function ()
       'three attempts sent',
     );
     w.child.kill('SIGTERM');
-    const r = await w.exited;
+    const r = await w.done;
     expect(r.code, r.stderr).to.equal(0);
     expect([...JSON.parse(r.stdout).handedBack].sort()).to.deep.equal([...ids].sort());
     // Not silently: each hand-back names the attempt left open.
-    const handed = w.logs().filter((l) => String(l.msg).startsWith('stopping: payout handed back'));
+    const handed = logs(w).filter((l) => String(l.msg).startsWith('stopping: payout handed back'));
     expect(handed.map((l) => String(l.payout)).sort()).to.deep.equal([...ids].sort());
     for (const l of handed) expect((l.open as Array<{ status: string }>).map((x) => x.status)).to.deep.equal(['sent']);
     const sent = new Map<string, string>();
@@ -165,6 +171,6 @@ describe('app/payout worker processes (localnet, SIGKILL, SIGTERM)', function ()
       expect((await listAttempts(L.db.pool, row.id)).map((x) => x.signature)).to.deep.equal([sent.get(row.id)]);
     }
     next.child.kill('SIGTERM');
-    expect((await next.exited).code).to.equal(0);
+    expect((await next.done).code).to.equal(0);
   });
 });

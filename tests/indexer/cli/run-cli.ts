@@ -1,5 +1,5 @@
 // Spawns the real `oncepay` binary (from source) in a child process against the suite's schema.
-import { ChildProcess, spawn } from 'child_process';
+import { spawn } from 'child_process';
 import * as path from 'path';
 
 export const ROOT = path.resolve(__dirname, '..', '..', '..');
@@ -34,34 +34,4 @@ export function stderrJson(r: CliResult): Array<Record<string, unknown>> {
     .split('\n')
     .filter((l) => l.startsWith('{'))
     .map((l) => JSON.parse(l));
-}
-
-/** A long-running `oncepay` command (a worker, a server): its output so far, and how it ended. */
-export interface RunningCli {
-  child: ChildProcess;
-  stdout(): string;
-  stderr(): string;
-  /** Resolves when the process has ended (by itself or by a signal). */
-  exited: Promise<CliResult>;
-  /** Parsed JSON log lines on stderr so far. */
-  logs(): Array<Record<string, unknown>>;
-}
-
-export function startOncepay(args: string[], opts: { env: Record<string, string> }): RunningCli {
-  const child = spawn(process.execPath, [path.join(ROOT, 'bin', 'oncepay'), ...args], {
-    cwd: ROOT,
-    env: { ...process.env, NODE_ENV: 'test', ONCEPAY_LOG_LEVEL: 'info', ...opts.env, ONCEPAY_FROM_SOURCE: '1' },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let stdout = '';
-  let stderr = '';
-  child.stdout!.on('data', (d: Buffer) => (stdout += d.toString()));
-  child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
-  const exited = new Promise<CliResult>((resolve, reject) => {
-    child.on('error', reject);
-    child.on('close', (code, signal) => resolve({ code, signal, stdout, stderr }));
-  });
-  // Only complete lines: the last one may still be being written.
-  const logs = () => stderrJson({ code: null, signal: null, stdout, stderr: stderr.slice(0, stderr.lastIndexOf('\n') + 1) });
-  return { child, stdout: () => stdout, stderr: () => stderr, exited, logs };
 }
