@@ -69,8 +69,11 @@ command -v g++ >/dev/null || die "g++ is missing: install Debian package 'g++' (
 command -v python3 >/dev/null || die "python3 is missing: install Debian package 'python3'"
 command -v patch >/dev/null || die "patch is missing: install Debian package 'patch' (scripts/setup.sh installs it)"
 SYSROOT="$("$RUSTC" --print sysroot)"
-HOST="$("$RUSTC" -vV | sed -n 's/^host: //p')"
-RUSTC_RELEASE="$("$RUSTC" -vV | sed -n 's/^release: //p')"
+# Asked once: every stamp hashes them (a no-op `make program` stays fast).
+RUSTC_VV="$("$RUSTC" -vV)"
+LLC_VERSION="$("$LLVM_BIN/llc" --version | head -3)"
+HOST="$(sed -n 's/^host: //p' <<< "$RUSTC_VV")"
+RUSTC_RELEASE="$(sed -n 's/^release: //p' <<< "$RUSTC_VV")"
 # Debian's Rust library source (rust-web-src).
 LIBRARY_SRC="$SYSROOT/lib/rustlib/src/rust/library"
 need "$LIBRARY_SRC/core/Cargo.toml" rust-web-src
@@ -106,7 +109,7 @@ build_plugin() {
 # (rustc version, patch): a new rustc or a changed patch gets a fresh one and
 # the old one is deleted. The key is also part of every output's stamp.
 std_key() {
-  { "$RUSTC" -vV; cat "$STD_PATCH"; } | sha256sum | cut -c1-16
+  { echo "$RUSTC_VV"; cat "$STD_PATCH"; } | sha256sum | cut -c1-16
 }
 
 prepare_std() {
@@ -175,8 +178,8 @@ for f in files:
     h.update(f.encode()); h.update(open(f, "rb").read())
 print(h.hexdigest())
 EOF
-  "$RUSTC" -vV | sha256sum | cut -c1-16
-  "$LLVM_BIN/llc" --version | head -3 | sha256sum | cut -c1-16
+  echo "$RUSTC_VV" | sha256sum | cut -c1-16
+  echo "$LLC_VERSION" | sha256sum | cut -c1-16
   std_key
 }
 
@@ -284,6 +287,10 @@ build_one() { # build_one <crate dir> <out .so>
   # Panic locations inside the library name Debian's source, not this
   # checkout's copy: the same .so from every checkout.
   local remap="--remap-path-prefix=$STD_SYSROOT/lib/rustlib/src/rust/library=$LIBRARY_SRC"
+  # Two crates may share a library name (oncepay and oncepay-lite) and so this
+  # file: removed first, it can only be the one cargo writes (again) now.
+  local lib="$CARGO_TARGET/$TARGET_NAME/release/lib$name.a"
+  rm -f "$lib"
   (cd "$dir" && env RUSTC="$HERE/rustc-sysroot.sh" ONCEPAY_SBF_RUSTC="$RUSTC" ONCEPAY_SBF_SYSROOT="$STD_SYSROOT" \
       RUSTC_BOOTSTRAP=1 CARGO_TARGET_DIR="$CARGO_TARGET" "$LINKER_VAR=$HERE/no-link.sh" \
       CARGO_PROFILE_RELEASE_PANIC=abort CARGO_PROFILE_RELEASE_CODEGEN_UNITS=1 \
@@ -293,7 +300,6 @@ build_one() { # build_one <crate dir> <out .so>
       --target "$TARGET_JSON" -Zbuild-std=std,panic_abort -Zbuild-std-features=compiler-builtins-mem \
       -Zjson-target-spec) ||
     die "$name: cargo rustc failed"
-  local lib="$CARGO_TARGET/$TARGET_NAME/release/lib$name.a"
   [ -f "$lib" ] || die "$name: expected $lib after cargo rustc"
   say "$name: rustc done in $(since "$t0")"
 
