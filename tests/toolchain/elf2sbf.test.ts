@@ -119,6 +119,15 @@ describe('toolchain: elf2sbf converter', function () {
     });
   }
 
+  it("names custom_panic (std's panic handler calls it) as the program's to define, not as a missed libcall", () => {
+    const obj = assemble(dir, 'no-custom-panic', `${ENTRY}\tcall custom_panic\n${EXIT}`);
+    const r = elf2sbf(obj, join(dir, 'no-custom-panic.so'));
+    expect(r.status).to.equal(2);
+    expect(r.stderr).to.include('ONCEPAY__SBF__UNDEFINED_SYMBOL');
+    expect(r.stderr).to.include('#[no_mangle] fn custom_panic');
+    expect(r.stderr).to.not.include('libcall');
+  });
+
   it('refuses an object that is not BPF', () => {
     const src = join(dir, 'host.s');
     writeFileSync(src, '\t.text\n\t.globl entrypoint\nentrypoint:\n\tret\n');

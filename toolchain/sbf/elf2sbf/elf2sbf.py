@@ -56,6 +56,12 @@ CLASS_JMP32 = 0x06
 # Undefined symbols the loader resolves: Solana syscalls. Anything else would
 # fail at deploy time with "Unresolved symbol".
 SYSCALL_NAME = re.compile(r"^(sol_[a-z0-9_]+|abort)$")
+# Functions std calls that the program itself defines (toolchain/sbf/std/solana-std.patch), and what defines them.
+PROGRAM_DEFINED = {
+    "custom_panic": "std's panic handler calls the program's custom_panic(&PanicInfo), which solana-program's "
+                    "entrypoint! macro (so Anchor's #[program]) defines; a program without it must define "
+                    "#[no_mangle] fn custom_panic(info: &core::panic::PanicInfo<'_>) (e.g. logging the message)",
+}
 
 # Sections that carry nothing the loader reads.
 IGNORED_SECTION = re.compile(
@@ -273,7 +279,10 @@ def build(blob, unchecked=False, warn=lambda m: None):
                     continue
                 off = sym_offset(sym)
                 if off is None:
-                    if not SYSCALL_NAME.match(sym.name):
+                    if sym.name in PROGRAM_DEFINED:
+                        refuse("ONCEPAY__SBF__UNDEFINED_SYMBOL",
+                               f"call to undefined symbol {sym.name} at {where}: {PROGRAM_DEFINED[sym.name]}")
+                    elif not SYSCALL_NAME.match(sym.name):
                         refuse("ONCEPAY__SBF__UNDEFINED_SYMBOL",
                                f"call to undefined symbol {sym.name} at {where}: not a Solana syscall "
                                "(a libcall the opt pass should have rewritten?)")
