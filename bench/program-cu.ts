@@ -58,7 +58,7 @@ function opIdsByBump(w: World, levels: number): Map<number, Buffer> {
 }
 
 async function measure(name: RuntimeName, tokenProgram = TOKEN_PROGRAM_ID) {
-  const rt = await createRuntime(name);
+  const rt = await createRuntime(name, 'lite');
   const w = await createWorld(rt, { tokenProgram, vaultAmount: 10n ** 15n });
   const bare = await bareTransferChecked(w);
   if (!bare.ok) throw new Error(`transfer_checked failed: ${bare.error}`);

@@ -3,8 +3,10 @@
 // committed IDL, so these tests also prove the interface. Error numbers are asserted exactly.
 import { createHash } from 'node:crypto';
 import { expect } from 'chai';
-import { Keypair, PublicKey, SystemProgram, Transaction } from '@solana/web3.js';
-import { createRuntime, PROGRAM_ID, RUNTIMES, type Runtime, type TxResult } from './runtimes';
+import { PublicKey, SystemProgram, Transaction } from '@solana/web3.js';
+import { keypair } from './keys';
+import { createRuntime, PROGRAM_ID, type Runtime, type TxResult } from './runtimes';
+import { describeProgram } from './suite';
 import {
   buildTx,
   createWorld,
@@ -57,13 +59,13 @@ async function expectRejectedUnchanged(w: World, opId: Uint8Array, r: TxResult, 
   expect(after.op).to.equal(null);
 }
 
-for (const runtimeName of RUNTIMES) {
-  describe(`program execute_payout (${runtimeName})`, function () {
+describeProgram('program execute_payout', (runtimeName, binary) => {
+  {
     let rt: Runtime;
     let w: World;
 
     beforeEach(async function () {
-      rt = await createRuntime(runtimeName);
+      rt = await createRuntime(runtimeName, binary);
       w = await createWorld(rt);
     });
 
@@ -117,10 +119,10 @@ for (const runtimeName of RUNTIMES) {
 
       it('pays into a Token-2022 account with extensions (ImmutableOwner, as every Token-2022 ATA has)', async function () {
         w = await createWorld(rt, { tokenProgram: TOKEN_2022_PROGRAM_ID });
-        const ata = Keypair.generate().publicKey;
+        const ata = keypair().publicKey;
         writeTokenAccount(rt, ata, {
           mint: w.mint,
-          owner: Keypair.generate().publicKey,
+          owner: keypair().publicKey,
           amount: 0n,
           tokenProgram: TOKEN_2022_PROGRAM_ID,
           immutableOwner: true,
@@ -133,9 +135,9 @@ for (const runtimeName of RUNTIMES) {
       });
 
       it('one merchant pays from vaults of two mints (any token account the merchant PDA owns is a vault)', async function () {
-        const mint2 = Keypair.generate().publicKey;
+        const mint2 = keypair().publicKey;
         writeMint(rt, mint2, w.tokenProgram, U64_MAX, 9);
-        const vault2 = Keypair.generate().publicKey;
+        const vault2 = keypair().publicKey;
         writeTokenAccount(rt, vault2, { mint: mint2, owner: w.merchant.pda, amount: 70n, tokenProgram: w.tokenProgram });
         const recipient2 = await w.addTokenAccount(mint2);
         expectOk(await payout(w, { opId: opIdFor('mint-1'), amount: 30n }));
@@ -173,7 +175,7 @@ for (const runtimeName of RUNTIMES) {
       for (const n of [2, 10]) {
         it(`${n} transactions for one op_id, different fee payers, all submitted first: one transfer`, async function () {
           const opId = opIdFor(`race-${n}`);
-          const payers = Array.from({ length: n }, () => Keypair.generate());
+          const payers = Array.from({ length: n }, () => keypair());
           for (const p of payers) fundSystemAccount(rt, p.publicKey);
           // Every transaction is built and signed against the same state before any is submitted.
           const txs: Transaction[] = [];
@@ -212,7 +214,7 @@ for (const runtimeName of RUNTIMES) {
         it(`succeeds exactly once when the op PDA was pre-funded with ${label}`, async function () {
           const opId = opIdFor(`griefed-${label}`);
           const [op] = opPda(w.merchant.pda, opId);
-          const attacker = Keypair.generate();
+          const attacker = keypair();
           fundSystemAccount(rt, attacker.publicKey);
           const grief = SystemProgram.transfer({
             fromPubkey: attacker.publicKey,
@@ -232,9 +234,9 @@ for (const runtimeName of RUNTIMES) {
         });
       }
 
-      it('after a payout, a lamport drain attempt and a retry in a later epoch (real warp) pay nothing more', async function () {
-        // Built with transactions only, so bankrun can warp for real (see Runtime.warpToSlot).
-        rt = await createRuntime(runtimeName);
+      it('after a payout, a lamport drain attempt and a retry in a later epoch pay nothing more', async function () {
+        // Built with transactions only (no account written directly); see Runtime.warpToSlot for how each runtime warps.
+        rt = await createRuntime(runtimeName, binary);
         w = await createWorldViaTransactions(rt);
         const opId = opIdFor('later');
         const [op] = opPda(w.merchant.pda, opId);
@@ -243,7 +245,7 @@ for (const runtimeName of RUNTIMES) {
 
         // Drain attempt: move the op account's lamports out through the System program. The account is owned by
         // the payout program, and nobody can sign for the PDA, so the runtime refuses.
-        const thief = Keypair.generate();
+        const thief = keypair();
         await w.fund(thief.publicKey);
         const drain = SystemProgram.transfer({ fromPubkey: op, toPubkey: thief.publicKey, lamports: recordBefore.lamports });
         drain.keys[0].isSigner = false;
@@ -310,7 +312,7 @@ for (const runtimeName of RUNTIMES) {
 
       it('a signer that is not the payout authority → Unauthorized', async function () {
         const opId = opIdFor('unauthorized');
-        const intruder = Keypair.generate();
+        const intruder = keypair();
         const ix = await payoutIx(w, { opId, amount: 5n, payoutAuthority: intruder.publicKey });
         await expectRejectedUnchanged(w, opId, await w.send([ix], [intruder]), E.Unauthorized);
       });
@@ -325,7 +327,7 @@ for (const runtimeName of RUNTIMES) {
       it('a fake merchant account owned by another program → InvalidMerchantAccount', async function () {
         const opId = opIdFor('fake-merchant');
         const real = (await rt.getAccount(w.merchant.pda))!;
-        const fake = Keypair.generate().publicKey;
+        const fake = keypair().publicKey;
         // Same bytes as the real config, owned by the System program.
         rt.setAccount(fake, { lamports: 10_000_000n, data: real.data, owner: SystemProgram.programId });
         const r = await payout(w, { opId, amount: 5n, merchant: fake });
@@ -343,7 +345,7 @@ for (const runtimeName of RUNTIMES) {
 
       it('a recipient of another mint → MintMismatch', async function () {
         const opId = opIdFor('other-mint');
-        const otherMint = Keypair.generate().publicKey;
+        const otherMint = keypair().publicKey;
         writeMint(rt, otherMint, w.tokenProgram, 10n);
         const stranger = await w.addTokenAccount(otherMint);
         const r = await payout(w, { opId, amount: 5n, recipientToken: stranger });
@@ -392,7 +394,7 @@ for (const runtimeName of RUNTIMES) {
       });
 
       it('only the merchant authority can pause or rotate the payout authority → Unauthorized', async function () {
-        const intruder = Keypair.generate();
+        const intruder = keypair();
         const pause = await program.methods
           .setPaused(true)
           .accountsStrict({ merchantAuthority: intruder.publicKey, merchant: w.merchant.pda })
@@ -409,7 +411,7 @@ for (const runtimeName of RUNTIMES) {
       });
 
       it('after set_payout_authority the old key is Unauthorized and the new one pays', async function () {
-        const next = Keypair.generate();
+        const next = keypair();
         const rotate = await program.methods
           .setPayoutAuthority(next.publicKey)
           .accountsStrict({ merchantAuthority: w.merchant.authority.publicKey, merchant: w.merchant.pda })
@@ -436,5 +438,5 @@ for (const runtimeName of RUNTIMES) {
         expect(await tokenBalance(rt, w.merchant.vault)).to.equal(0n);
       });
     });
-  });
-}
+  }
+});

@@ -1,8 +1,10 @@
 // initialize_merchant against the compiled program in both runtimes: the config PDA's contents, and each refusal
 // with its error number.
 import { expect } from 'chai';
-import { Keypair, PublicKey, SystemProgram } from '@solana/web3.js';
-import { createRuntime, PROGRAM_ID, RUNTIMES, type TxResult } from './runtimes';
+import { PublicKey, SystemProgram } from '@solana/web3.js';
+import { keypair } from './keys';
+import { createRuntime, PROGRAM_ID, type TxResult } from './runtimes';
+import { describeProgram } from './suite';
 import { createWorld, merchantPda, program, type World } from './world';
 
 const MissingSignature = 6011;
@@ -35,16 +37,16 @@ function nonCanonical(authority: PublicKey): [PublicKey, number] {
   throw new Error('no non-canonical bump');
 }
 
-for (const runtimeName of RUNTIMES) {
-  describe(`program initialize_merchant (${runtimeName})`, function () {
+describeProgram('program initialize_merchant', (runtimeName, binary) => {
+  {
     let w: World;
     beforeEach(async function () {
-      w = await createWorld(await createRuntime(runtimeName));
+      w = await createWorld(await createRuntime(runtimeName, binary));
     });
 
     it('writes the config: authorities, not paused, canonical bump', async function () {
-      const authority = Keypair.generate();
-      const payout = Keypair.generate().publicKey;
+      const authority = keypair();
+      const payout = keypair().publicKey;
       const [pda, bump] = merchantPda(authority.publicKey);
       const r = await w.send([await initIx(w, authority.publicKey, payout, pda, bump)], [authority]);
       expect(r.ok, r.error ?? '').to.equal(true);
@@ -61,21 +63,21 @@ for (const runtimeName of RUNTIMES) {
     it('a second initialize → MerchantAlreadyInitialized, config unchanged', async function () {
       const { authority, pda, bump } = w.merchant;
       const before = (await w.rt.getAccount(pda))!.data;
-      const r = await w.send([await initIx(w, authority.publicKey, Keypair.generate().publicKey, pda, bump)], [authority]);
+      const r = await w.send([await initIx(w, authority.publicKey, keypair().publicKey, pda, bump)], [authority]);
       expectCode(r, MerchantAlreadyInitialized);
       expect((await w.rt.getAccount(pda))!.data.equals(before)).to.equal(true);
     });
 
     it('the PDA of another authority → InvalidMerchantAddress', async function () {
-      const authority = Keypair.generate();
-      const [otherPda, otherBump] = merchantPda(Keypair.generate().publicKey);
+      const authority = keypair();
+      const [otherPda, otherBump] = merchantPda(keypair().publicKey);
       const r = await w.send([await initIx(w, authority.publicKey, authority.publicKey, otherPda, otherBump)], [authority]);
       expectCode(r, InvalidMerchantAddress);
       expect(await w.rt.getAccount(otherPda)).to.equal(null);
     });
 
     it('a valid but non-canonical bump → NonCanonicalBump', async function () {
-      const authority = Keypair.generate();
+      const authority = keypair();
       const [pda, bump] = nonCanonical(authority.publicKey);
       const r = await w.send([await initIx(w, authority.publicKey, authority.publicKey, pda, bump)], [authority]);
       expectCode(r, NonCanonicalBump);
@@ -83,7 +85,7 @@ for (const runtimeName of RUNTIMES) {
     });
 
     it('the merchant authority not signing → MissingSignature', async function () {
-      const authority = Keypair.generate();
+      const authority = keypair();
       const [pda, bump] = merchantPda(authority.publicKey);
       const ix = await initIx(w, authority.publicKey, authority.publicKey, pda, bump);
       ix.keys[0].isSigner = false;
@@ -92,7 +94,7 @@ for (const runtimeName of RUNTIMES) {
     });
 
     it('succeeds on a pre-funded PDA address', async function () {
-      const authority = Keypair.generate();
+      const authority = keypair();
       const [pda, bump] = merchantPda(authority.publicKey);
       const grief = SystemProgram.transfer({ fromPubkey: w.feePayer.publicKey, toPubkey: pda, lamports: 5_000_000 });
       expect((await w.send([grief])).ok).to.equal(true);
@@ -102,5 +104,5 @@ for (const runtimeName of RUNTIMES) {
       expect(account.owner.equals(PROGRAM_ID)).to.equal(true);
       expect(account.lamports).to.equal(5_000_000);
     });
-  });
-}
+  }
+});

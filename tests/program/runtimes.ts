@@ -1,20 +1,25 @@
 // One interface over the two Solana runtimes the program is tested in, so every case runs in both:
-// solana-bankrun 0.4.0 (Solana 1.18, legacy SPL Token) and LiteSVM 1.5.0 (Agave 3, p-token).
+// solana-bankrun 0.4.0 (Solana 1.18, legacy SPL Token) and LiteSVM 1.5.0 (Agave 3, p-token). In each, the binary
+// under test (tests/program/binaries.ts: the Anchor program and its lean twin) is deployed at the program id through
+// the BPF upgradeable loader's DeployWithMaxDataLen, which runs the loader's deploy-time ELF verification.
 // Transactions are built and signed with @solana/web3.js v1 (as the SDK does) and handed to LiteSVM as wire bytes.
-import { copyFileSync, existsSync, mkdirSync } from 'node:fs';
-import { join, resolve } from 'node:path';
-import { Keypair, PublicKey, type AccountInfo, type Transaction } from '@solana/web3.js';
-import { Clock as BankrunClock, start, type ProgramTestContext } from 'solana-bankrun';
-import { Clock as LiteSvmClock, FailedTransactionMetadata, LiteSVM } from 'litesvm';
+import { readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { Keypair, PublicKey, Transaction, TransactionInstruction, type AccountInfo } from '@solana/web3.js';
+import { Clock as BankrunClock, Rent as BankrunRent, start, type AddedAccount, type ProgramTestContext } from 'solana-bankrun';
+import { Clock as LiteSvmClock, FailedTransactionMetadata, LiteSVM, Rent as LiteSvmRent } from 'litesvm';
 import { address, getTransactionDecoder, lamports as kitLamports, type Address } from '@solana/kit';
+import { deployWithMaxDataLenIx, LOADER_V3, programDataAddress } from '../toolchain/support/upgradeable-loader';
+import type { ProgramBinary } from '../../common/program-binary';
+import { requireBinary } from './binaries';
+import { keypair } from './keys';
+import { recordRuntime, recordTransactions } from './differential';
 
 // bankrun logs every program log line to stderr at DEBUG unless told otherwise (read when it first starts).
 process.env.RUST_LOG ??= 'error';
 
 export const PROGRAM_ID = new PublicKey('5EjQQXLjWwmaZXgrv8tnwG7Gqwwrdzvcn7KjL1eAySUj');
 export const REPO_ROOT = resolve(__dirname, '../..');
-export const PROGRAM_SO = join(REPO_ROOT, 'target/deploy/oncepay.so');
-const FIXTURES_DIR = join(REPO_ROOT, 'tests/fixtures');
 
 export type RuntimeName = 'bankrun' | 'litesvm';
 export const RUNTIMES: RuntimeName[] = ['bankrun', 'litesvm'];
@@ -31,12 +36,15 @@ export interface TxResult {
 
 export interface Runtime {
   name: RuntimeName;
+  /** The program binary deployed at PROGRAM_ID. */
+  binary: ProgramBinary;
   /** A key the runtime itself funded (bankrun's genesis payer, a LiteSVM airdrop): no account was written. */
   payer: Keypair;
   /**
-   * Moves to a later slot, and at least one epoch on (the program reads both from the Clock sysvar). bankrun warps
-   * for real unless an account was written with setAccount (then its warp panics the process, so the Clock sysvar
-   * is moved instead); LiteSVM warps and sets the Clock's epoch.
+   * Moves to a later slot, and at least one epoch on (the program reads both from the Clock sysvar). LiteSVM warps
+   * and sets the Clock's epoch. bankrun 0.4 cannot warp here: once a program deployed by a transaction has run, its
+   * next transaction after a warp never returns ("the request exceeded its deadline"), and a warp after setAccount
+   * panics; so bankrun moves the Clock sysvar, which is what the program observes.
    */
   warpToSlot(slot: bigint): Promise<void>;
   /** A recent blockhash; distinct after every `send` (LiteSVM) or warp, so retries are new transactions. */
@@ -46,6 +54,8 @@ export interface Runtime {
   sendAll(txs: Transaction[]): Promise<TxResult[]>;
   getAccount(key: PublicKey): Promise<AccountInfo<Buffer> | null>;
   setAccount(key: PublicKey, info: { lamports: bigint; data: Uint8Array; owner: PublicKey; executable?: boolean }): void;
+  /** Overwrites the Rent sysvar (lamports per byte-year, exemption threshold in years). */
+  setRent(lamportsPerByteYear: bigint, exemptionThreshold: number): Promise<void>;
   slot(): Promise<bigint>;
   epoch(): Promise<bigint>;
 }
@@ -65,34 +75,61 @@ export function parseCustomCode(text: string | null | undefined): number | null 
   return m[1].startsWith('0x') ? parseInt(m[1], 16) : Number(m[1]);
 }
 
-/** Copies the built program where bankrun looks for it (a missing fixture hangs bankrun, so fail first). */
-export function ensureProgramFixture(): string {
-  if (!existsSync(PROGRAM_SO)) {
-    throw new Error(`${PROGRAM_SO} is missing: build it with toolchain/sbf/build.sh (make program)`);
-  }
-  mkdirSync(FIXTURES_DIR, { recursive: true });
-  const dest = join(FIXTURES_DIR, 'oncepay.so');
-  copyFileSync(PROGRAM_SO, dest);
-  return dest;
+/**
+ * The accounts a deploy starts from, written directly: the program account (loader-owned, `Uninitialized`, as a
+ * `CreateAccount` signed by the program's keypair would leave it; nobody holds that keypair for this id) and a
+ * buffer holding the ELF under `authority` (what `InitializeBuffer` + `Write`s would leave). The deploy itself is a
+ * real DeployWithMaxDataLen transaction (see deployInstruction).
+ */
+function deployAccounts(elf: Buffer, authority: PublicKey, buffer: PublicKey) {
+  const lamports = 1_000_000_000_000n; // plenty: rent-exempt for any size
+  const bufferData = Buffer.alloc(37 + elf.length);
+  bufferData.writeUInt32LE(1, 0); // UpgradeableLoaderState::Buffer
+  bufferData[4] = 1; // Some(authority)
+  authority.toBuffer().copy(bufferData, 5);
+  elf.copy(bufferData, 37);
+  const owner = new PublicKey(LOADER_V3);
+  return [
+    { key: PROGRAM_ID, lamports, data: Buffer.alloc(36), owner }, // UpgradeableLoaderState::Uninitialized
+    { key: buffer, lamports, data: bufferData, owner },
+  ];
 }
 
-export async function createRuntime(name: RuntimeName): Promise<Runtime> {
-  ensureProgramFixture();
-  return name === 'bankrun' ? createBankrun() : createLiteSvm();
+function deployInstruction(payer: PublicKey, buffer: PublicKey, authority: PublicKey, elf: Buffer): TransactionInstruction {
+  const ix = deployWithMaxDataLenIx(payer.toBase58(), PROGRAM_ID.toBase58(), buffer.toBase58(), authority.toBase58(), BigInt(elf.length));
+  return new TransactionInstruction({
+    programId: new PublicKey(ix.programId),
+    keys: ix.keys.map((k) => ({ pubkey: new PublicKey(k.pubkey), isSigner: k.isSigner, isWritable: k.isWritable })),
+    data: ix.data,
+  });
 }
 
-async function createBankrun(): Promise<Runtime> {
-  // bankrun resolves `<name>.so` under tests/fixtures of the working directory.
-  const cwd = process.cwd();
-  process.chdir(REPO_ROOT);
-  let context: ProgramTestContext;
-  try {
-    context = await start([{ name: 'oncepay', programId: PROGRAM_ID }], []);
-  } finally {
-    process.chdir(cwd);
-  }
+/** Fails the deploy loudly, with the loader's logs. */
+function mustDeploy(r: TxResult, binary: ProgramBinary, runtime: RuntimeName): void {
+  if (!r.ok) throw new Error(`deploying the ${binary} program through the upgradeable loader failed in ${runtime}: ${r.error}\n${r.logs.join('\n')}`);
+}
+
+/** The address of the program's ProgramData account (its ELF, after the deploy). */
+export const PROGRAM_DATA = new PublicKey(programDataAddress(PROGRAM_ID.toBase58()));
+
+export async function createRuntime(name: RuntimeName, binary: ProgramBinary): Promise<Runtime> {
+  const elf = readFileSync(requireBinary(binary));
+  const rt = name === 'bankrun' ? await createBankrun(binary, elf) : await createLiteSvm(binary, elf);
+  recordRuntime(rt);
+  return rt;
+}
+
+async function createBankrun(binary: ProgramBinary, elf: Buffer): Promise<Runtime> {
+  const authority = keypair();
+  const buffer = keypair().publicKey;
+  // Genesis accounts, not setAccount: bankrun's warp (needed once, to make the deployed program visible) panics
+  // after an account was written with setAccount.
+  const genesis: AddedAccount[] = deployAccounts(elf, authority.publicKey, buffer).map((a) => ({
+    address: a.key,
+    info: { lamports: Number(a.lamports), data: a.data, owner: a.owner, executable: false },
+  }));
+  const context: ProgramTestContext = await start([], genesis);
   const client = context.banksClient;
-  let wroteAccounts = false;
   const toResult = (r: Awaited<ReturnType<typeof client.tryProcessTransaction>>): TxResult => {
     const logs = r.meta?.logMessages ?? [];
     return {
@@ -103,17 +140,29 @@ async function createBankrun(): Promise<Runtime> {
       computeUnits: r.meta?.computeUnitsConsumed ?? 0n,
     };
   };
-  return {
+  const blockhash = async () => {
+    // Not context.lastBlockhash: it goes stale after a few hundred transactions and after a warp.
+    const latest = await client.getLatestBlockhash();
+    if (!latest) throw new Error('bankrun: no latest blockhash');
+    return latest[0];
+  };
+
+  const deploy = new Transaction({ feePayer: context.payer.publicKey, recentBlockhash: await blockhash() });
+  deploy.add(deployInstruction(context.payer.publicKey, buffer, authority.publicKey, elf));
+  deploy.sign(context.payer, authority);
+  mustDeploy(toResult(await client.tryProcessTransaction(deploy)), binary, 'bankrun');
+  // Deployed in slot N, executable from slot N + 1 (one slot: larger warps time out in bankrun 0.4).
+  context.warpToSlot((await client.getSlot()) + 1n);
+
+  const runtime: Runtime = {
     name: 'bankrun',
+    binary,
     payer: context.payer,
-    async blockhash() {
-      // Not context.lastBlockhash: it goes stale after a few hundred transactions and after a warp.
-      const latest = await client.getLatestBlockhash();
-      if (!latest) throw new Error('bankrun: no latest blockhash');
-      return latest[0];
-    },
+    blockhash,
     async send(tx) {
-      return toResult(await client.tryProcessTransaction(tx));
+      const r = toResult(await client.tryProcessTransaction(tx));
+      recordTransactions(runtime, [tx], [r]);
+      return r;
     },
     async sendAll(txs) {
       const results = await Promise.all(txs.map((tx) => client.tryProcessTransaction(tx)));
@@ -124,20 +173,25 @@ async function createBankrun(): Promise<Runtime> {
           results[i] = await client.tryProcessTransaction(txs[i]);
         }
       }
-      return results.map(toResult);
+      const out = results.map(toResult);
+      recordTransactions(runtime, txs, out);
+      return out;
     },
     async getAccount(key) {
       const a = await client.getAccount(key);
       return a ? { ...a, data: Buffer.from(a.data) } : null;
     },
     setAccount(key, info) {
-      wroteAccounts = true;
       context.setAccount(key, {
         lamports: Number(info.lamports),
         data: info.data,
         owner: info.owner,
         executable: info.executable ?? false,
       });
+    },
+    async setRent(lamportsPerByteYear, exemptionThreshold) {
+      const current = await client.getRent();
+      context.setRent(new BankrunRent(lamportsPerByteYear, exemptionThreshold, current.burnPercent));
     },
     async slot() {
       return (await client.getClock()).slot;
@@ -146,25 +200,30 @@ async function createBankrun(): Promise<Runtime> {
       return (await client.getClock()).epoch;
     },
     async warpToSlot(slot) {
-      if (!wroteAccounts) {
-        context.warpToSlot(slot);
-        return;
-      }
-      // bankrun's own warpToSlot panics ("calculate_accounts_hash_with_verify mismatch") once accounts were
-      // written with setAccount, so move the Clock sysvar instead: that is what the program observes.
+      // Not context.warpToSlot: see Runtime.warpToSlot.
       const c = await client.getClock();
       const epoch = laterEpoch(c.slot, c.epoch, slot);
       context.setClock(new BankrunClock(slot, c.unixTimestamp, epoch, epoch + 1n, c.unixTimestamp + 400_000n));
     },
   };
+  return runtime;
 }
 
-async function createLiteSvm(): Promise<Runtime> {
+async function createLiteSvm(binary: ProgramBinary, elf: Buffer): Promise<Runtime> {
   const svm = new LiteSVM();
-  svm.addProgramFromFile(address(PROGRAM_ID.toBase58()), PROGRAM_SO);
   const decoder = getTransactionDecoder();
-  const payer = Keypair.generate();
+  const payer = keypair();
   svm.airdrop(address(payer.publicKey.toBase58()), kitLamports(1_000_000_000_000n));
+  const setAccount: Runtime['setAccount'] = (key, info) => {
+    svm.setAccount({
+      address: address(key.toBase58()) as Address,
+      data: info.data,
+      executable: info.executable ?? false,
+      lamports: kitLamports(info.lamports),
+      programAddress: address(info.owner.toBase58()),
+      space: BigInt(info.data.length),
+    } as never);
+  };
   const sendOne = (tx: Transaction): TxResult => {
     const kitTx = decoder.decode(tx.serialize({ requireAllSignatures: true, verifySignatures: false }));
     const r = svm.sendTransaction(kitTx as never);
@@ -188,8 +247,21 @@ async function createLiteSvm(): Promise<Runtime> {
     }
     return { ok: true, error: null, customCode: null, logs: r.logs(), computeUnits: r.computeUnitsConsumed() };
   };
-  return {
+
+  const authority = keypair();
+  const buffer = keypair().publicKey;
+  for (const a of deployAccounts(elf, authority.publicKey, buffer)) setAccount(a.key, a);
+  const deploy = new Transaction({ feePayer: payer.publicKey, recentBlockhash: svm.latestBlockhash() });
+  deploy.add(deployInstruction(payer.publicKey, buffer, authority.publicKey, elf));
+  deploy.sign(payer, authority);
+  mustDeploy(sendOne(deploy), binary, 'litesvm');
+  // Deployed in slot N, executable from slot N + 1.
+  svm.warpToSlot(svm.getClock().slot + 1n);
+  svm.expireBlockhash();
+
+  const runtime: Runtime = {
     name: 'litesvm',
+    binary,
     payer,
     async blockhash() {
       return svm.latestBlockhash();
@@ -197,12 +269,14 @@ async function createLiteSvm(): Promise<Runtime> {
     async send(tx) {
       const r = sendOne(tx);
       svm.expireBlockhash(); // a retry must be a new transaction, as on a real cluster
+      recordTransactions(runtime, [tx], [r]);
       return r;
     },
     async sendAll(txs) {
       // LiteSVM executes synchronously; every transaction was signed before the first one runs.
       const results = txs.map(sendOne);
       svm.expireBlockhash();
+      recordTransactions(runtime, txs, results);
       return results;
     },
     async getAccount(key) {
@@ -216,15 +290,10 @@ async function createLiteSvm(): Promise<Runtime> {
         rentEpoch: 0,
       };
     },
-    setAccount(key, info) {
-      svm.setAccount({
-        address: address(key.toBase58()) as Address,
-        data: info.data,
-        executable: info.executable ?? false,
-        lamports: kitLamports(info.lamports),
-        programAddress: address(info.owner.toBase58()),
-        space: BigInt(info.data.length),
-      } as never);
+    setAccount,
+    async setRent(lamportsPerByteYear, exemptionThreshold) {
+      const current = svm.getRent();
+      svm.setRent(new LiteSvmRent(lamportsPerByteYear, exemptionThreshold, current.burnPercent));
     },
     async slot() {
       return svm.getClock().slot;
@@ -240,5 +309,5 @@ async function createLiteSvm(): Promise<Runtime> {
       svm.expireBlockhash();
     },
   };
+  return runtime;
 }
-

@@ -25,6 +25,7 @@ import {
 } from '@solana/web3.js';
 import idlJson from '../../idl/oncepay.json';
 import type { Oncepay } from '../../idl/oncepay';
+import { keypair } from './keys';
 import { PROGRAM_ID, type Runtime, type TxResult } from './runtimes';
 
 export { TOKEN_2022_PROGRAM_ID, TOKEN_PROGRAM_ID };
@@ -100,7 +101,7 @@ export function writeMint(rt: Runtime, key: PublicKey, tokenProgram: PublicKey, 
   MintLayout.encode(
     {
       mintAuthorityOption: 1,
-      mintAuthority: Keypair.generate().publicKey,
+      mintAuthority: keypair().publicKey,
       supply,
       decimals,
       isInitialized: true,
@@ -178,8 +179,8 @@ function must(r: TxResult, what: string): void {
 
 /** initialize_merchant for fresh merchant and payout authorities, rent paid by `feePayer`; throws on failure. */
 async function initializeMerchant(send: Send, feePayer: Keypair): Promise<Omit<Merchant, 'vault'>> {
-  const authority = Keypair.generate();
-  const payoutAuthority = Keypair.generate();
+  const authority = keypair();
+  const payoutAuthority = keypair();
   const [pda, bump] = merchantPda(authority.publicKey);
   const ix = await program.methods
     .initializeMerchant(payoutAuthority.publicKey, bump)
@@ -225,29 +226,29 @@ export async function createWorld(
 ): Promise<World> {
   const tokenProgram = opts.tokenProgram ?? TOKEN_PROGRAM_ID;
   const vaultAmount = opts.vaultAmount ?? 1_000_000_000n;
-  const feePayer = Keypair.generate();
+  const feePayer = keypair();
   fundSystemAccount(rt, feePayer.publicKey, 1_000n * SOL);
-  const mint = Keypair.generate().publicKey;
+  const mint = keypair().publicKey;
   writeMint(rt, mint, tokenProgram, opts.mintSupply ?? U64_MAX);
 
   const send = sender(rt, feePayer);
 
   const addTokenAccount = async (m: PublicKey, amount = 0n): Promise<PublicKey> => {
-    const key = Keypair.generate().publicKey;
-    writeTokenAccount(rt, key, { mint: m, owner: Keypair.generate().publicKey, amount, tokenProgram });
+    const key = keypair().publicKey;
+    writeTokenAccount(rt, key, { mint: m, owner: keypair().publicKey, amount, tokenProgram });
     return key;
   };
 
   const addMerchant = async (amount: bigint): Promise<Merchant> => {
     const m = await initializeMerchant(send, feePayer);
-    const vault = Keypair.generate().publicKey;
+    const vault = keypair().publicKey;
     writeTokenAccount(rt, vault, { mint, owner: m.pda, amount, tokenProgram });
     return { ...m, vault };
   };
 
   const merchant = await addMerchant(vaultAmount);
-  const recipientOwner = Keypair.generate().publicKey;
-  const recipient = Keypair.generate().publicKey;
+  const recipientOwner = keypair().publicKey;
+  const recipient = keypair().publicKey;
   writeTokenAccount(rt, recipient, { mint, owner: recipientOwner, amount: 0n, tokenProgram });
   const fund = async (key: PublicKey, lamports = 100n * SOL) => fundSystemAccount(rt, key, lamports);
   return { rt, tokenProgram, feePayer, mint, merchant, recipient, recipientOwner, addMerchant, addTokenAccount, fund, send };
@@ -255,7 +256,7 @@ export async function createWorld(
 
 /**
  * The same world built only with transactions (CreateAccount, InitializeMint2, InitializeAccount3, MintTo,
- * initialize_merchant) from the runtime's own funded payer: no account is written directly, so bankrun can warp.
+ * initialize_merchant) from the runtime's own funded payer: no account is written directly.
  */
 export async function createWorldViaTransactions(
   rt: Runtime,
@@ -263,7 +264,7 @@ export async function createWorldViaTransactions(
 ): Promise<World> {
   const tokenProgram = opts.tokenProgram ?? TOKEN_PROGRAM_ID;
   const feePayer = rt.payer;
-  const mintAuthority = Keypair.generate();
+  const mintAuthority = keypair();
   const send = sender(rt, feePayer);
   const create = (key: PublicKey, space: number) =>
     SystemProgram.createAccount({
@@ -274,7 +275,7 @@ export async function createWorldViaTransactions(
       programId: tokenProgram,
     });
 
-  const mintKp = Keypair.generate();
+  const mintKp = keypair();
   const mint = mintKp.publicKey;
   must(
     await send(
@@ -284,8 +285,8 @@ export async function createWorldViaTransactions(
     'create mint',
   );
 
-  const addTokenAccount = async (m: PublicKey, amount = 0n, owner = Keypair.generate().publicKey): Promise<PublicKey> => {
-    const kp = Keypair.generate();
+  const addTokenAccount = async (m: PublicKey, amount = 0n, owner = keypair().publicKey): Promise<PublicKey> => {
+    const kp = keypair();
     const ixs = [create(kp.publicKey, ACCOUNT_SIZE), createInitializeAccount3Instruction(kp.publicKey, m, owner, tokenProgram)];
     if (amount > 0n) ixs.push(createMintToInstruction(m, kp.publicKey, mintAuthority.publicKey, amount, [], tokenProgram));
     must(await send(ixs, amount > 0n ? [kp, mintAuthority] : [kp]), 'create token account');
@@ -305,7 +306,7 @@ export async function createWorldViaTransactions(
     );
 
   const merchant = await addMerchant(opts.vaultAmount ?? 1_000_000_000n);
-  const recipientOwner = Keypair.generate().publicKey;
+  const recipientOwner = keypair().publicKey;
   const recipient = await addTokenAccount(mint, 0n, recipientOwner);
   return { rt, tokenProgram, feePayer, mint, merchant, recipient, recipientOwner, addMerchant, addTokenAccount, fund, send };
 }

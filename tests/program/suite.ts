@@ -1,0 +1,50 @@
+// describeProgram: how every suite in tests/program is declared. The body runs once per runtime (bankrun, LiteSVM)
+// and per binary (binaries.ts), each case seeded with the same keys on both binaries; a last test per runtime then
+// compares what the two binaries did in every case (differential.ts), allowing only what differences.ts lists.
+import { expect } from 'chai';
+import type { ProgramBinary } from '../../common/program-binary';
+import { BINARIES, COMPARING, DEV_ONLY_BINARIES_ENV } from './binaries';
+import { beginCase, caseKey, comparedCases, differingCases, endCase } from './differential';
+import { KNOWN_DIFFERENCES, knownDifference } from './differences';
+import { seedKeys } from './keys';
+import { RUNTIMES, type RuntimeName } from './runtimes';
+
+export function describeProgram(suite: string, body: (runtime: RuntimeName, binary: ProgramBinary) => void): void {
+  for (const runtime of RUNTIMES) {
+    for (const binary of BINARIES) {
+      describe(`${suite} (${binary}, ${runtime})`, function () {
+        beforeEach(function () {
+          const key = caseKey(runtime, suite, this.currentTest!.title);
+          seedKeys(key);
+          beginCase(key, binary);
+        });
+        afterEach(async function () {
+          await endCase();
+        });
+        body(runtime, binary);
+      });
+    }
+  }
+  describe(`${suite}: the Anchor program and the lite twin`, function () {
+    for (const runtime of RUNTIMES) {
+      it(`answer every case alike (${runtime}): same successes, errors, events and accounts`, function () {
+        if (!COMPARING) {
+          this.skip(); // dev-only narrowed run (binaries.ts): nothing to compare
+        }
+        expect(comparedCases(runtime, suite), 'cases recorded on both binaries').to.be.greaterThan(0);
+        const unexplained: string[] = [];
+        const differing = differingCases(runtime, suite, ['anchor', 'lite']);
+        for (const [title, lines] of differing) {
+          if (!knownDifference(runtime, suite, title)) unexplained.push(`${title}\n    ${lines.join('\n    ')}`);
+        }
+        const stale = KNOWN_DIFFERENCES.filter(
+          (d) => d.suite === suite && (d.runtime ?? runtime) === runtime && !differing.has(d.case),
+        ).map((d) => d.case);
+        expect(unexplained, `differences not in tests/program/differences.ts:\n${unexplained.join('\n')}`).to.deep.equal([]);
+        expect(stale, 'rows of tests/program/differences.ts whose case no longer differs (remove them)').to.deep.equal([]);
+      });
+    }
+  });
+}
+
+export { DEV_ONLY_BINARIES_ENV };
