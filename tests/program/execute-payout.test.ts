@@ -11,6 +11,7 @@ import {
   buildTx,
   createWorld,
   createWorldViaTransactions,
+  ANCHOR_ERRORS,
   ERROR_CODES,
   fetchOperation,
   fundSystemAccount,
@@ -31,6 +32,7 @@ import {
 } from './world';
 
 const E = ERROR_CODES;
+const A = ANCHOR_ERRORS;
 
 function expectCode(r: TxResult, code: number): void {
   expect(r.ok, `expected failure ${code}, got success`).to.equal(false);
@@ -147,7 +149,7 @@ describeProgram('program execute_payout', (runtimeName, binary) => {
         expect(await tokenBalance(rt, vault2)).to.equal(0n);
         // The vault of one mint cannot pay a recipient of the other.
         const r = await payout(w, { opId: opIdFor('mint-x'), amount: 1n, recipientToken: recipient2 });
-        expectCode(r, E.MintMismatch);
+        expectCode(r, A.ConstraintTokenMint);
       });
 
       it('pays u64::MAX from a vault holding u64::MAX', async function () {
@@ -300,14 +302,14 @@ describeProgram('program execute_payout', (runtimeName, binary) => {
         expect(await tokenBalance(rt, w.recipient)).to.equal(0n);
       });
 
-      it('malformed data or an unknown discriminator → InvalidInstructionData', async function () {
+      it('short arguments → InstructionDidNotDeserialize; an unknown discriminator → InstructionFallbackNotFound', async function () {
         const opId = opIdFor('malformed');
         const short = await payoutIx(w, { opId, amount: 5n });
         short.data = short.data.subarray(0, short.data.length - 1);
-        await expectRejectedUnchanged(w, opId, await w.send([short], [w.merchant.payoutAuthority]), 6013);
+        await expectRejectedUnchanged(w, opId, await w.send([short], [w.merchant.payoutAuthority]), A.InstructionDidNotDeserialize);
         const unknown = await payoutIx(w, { opId, amount: 5n });
         unknown.data = Buffer.concat([Buffer.alloc(8, 0xab), unknown.data.subarray(8)]);
-        await expectRejectedUnchanged(w, opId, await w.send([unknown], [w.merchant.payoutAuthority]), 6013);
+        await expectRejectedUnchanged(w, opId, await w.send([unknown], [w.merchant.payoutAuthority]), A.InstructionFallbackNotFound);
       });
 
       it('a signer that is not the payout authority → Unauthorized', async function () {
@@ -317,39 +319,39 @@ describeProgram('program execute_payout', (runtimeName, binary) => {
         await expectRejectedUnchanged(w, opId, await w.send([ix], [intruder]), E.Unauthorized);
       });
 
-      it('the right key not signing → MissingSignature', async function () {
+      it('the right key not signing → AccountNotSigner', async function () {
         const opId = opIdFor('unsigned');
         const ix = await payoutIx(w, { opId, amount: 5n });
         ix.keys[0].isSigner = false;
-        await expectRejectedUnchanged(w, opId, await w.send([ix]), E.MissingSignature);
+        await expectRejectedUnchanged(w, opId, await w.send([ix]), A.AccountNotSigner);
       });
 
-      it('a fake merchant account owned by another program → InvalidMerchantAccount', async function () {
+      it('a fake merchant account owned by another program → AccountOwnedByWrongProgram', async function () {
         const opId = opIdFor('fake-merchant');
         const real = (await rt.getAccount(w.merchant.pda))!;
         const fake = keypair().publicKey;
         // Same bytes as the real config, owned by the System program.
         rt.setAccount(fake, { lamports: 10_000_000n, data: real.data, owner: SystemProgram.programId });
         const r = await payout(w, { opId, amount: 5n, merchant: fake });
-        expectCode(r, E.InvalidMerchantAccount);
+        expectCode(r, A.AccountOwnedByWrongProgram);
         expect(await tokenBalance(rt, w.merchant.vault)).to.equal(1_000_000_000n);
       });
 
-      it("another merchant's vault → InvalidVault", async function () {
+      it("another merchant's vault → ConstraintTokenOwner", async function () {
         const opId = opIdFor('foreign-vault');
         const other = await w.addMerchant(500n);
         const r = await payout(w, { opId, amount: 5n, vault: other.vault });
-        await expectRejectedUnchanged(w, opId, r, E.InvalidVault);
+        await expectRejectedUnchanged(w, opId, r, A.ConstraintTokenOwner);
         expect(await tokenBalance(rt, other.vault)).to.equal(500n);
       });
 
-      it('a recipient of another mint → MintMismatch', async function () {
+      it('a recipient of another mint → ConstraintTokenMint', async function () {
         const opId = opIdFor('other-mint');
         const otherMint = keypair().publicKey;
         writeMint(rt, otherMint, w.tokenProgram, 10n);
         const stranger = await w.addTokenAccount(otherMint);
         const r = await payout(w, { opId, amount: 5n, recipientToken: stranger });
-        await expectRejectedUnchanged(w, opId, r, E.MintMismatch);
+        await expectRejectedUnchanged(w, opId, r, A.ConstraintTokenMint);
       });
 
       it('an op PDA derived for another op_id → InvalidOperationAddress', async function () {
@@ -369,14 +371,14 @@ describeProgram('program execute_payout', (runtimeName, binary) => {
         expect(await rt.getAccount(otherOp)).to.equal(null);
       });
 
-      it('the wrong token program → InvalidTokenProgram', async function () {
+      it('the wrong token program → ConstraintTokenTokenProgram, or InvalidProgramId for no token program', async function () {
         const opId = opIdFor('token-program');
         // Token-2022 named while the accounts belong to SPL Token.
         let r = await payout(w, { opId, amount: 5n, tokenProgram: TOKEN_2022_PROGRAM_ID });
-        await expectRejectedUnchanged(w, opId, r, E.InvalidTokenProgram);
+        await expectRejectedUnchanged(w, opId, r, A.ConstraintTokenTokenProgram);
         // A program that is no token program at all.
         r = await payout(w, { opId, amount: 5n, tokenProgram: SystemProgram.programId });
-        await expectRejectedUnchanged(w, opId, r, E.InvalidTokenProgram);
+        await expectRejectedUnchanged(w, opId, r, A.InvalidProgramId);
       });
 
       it('a paused merchant → MerchantPaused; resumed → pays', async function () {

@@ -5,12 +5,10 @@ import { PublicKey, SystemProgram } from '@solana/web3.js';
 import { keypair } from './keys';
 import { createRuntime, PROGRAM_ID, type TxResult } from './runtimes';
 import { describeProgram } from './suite';
-import { createWorld, merchantPda, program, type World } from './world';
+import { ANCHOR_ERRORS, createWorld, ERROR_CODES, merchantPda, program, type World } from './world';
 
-const MissingSignature = 6011;
-const NonCanonicalBump = 6009;
-const InvalidMerchantAddress = 6018;
-const MerchantAlreadyInitialized = 6019;
+const { AccountNotSigner, ConstraintSeeds } = ANCHOR_ERRORS;
+const { NonCanonicalBump, MerchantAlreadyInitialized } = ERROR_CODES;
 
 function initIx(w: World, authority: PublicKey, payout: PublicKey, merchant: PublicKey, bump: number) {
   return program.methods
@@ -68,28 +66,37 @@ describeProgram('program initialize_merchant', (runtimeName, binary) => {
       expect((await w.rt.getAccount(pda))!.data.equals(before)).to.equal(true);
     });
 
-    it('the PDA of another authority → InvalidMerchantAddress', async function () {
+    it('the PDA of another authority → ConstraintSeeds', async function () {
       const authority = keypair();
       const [otherPda, otherBump] = merchantPda(keypair().publicKey);
       const r = await w.send([await initIx(w, authority.publicKey, authority.publicKey, otherPda, otherBump)], [authority]);
-      expectCode(r, InvalidMerchantAddress);
+      expectCode(r, ConstraintSeeds);
       expect(await w.rt.getAccount(otherPda)).to.equal(null);
     });
 
-    it('a valid but non-canonical bump → NonCanonicalBump', async function () {
+    it('the PDA of a valid but non-canonical bump → ConstraintSeeds (the seeds constraint finds the canonical one)', async function () {
       const authority = keypair();
       const [pda, bump] = nonCanonical(authority.publicKey);
       const r = await w.send([await initIx(w, authority.publicKey, authority.publicKey, pda, bump)], [authority]);
+      expectCode(r, ConstraintSeeds);
+      expect(await w.rt.getAccount(pda)).to.equal(null);
+    });
+
+    it('the canonical PDA with another bump argument → NonCanonicalBump', async function () {
+      const authority = keypair();
+      const [pda] = merchantPda(authority.publicKey);
+      const [, lower] = nonCanonical(authority.publicKey);
+      const r = await w.send([await initIx(w, authority.publicKey, authority.publicKey, pda, lower)], [authority]);
       expectCode(r, NonCanonicalBump);
       expect(await w.rt.getAccount(pda)).to.equal(null);
     });
 
-    it('the merchant authority not signing → MissingSignature', async function () {
+    it('the merchant authority not signing → AccountNotSigner', async function () {
       const authority = keypair();
       const [pda, bump] = merchantPda(authority.publicKey);
       const ix = await initIx(w, authority.publicKey, authority.publicKey, pda, bump);
       ix.keys[0].isSigner = false;
-      expectCode(await w.send([ix]), MissingSignature);
+      expectCode(await w.send([ix]), AccountNotSigner);
       expect(await w.rt.getAccount(pda)).to.equal(null);
     });
 

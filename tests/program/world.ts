@@ -2,7 +2,7 @@
 // a recipient, on one runtime. Token accounts and mints are written directly in their packed layouts (the same
 // bytes InitializeMint/InitializeAccount would produce), owned by the chosen token program.
 import { createHash } from 'node:crypto';
-import { AnchorProvider, BN, BorshCoder, EventParser, Program, type Wallet } from '@coral-xyz/anchor';
+import { AnchorProvider, BN, BorshCoder, EventParser, LangErrorCode, Program, type Wallet } from '@coral-xyz/anchor';
 import {
   AccountLayout,
   ACCOUNT_SIZE,
@@ -50,7 +50,16 @@ export const ERROR_CODES = {
   NonCanonicalBump: 6009,
   InvalidTokenProgram: 6010,
   MissingSignature: 6011,
+  InvalidRecipient: 6017,
+  InvalidMerchantAddress: 6018,
+  MerchantAlreadyInitialized: 6019,
 } as const;
+
+/**
+ * Anchor's framework error numbers, from @coral-xyz/anchor 0.32.1's own table: both binaries answer these where the
+ * Anchor program's account types and constraints reject (e.g. `AccountNotSigner` 3010 for a missing signature).
+ */
+export const ANCHOR_ERRORS = LangErrorCode;
 
 /** Anchor's client for the program, from the committed IDL (no RPC is ever called). */
 export function createProgram(): Program<Oncepay> {

@@ -10,11 +10,12 @@ use {
         cpi::invoke_signed_unchecked,
         instruction::{Account, AccountMeta, Instruction, Signer},
         pubkey::Pubkey,
-        ProgramResult,
     },
 };
 
-/// Invokes `ix` with `infos` in the order of its metas.
+/// Invokes `ix` with `infos` in the order of its metas. Returns nothing: a
+/// failing CPI aborts the whole transaction in the runtime, it never returns
+/// an error to the caller.
 ///
 /// Not pinocchio's `invoke_signed`: its per-account borrow check compares
 /// keys with unaligned loads (~100 instructions per account on this
@@ -26,14 +27,13 @@ fn invoke<const N: usize>(
     ix: &Instruction,
     infos: [&AccountInfo; N],
     signers: &[Signer],
-) -> ProgramResult {
+) {
     let accounts: [Account; N] = infos.map(Account::from);
     // SAFETY: the metas in `ix` name exactly `infos`, in order (built next to
     // each call below), and no borrow of their data or lamports is alive
     // during the call (see above). The runtime itself checks privileges,
     // signers and ownership, and aborts the transaction on any CPI failure.
     unsafe { invoke_signed_unchecked(ix, &accounts, signers) };
-    Ok(())
 }
 
 /// System `CreateAccount`.
@@ -51,7 +51,7 @@ pub fn create_account(
     space: u64,
     owner: &Pubkey,
     signers: &[Signer],
-) -> ProgramResult {
+) {
     let mut data = [0u8; 52];
     data[4..12].copy_from_slice(&lamports.to_le_bytes());
     data[12..20].copy_from_slice(&space.to_le_bytes());
@@ -75,7 +75,7 @@ pub fn create_account(
 ///   1. `[writable]` recipient
 ///
 /// Data: `[0..4]` 2u32, `[4..12]` lamports.
-pub fn transfer(from: &AccountInfo, to: &AccountInfo, lamports: u64) -> ProgramResult {
+pub fn transfer(from: &AccountInfo, to: &AccountInfo, lamports: u64) {
     let mut data = [0u8; 12];
     data[0] = 2;
     data[4..12].copy_from_slice(&lamports.to_le_bytes());
@@ -97,7 +97,7 @@ pub fn transfer(from: &AccountInfo, to: &AccountInfo, lamports: u64) -> ProgramR
 ///   0. `[writable, signer]` account
 ///
 /// Data: `[0..4]` 8u32, `[4..12]` space.
-pub fn allocate(account: &AccountInfo, space: u64, signers: &[Signer]) -> ProgramResult {
+pub fn allocate(account: &AccountInfo, space: u64, signers: &[Signer]) {
     let mut data = [0u8; 12];
     data[0] = 8;
     data[4..12].copy_from_slice(&space.to_le_bytes());
@@ -116,7 +116,7 @@ pub fn allocate(account: &AccountInfo, space: u64, signers: &[Signer]) -> Progra
 ///   0. `[writable, signer]` account
 ///
 /// Data: `[0..4]` 1u32, `[4..36]` owner.
-pub fn assign(account: &AccountInfo, owner: &Pubkey, signers: &[Signer]) -> ProgramResult {
+pub fn assign(account: &AccountInfo, owner: &Pubkey, signers: &[Signer]) {
     let mut data = [0u8; 36];
     data[0] = 1;
     data[4..36].copy_from_slice(owner);
@@ -141,17 +141,18 @@ pub fn create_pda_account(
     space: u64,
     owner: &Pubkey,
     signers: &[Signer],
-) -> ProgramResult {
+) {
     let current = account.lamports();
     if current == 0 {
-        return create_account(payer, account, rent_exempt_lamports, space, owner, signers);
+        create_account(payer, account, rent_exempt_lamports, space, owner, signers);
+        return;
     }
     let shortfall = rent_exempt_lamports.saturating_sub(current);
     if shortfall > 0 {
-        transfer(payer, account, shortfall)?;
+        transfer(payer, account, shortfall);
     }
-    allocate(account, space, signers)?;
-    assign(account, owner, signers)
+    allocate(account, space, signers);
+    assign(account, owner, signers);
 }
 
 /// Token `TransferChecked` (discriminator 12), for SPL Token or Token-2022.
@@ -173,7 +174,7 @@ pub fn transfer_checked(
     amount: u64,
     decimals: u8,
     signers: &[Signer],
-) -> ProgramResult {
+) {
     let mut data = [0u8; 10];
     data[0] = 12;
     data[1..9].copy_from_slice(&amount.to_le_bytes());

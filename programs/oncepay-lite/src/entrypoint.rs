@@ -2,14 +2,14 @@
 //! instruction first.
 
 use {
-    crate::{error::OncepayError, instructions::*},
+    crate::{
+        anchor_error::{AnchorErrorCode, Result},
+        instructions::*,
+    },
     pinocchio::{
         account_info::AccountInfo, no_allocator, program_entrypoint, pubkey::Pubkey, ProgramResult,
     },
 };
-
-#[cfg(feature = "logging")]
-use pinocchio::program_error::ProgramError;
 
 // Nine accounts is the most any instruction takes; extra ones are ignored.
 program_entrypoint!(process_instruction, 9);
@@ -43,18 +43,19 @@ pub fn process_instruction(
     accounts: &[AccountInfo],
     instruction_data: &[u8],
 ) -> ProgramResult {
-    let result = dispatch(program_id, accounts, instruction_data);
-    #[cfg(feature = "logging")]
-    if let Err(error) = &result {
-        log_error(error);
-    }
-    result
+    dispatch(program_id, accounts, instruction_data).map_err(|failure| {
+        // Anchor's log line, on the failure path only (`Failure::log` is cold).
+        failure.log();
+        failure.into()
+    })
 }
 
+/// Anchor's dispatch: the first instruction whose discriminator starts the
+/// data; none (or fewer than 8 bytes) → `InstructionFallbackNotFound`.
 #[inline(always)]
-fn dispatch(program_id: &Pubkey, accounts: &[AccountInfo], data: &[u8]) -> ProgramResult {
+fn dispatch(program_id: &Pubkey, accounts: &[AccountInfo], data: &[u8]) -> Result {
     let Some((discriminator, args)) = data.split_first_chunk::<8>() else {
-        return Err(OncepayError::InvalidInstructionData.into());
+        return Err(AnchorErrorCode::InstructionFallbackNotFound.into());
     };
     match *discriminator {
         // execute_payout
@@ -65,49 +66,37 @@ fn dispatch(program_id: &Pubkey, accounts: &[AccountInfo], data: &[u8]) -> Progr
         SET_PAYOUT_AUTHORITY => process_set_payout_authority(program_id, accounts, args),
         // set_paused
         SET_PAUSED => process_set_paused(program_id, accounts, args),
-        _ => Err(OncepayError::InvalidInstructionData.into()),
+        _ => Err(AnchorErrorCode::InstructionFallbackNotFound.into()),
     }
-}
-
-/// Logs the name of a program error (only with the `logging` feature).
-#[cfg(feature = "logging")]
-#[cold]
-fn log_error(error: &ProgramError) {
-    if let ProgramError::Custom(code) = error {
-        if let Some(e) = OncepayError::ALL.get(code.wrapping_sub(6000) as usize) {
-            pinocchio::log::sol_log(e.name());
-            return;
-        }
-    }
-    pinocchio::log::sol_log("Error: not an oncepay error");
 }
 
 #[cfg(test)]
 mod tests {
-    use {super::*, pinocchio::program_error::ProgramError};
+    use {super::*, crate::anchor_error::Kind};
 
-    fn code(r: ProgramResult) -> Option<u32> {
-        match r {
-            Err(ProgramError::Custom(c)) => Some(c),
-            _ => None,
-        }
+    fn kind(r: Result) -> Option<Kind> {
+        r.err().map(|f| f.kind)
     }
 
     #[test]
-    fn dispatch_names_bad_data_and_missing_accounts() {
+    fn dispatch_names_unknown_instructions_and_missing_accounts() {
         let id = crate::ID;
-        let invalid_data = Some(OncepayError::InvalidInstructionData as u32);
-        assert_eq!(code(dispatch(&id, &[], &[])), invalid_data);
-        assert_eq!(code(dispatch(&id, &[], &EXECUTE_PAYOUT[..7])), invalid_data);
-        assert_eq!(code(dispatch(&id, &[], &[0u8; 8])), invalid_data);
-        let missing = Some(OncepayError::NotEnoughAccountKeys as u32);
-        for disc in [
-            EXECUTE_PAYOUT,
-            INITIALIZE_MERCHANT,
-            SET_PAUSED,
-            SET_PAYOUT_AUTHORITY,
-        ] {
-            assert_eq!(code(dispatch(&id, &[], &disc)), missing);
-        }
+        let fallback = Some(Kind::Anchor(AnchorErrorCode::InstructionFallbackNotFound));
+        assert_eq!(kind(dispatch(&id, &[], &[])), fallback);
+        assert_eq!(kind(dispatch(&id, &[], &EXECUTE_PAYOUT[..7])), fallback);
+        assert_eq!(kind(dispatch(&id, &[], &[0u8; 8])), fallback);
+        // Arguments are decoded before accounts are taken, as Anchor does.
+        let short = Some(Kind::Anchor(AnchorErrorCode::InstructionDidNotDeserialize));
+        assert_eq!(kind(dispatch(&id, &[], &EXECUTE_PAYOUT)), short);
+        let missing = Some(Kind::Anchor(AnchorErrorCode::AccountNotEnoughKeys));
+        let with_args = |disc: [u8; 8], n: usize| {
+            let mut d = [0u8; 8 + 41];
+            d[..8].copy_from_slice(&disc);
+            kind(dispatch(&id, &[], &d[..8 + n]))
+        };
+        assert_eq!(with_args(EXECUTE_PAYOUT, 41), missing);
+        assert_eq!(with_args(INITIALIZE_MERCHANT, 33), missing);
+        assert_eq!(with_args(SET_PAUSED, 1), missing);
+        assert_eq!(with_args(SET_PAYOUT_AUTHORITY, 32), missing);
     }
 }

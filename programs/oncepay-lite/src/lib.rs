@@ -24,6 +24,7 @@ macro_rules! cu_checkpoint {
 pub(crate) use cu_checkpoint;
 
 pub mod address;
+pub mod anchor_error;
 pub mod cpi;
 pub mod discriminator;
 #[cfg(feature = "bpf-entrypoint")]

@@ -121,6 +121,24 @@ pub fn verify_canonical(
     Ok(())
 }
 
+/// Whether `address` is the canonical PDA of `seeds` (what
+/// `find_program_address` returns): the hash with the highest bump that is
+/// off the curve. Costs a hash and a curve check per bump tried, so it is
+/// used only to name a failure, never on the success path.
+pub fn is_canonical_address(address: &Pubkey, seeds: &[&[u8]], program_id: &Pubkey) -> bool {
+    let mut bump = u8::MAX;
+    loop {
+        let hash = hash_address(seeds, bump, program_id);
+        if !is_on_curve(&hash.0) {
+            return keys_eq(&hash.0, address);
+        }
+        match bump.checked_sub(1) {
+            Some(lower) => bump = lower,
+            None => return false,
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use {super::*, crate::address::PROGRAM_ID};

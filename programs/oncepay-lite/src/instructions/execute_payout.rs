@@ -16,62 +16,73 @@
 //! ### Data (after the 8-byte discriminator): `[0..32]` op_id, `[32..40]`
 //! amount (u64 LE), `[40]` op_bump.
 //!
-//! ### Checks, in this order (first failure wins):
-//!   1. accounts present, data length → `NotEnoughAccountKeys`,
-//!      `InvalidInstructionData`
-//!   2. signers: payout_authority, payer → `MissingSignature`
-//!   3. writable: payer, operation, vault, recipient → `AccountNotWritable`
-//!   4. programs: token_program ∈ {Token, Token-2022} →
-//!      `InvalidTokenProgram`; system_program → `InvalidSystemProgram`
-//!   5. owners: merchant by this program → `InvalidMerchantAccount`; vault,
-//!      mint, recipient by token_program → `InvalidTokenProgram`
-//!   6. layouts: merchant length + discriminator → `InvalidMerchantAccount`;
-//!      vault → `InvalidVault`; recipient → `InvalidRecipient`; mint →
-//!      `InvalidMint`
-//!   7. payout_authority == merchant.payout_authority → `Unauthorized`
-//!   8. operation == hash of the op seeds with op_bump →
-//!      `InvalidOperationAddress`; op_bump canonical → `NonCanonicalBump`
-//!      (that the address is off the curve is enforced by the runtime when
-//!      it derives the signer of the op-seeded CPI below; see `pda.rs`)
-//!   9. operation not yet created → `OperationAlreadyConsumed` (checked
-//!      before the business checks below, so a repeat of a paid op_id always
-//!      answers 6000, even once the vault is empty or the merchant paused)
-//!  10. merchant not paused → `MerchantPaused`
-//!  11. amount > 0 → `InvalidAmount`
-//!  12. vault authority == merchant → `InvalidVault`
-//!  13. vault mint == mint == recipient mint → `MintMismatch`; recipient ≠
-//!      vault → `InvalidRecipient`
-//!  14. vault amount ≥ amount → `InsufficientVaultBalance`
+//! ### Checks, in the order of the Anchor program's `ExecutePayout` (first
+//! failure wins; `@account` = the account Anchor's log names):
+//!   1. arguments decode → `InstructionDidNotDeserialize` (102)
+//!   2. account types, in field order (a missing account →
+//!      `AccountNotEnoughKeys` 3005):
+//!      payout_authority, payer: `Signer` → `AccountNotSigner` (3010);
+//!      merchant: `Account<Merchant>` → `AccountNotInitialized` (3012),
+//!      `AccountOwnedByWrongProgram` (3007), `AccountDiscriminatorNotFound`
+//!      (3001), `AccountDiscriminatorMismatch` (3002),
+//!      `AccountDidNotDeserialize` (3003);
+//!      vault, mint, recipient_token: `InterfaceAccount` → 3012, 3007 (not a
+//!      token program's), then the token program's `InvalidAccountData` /
+//!      `UninitializedAccount` (see `token.rs`);
+//!      token_program: `Interface<TokenInterface>`, system_program:
+//!      `Program<System>` → `InvalidProgramId` (3008),
+//!      `InvalidProgramExecutable` (3009)
+//!   3. constraints, in field order:
+//!      payer `mut` → `ConstraintMut` (2000);
+//!      merchant `has_one = payout_authority` → `Unauthorized` (6001) (its
+//!      `seeds` constraint cannot fail here: only `initialize_merchant`
+//!      creates a `Merchant`, at the PDA of its stored authority and bump);
+//!      operation `mut` → 2000, then the address with a canonical `op_bump` →
+//!      `InvalidOperationAddress` (6008), `NonCanonicalBump` (6009) (that the
+//!      address is off the curve is enforced by the runtime when it derives
+//!      the signer of the op-seeded CPI below; see `pda.rs`), then not yet
+//!      created → `OperationAlreadyConsumed` (6000): a repeat of a paid op_id
+//!      answers 6000 before every check below, even once the vault is empty
+//!      or the merchant paused;
+//!      vault `mut` → 2000, `token::authority = merchant` →
+//!      `ConstraintTokenOwner` (2015), `token::mint` → `ConstraintTokenMint`
+//!      (2014), `token::token_program` → `ConstraintTokenTokenProgram` (2021);
+//!      mint `mint::token_program` → `ConstraintMintTokenProgram` (2022);
+//!      recipient_token `mut` → 2000, not the vault → `InvalidRecipient`
+//!      (6017), `token::mint` → 2014, `token::token_program` → 2021
+//!   4. handler: not paused → `MerchantPaused` (6002); amount > 0 →
+//!      `InvalidAmount` (6003); vault amount ≥ amount →
+//!      `InsufficientVaultBalance` (6004)
 //!
 //! ### Effects (all or nothing):
-//! create `operation` (pre-funded-safe) → `transfer_checked` vault →
-//! recipient signed by the merchant PDA → write the `Operation` record →
-//! emit `PayoutExecuted`.
+//! create `operation` (pre-funded-safe, at least 1 lamport) →
+//! `transfer_checked` vault → recipient signed by the merchant PDA → write
+//! the `Operation` record → emit `PayoutExecuted`.
 
 use {
-    super::{arg, require_signer, require_writable},
+    super::{
+        account, mint_account, mutable, owned_by_token_program, program_account, signer,
+        system_program_account, token_account, token_program_account, Args,
+    },
     crate::{
-        address::{SYSTEM_PROGRAM, TOKEN_2022_PROGRAM, TOKEN_PROGRAM},
+        address::SYSTEM_PROGRAM,
+        anchor_error::{AnchorErrorCode, Failure, Result, RuntimeError},
         cpi,
         error::OncepayError,
         events,
         keys::{keys_eq, owned_by},
         pda, rent,
         state::{
-            load,
             merchant::MERCHANT_SEED,
             operation::{OperationRecord, OPERATION_SEED},
             Layout, Merchant, Operation,
         },
-        token,
     },
     pinocchio::{
         account_info::AccountInfo,
         instruction::{Seed, Signer},
-        program_error::ProgramError,
         pubkey::Pubkey,
         sysvars::{clock::Clock, Sysvar},
-        ProgramResult,
     },
 };
 
@@ -83,32 +94,21 @@ pub struct ExecutePayoutArgs<'a> {
     pub op_bump: u8,
 }
 
-/// Argument bytes after the discriminator.
+/// Argument bytes after the discriminator (more are ignored, as Borsh does).
 pub const ARGS_LEN: usize = 32 + 8 + 1;
 
-/// Parses the arguments; the length must be exact.
-pub fn parse_args(args: &[u8]) -> Result<ExecutePayoutArgs<'_>, OncepayError> {
-    if args.len() != ARGS_LEN {
-        return Err(OncepayError::InvalidInstructionData);
-    }
+/// Decodes the arguments (Borsh: a prefix of the data).
+pub fn parse_args(args: &[u8]) -> Result<ExecutePayoutArgs<'_>> {
+    let mut a = Args::new(args);
     Ok(ExecutePayoutArgs {
-        op_id: arg::<32>(args, 0)?,
-        amount: u64::from_le_bytes(*arg::<8>(args, 32)?),
-        op_bump: arg::<1>(args, 40)?[0],
+        op_id: a.bytes::<32>()?,
+        amount: a.u64()?,
+        op_bump: a.u8()?,
     })
 }
 
-pub fn process_execute_payout(
-    program_id: &Pubkey,
-    accounts: &[AccountInfo],
-    args: &[u8],
-) -> ProgramResult {
-    // 1. Accounts and data.
-    let [payout_authority, payer, merchant, operation, vault, mint, recipient, token_program, system_program, ..] =
-        accounts
-    else {
-        return Err(OncepayError::NotEnoughAccountKeys.into());
-    };
+pub fn process_execute_payout(program_id: &Pubkey, accounts: &[AccountInfo], args: &[u8]) -> Result {
+    // 1. Arguments.
     let ExecutePayoutArgs {
         op_id,
         amount,
@@ -116,59 +116,37 @@ pub fn process_execute_payout(
     } = parse_args(args)?;
 
     crate::cu_checkpoint!();
-    // 2. Signers.
-    require_signer(payout_authority)?;
-    require_signer(payer)?;
-
-    // 3. Writable.
-    require_writable(payer)?;
-    require_writable(operation)?;
-    require_writable(vault)?;
-    require_writable(recipient)?;
-
-    // 4. Programs.
-    let token_program_id = token_program.key();
-    if !keys_eq(token_program_id, &TOKEN_PROGRAM.0)
-        && !keys_eq(token_program_id, &TOKEN_2022_PROGRAM.0)
-    {
-        return Err(OncepayError::InvalidTokenProgram.into());
-    }
-    if !keys_eq(system_program.key(), &SYSTEM_PROGRAM.0) {
-        return Err(OncepayError::InvalidSystemProgram.into());
-    }
-
-    // 5-6. Owners, then layouts and discriminators.
+    // 2. Account types, in field order.
+    let payout_authority = account(accounts, 0)?;
+    signer(payout_authority, "payout_authority")?;
+    let payer = account(accounts, 1)?;
+    signer(payer, "payer")?;
+    let merchant = account(accounts, 2)?;
     // SAFETY: nothing borrows the merchant's data mutably in this instruction.
-    let config =
-        unsafe { load::<Merchant>(merchant, program_id, OncepayError::InvalidMerchantAccount)? };
-    if !owned_by(vault, token_program_id)
-        || !owned_by(mint, token_program_id)
-        || !owned_by(recipient, token_program_id)
-    {
-        return Err(OncepayError::InvalidTokenProgram.into());
-    }
-    // SAFETY: nothing borrows these accounts' data mutably before the CPI
-    // below, and these shared views are not used after it.
-    let (vault_data, mint_data, recipient_data) = unsafe {
-        (
-            vault.borrow_data_unchecked(),
-            mint.borrow_data_unchecked(),
-            recipient.borrow_data_unchecked(),
-        )
-    };
-    let vault_account = token::token_account(vault_data).ok_or(OncepayError::InvalidVault)?;
-    let recipient_account =
-        token::token_account(recipient_data).ok_or(OncepayError::InvalidRecipient)?;
-    let decimals = token::mint_decimals(mint_data).ok_or(OncepayError::InvalidMint)?;
+    let config = unsafe { program_account::<Merchant>(merchant, program_id, "merchant")? };
+    let operation = account(accounts, 3)?;
+    // SAFETY (the three below): nothing borrows these accounts' data mutably
+    // before the transfer CPI, and these views are not used after it.
+    let vault = account(accounts, 4)?;
+    let vault_account = unsafe { token_account(vault, "vault")? };
+    let mint = account(accounts, 5)?;
+    let decimals = unsafe { mint_account(mint, "mint")? };
+    let recipient = account(accounts, 6)?;
+    let recipient_account = unsafe { token_account(recipient, "recipient_token")? };
+    let token_program = account(accounts, 7)?;
+    token_program_account(token_program, "token_program")?;
+    let system_program = account(accounts, 8)?;
+    system_program_account(system_program, "system_program")?;
 
     crate::cu_checkpoint!();
-    // 7. Authority.
+    // 3. Constraints, in field order.
+    mutable(payer, "payer")?;
     if !keys_eq(config.payout_authority(), payout_authority.key()) {
-        return Err(OncepayError::Unauthorized.into());
+        return Err(Failure::from(OncepayError::Unauthorized).at("merchant"));
     }
 
+    mutable(operation, "operation")?;
     crate::cu_checkpoint!();
-    // 8. Operation address, canonical bump.
     pda::verify_canonical(
         operation.key(),
         &[OPERATION_SEED, merchant.key(), op_id],
@@ -176,33 +154,42 @@ pub fn process_execute_payout(
         program_id,
         OncepayError::InvalidOperationAddress,
     )?;
-
     crate::cu_checkpoint!();
-    // 9. Not yet consumed. Only this program can create an account at the op
-    // PDA, and it never closes one: owned by us means paid.
+    // Only this program can create an account at the op PDA, and it never
+    // closes one: owned by us means paid.
     if owned_by(operation, program_id) {
-        return Err(OncepayError::OperationAlreadyConsumed.into());
+        return Err(Failure::from(OncepayError::OperationAlreadyConsumed).at("operation"));
     }
     if !owned_by(operation, &SYSTEM_PROGRAM.0) || !operation.data_is_empty() {
         return Err(OncepayError::InvalidOperationAddress.into());
     }
 
+    let token_program_id = token_program.key();
+    mutable(vault, "vault")?;
+    if !keys_eq(vault_account.authority, merchant.key()) {
+        return Err(AnchorErrorCode::ConstraintTokenOwner.into());
+    }
+    if !keys_eq(vault_account.mint, mint.key()) {
+        return Err(AnchorErrorCode::ConstraintTokenMint.into());
+    }
+    owned_by_token_program(vault, token_program_id, AnchorErrorCode::ConstraintTokenTokenProgram)?;
+    owned_by_token_program(mint, token_program_id, AnchorErrorCode::ConstraintMintTokenProgram)?;
+    mutable(recipient, "recipient_token")?;
+    if keys_eq(recipient.key(), vault.key()) {
+        return Err(Failure::from(OncepayError::InvalidRecipient).at("recipient_token"));
+    }
+    if !keys_eq(recipient_account.mint, mint.key()) {
+        return Err(AnchorErrorCode::ConstraintTokenMint.into());
+    }
+    owned_by_token_program(recipient, token_program_id, AnchorErrorCode::ConstraintTokenTokenProgram)?;
+
     crate::cu_checkpoint!();
-    // 10-14. Business rules.
+    // 4. Handler rules.
     if config.paused() {
         return Err(OncepayError::MerchantPaused.into());
     }
     if amount == 0 {
         return Err(OncepayError::InvalidAmount.into());
-    }
-    if !keys_eq(vault_account.authority, merchant.key()) {
-        return Err(OncepayError::InvalidVault.into());
-    }
-    if !keys_eq(vault_account.mint, mint.key()) || !keys_eq(recipient_account.mint, mint.key()) {
-        return Err(OncepayError::MintMismatch.into());
-    }
-    if keys_eq(vault.key(), recipient.key()) {
-        return Err(OncepayError::InvalidRecipient.into());
     }
     if vault_account.amount < amount {
         return Err(OncepayError::InsufficientVaultBalance.into());
@@ -219,7 +206,7 @@ pub fn process_execute_payout(
         Seed::from(op_id),
         Seed::from(&op_bump_seed),
     ];
-    let lamports = rent::minimum_balance(Operation::LEN)?;
+    let lamports = rent::funding_lamports(Operation::LEN)?;
     cpi::create_pda_account(
         payer,
         operation,
@@ -227,7 +214,7 @@ pub fn process_execute_payout(
         Operation::LEN as u64,
         program_id,
         &[Signer::from(&op_seeds)],
-    )?;
+    );
 
     crate::cu_checkpoint!();
     // Move the tokens, signed by the merchant PDA with its stored bump.
@@ -245,14 +232,18 @@ pub fn process_execute_payout(
         amount,
         decimals,
         &[Signer::from(&merchant_seeds)],
-    )?;
+    );
 
     crate::cu_checkpoint!();
     // Record.
-    let slot = Clock::get()?.slot;
-    let mut op_data = operation.try_borrow_mut_data()?;
+    let slot = Clock::get()
+        .map_err(|_| Failure::from(RuntimeError::UnsupportedSysvar))?
+        .slot;
+    let mut op_data = operation
+        .try_borrow_mut_data()
+        .map_err(|_| Failure::from(RuntimeError::AccountDataTooSmall))?;
     let record = Operation::from_bytes_mut_unchecked(&mut op_data)
-        .ok_or(ProgramError::AccountDataTooSmall)?;
+        .ok_or(Failure::from(RuntimeError::AccountDataTooSmall))?;
     record.write(&OperationRecord {
         op_id,
         merchant: merchant.key(),
@@ -278,33 +269,29 @@ pub fn process_execute_payout(
 
 #[cfg(test)]
 mod tests {
-    use super::*;
+    use {super::*, crate::anchor_error::Kind};
 
     #[test]
-    fn parses_exact_arguments() {
-        let mut data = [0u8; ARGS_LEN];
+    fn parses_arguments_as_borsh() {
+        let mut data = [0u8; ARGS_LEN + 3];
         data[..32].copy_from_slice(&[5; 32]);
         data[32..40].copy_from_slice(&u64::MAX.to_le_bytes());
         data[40] = 253;
-        assert_eq!(
-            parse_args(&data),
-            Ok(ExecutePayoutArgs {
-                op_id: &[5; 32],
-                amount: u64::MAX,
-                op_bump: 253
-            })
-        );
+        let expected = ExecutePayoutArgs {
+            op_id: &[5; 32],
+            amount: u64::MAX,
+            op_bump: 253,
+        };
+        assert_eq!(parse_args(&data[..ARGS_LEN]), Ok(expected));
+        // Trailing bytes are ignored (Borsh from a slice), as in the Anchor program.
+        assert_eq!(parse_args(&data).map(|a| a.op_bump), Ok(253));
     }
 
     #[test]
-    fn rejects_short_and_long_data() {
+    fn short_data_does_not_deserialize() {
         assert_eq!(
-            parse_args(&[0u8; ARGS_LEN - 1]),
-            Err(OncepayError::InvalidInstructionData)
-        );
-        assert_eq!(
-            parse_args(&[0u8; ARGS_LEN + 1]),
-            Err(OncepayError::InvalidInstructionData)
+            parse_args(&[0u8; ARGS_LEN - 1]).err().map(|f| f.kind),
+            Some(Kind::Anchor(AnchorErrorCode::InstructionDidNotDeserialize))
         );
     }
 }

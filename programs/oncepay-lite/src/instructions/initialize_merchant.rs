@@ -10,92 +10,103 @@
 //! ### Data (after the discriminator): `[0..32]` payout_authority, `[32]`
 //! merchant_bump (canonical).
 //!
-//! ### Checks: signers → writable → system program → merchant address and
-//! canonical bump (`InvalidMerchantAddress`, `NonCanonicalBump`) → not yet
-//! initialised (`MerchantAlreadyInitialized`).
+//! ### Checks, in the order of the Anchor program's `InitializeMerchant`:
+//! arguments decode (102) → merchant_authority, payer `Signer` (3010) →
+//! system_program `Program<System>` (3008, 3009) → payer `mut` (2000) →
+//! merchant `seeds` with the canonical bump (`ConstraintSeeds` 2006: the
+//! account is not the canonical PDA) → merchant `mut` (2000) → handler:
+//! `merchant_bump` is that canonical bump (`NonCanonicalBump` 6009), not yet
+//! initialised (`MerchantAlreadyInitialized` 6019), a fresh System account
+//! (`InvalidMerchantAddress` 6018).
+//!
+//! The Anchor program finds the canonical bump with `find_program_address`;
+//! here the given bump is checked (`pda::verify_canonical`) and, only when
+//! that fails, the canonical address is searched to tell 2006 from 6009.
 //!
 //! Vaults are not registered here: any token account whose authority is the
 //! merchant PDA is a vault of this merchant for its mint.
 
 use {
-    super::{arg, require_signer, require_writable},
+    super::{account, mutable, signer, system_program_account, Args},
     crate::{
         address::SYSTEM_PROGRAM,
+        anchor_error::{AnchorErrorCode, Failure, Result, RuntimeError},
         cpi,
         error::OncepayError,
-        keys::{keys_eq, owned_by},
+        keys::owned_by,
         pda, rent,
         state::{merchant::MERCHANT_SEED, Layout, Merchant},
     },
     pinocchio::{
         account_info::AccountInfo,
         instruction::{Seed, Signer},
-        program_error::ProgramError,
         pubkey::Pubkey,
-        ProgramResult,
     },
 };
 
-/// Argument bytes after the discriminator.
-pub const ARGS_LEN: usize = 32 + 1;
+pub fn process_initialize_merchant(program_id: &Pubkey, accounts: &[AccountInfo], args: &[u8]) -> Result {
+    let mut a = Args::new(args);
+    let payout_authority = a.bytes::<32>()?;
+    let bump = a.u8()?;
 
-pub fn process_initialize_merchant(
-    program_id: &Pubkey,
-    accounts: &[AccountInfo],
-    args: &[u8],
-) -> ProgramResult {
-    let [merchant_authority, payer, merchant, system_program, ..] = accounts else {
-        return Err(OncepayError::NotEnoughAccountKeys.into());
-    };
-    if args.len() != ARGS_LEN {
-        return Err(OncepayError::InvalidInstructionData.into());
-    }
-    let payout_authority = arg::<32>(args, 0)?;
-    let bump = arg::<1>(args, 32)?[0];
+    // Account types.
+    let merchant_authority = account(accounts, 0)?;
+    signer(merchant_authority, "merchant_authority")?;
+    let payer = account(accounts, 1)?;
+    signer(payer, "payer")?;
+    let merchant = account(accounts, 2)?;
+    let system_program = account(accounts, 3)?;
+    system_program_account(system_program, "system_program")?;
 
-    // Signers, writable, programs.
-    require_signer(merchant_authority)?;
-    require_signer(payer)?;
-    require_writable(payer)?;
-    require_writable(merchant)?;
-    if !keys_eq(system_program.key(), &SYSTEM_PROGRAM.0) {
-        return Err(OncepayError::InvalidSystemProgram.into());
-    }
-
-    // Address and state.
-    pda::verify_canonical(
+    // Constraints.
+    mutable(payer, "payer")?;
+    let seeds: [&[u8]; 2] = [MERCHANT_SEED, merchant_authority.key()];
+    let canonical = pda::verify_canonical(
         merchant.key(),
-        &[MERCHANT_SEED, merchant_authority.key()],
+        &seeds,
         bump,
         program_id,
         OncepayError::InvalidMerchantAddress,
-    )?;
+    );
+    if canonical.is_err() {
+        // The Anchor program's `seeds` constraint (canonical bump) fails
+        // unless the account is the canonical PDA; then its handler refuses
+        // the bump argument.
+        return Err(if pda::is_canonical_address(merchant.key(), &seeds, program_id) {
+            OncepayError::NonCanonicalBump.into()
+        } else {
+            Failure::from(AnchorErrorCode::ConstraintSeeds).at("merchant")
+        });
+    }
+    mutable(merchant, "merchant")?;
+
+    // Handler.
     if owned_by(merchant, program_id) {
         return Err(OncepayError::MerchantAlreadyInitialized.into());
     }
     if !owned_by(merchant, &SYSTEM_PROGRAM.0) || !merchant.data_is_empty() {
         return Err(OncepayError::InvalidMerchantAddress.into());
     }
-
-    // Effects.
     let bump_seed = [bump];
-    let seeds = [
+    let signer_seeds = [
         Seed::from(MERCHANT_SEED),
         Seed::from(merchant_authority.key()),
         Seed::from(&bump_seed),
     ];
-    let lamports = rent::minimum_balance(Merchant::LEN)?;
+    let lamports = rent::funding_lamports(Merchant::LEN)?;
     cpi::create_pda_account(
         payer,
         merchant,
         lamports,
         Merchant::LEN as u64,
         program_id,
-        &[Signer::from(&seeds)],
-    )?;
-    let mut data = merchant.try_borrow_mut_data()?;
+        &[Signer::from(&signer_seeds)],
+    );
+    let mut data = merchant
+        .try_borrow_mut_data()
+        .map_err(|_| Failure::from(RuntimeError::AccountDataTooSmall))?;
     Merchant::from_bytes_mut_unchecked(&mut data)
-        .ok_or(ProgramError::AccountDataTooSmall)?
+        .ok_or(Failure::from(RuntimeError::AccountDataTooSmall))?
         .init(merchant_authority.key(), payout_authority, bump);
     Ok(())
 }

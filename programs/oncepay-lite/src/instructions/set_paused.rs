@@ -6,29 +6,19 @@
 //!
 //! ### Data (after the discriminator): `[0]` paused (0 or 1).
 //!
-//! ### Checks: signer → writable → merchant owner, length, discriminator
-//! (`InvalidMerchantAccount`) → merchant_authority matches (`Unauthorized`).
+//! ### Checks: as the Anchor program's `UpdateMerchant` (see
+//! `load_merchant_as_authority`); a bool byte other than 0/1 →
+//! `InstructionDidNotDeserialize` (102).
 
 use {
-    super::{bool_arg, load_merchant_as_authority},
-    crate::error::OncepayError,
-    pinocchio::{account_info::AccountInfo, pubkey::Pubkey, ProgramResult},
+    super::{load_merchant_as_authority, Args},
+    crate::anchor_error::Result,
+    pinocchio::{account_info::AccountInfo, pubkey::Pubkey},
 };
 
-pub fn process_set_paused(
-    program_id: &Pubkey,
-    accounts: &[AccountInfo],
-    args: &[u8],
-) -> ProgramResult {
-    let [merchant_authority, merchant, ..] = accounts else {
-        return Err(OncepayError::NotEnoughAccountKeys.into());
-    };
-    let [paused] = args else {
-        return Err(OncepayError::InvalidInstructionData.into());
-    };
-    let paused = bool_arg(*paused)?;
-
-    let mut config = load_merchant_as_authority(program_id, merchant_authority, merchant)?;
+pub fn process_set_paused(program_id: &Pubkey, accounts: &[AccountInfo], args: &[u8]) -> Result {
+    let paused = Args::new(args).bool()?;
+    let mut config = load_merchant_as_authority(program_id, accounts)?;
     config.set_paused(paused);
     Ok(())
 }

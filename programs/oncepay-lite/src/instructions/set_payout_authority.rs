@@ -7,29 +7,18 @@
 //!
 //! ### Data (after the discriminator): `[0..32]` new_payout_authority.
 //!
-//! ### Checks: signer → writable → merchant owner, length, discriminator
-//! (`InvalidMerchantAccount`) → merchant_authority matches (`Unauthorized`).
+//! ### Checks: as the Anchor program's `UpdateMerchant` (see
+//! `load_merchant_as_authority`).
 
 use {
-    super::{arg, load_merchant_as_authority},
-    crate::error::OncepayError,
-    pinocchio::{account_info::AccountInfo, pubkey::Pubkey, ProgramResult},
+    super::{load_merchant_as_authority, Args},
+    crate::anchor_error::Result,
+    pinocchio::{account_info::AccountInfo, pubkey::Pubkey},
 };
 
-pub fn process_set_payout_authority(
-    program_id: &Pubkey,
-    accounts: &[AccountInfo],
-    args: &[u8],
-) -> ProgramResult {
-    let [merchant_authority, merchant, ..] = accounts else {
-        return Err(OncepayError::NotEnoughAccountKeys.into());
-    };
-    if args.len() != 32 {
-        return Err(OncepayError::InvalidInstructionData.into());
-    }
-    let new_payout_authority = arg::<32>(args, 0)?;
-
-    let mut config = load_merchant_as_authority(program_id, merchant_authority, merchant)?;
+pub fn process_set_payout_authority(program_id: &Pubkey, accounts: &[AccountInfo], args: &[u8]) -> Result {
+    let new_payout_authority = Args::new(args).bytes::<32>()?;
+    let mut config = load_merchant_as_authority(program_id, accounts)?;
     config.set_payout_authority(new_payout_authority);
     Ok(())
 }

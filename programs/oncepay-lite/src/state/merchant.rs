@@ -26,6 +26,12 @@ pub struct Merchant {
 unsafe impl Layout for Merchant {
     const LEN: usize = 8 + 32 + 32 + 1 + 1;
     const DISCRIMINATOR: [u8; 8] = discriminator(b"account:Merchant");
+
+    /// `paused` is a Borsh `bool`.
+    #[inline(always)]
+    fn borsh_valid(&self) -> bool {
+        self.paused <= 1
+    }
 }
 
 impl Merchant {

@@ -8,10 +8,6 @@ pub mod operation;
 
 pub use {merchant::Merchant, operation::Operation};
 
-use {
-    crate::error::OncepayError,
-    pinocchio::{account_info::AccountInfo, program_error::ProgramError, pubkey::Pubkey},
-};
 
 /// A zero-copy account layout.
 ///
@@ -23,6 +19,13 @@ pub unsafe trait Layout: Sized {
     const LEN: usize;
     /// `sha256("account:<Name>")[..8]`.
     const DISCRIMINATOR: [u8; 8];
+
+    /// Whether the fields are valid Borsh (e.g. a `bool` byte is 0 or 1), as
+    /// Anchor's `AccountDeserialize` requires.
+    #[inline(always)]
+    fn borsh_valid(&self) -> bool {
+        true
+    }
 
     /// Views `data` as `Self` after checking length and discriminator.
     #[inline(always)]
@@ -47,46 +50,4 @@ pub unsafe trait Layout: Sized {
         // SAFETY: length checked, alignment 1, every bit pattern valid.
         Some(unsafe { &mut *(data.as_mut_ptr() as *mut Self) })
     }
-}
-
-/// Loads `T` from `account`: checks owner, then length and discriminator;
-/// any failure is `err`.
-///
-/// # Safety
-/// No mutable borrow of the account's data may be alive while the returned
-/// reference is used (the processors only write after their last read).
-#[inline(always)]
-pub unsafe fn load<'a, T: Layout>(
-    account: &'a AccountInfo,
-    owner: &Pubkey,
-    err: OncepayError,
-) -> Result<&'a T, OncepayError> {
-    if !crate::keys::owned_by(account, owner) {
-        return Err(err);
-    }
-    // SAFETY: the caller guarantees no mutable borrow is alive.
-    let data = unsafe { account.borrow_data_unchecked() };
-    T::from_bytes(data).ok_or(err)
-}
-
-/// Mutable [`load`]: owner, length and discriminator checked, then the data
-/// borrowed mutably through the account's borrow flag.
-#[inline(always)]
-pub fn load_mut<'a, T: Layout>(
-    account: &'a AccountInfo,
-    owner: &Pubkey,
-    err: OncepayError,
-) -> Result<pinocchio::account_info::RefMut<'a, T>, ProgramError> {
-    if !crate::keys::owned_by(account, owner) {
-        return Err(err.into());
-    }
-    let data = account.try_borrow_mut_data()?;
-    pinocchio::account_info::RefMut::filter_map(data, |d| {
-        if d.get(..8) == Some(&T::DISCRIMINATOR[..]) {
-            T::from_bytes_mut_unchecked(d)
-        } else {
-            None
-        }
-    })
-    .map_err(|_| err.into())
 }
