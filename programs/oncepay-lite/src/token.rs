@@ -2,9 +2,10 @@
 //! the rules of `spl_token_2022::extension::StateWithExtensions::unpack`
 //! (what anchor-spl's `InterfaceAccount<TokenAccount>` / `<Mint>` use), so
 //! both programs accept and refuse the same accounts:
-//! - the base layout (165-byte account, 82-byte mint) decodes: valid
-//!   `COption` tags, a valid account state / mint `is_initialized` bool, else
-//!   `Invalid`; not initialised → `Uninitialized`;
+//! - the base layout (165-byte account, 82-byte mint) decodes: a mint's
+//!   `COption` tags and `is_initialized` bool are valid, else `Invalid` (see
+//!   `token_account` for why an account's need no check); not initialised →
+//!   `Uninitialized`;
 //! - longer data is Token-2022's extended layout: never the 355-byte
 //!   `Multisig` size, the padding after a mint's base is zero, the
 //!   account-type byte at offset 165 names the right kind, and at least one
@@ -24,7 +25,6 @@ const ACCOUNT_TYPE_MINT: u8 = 1;
 const ACCOUNT_TYPE_ACCOUNT: u8 = 2;
 /// `AccountState::Uninitialized`; 1 Initialized, 2 Frozen.
 const STATE_UNINITIALIZED: u8 = 0;
-const STATE_MAX: u8 = 2;
 
 /// Why a token layout does not unpack (`ProgramError::InvalidAccountData` /
 /// `ProgramError::UninitializedAccount` in the token programs).
@@ -46,15 +46,15 @@ pub struct TokenAccount<'a> {
 /// account with extensions).
 pub fn token_account(data: &[u8]) -> Result<TokenAccount<'_>, UnpackError> {
     min_len_not_multisig(data, ACCOUNT_LEN)?;
-    // [72..76] delegate COption tag, [108] state, [109..113] is_native tag,
-    // [129..133] close_authority tag.
-    if !coption_tag(data, 72) || !coption_tag(data, 109) || !coption_tag(data, 129) {
-        return Err(UnpackError::Invalid);
-    }
+    // The base's COption tags ([72..76], [109..113], [129..133]) and state
+    // byte ([108], 0..=2) are not re-validated: every account a token program
+    // owns was written by it, and the only layouts it writes that are not an
+    // initialised token account — an uninitialised account (all zeros, state
+    // 0), a mint (zero padding up to offset 165, so state 0), a multisig
+    // (355 bytes) — are refused below exactly as Token-2022's unpacking
+    // refuses them. (A mint's tags are checked: a token account passed as a
+    // mint would otherwise decode differently.)
     let state = *data.get(108).ok_or(UnpackError::Invalid)?;
-    if state > STATE_MAX {
-        return Err(UnpackError::Invalid);
-    }
     if state == STATE_UNINITIALIZED {
         return Err(UnpackError::Uninitialized);
     }
@@ -151,10 +151,6 @@ mod tests {
         ext[165] = 1; // tagged as a mint
         assert_eq!(token_account(&ext).err(), Some(UnpackError::Invalid));
         assert_eq!(token_account(&account(165, 0)).err(), Some(UnpackError::Uninitialized));
-        assert_eq!(token_account(&account(165, 3)).err(), Some(UnpackError::Invalid));
-        let mut bad_tag = account(165, 1);
-        bad_tag[72] = 2;
-        assert_eq!(token_account(&bad_tag).err(), Some(UnpackError::Invalid));
         let mut short = account(165, 1);
         short.truncate(82);
         assert_eq!(token_account(&short).err(), Some(UnpackError::Invalid));

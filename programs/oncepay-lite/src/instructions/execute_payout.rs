@@ -128,13 +128,13 @@ pub fn process_execute_payout(program_id: &Pubkey, accounts: &[AccountInfo], arg
     // SAFETY (the three below): nothing borrows these accounts' data mutably
     // before the transfer CPI, and these views are not used after it.
     let vault = account(accounts, 4)?;
-    let vault_account = unsafe { token_account(vault, "vault")? };
+    let (vault_account, vault_owner) = unsafe { token_account(vault, "vault")? };
     let mint = account(accounts, 5)?;
-    let decimals = unsafe { mint_account(mint, "mint")? };
+    let (decimals, mint_owner) = unsafe { mint_account(mint, "mint")? };
     let recipient = account(accounts, 6)?;
-    let recipient_account = unsafe { token_account(recipient, "recipient_token")? };
+    let (recipient_account, recipient_owner) = unsafe { token_account(recipient, "recipient_token")? };
     let token_program = account(accounts, 7)?;
-    token_program_account(token_program, "token_program")?;
+    let token_program_kind = token_program_account(token_program, "token_program")?;
     let system_program = account(accounts, 8)?;
     system_program_account(system_program, "system_program")?;
 
@@ -164,7 +164,6 @@ pub fn process_execute_payout(program_id: &Pubkey, accounts: &[AccountInfo], arg
         return Err(OncepayError::InvalidOperationAddress.into());
     }
 
-    let token_program_id = token_program.key();
     mutable(vault, "vault")?;
     if !keys_eq(vault_account.authority, merchant.key()) {
         return Err(AnchorErrorCode::ConstraintTokenOwner.into());
@@ -172,8 +171,8 @@ pub fn process_execute_payout(program_id: &Pubkey, accounts: &[AccountInfo], arg
     if !keys_eq(vault_account.mint, mint.key()) {
         return Err(AnchorErrorCode::ConstraintTokenMint.into());
     }
-    owned_by_token_program(vault, token_program_id, AnchorErrorCode::ConstraintTokenTokenProgram)?;
-    owned_by_token_program(mint, token_program_id, AnchorErrorCode::ConstraintMintTokenProgram)?;
+    owned_by_token_program(vault_owner, token_program_kind, AnchorErrorCode::ConstraintTokenTokenProgram)?;
+    owned_by_token_program(mint_owner, token_program_kind, AnchorErrorCode::ConstraintMintTokenProgram)?;
     mutable(recipient, "recipient_token")?;
     if keys_eq(recipient.key(), vault.key()) {
         return Err(Failure::from(OncepayError::InvalidRecipient).at("recipient_token"));
@@ -181,7 +180,7 @@ pub fn process_execute_payout(program_id: &Pubkey, accounts: &[AccountInfo], arg
     if !keys_eq(recipient_account.mint, mint.key()) {
         return Err(AnchorErrorCode::ConstraintTokenMint.into());
     }
-    owned_by_token_program(recipient, token_program_id, AnchorErrorCode::ConstraintTokenTokenProgram)?;
+    owned_by_token_program(recipient_owner, token_program_kind, AnchorErrorCode::ConstraintTokenTokenProgram)?;
 
     crate::cu_checkpoint!();
     // 4. Handler rules.
@@ -224,7 +223,7 @@ pub fn process_execute_payout(program_id: &Pubkey, accounts: &[AccountInfo], arg
         Seed::from(&merchant_bump),
     ];
     cpi::transfer_checked(
-        token_program_id,
+        token_program.key(),
         vault,
         mint,
         recipient,

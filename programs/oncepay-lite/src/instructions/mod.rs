@@ -30,7 +30,7 @@ use {
         address::{SYSTEM_PROGRAM, TOKEN_2022_PROGRAM, TOKEN_PROGRAM},
         anchor_error::{AnchorErrorCode, Failure, Result, RuntimeError},
         discriminator::discriminator,
-        keys::{keys_eq, owned_by},
+        keys::{keys_eq, owned_by, read_u64},
         state::{Layout, Merchant},
         token,
     },
@@ -79,15 +79,17 @@ pub(crate) fn mutable(account: &AccountInfo, name: &'static str) -> Result {
     }
 }
 
-/// The first check of every typed Anchor account (`Account`,
-/// `InterfaceAccount`): a System account with no lamports is
-/// `AccountNotInitialized`.
-#[inline(always)]
-fn initialized(account: &AccountInfo, name: &'static str) -> Result {
-    if account.lamports() == 0 && owned_by(account, &SYSTEM_PROGRAM.0) {
-        return Err(Failure::from(AnchorErrorCode::AccountNotInitialized).at(name));
-    }
-    Ok(())
+/// The owner check of a typed Anchor account (`Account`, `InterfaceAccount`)
+/// failed: a System account with no lamports is `AccountNotInitialized`
+/// (Anchor's first check), anything else `AccountOwnedByWrongProgram`.
+#[cold]
+fn wrong_owner(account: &AccountInfo, name: &'static str) -> Failure {
+    let code = if account.lamports() == 0 && owned_by(account, &SYSTEM_PROGRAM.0) {
+        AnchorErrorCode::AccountNotInitialized
+    } else {
+        AnchorErrorCode::AccountOwnedByWrongProgram
+    };
+    Failure::from(code).at(name)
 }
 
 /// `Account<'info, T>` of this program: initialised, owned by `program_id`
@@ -105,15 +107,18 @@ pub(crate) unsafe fn program_account<'a, T: Layout>(
     program_id: &Pubkey,
     name: &'static str,
 ) -> Result<&'a T> {
-    initialized(account, name)?;
+    // Owned by us is never "not initialized", so that check waits for a
+    // failure (same answer, cheaper success).
     if !owned_by(account, program_id) {
-        return Err(Failure::from(AnchorErrorCode::AccountOwnedByWrongProgram).at(name));
+        return Err(wrong_owner(account, name));
     }
     // SAFETY: the caller guarantees no mutable borrow is alive.
     let data = unsafe { account.borrow_data_unchecked() };
-    let code = match data.get(..8) {
+    let code = match data.first_chunk::<8>() {
         None => AnchorErrorCode::AccountDiscriminatorNotFound,
-        Some(d) if d != T::DISCRIMINATOR => AnchorErrorCode::AccountDiscriminatorMismatch,
+        Some(d) if read_u64(d) != u64::from_le_bytes(T::DISCRIMINATOR) => {
+            AnchorErrorCode::AccountDiscriminatorMismatch
+        }
         Some(_) => match data.get(..T::LEN).and_then(T::from_bytes) {
             Some(view) if view.borsh_valid() => return Ok(view),
             _ => AnchorErrorCode::AccountDidNotDeserialize,
@@ -132,16 +137,31 @@ fn unpack_failure(e: token::UnpackError, name: &'static str) -> Failure {
     Failure::from(runtime).at(name)
 }
 
-/// Whether `owner` is SPL Token or Token-2022 (anchor-spl's
-/// `TokenAccount::owners()` / `Mint::owners()`).
-#[inline(always)]
-fn token_owned(account: &AccountInfo) -> bool {
-    owned_by(account, &TOKEN_PROGRAM.0) || owned_by(account, &TOKEN_2022_PROGRAM.0)
+/// Which token program a key is.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum TokenProgram {
+    Token,
+    Token2022,
 }
 
-/// `InterfaceAccount<'info, TokenAccount>`: initialised, owned by a token
-/// program (`AccountOwnedByWrongProgram`), and a token account that unpacks
-/// (the `ProgramError` anchor-spl's unpacking returns).
+/// SPL Token or Token-2022 (anchor-spl's `TokenAccount::owners()` /
+/// `TokenInterface::ids()`), or neither.
+#[inline(always)]
+fn token_program_of(key: &Pubkey) -> Option<TokenProgram> {
+    if keys_eq(key, &TOKEN_PROGRAM.0) {
+        Some(TokenProgram::Token)
+    } else if keys_eq(key, &TOKEN_2022_PROGRAM.0) {
+        Some(TokenProgram::Token2022)
+    } else {
+        None
+    }
+}
+
+/// `InterfaceAccount<'info, TokenAccount>`: owned by a token program (else
+/// `AccountNotInitialized` / `AccountOwnedByWrongProgram`), and a token
+/// account that unpacks (the `ProgramError` anchor-spl's unpacking returns).
+/// Returns the view and which token program owns it (for the
+/// `token::token_program` constraint).
 ///
 /// # Safety
 /// No mutable borrow of the account's data may be alive while the returned
@@ -150,41 +170,36 @@ fn token_owned(account: &AccountInfo) -> bool {
 pub(crate) unsafe fn token_account<'a>(
     account: &'a AccountInfo,
     name: &'static str,
-) -> Result<token::TokenAccount<'a>> {
-    initialized(account, name)?;
-    if !token_owned(account) {
-        return Err(Failure::from(AnchorErrorCode::AccountOwnedByWrongProgram).at(name));
-    }
+) -> Result<(token::TokenAccount<'a>, TokenProgram)> {
+    let owner = token_program_of(account.owner()).ok_or_else(|| wrong_owner(account, name))?;
     // SAFETY: the caller guarantees no mutable borrow is alive.
-    token::token_account(unsafe { account.borrow_data_unchecked() })
-        .map_err(|e| unpack_failure(e, name))
+    let view = token::token_account(unsafe { account.borrow_data_unchecked() })
+        .map_err(|e| unpack_failure(e, name))?;
+    Ok((view, owner))
 }
 
 /// `InterfaceAccount<'info, Mint>`: as [`token_account`], for a mint; returns
-/// its decimals.
+/// its decimals and owner.
 ///
 /// # Safety
 /// No mutable borrow of the account's data may be alive during the call.
 #[inline(always)]
-pub(crate) unsafe fn mint_account(account: &AccountInfo, name: &'static str) -> Result<u8> {
-    initialized(account, name)?;
-    if !token_owned(account) {
-        return Err(Failure::from(AnchorErrorCode::AccountOwnedByWrongProgram).at(name));
-    }
+pub(crate) unsafe fn mint_account(account: &AccountInfo, name: &'static str) -> Result<(u8, TokenProgram)> {
+    let owner = token_program_of(account.owner()).ok_or_else(|| wrong_owner(account, name))?;
     // SAFETY: the caller guarantees no mutable borrow is alive.
-    token::mint_decimals(unsafe { account.borrow_data_unchecked() })
-        .map_err(|e| unpack_failure(e, name))
+    let decimals = token::mint_decimals(unsafe { account.borrow_data_unchecked() })
+        .map_err(|e| unpack_failure(e, name))?;
+    Ok((decimals, owner))
 }
 
 /// `Interface<'info, TokenInterface>`: SPL Token or Token-2022
 /// (`InvalidProgramId`), executable (`InvalidProgramExecutable`).
 #[inline(always)]
-pub(crate) fn token_program_account(account: &AccountInfo, name: &'static str) -> Result {
-    let key = account.key();
-    if !keys_eq(key, &TOKEN_PROGRAM.0) && !keys_eq(key, &TOKEN_2022_PROGRAM.0) {
-        return Err(Failure::from(AnchorErrorCode::InvalidProgramId).at(name));
-    }
-    executable(account, name)
+pub(crate) fn token_program_account(account: &AccountInfo, name: &'static str) -> Result<TokenProgram> {
+    let program = token_program_of(account.key())
+        .ok_or(Failure::from(AnchorErrorCode::InvalidProgramId).at(name))?;
+    executable(account, name)?;
+    Ok(program)
 }
 
 /// `Program<'info, System>`: the System program (`InvalidProgramId`),
@@ -207,15 +222,11 @@ fn executable(account: &AccountInfo, name: &'static str) -> Result {
 }
 
 /// `token::token_program = token_program` / `mint::token_program =
-/// token_program`: the account is owned by the given token program, else
-/// `code` (Anchor names no account for these).
+/// token_program`: the account's owner (found by its type check) is the given
+/// token program, else `code` (Anchor names no account for these).
 #[inline(always)]
-pub(crate) fn owned_by_token_program(
-    account: &AccountInfo,
-    token_program: &Pubkey,
-    code: AnchorErrorCode,
-) -> Result {
-    if owned_by(account, token_program) {
+pub(crate) fn owned_by_token_program(owner: TokenProgram, token_program: TokenProgram, code: AnchorErrorCode) -> Result {
+    if owner == token_program {
         Ok(())
     } else {
         Err(code.into())
