@@ -96,21 +96,18 @@ pub fn is_on_curve(_bytes: &[u8; 32]) -> bool {
     false
 }
 
-/// Checks that `address` is the hash of `seeds` with `bump`, and that `bump`
-/// is canonical (see the module doc for the off-curve part). `wrong_address`
-/// is returned when it is not that address.
+/// Whether `address` is the hash of `seeds` with `bump` (the address part of
+/// Anchor's `seeds = [...], bump = b`; that the hash is off the curve is left
+/// to the runtime, see the module doc).
 #[inline(always)]
-pub fn verify_canonical(
-    address: &Pubkey,
-    seeds: &[&[u8]],
-    bump: u8,
-    program_id: &Pubkey,
-    wrong_address: OncepayError,
-) -> Result<(), OncepayError> {
-    let hash = hash_address(seeds, bump, program_id);
-    if !keys_eq(&hash.0, address) {
-        return Err(wrong_address);
-    }
+pub fn is_address(address: &Pubkey, seeds: &[&[u8]], bump: u8, program_id: &Pubkey) -> bool {
+    keys_eq(&hash_address(seeds, bump, program_id).0, address)
+}
+
+/// That no bump above `bump` gives a PDA of `seeds` (every higher hash is a
+/// curve point), so `bump` is the canonical one, else `NonCanonicalBump`.
+#[inline(always)]
+pub fn verify_no_higher_bump(seeds: &[&[u8]], bump: u8, program_id: &Pubkey) -> Result<(), OncepayError> {
     let mut higher = bump;
     while higher < u8::MAX {
         higher += 1;
@@ -119,6 +116,22 @@ pub fn verify_canonical(
         }
     }
     Ok(())
+}
+
+/// Checks that `address` is the hash of `seeds` with `bump` (else
+/// `wrong_address`), and that `bump` is canonical.
+#[inline(always)]
+pub fn verify_canonical(
+    address: &Pubkey,
+    seeds: &[&[u8]],
+    bump: u8,
+    program_id: &Pubkey,
+    wrong_address: OncepayError,
+) -> Result<(), OncepayError> {
+    if !is_address(address, seeds, bump, program_id) {
+        return Err(wrong_address);
+    }
+    verify_no_higher_bump(seeds, bump, program_id)
 }
 
 /// Whether `address` is the canonical PDA of `seeds` (what

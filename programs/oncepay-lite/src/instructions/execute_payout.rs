@@ -37,13 +37,15 @@
 //!      merchant `has_one = payout_authority` → `Unauthorized` (6001) (its
 //!      `seeds` constraint cannot fail here: only `initialize_merchant`
 //!      creates a `Merchant`, at the PDA of its stored authority and bump);
-//!      operation `mut` → 2000, then the address with a canonical `op_bump` →
-//!      `InvalidOperationAddress` (6008), `NonCanonicalBump` (6009) (that the
-//!      address is off the curve is enforced by the runtime when it derives
-//!      the signer of the op-seeded CPI below; see `pda.rs`), then not yet
-//!      created → `OperationAlreadyConsumed` (6000): a repeat of a paid op_id
-//!      answers 6000 before every check below, even once the vault is empty
-//!      or the merchant paused;
+//!      operation `seeds = ["op", merchant, op_id], bump = op_bump` →
+//!      `ConstraintSeeds` (2006) (that the address is off the curve is
+//!      enforced by the runtime when it derives the signer of the op-seeded
+//!      CPI below; see `pda.rs`), `mut` → 2000, then `op_bump` canonical →
+//!      `NonCanonicalBump` (6009), then not yet created →
+//!      `OperationAlreadyConsumed` (6000), not a fresh System account →
+//!      `InvalidOperationAddress` (6008): a repeat of a paid op_id answers
+//!      6000 before every check below, even once the vault is empty or the
+//!      merchant paused;
 //!      vault `mut` → 2000, `token::authority = merchant` →
 //!      `ConstraintTokenOwner` (2015), `token::mint` → `ConstraintTokenMint`
 //!      (2014), `token::token_program` → `ConstraintTokenTokenProgram` (2021);
@@ -145,15 +147,13 @@ pub fn process_execute_payout(program_id: &Pubkey, accounts: &[AccountInfo], arg
         return Err(Failure::from(OncepayError::Unauthorized).at("merchant"));
     }
 
+    let op_seeds_bytes: [&[u8]; 3] = [OPERATION_SEED, merchant.key(), op_id];
+    if !pda::is_address(operation.key(), &op_seeds_bytes, op_bump, program_id) {
+        return Err(Failure::from(AnchorErrorCode::ConstraintSeeds).at("operation"));
+    }
     mutable(operation, "operation")?;
     crate::cu_checkpoint!();
-    pda::verify_canonical(
-        operation.key(),
-        &[OPERATION_SEED, merchant.key(), op_id],
-        op_bump,
-        program_id,
-        OncepayError::InvalidOperationAddress,
-    )?;
+    pda::verify_no_higher_bump(&op_seeds_bytes, op_bump, program_id)?;
     crate::cu_checkpoint!();
     // Only this program can create an account at the op PDA, and it never
     // closes one: owned by us means paid.
