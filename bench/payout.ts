@@ -24,7 +24,8 @@ import { ONCEPAY_PROGRAM_ID } from '../app/payout/program';
 import { MerchantRow, insertMerchant } from '../app/payout/queries';
 import { address } from '../app/types';
 import { startLocalnet } from '../localnet';
-import { bankrunChain, bankrunIo, DEPLOY_DIR, startBankrun } from '../tests/app/helpers/bankrun-chain';
+import { bankrunChain, bankrunIo, startBankrun } from '../tests/app/helpers/bankrun-chain';
+import { requireProgramSo } from '../common/program-binary';
 import { MerchantSetup, SetupIo, connectionIo, createTokenAccount, setupMerchant } from '../tests/app/helpers/payout-setup';
 
 // 100 × (3 rounds × 3 modes) + warm-up stays under the ~1,400 transactions after which bankrun retires blockhashes
@@ -161,8 +162,8 @@ async function main() {
   // The worker pool's own connections (as `oncepay payout worker` has): one per slot, one for its gauges.
   const workerDb = createPool({ url, schema, max: CONCURRENCY + 1 });
   try {
-    const ctx = await startBankrun(DEPLOY_DIR);
-    const net = await startLocalnet({ slotMs: SLOT_MS, finalityDepth: 2, wsOnNextPort: false, programs: [{ programId: ONCEPAY_PROGRAM_ID, path: `${DEPLOY_DIR}/oncepay.so` }] });
+    const ctx = await startBankrun();
+    const net = await startLocalnet({ slotMs: SLOT_MS, finalityDepth: 2, wsOnNextPort: false, programs: [{ programId: ONCEPAY_PROGRAM_ID, path: requireProgramSo() }] });
     const connection = new Connection(net.url, { commitment: 'confirmed', disableRetryOnRateLimit: true });
     const banks: Bank[] = [
       { name: 'bankrun', chain: bankrunChain(ctx), io: bankrunIo(ctx), stop: async () => undefined },

@@ -1,11 +1,13 @@
 // The demo's infrastructure: PostgreSQL (DATABASE_URL if set, else an embedded server in a data folder of its
-// own), a fresh schema, the localnet running target/deploy/oncepay.so, and a stack of things to stop on exit.
+// own), a fresh schema, the localnet running the program binary ONCEPAY_PROGRAM selects (common/program-binary.ts:
+// the Anchor program by default, `lite` for its lean twin), and a stack of things to stop on exit.
 import * as crypto from 'crypto';
 import * as fs from 'fs';
 import * as path from 'path';
 import { Pool } from 'pg';
 import { OncepayError } from '../common/errors';
 import { freePort } from '../common/free-port';
+import { programSoPath } from '../common/program-binary';
 import { isRunning, projectRoot, startLocalServer, stopLocalServer } from '../db/local-server';
 import { migrate, quoteIdent } from '../db/migrate';
 import { createPool } from '../db/pool';
@@ -106,7 +108,7 @@ export async function startDemoDb(teardown: Teardown, opts: { keep: boolean }): 
   return { url, schema, pool, ownServer, dataDir, env: { DATABASE_URL: url, ONCEPAY_DB_SCHEMA: schema } };
 }
 
-export const SO_PATH = () => path.join(projectRoot(), 'target', 'deploy', 'oncepay.so');
+export const SO_PATH = () => programSoPath();
 
 export async function startDemoLocalnet(teardown: Teardown, programId: string): Promise<LocalnetHandle> {
   const so = SO_PATH();

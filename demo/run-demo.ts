@@ -3,7 +3,10 @@
 // in a table whose every line is checked against independent evidence. Stops everything it started on exit,
 // unless --keep.
 import { Connection, PublicKey } from '@solana/web3.js';
+import * as path from 'path';
 import { isOncepayError } from '../common/errors';
+import { selectedProgramBinary } from '../common/program-binary';
+import { projectRoot } from '../db/local-server';
 import { logger } from '../common/log';
 import { passwordFileOf, shellUrl } from '../db/local-server';
 import { ONCEPAY_PROGRAM_ID } from '../app/payout/program';
@@ -15,7 +18,7 @@ import { runIndexing } from './act2-indexing';
 import { runFulfilment } from './act3-fulfilment';
 import { runPayouts } from './act4-payouts';
 import { gatherEvidence } from './act5-evidence';
-import { createTeardown, startDemoDb, startDemoLocalnet } from './infra';
+import { createTeardown, SO_PATH, startDemoDb, startDemoLocalnet } from './infra';
 import { checkInvariants } from './invariants';
 import { serveDemoMetrics } from './metrics';
 import { createNarrator } from './narrator';
@@ -61,7 +64,7 @@ export async function runDemo(o: DemoOptions): Promise<number> {
     const db = await startDemoDb(teardown, { keep: o.keep });
     say.step(`PostgreSQL ${db.dataDir ? `(embedded, data in ${db.dataDir}${db.ownServer ? '' : ', already running'})` : '(DATABASE_URL)'}: schema ${db.schema}, migrated`);
     const net = await startDemoLocalnet(teardown, ONCEPAY_PROGRAM_ID);
-    say.step(`localnet ${net.url}: LiteSVM running target/deploy/oncepay.so as ${ONCEPAY_PROGRAM_ID}`);
+    say.step(`localnet ${net.url}: LiteSVM running the ${selectedProgramBinary()} program (${path.relative(projectRoot(), SO_PATH())}) as ${ONCEPAY_PROGRAM_ID}`);
     // The outbox gauges read the table at scrape time: the table is the truth.
     const metrics = createIndexerMetrics({
       outboxStats: async () => {

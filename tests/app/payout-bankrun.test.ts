@@ -13,7 +13,7 @@ import { payoutMetrics } from '../../app/payout/metrics';
 import { decodeOpAccount } from '../../app/payout/program';
 import { insertMerchant, listAttempts, MerchantRow } from '../../app/payout/queries';
 import { address } from '../../app/types';
-import { bankrunChain, bankrunIo, bankrunTokenBalance, DEPLOY_DIR, startBankrun } from './helpers/bankrun-chain';
+import { bankrunChain, bankrunIo, bankrunTokenBalance, startBankrun } from './helpers/bankrun-chain';
 import { createTokenAccount, MerchantSetup, setupMerchant } from './helpers/payout-setup';
 
 describe('app/payout on the compiled program (solana-bankrun)', () => {
@@ -29,7 +29,7 @@ describe('app/payout on the compiled program (solana-bankrun)', () => {
   let merchantB: MerchantRow;
 
   before(async () => {
-    ctx = await startBankrun(DEPLOY_DIR);
+    ctx = await startBankrun();
     const io = bankrunIo(ctx);
     m = await setupMerchant(io);
     recipient = await createTokenAccount(io, m.authority, m.mint, Keypair.generate().publicKey);

@@ -1,4 +1,4 @@
-// The executor against the localnet (JSON-RPC over LiteSVM running target/deploy/oncepay.so) with its fault
+// The executor against the localnet (JSON-RPC over LiteSVM running the program ONCEPAY_PROGRAM selects) with its fault
 // injection: lost responses, failing RPC calls, blockhash expiry, and real SIGKILLs of the CLI at the failpoints.
 import { expect } from 'chai';
 import { spawn } from 'child_process';

@@ -6,6 +6,7 @@ import { ChildProcess, spawn } from 'child_process';
 import * as fs from 'fs';
 import * as path from 'path';
 import { resolveDatabaseUrl } from '../../db/local-server';
+import { requireProgramSo } from '../../common/program-binary';
 import type { DemoResult } from '../../demo/table';
 
 const ROOT = path.resolve(__dirname, '..', '..');
@@ -42,7 +43,7 @@ describe('oncepay demo --ci', function () {
   });
 
   before(async function () {
-    if (!fs.existsSync(path.join(ROOT, 'target', 'deploy', 'oncepay.so'))) throw new Error('target/deploy/oncepay.so is missing: run `make program`');
+    requireProgramSo();
     run = await runDemo({ DATABASE_URL: resolveDatabaseUrl() });
     const line = run.stdout.split('\n').find((l) => l.startsWith('DEMO_RESULT '));
     if (!line) throw new Error(`no DEMO_RESULT line; exit ${run.code}\nstdout:\n${run.stdout.slice(-4000)}\nstderr:\n${run.stderr.slice(-4000)}`);

@@ -10,11 +10,11 @@ import {
   createTransferCheckedInstruction, getAssociatedTokenAddressSync, createAssociatedTokenAccountIdempotentInstruction,
 } from '@solana/spl-token';
 import { LocalnetHandle, ONCEPAY_PROGRAM_ID, startLocalnet } from '../../localnet';
+import { requireProgramSo } from '../../common/program-binary';
 import { decodeTransaction, TOP_LEVEL } from '../../indexer/decode';
 import { connect, funded, mintWithBalance, rpc, send, until } from './support';
 
 const ROOT = path.resolve(__dirname, '../..');
-const SO = path.join(ROOT, 'target/deploy/oncepay.so');
 const idl = JSON.parse(fs.readFileSync(path.join(ROOT, 'idl/oncepay.json'), 'utf8')) as Idl;
 
 describe('localnet: oncepay program through @coral-xyz/anchor', function () {
@@ -24,7 +24,7 @@ describe('localnet: oncepay program through @coral-xyz/anchor', function () {
   let program: Program;
 
   before(async function () {
-    net = await startLocalnet({ slotMs: 20, finalityDepth: 2, wsOnNextPort: false, programs: [{ programId: ONCEPAY_PROGRAM_ID, path: SO }] });
+    net = await startLocalnet({ slotMs: 20, finalityDepth: 2, wsOnNextPort: false, programs: [{ programId: ONCEPAY_PROGRAM_ID, path: requireProgramSo() }] });
     conn = connect(net);
     authority = await funded(conn, 100);
     program = new Program(idl, new AnchorProvider(conn, new Wallet(authority), { commitment: 'confirmed' }));

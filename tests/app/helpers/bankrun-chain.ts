@@ -8,6 +8,7 @@ import { ProgramTestContext, start } from 'solana-bankrun';
 import { PayoutChain, SignatureStatus } from '../../../app/payout/chain';
 import { decodeOpAccount, ONCEPAY_PROGRAM_ID } from '../../../app/payout/program';
 import { SetupIo } from './payout-setup';
+import { requireProgramSo } from '../../../common/program-binary';
 
 /**
  * Bankrun reports errors as text (`Error processing Instruction 0: custom program error: 0x1770`); turn that
@@ -22,13 +23,15 @@ export function parseBankrunError(err: string | null): TransactionError | null {
   return err;
 }
 
-export async function startBankrun(soDir: string): Promise<ProgramTestContext> {
+/** bankrun with the program binary ONCEPAY_PROGRAM selects (common/program-binary.ts). */
+export async function startBankrun(so: string = requireProgramSo()): Promise<ProgramTestContext> {
   // A missing program makes bankrun hang rather than fail: check first.
-  if (!fs.existsSync(path.join(soDir, 'oncepay.so'))) throw new Error(`${soDir}/oncepay.so is missing: run \`make program\``);
+  if (!fs.existsSync(so)) throw new Error(`${so} is missing: run \`make program\``);
   process.env.RUST_LOG ??= 'error'; // bankrun logs every instruction at debug otherwise
-  process.env.SBF_OUT_DIR = soDir;
-  process.env.BPF_OUT_DIR = soDir;
-  return start([{ name: 'oncepay', programId: new PublicKey(ONCEPAY_PROGRAM_ID) }], []);
+  // bankrun loads `<name>.so` from SBF_OUT_DIR.
+  process.env.SBF_OUT_DIR = path.dirname(so);
+  process.env.BPF_OUT_DIR = path.dirname(so);
+  return start([{ name: path.basename(so, '.so'), programId: new PublicKey(ONCEPAY_PROGRAM_ID) }], []);
 }
 
 export function bankrunChain(ctx: ProgramTestContext): PayoutChain {
@@ -93,5 +96,4 @@ export async function bankrunTokenBalance(ctx: ProgramTestContext, account: Publ
   return Buffer.from(a.data).readBigUInt64LE(64);
 }
 
-export const DEPLOY_DIR = path.resolve(__dirname, '..', '..', '..', 'target', 'deploy');
 export { Keypair };

@@ -1,4 +1,4 @@
-// A localnet (JSON-RPC over LiteSVM running target/deploy/oncepay.so) with a funded merchant, a test schema with
+// A localnet (JSON-RPC over LiteSVM running the program ONCEPAY_PROGRAM selects, common/program-binary.ts) with a funded merchant, a test schema with
 // its api_merchants row, and the payout authority's keypair in a file for the CLI: what every payout suite on the
 // localnet starts from. Plus the checks they share: one transfer per payout, on chain and in the journal.
 import { expect } from 'chai';
@@ -7,6 +7,7 @@ import * as os from 'os';
 import * as path from 'path';
 import { Connection, Keypair, PublicKey } from '@solana/web3.js';
 import { LocalnetHandle, startLocalnet } from '../../../localnet';
+import { requireProgramSo } from '../../../common/program-binary';
 import { hashApiKey } from '../../../app/api/api-key-auth';
 import { createPayout } from '../../../app/payout/create-payout';
 import { ONCEPAY_PROGRAM_ID } from '../../../app/payout/program';
@@ -16,7 +17,6 @@ import { createTestDb, TestDb } from '../../helpers/db';
 import { connectionIo, createTokenAccount, MerchantSetup, setupMerchant, successfulOpTransactions, tokenBalance } from './payout-setup';
 
 const ROOT = path.resolve(__dirname, '..', '..', '..');
-const SO = path.join(ROOT, 'target', 'deploy', 'oncepay.so');
 
 export interface PayoutLocalnet {
   net: LocalnetHandle;
@@ -35,8 +35,7 @@ export interface PayoutLocalnet {
 }
 
 export async function startPayoutLocalnet(label: string, opts: { db?: () => Promise<TestDb> } = {}): Promise<PayoutLocalnet> {
-  if (!fs.existsSync(SO)) throw new Error(`${SO} is missing: run \`make program\``);
-  const net = await startLocalnet({ slotMs: 20, finalityDepth: 4, wsOnNextPort: false, programs: [{ programId: ONCEPAY_PROGRAM_ID, path: SO }] });
+  const net = await startLocalnet({ slotMs: 20, finalityDepth: 4, wsOnNextPort: false, programs: [{ programId: ONCEPAY_PROGRAM_ID, path: requireProgramSo() }] });
   const connection = new Connection(net.url, { commitment: 'confirmed', disableRetryOnRateLimit: true });
   const m = await setupMerchant(connectionIo(connection));
   const db = await (opts.db ?? (() => createTestDb(label)))();
