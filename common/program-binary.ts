@@ -45,6 +45,11 @@ export function selectedProgramBinary(env: NodeJS.ProcessEnv = process.env): Pro
   return v === undefined || v === '' ? 'anchor' : parseProgramBinary(v);
 }
 
+/** The crate `binary` is built from. */
+export function programCrateDir(binary: ProgramBinary, root = ROOT): string {
+  return path.join(root, FILES[binary].crate);
+}
+
 /** Where `make program` writes `binary` (whether or not it exists). */
 export function programSoPath(binary: ProgramBinary = selectedProgramBinary(), root = ROOT): string {
   return path.join(root, 'target', 'deploy', FILES[binary].file);
