@@ -1,10 +1,18 @@
-// Compute units of execute_payout in both runtimes, next to a bare transfer_checked measured in the same run.
-// CU counts are deterministic for given inputs; what varies is the op PDA's canonical bump (each bump below 255
-// costs one more sha256 + curve check), so the figures are over many op ids.
+// Compute units of execute_payout for both program binaries (the Anchor program and its lean twin), side by side in
+// both runtimes, next to a bare transfer_checked measured in the same run, and both .so sizes. CU counts are
+// deterministic for given inputs; what varies is the op PDA's canonical bump (each bump below 255 costs one more
+// sha256 + curve check), so the figures are given at bump 255 and averaged over random op ids: exactly, from the
+// cost per bump and the bumps' distribution (bump 255 − k with probability 2^−(k+1), so on average one bump below
+// 255), and as the mean of a sample of random op ids (the same ids for both binaries) as a check.
+// Targets, LiteSVM, averaged over random op ids: Anchor ≤ 10,000 CU, lite ≤ 4,800 CU.
 //   node -r ts-node/register/transpile-only bench/program-cu.ts   (make bench runs it)
+import { randomBytes } from 'node:crypto';
+import { statSync } from 'node:fs';
 import { cpus, totalmem } from 'node:os';
-import { Keypair } from '@solana/web3.js';
 import { createTransferCheckedInstruction } from '@solana/spl-token';
+import type { ProgramBinary } from '../common/program-binary';
+import { EXPECTED_BINARIES, requireBinary } from '../tests/program/binaries';
+import { keypair, seedKeys } from '../tests/program/keys';
 import { createRuntime, RUNTIMES, type RuntimeName, type TxResult } from '../tests/program/runtimes';
 import {
   createWorld,
@@ -18,8 +26,10 @@ import {
   type World,
 } from '../tests/program/world';
 
-const OPS = 64;
+/** Random op ids per measurement (the same for both binaries). */
+const OPS = 256;
 const TOKEN_IDS = [TOKEN_PROGRAM_ID.toBase58(), TOKEN_2022_PROGRAM_ID.toBase58()];
+const TARGETS: Record<ProgramBinary, bigint> = { anchor: 10_000n, lite: 4_800n };
 
 /** CU the token program itself reported inside a transaction ("Program Token… consumed N of M"). */
 function tokenProgramCu(r: TxResult): bigint {
@@ -31,103 +41,109 @@ function tokenProgramCu(r: TxResult): bigint {
   return sum;
 }
 
-function stats(xs: bigint[]) {
-  const s = [...xs].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
-  const mean = Number(s.reduce((a, b) => a + b, 0n)) / s.length;
-  return { min: s[0], median: s[Math.floor(s.length / 2)], mean: Math.round(mean), max: s[s.length - 1] };
+function mean(xs: bigint[]): number {
+  return Number(xs.reduce((a, b) => a + b, 0n)) / xs.length;
 }
 
 async function bareTransferChecked(w: World): Promise<TxResult> {
-  const owner = Keypair.generate();
+  const owner = keypair();
   fundSystemAccount(w.rt, owner.publicKey);
-  const source = Keypair.generate().publicKey;
+  const source = keypair().publicKey;
   writeTokenAccount(w.rt, source, { mint: w.mint, owner: owner.publicKey, amount: 1_000_000n, tokenProgram: w.tokenProgram });
   const ix = createTransferCheckedInstruction(source, w.mint, w.recipient, owner.publicKey, 1_000n, 6, [], w.tokenProgram);
   return w.send([ix], [owner]);
 }
 
-/** Labels whose op PDA has canonical bump 255, 254, … (the CU of a payout depends only on that, given the inputs). */
-function opIdsByBump(w: World, levels: number): Map<number, Buffer> {
+/** An op id whose op PDA has canonical bump 255 and one with 254 (CU depend only on that, given the inputs). */
+function opIdsAtBumps(w: World): Map<number, Buffer> {
   const found = new Map<number, Buffer>();
-  for (let i = 0; found.size < levels && i < 100_000; i++) {
+  for (let i = 0; found.size < 2 && i < 100_000; i++) {
     const opId = opIdFor(`bench-bump-${i}`);
     const bump = opPda(w.merchant.pda, opId)[1];
-    if (bump > 255 - levels && !found.has(bump)) found.set(bump, opId);
+    if (bump >= 254 && !found.has(bump)) found.set(bump, opId);
   }
   return found;
 }
 
-async function measure(name: RuntimeName, tokenProgram = TOKEN_PROGRAM_ID) {
-  const rt = await createRuntime(name, 'lite');
+interface Measure {
+  bare: bigint;
+  at255: bigint;
+  own255: bigint;
+  step: bigint;
+  sampleMean: number;
+  sampleMax: bigint;
+}
+
+async function measure(runtime: RuntimeName, binary: ProgramBinary, randomOpIds: Buffer[], tokenProgram = TOKEN_PROGRAM_ID): Promise<Measure> {
+  // The same keys (merchant, accounts) for every binary, so the same op ids have the same canonical bumps.
+  seedKeys(`bench-${runtime}-${tokenProgram.toBase58()}`);
+  const rt = await createRuntime(runtime, binary);
   const w = await createWorld(rt, { tokenProgram, vaultAmount: 10n ** 15n });
   const bare = await bareTransferChecked(w);
   if (!bare.ok) throw new Error(`transfer_checked failed: ${bare.error}`);
-  // One payout per canonical bump level: deterministic figures.
-  const perBump = new Map<number, { total: bigint; own: bigint }>();
-  for (const [bump, opId] of opIdsByBump(w, 6)) {
+  const byBump = new Map<number, TxResult>();
+  for (const [bump, opId] of opIdsAtBumps(w)) {
     const r = await payout(w, { opId, amount: 1_000n });
-    if (!r.ok) throw new Error(`execute_payout failed: ${r.error}`);
-    perBump.set(bump, { total: r.computeUnits, own: r.computeUnits - tokenProgramCu(r) });
+    if (!r.ok) throw new Error(`execute_payout (${binary}) failed: ${r.error}\n${r.logs.join('\n')}`);
+    byBump.set(bump, r);
   }
-  // A sample of op ids as they come (bumps distributed as in real use).
-  const totals: bigint[] = [];
-  for (let i = 0; i < OPS; i++) {
-    const r = await payout(w, { opId: opIdFor(`bench-${i}`), amount: 1_000n });
-    if (!r.ok) throw new Error(`execute_payout failed: ${r.error}`);
-    totals.push(r.computeUnits);
+  const sample: bigint[] = [];
+  for (const opId of randomOpIds) {
+    const r = await payout(w, { opId, amount: 1_000n });
+    if (!r.ok) throw new Error(`execute_payout (${binary}) failed: ${r.error}\n${r.logs.join('\n')}`);
+    sample.push(r.computeUnits);
   }
-  const c255 = perBump.get(255)!;
-  const step = perBump.get(254)!.total - c255.total;
-  // P(canonical bump = 255 − k) ≈ 2^−(k+1), so E[k] = 1 and P(k ≥ j) = 2^−j.
-  const expected = c255.total + step;
-  return { bare: bare.computeUnits, c255, step, expected, perBump, sample: stats(totals) };
+  const at255 = byBump.get(255)!;
+  return {
+    bare: bare.computeUnits,
+    at255: at255.computeUnits,
+    own255: at255.computeUnits - tokenProgramCu(at255),
+    step: byBump.get(254)!.computeUnits - at255.computeUnits,
+    sampleMean: mean(sample),
+    sampleMax: sample.reduce((a, b) => (a > b ? a : b), 0n),
+  };
 }
+
+const pad = (s: string | number | bigint, n: number) => String(s).padStart(n);
 
 async function main() {
   console.log(
     `program-cu: machine ${cpus().length}× ${cpus()[0]?.model ?? 'cpu'}, ${Math.round(totalmem() / 2 ** 30)} GiB, node ${process.version}` +
       ' (CU do not depend on the machine)',
   );
-  console.log('program-cu: execute_payout, amount 1000, SPL Token unless said; CU depend on the op PDA\'s canonical bump');
-  for (const name of RUNTIMES) {
-    const m = await measure(name);
-    const label = name === 'bankrun' ? 'bankrun (Solana 1.18, legacy SPL Token)' : 'LiteSVM (Agave 3, p-token)';
-    console.log(`\n${label}`);
-    console.log(`  bare transfer_checked (top level)                 ${m.bare} CU`);
-    console.log(
-      `  execute_payout, canonical bump 255                ${m.c255.total} CU  ` +
-        `(without the token program's own ${m.c255.total - m.c255.own} CU: ${m.c255.own} CU)`,
-    );
-    console.log(`  each lower canonical bump                         +${m.step} CU (one sha256 + one curve check)`);
-    console.log(
-      '  by bump: ' +
-        [...m.perBump.entries()]
-          .sort((a, b) => b[0] - a[0])
-          .map(([b, c]) => `${b}: ${c.total}`)
-          .join(', '),
-    );
-    console.log(`  expected over random op ids                       ${m.expected} CU`);
-    console.log(
-      `  sample of ${OPS} op ids                              min ${m.sample.min}  median ${m.sample.median}  ` +
-        `mean ${m.sample.mean}  max ${m.sample.max} CU`,
-    );
-    console.log(
-      `  ratio execute_payout(bump 255) / bare transfer_checked   ${(Number(m.c255.total) / Number(m.bare)).toFixed(2)}×`,
-    );
-    if (name === 'litesvm') {
-      let over = 0;
-      while (m.c255.total + BigInt(over) * m.step <= 6000n) over++;
+  const binaries = EXPECTED_BINARIES;
+  for (const b of binaries) console.log(`program-cu: ${b} .so ${pad(statSync(requireBinary(b)).size.toLocaleString('en'), 9)} bytes`);
+  const randomOpIds = Array.from({ length: OPS }, () => randomBytes(32));
+  console.log(`program-cu: execute_payout, amount 1000, SPL Token unless said; mean over ${OPS} random op ids (the same for every binary)`);
+  const header =
+    '  program   bare transfer_checked   payout @bump 255 (own)   per lower bump   average (exact)   sample mean   sample max';
+  for (const runtime of RUNTIMES) {
+    console.log(`\n${runtime === 'bankrun' ? 'bankrun (Solana 1.18, legacy SPL Token)' : 'LiteSVM (Agave 3, p-token)'}`);
+    console.log(header);
+    const verdicts: string[] = [];
+    for (const binary of binaries) {
+      const m = await measure(runtime, binary, randomOpIds);
+      // E[k] = Σ_{j≥1} P(k ≥ j) = Σ 2^−j = 1 bump below 255 on average.
+      const average = m.at255 + m.step;
       console.log(
-        `  target ≤ 6,000 CU: bump 255 ${m.c255.total}, expected ${m.expected} → ${m.expected <= 6000n ? 'within' : 'OVER'}; ` +
-          `over 6,000 from ${over} bumps below 255 (≈ 1 op id in ${2 ** over})`,
+        `  ${binary.padEnd(7)} ${pad(m.bare, 12)} CU ${pad(m.at255, 16)} CU (${m.own255}) ${pad(`+${m.step}`, 10)} CU ` +
+          `${pad(average, 12)} CU ${pad(Math.round(m.sampleMean), 10)} CU ${pad(m.sampleMax, 10)} CU`,
       );
+      if (runtime === 'litesvm') {
+        const ok = average <= TARGETS[binary];
+        verdicts.push(`${binary} ${average} CU vs target ≤ ${TARGETS[binary].toLocaleString('en')} → ${ok ? 'within' : 'OVER'}`);
+      }
     }
+    for (const v of verdicts) console.log(`  target (LiteSVM, mean over random op ids): ${v}`);
   }
-  const t22 = await measure('litesvm', TOKEN_2022_PROGRAM_ID);
-  console.log(
-    `\nLiteSVM, Token-2022 mint: bare transfer_checked ${t22.bare} CU; execute_payout at bump 255 ${t22.c255.total} CU ` +
-      `(without Token-2022's ${t22.c255.total - t22.c255.own} CU: ${t22.c255.own} CU)`,
-  );
+  console.log('\nLiteSVM, Token-2022 mint');
+  for (const binary of binaries) {
+    const m = await measure('litesvm', binary, randomOpIds.slice(0, 16), TOKEN_2022_PROGRAM_ID);
+    console.log(
+      `  ${binary.padEnd(7)} bare transfer_checked ${m.bare} CU; execute_payout at bump 255 ${m.at255} CU ` +
+        `(without Token-2022's ${m.at255 - m.own255} CU: ${m.own255} CU)`,
+    );
+  }
 }
 
 main().catch((e) => {
