@@ -3,8 +3,8 @@
 import { expect } from 'chai';
 import fs from 'node:fs';
 import path from 'node:path';
-import { AnchorProvider, BN, Idl, Program, Wallet } from '@coral-xyz/anchor';
-import { Connection, Keypair, PublicKey, SendTransactionError, SystemProgram } from '@solana/web3.js';
+import { AnchorError, AnchorProvider, BN, Idl, Program, Wallet } from '@coral-xyz/anchor';
+import { Connection, Keypair, PublicKey, SystemProgram } from '@solana/web3.js';
 import {
   ACCOUNT_SIZE, TOKEN_PROGRAM_ID, createInitializeAccount3Instruction, createMintToInstruction,
   createTransferCheckedInstruction, getAssociatedTokenAddressSync, createAssociatedTokenAccountIdempotentInstruction,
@@ -66,16 +66,21 @@ describe('localnet: oncepay program through @coral-xyz/anchor', function () {
     expect((await conn.getTokenAccountBalance(bobAta)).value.amount).to.equal('2500000');
     expect((await conn.getTokenAccountBalance(vault.publicKey)).value.amount).to.equal('7500000');
 
-    // Second attempt of the same op. The program logs no "AnchorError occurred" line, so Anchor cannot build an
-    // AnchorError and hands back web3.js's SendTransactionError, exactly as a real node's -32002 would make it.
+    // Second attempt of the same op, refused at preflight. Both program binaries log the failure as Anchor does
+    // ("AnchorError caused by account: operation. Error Code: OperationAlreadyConsumed. Error Number: 6000. …"), so
+    // Anchor's client turns the node's -32002 into an AnchorError that names it.
     let err: unknown;
     try {
       await program.methods.executePayout([...opId], new BN('2500000'), opBump).accountsPartial(accounts).rpc();
     } catch (e) {
       err = e;
     }
-    expect(err).to.be.instanceOf(SendTransactionError);
-    const logs = (err as SendTransactionError).logs ?? [];
+    expect(err).to.be.instanceOf(AnchorError);
+    const anchorError = err as AnchorError;
+    expect(anchorError.error.errorCode).to.deep.equal({ code: 'OperationAlreadyConsumed', number: 6000 });
+    expect(anchorError.error.origin).to.equal('operation');
+    expect(anchorError.program.toBase58()).to.equal(ONCEPAY_PROGRAM_ID);
+    const logs = anchorError.logs;
     expect(logs[logs.length - 1]).to.equal(`Program ${ONCEPAY_PROGRAM_ID} failed: custom program error: 0x1770`);
     const named = (idl.errors ?? []).find((e) => e.code === 0x1770);
     expect(named?.name).to.equal('OperationAlreadyConsumed');
