@@ -132,7 +132,7 @@ impl OncepayError {
             Self::InvalidVault => "Vault is not a token account owned by the merchant PDA",
             Self::MintMismatch => "Vault, recipient and mint do not share one mint",
             Self::InvalidOperationAddress => {
-                "Operation account is not the PDA ['op', merchant, op_id]"
+                "Operation account is not the PDA [\"op\", merchant, op_id]"
             }
             Self::NonCanonicalBump => "Bump is not the canonical bump",
             Self::InvalidTokenProgram => {
@@ -146,7 +146,7 @@ impl OncepayError {
             Self::InvalidMint => "Mint account is not a token mint",
             Self::InvalidRecipient => "Recipient is not a token account, or is the vault",
             Self::InvalidMerchantAddress => {
-                "Merchant account is not the PDA ['merchant', merchant_authority]"
+                "Merchant account is not the PDA [\"merchant\", merchant_authority]"
             }
             Self::MerchantAlreadyInitialized => "Merchant config already exists",
             Self::UnsupportedRentSysvar => "Rent sysvar exemption threshold is not supported",
