@@ -16,7 +16,6 @@ import { address } from '../../../app/types';
 import { createTestDb, TestDb } from '../../helpers/db';
 import { connectionIo, createTokenAccount, MerchantSetup, setupMerchant, successfulOpTransactions, tokenBalance } from './payout-setup';
 
-const ROOT = path.resolve(__dirname, '..', '..', '..');
 
 export interface PayoutLocalnet {
   net: LocalnetHandle;
