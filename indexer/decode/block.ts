@@ -9,6 +9,13 @@ import { decodeTransaction, type DecodeOptions } from './transaction';
 export interface DecodeBlockOptions extends DecodeOptions {
   /** getBlock results do not carry their own slot: pass the slot you asked for. */
   slot?: bigint | number;
+  /**
+   * A transaction whose transfers disagree with its own token balances (ONCEPAY__DECODE__BALANCE_MISMATCH) is
+   * refused: with this callback it contributes no receipts, is reported here, and the rest of the block is
+   * decoded (a finalized block cannot be fixed by reading it again, and one such transaction must not stop a
+   * scanner). Without it, it fails the block like any other refused transaction.
+   */
+  onBalanceMismatch?: (refused: OncepayError, transactionIndex: number) => void;
 }
 
 /**
@@ -29,9 +36,14 @@ export function decodeBlock(block: unknown, opts: DecodeBlockOptions = {}): Rece
     try {
       return decodeTransaction(tx, { cluster: opts.cluster });
     } catch (e) {
-      // one bad transaction fails the block (the caller must not pass it); say which one
       if (e instanceof OncepayError) {
-        throw new OncepayError(e.code, `transactions[${i}]: ${e.message.replace(`${e.code}: `, '')}`, { ...e.context, transaction: i });
+        const named = new OncepayError(e.code, `transactions[${i}]: ${e.message.replace(`${e.code}: `, '')}`, { ...e.context, transaction: i });
+        if (e.code === DECODE_CODES.BALANCE_MISMATCH && opts.onBalanceMismatch) {
+          opts.onBalanceMismatch(named, i);
+          return [];
+        }
+        // one bad transaction fails the block (the caller must not pass it); say which one
+        throw named;
       }
       throw e;
     }

@@ -22,6 +22,8 @@ export const DECODE_CODES = {
   AMOUNT_IMPRECISE: 'ONCEPAY__DECODE__AMOUNT_IMPRECISE',
   /** A getBlock result has no `transactions` array (e.g. fetched with transactionDetails other than "full"). */
   MALFORMED_BLOCK: 'ONCEPAY__DECODE__MALFORMED_BLOCK',
+  /** A decoded token transfer disagrees with the transaction's own pre/post token balances (balance-check.ts). */
+  BALANCE_MISMATCH: 'ONCEPAY__DECODE__BALANCE_MISMATCH',
 } as const;
 
 export type DecodeCode = (typeof DECODE_CODES)[keyof typeof DECODE_CODES];

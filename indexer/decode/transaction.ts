@@ -4,11 +4,12 @@ import bs58 from 'bs58';
 import type { BaseUnits } from '../../common/amount';
 import { OncepayError } from '../../common/errors';
 import { accountKeys, loadedAddresses, type Keys } from './account-keys';
+import { assertTransfersMatchBalances } from './balance-check';
 import { outOfRange } from './amount-field';
 import { DECODE_CODES } from './codes';
 import { array, isAddress, isIndex, isRecord, malformed, optionalArray, record, show, withPath, type Json } from './json-shape';
 import { decodeParsedTransfer } from './parsed-instruction';
-import { receiptProgramOf } from './programs';
+import { receiptProgramOf, SYSTEM_PROGRAM } from './programs';
 import { decodeRawTransfer } from './raw-instruction';
 import { TOP_LEVEL, type Receipt } from './receipt';
 import { netOfUnstatedFees, tokenBalances, type TokenBalance } from './token-balances';
@@ -20,8 +21,31 @@ export interface DecodeOptions {
   cluster?: string;
 }
 
-/** One instruction, top-level or inner, in either encoding → a transfer or null. */
-function decodeInstruction(ix: unknown, keys: Keys, path: string): InstructionTransfer | null {
+/** Addresses among a parsed instruction's `info` values (the accounts it names). */
+function parsedAccounts(parsed: unknown): string[] {
+  if (!isRecord(parsed) || !isRecord(parsed.info)) return [];
+  return Object.values(parsed.info).flatMap((v) => (isAddress(v) ? [v] : Array.isArray(v) ? v.filter(isAddress) : []));
+}
+
+/**
+ * One instruction, top-level or inner, in either encoding → a transfer or null. A token-program instruction that
+ * is not a transfer (mintTo, burn, close, syncNative, …) adds the accounts it names to `blurred`: their balances
+ * move by amounts no transfer states (balance-check.ts).
+ */
+function decodeInstruction(ix: unknown, keys: Keys, path: string, blurred: Set<string>): InstructionTransfer | null {
+  const t = decodeOneInstruction(ix, keys, path);
+  if (t === null && isRecord(ix)) {
+    const programId = typeof ix.programIdIndex === 'number' ? keys.keys[ix.programIdIndex] : ix.programId;
+    const program = typeof programId === 'string' ? receiptProgramOf(programId) : null;
+    if (program !== null && programId !== SYSTEM_PROGRAM) {
+      const named = ix.parsed !== undefined ? parsedAccounts(ix.parsed) : (Array.isArray(ix.accounts) ? ix.accounts : []).map((a) => (isIndex(a, keys.keys.length) ? keys.keys[a] : a));
+      for (const a of named) if (typeof a === 'string') blurred.add(a);
+    }
+  }
+  return t;
+}
+
+function decodeOneInstruction(ix: unknown, keys: Keys, path: string): InstructionTransfer | null {
   if (!isRecord(ix)) throw malformed(`${path} is not an object`);
   let programId: string;
   if (ix.programIdIndex !== undefined) {
@@ -186,11 +210,12 @@ export function decodeTransaction(value: unknown, opts: DecodeOptions = {}): Rec
   };
 
   const receipts: Receipt[] = [];
+  const blurred = new Set<string>();
   outer.forEach((ix, i) => {
-    const top = decodeInstruction(ix, keys, `transaction.message.instructions[${i}]`);
+    const top = decodeInstruction(ix, keys, `transaction.message.instructions[${i}]`, blurred);
     if (top) receipts.push(toReceipt(top, i, TOP_LEVEL));
     (inner.get(i) ?? []).forEach((ix2, j) => {
-      const t = decodeInstruction(ix2, keys, `meta.innerInstructions[index=${i}].instructions[${j}]`);
+      const t = decodeInstruction(ix2, keys, `meta.innerInstructions[index=${i}].instructions[${j}]`, blurred);
       if (t) receipts.push(toReceipt(t, i, j));
     });
   });
@@ -201,5 +226,6 @@ export function decodeTransaction(value: unknown, opts: DecodeOptions = {}): Rec
     const before = pre.has(i) ? pre.get(i)?.amount : 0n; // no pre balance: created in this transaction
     return after === undefined || after === null || before === undefined || before === null ? null : after - before;
   });
+  assertTransfersMatchBalances(signature, receipts, { indexOf: keys.indexOf, pre, post, blurred });
   return receipts;
 }

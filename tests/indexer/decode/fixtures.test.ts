@@ -1,7 +1,7 @@
 // Receipts of transactions executed in LiteSVM (real SPL Token / Token-2022 / ATA / System programs), read in both
 // RPC encodings. Each case states what a watcher must see; the two encodings must agree line for line.
 import { expect } from 'chai';
-import { decodeTransaction, receiptToJson, TOP_LEVEL, type Receipt } from '../../../indexer/decode';
+import { DECODE_CODES, decodeTransaction, receiptToJson, TOP_LEVEL, type Receipt } from '../../../indexer/decode';
 import { caseNames, clone, decodeCase, fixture, key, signatureOf, type Encoding } from './helpers';
 
 const ENCODINGS: Encoding[] = ['json', 'jsonParsed'];
@@ -129,12 +129,21 @@ describe('decode: LiteSVM fixtures', () => {
         expect(decodeTransaction(tx)).to.deep.equal([]);
       });
 
-      it('the same transaction with err and status cleared would yield its transfer (the empty result comes from the failure)', () => {
+      it('the same transaction with err and status cleared reaches its transfer, which its unmoved balances refute (the empty result comes from the failure)', () => {
         const tx = clone(fixture('spl-failed', encoding));
         (tx.meta as Record<string, unknown>).err = null;
         expect(decodeTransaction(tx)).to.deep.equal([]); // status still says Err
         (tx.meta as Record<string, unknown>).status = { Ok: null };
-        expect(decodeTransaction(tx).map((r) => r.amount)).to.deep.equal([999_999_999_999n]);
+        // Now the transfer of 999,999,999,999 is decoded, and the token balances (which did not move: it failed)
+        // refuse it: a "successful" transaction whose instruction says more than its balances show is not credited.
+        let code: string | undefined;
+        try {
+          decodeTransaction(tx);
+        } catch (e) {
+          code = (e as { code?: string }).code;
+          expect((e as { context: Record<string, unknown> }).context).to.deep.include({ decoded: '-999999999999', actual: '0' });
+        }
+        expect(code).to.equal(DECODE_CODES.BALANCE_MISMATCH);
       });
 
       it('create-account / initialize / ATA create / mintTo / approve / burn → no receipts', () => {
