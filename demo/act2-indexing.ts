@@ -13,6 +13,8 @@ import { runBackfill } from '../indexer/source/backfill';
 import { createSourceMetrics } from '../indexer/source/metrics';
 import { createScanner } from '../indexer/source/scanner';
 import { buildWebhookApp } from '../indexer/source/webhook';
+import { signDelivery } from '../indexer/source/webhook-auth';
+import { createChainVerifier } from '../indexer/source/webhook-verifier';
 import type { LocalnetHandle } from '../localnet';
 import { DECIMALS, pay, Payment, World } from './act1-merchant-and-payments';
 import { runOncepay } from './child';
@@ -107,9 +109,11 @@ export async function runIndexing(deps: {
     `scanner (finalized, re-scan window ${RESCAN_WINDOW} slots): pass 1 slots ${scannerPasses[0].range} → ${scannerPasses[0].inserted} new receipts; pass 2 slots ${scannerPasses[1].range} → ${scannerPasses[1].inserted} new, ${scannerPasses[1].duplicates} duplicates absorbed`,
   );
 
-  // 2b. A provider-style webhook redelivers the same transactions over real HTTP.
+  // 2b. A provider-style webhook redelivers the same transactions over real HTTP; each one is a hint, checked
+  // against the chain (getTransaction through the same RPC client) before anything is applied.
   const secret = 'demo-provider-secret';
-  const app = buildWebhookApp({ db, ledger, cluster: CLUSTER, secret, log, metrics: sourceMetrics });
+  const verifier = createChainVerifier({ db, rpc, ledger, cluster: CLUSTER, log });
+  const app = buildWebhookApp({ db, ledger, cluster: CLUSTER, secret, verifier, log, metrics: sourceMetrics });
   const address = await app.listen({ port: 0, host: '127.0.0.1' });
   deps.teardown.push('webhook receiver', () => app.close());
   const webhookUrl = `${address}/v1/webhooks/demo-provider`;
@@ -122,10 +126,11 @@ export async function runIndexing(deps: {
   ];
   const webhook: WebhookDeliveryLog[] = [];
   for (const d of deliveries) {
+    const payload = JSON.stringify({ transactions: d.signatures.map((s) => txs.get(s)) });
     const res = await fetch(webhookUrl, {
       method: 'POST',
-      headers: { 'content-type': 'application/json', 'x-oncepay-secret': secret, 'x-oncepay-event-id': d.eventId },
-      body: JSON.stringify({ transactions: d.signatures.map((s) => txs.get(s)) }),
+      headers: { 'content-type': 'application/json', 'x-oncepay-signature': signDelivery(secret, payload, Math.floor(Date.now() / 1000)), 'x-oncepay-event-id': d.eventId },
+      body: payload,
     });
     const body = (await res.json()) as { duplicate?: boolean; inserted?: number; duplicates?: number };
     webhook.push({ eventId: d.eventId, signatures: d.signatures, status: res.status, duplicateEvent: body.duplicate === true, inserted: body.inserted ?? 0, duplicates: body.duplicates ?? 0 });

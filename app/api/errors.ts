@@ -28,9 +28,31 @@ export const API_ERRORS = {
 
 export type ApiErrorCode = keyof typeof API_ERRORS;
 
-export interface ApiErrorBody {
-  code: ApiErrorCode;
+/**
+ * The one error body every oncepay HTTP server answers with — the merchant API here, the webhook receiver
+ * (indexer/source/webhook.ts) with its ONCEPAY__WEBHOOK__* codes: `{ code, message }`, nothing else.
+ */
+export interface HttpErrorBody {
+  code: string;
   message: string;
+}
+
+export function httpErrorBody(code: string, message: string): HttpErrorBody {
+  return { code, message };
+}
+
+export const httpErrorBodySchema = {
+  type: 'object',
+  required: ['code', 'message'],
+  additionalProperties: false,
+  properties: {
+    code: { type: 'string' },
+    message: { type: 'string' },
+  },
+} as const;
+
+export interface ApiErrorBody extends HttpErrorBody {
+  code: ApiErrorCode;
 }
 
 export class ApiError extends Error {
@@ -43,7 +65,7 @@ export class ApiError extends Error {
     this.status = API_ERRORS[code].status;
   }
   body(): ApiErrorBody {
-    return { code: this.code, message: this.message };
+    return httpErrorBody(this.code, this.message) as ApiErrorBody;
   }
 }
 
@@ -63,11 +85,7 @@ export function toApiError(e: unknown): ApiError {
 }
 
 export const errorBodySchema = {
+  ...httpErrorBodySchema,
   $id: 'ApiError',
-  type: 'object',
-  required: ['code', 'message'],
-  properties: {
-    code: { type: 'string', enum: Object.keys(API_ERRORS) },
-    message: { type: 'string' },
-  },
+  properties: { ...httpErrorBodySchema.properties, code: { type: 'string', enum: Object.keys(API_ERRORS) } },
 } as const;

@@ -46,6 +46,8 @@ export interface RpcClient {
   getSlot(commitment: Commitment, opts?: CallOptions): Promise<number>;
   getBlocks(start: number, end: number, commitment: Commitment, opts?: CallOptions): Promise<number[]>;
   getBlock(slot: number, commitment: Commitment, opts?: CallOptions): Promise<BlockResult>;
+  /** getTransaction (`json` encoding, v0 included) at `commitment`; null when the node has no such transaction there. */
+  getTransaction(signature: string, commitment: Commitment, opts?: CallOptions): Promise<Record<string, unknown> | null>;
 }
 
 /** One failed attempt, classified. Thrown out of `call` only when not retryable or retries ran out. */
@@ -198,6 +200,14 @@ export function createRpcClient(opts: RpcClientOptions): RpcClient {
         }
         throw e;
       }
+    },
+    async getTransaction(signature, commitment, o) {
+      const tx = await call<unknown>('getTransaction', [signature, { commitment, encoding: 'json', maxSupportedTransactionVersion: 0 }], o);
+      if (tx === null) return null;
+      if (typeof tx !== 'object' || Array.isArray(tx)) {
+        throw new RpcCallError(RPC_MALFORMED_RESPONSE, 'malformed', `getTransaction(${signature}): not a transaction`, { method: 'getTransaction' });
+      }
+      return tx as Record<string, unknown>;
     },
   };
 }

@@ -1,4 +1,5 @@
 // `oncepay indexer run | backfill | webhook`: the sources, wired to the real RPC client, ledger and metrics.
+import * as fs from 'fs';
 import { Command, InvalidArgumentError, Option } from 'commander';
 import * as cliProgress from 'cli-progress';
 import { OncepayError } from '../../common/errors';
@@ -16,7 +17,11 @@ import { createSourceMetrics } from './metrics';
 import { SourceMetrics } from './ports';
 import { createProvisionalTracker } from './provisional';
 import { createScanner, DEFAULT_SCANNER } from './scanner';
-import { buildWebhookApp, DEFAULT_BODY_LIMIT } from './webhook';
+import { buildWebhookApp, DEFAULT_BODY_LIMIT, DEFAULT_INLINE_CHECK_MS } from './webhook';
+import { DEFAULT_TOLERANCE_S } from './webhook-auth';
+import { DEFAULT_RECHECK } from './webhook-hint-plan';
+import { createWebhookMetrics } from './webhook-metrics';
+import { createChainVerifier, DEFAULT_HINT_MAX_AGE_MS } from './webhook-verifier';
 import type { DecodeBlockFn } from './block-reader';
 
 const DEFAULT_RPC = 'http://127.0.0.1:8899';
@@ -78,7 +83,17 @@ function wire(o: RpcOpts, component: string, command: string) {
     onError: (kind) => metrics.countRpcError(kind),
     onRetry: (i) => log.warn(i, 'rpc attempt failed, retrying'),
   });
-  const decode: DecodeBlockFn = (block, slot) => decodeBlock(block, { slot, cluster: o.cluster });
+  // A transaction whose transfers disagree with its own token balances is never credited; it must not stop the
+  // scan either (reading a finalized block again cannot change it): skipped, logged and counted.
+  const decode: DecodeBlockFn = (block, slot) =>
+    decodeBlock(block, {
+      slot,
+      cluster: o.cluster,
+      onBalanceMismatch: (e) => {
+        metrics.countBalanceMismatch(o.cluster, component);
+        log.error({ slot, code: e.code, ...e.context }, `transaction refused, nothing credited: ${e.message}`);
+      },
+    });
   return { log, indexerMetrics, metrics, pool, ledger, rpc, decode };
 }
 
@@ -201,29 +216,108 @@ export function registerSources(program: Command): void {
       }
     });
 
-  indexer
-    .command('webhook')
-    .description('serve POST /v1/webhooks/:provider (+ /metrics, /healthz, /readyz) and apply deliveries with source "webhook"')
+  withRpcOptions(
+    indexer
+      .command('webhook')
+      .description('serve POST /v1/webhooks/:provider (+ /metrics, /healthz, /readyz): each delivery is a hint, verified against the chain before anything is credited'),
+  )
     .option('--port <port>', 'port (0 = any free port)', int('--port'), 8787)
     .option('--host <host>', 'address to listen on', '127.0.0.1')
-    .option('--secret <secret>', 'shared secret (header X-Oncepay-Secret / Authorization) and HMAC key (X-Oncepay-Signature); env ONCEPAY_WEBHOOK_SECRET', process.env.ONCEPAY_WEBHOOK_SECRET)
-    .option('--require-signature', 'accept only deliveries with a valid X-Oncepay-Signature HMAC')
-    .option('--cluster <name>', 'cluster name, part of every receipt key (env ONCEPAY_CLUSTER)', process.env.ONCEPAY_CLUSTER ?? 'localnet')
+    .option('--secret-file <path>', 'file holding the shared secret(s), one per line (several while rotating); or env ONCEPAY_WEBHOOK_SECRET')
+    .option('--secret <secret>', 'the shared secret on the command line (visible in `ps`: prefer --secret-file or the env)')
+    .option('--signature-tolerance <seconds>', 'largest |now − t| of a signature `t=…,v1=…` (replays outside it are refused)', int('--signature-tolerance', 1), DEFAULT_TOLERANCE_S)
+    .option('--legacy-signature', 'DEPRECATED: also accept the untimestamped `sha256=` HMAC and the bare secret (replayable)')
+    .option('--require-signature', 'with --legacy-signature: demand the legacy HMAC, not just the bare secret')
+    .addOption(commitmentOption('commitment getTransaction is asked at before a delivery is credited').default('finalized'))
+    .option('--hint-max-age <seconds>', 'a signature the chain has not confirmed by then is dropped (reason not_found / rpc_error)', int('--hint-max-age', 1), DEFAULT_HINT_MAX_AGE_MS / 1000)
+    .option('--recheck-ms <ms>', 'first wait before a pending signature is checked again (doubles, with jitter, up to 60 s)', int('--recheck-ms', 1), DEFAULT_RECHECK.baseMs)
+    .option('--inline-check-ms <ms>', 'how long a delivery waits for the first chain check of its signatures before answering (202 if still pending)', int('--inline-check-ms', 0), DEFAULT_INLINE_CHECK_MS)
+    .option('--trust-provider', 'DANGEROUS: credit what deliveries say without asking the chain (the old behaviour)')
     .option('--body-limit <bytes>', 'largest body accepted (larger → 413)', int('--body-limit', 1), DEFAULT_BODY_LIMIT)
     .addHelpText('after', '\nWhile the database is away deliveries get 503 + Retry-After ({code: "DATABASE_UNAVAILABLE"}); /healthz and /readyz report it.')
-    .addHelpText('after', shutdownHelp(undefined, 'stops accepting and answers the deliveries in flight'))
-    .action(async (o: { port: number; host: string; secret?: string; requireSignature?: boolean; cluster: string; bodyLimit: number }) => {
-      if (!o.secret) throw new OncepayError(SOURCE_CODES.INVALID_OPTION, '--secret (or ONCEPAY_WEBHOOK_SECRET) is required');
-      const { log, indexerMetrics, metrics, pool, ledger } = wireLedger('webhook', 'indexer-webhook');
-      const app = buildWebhookApp({ db: pool, ledger, cluster: o.cluster, secret: o.secret, requireSignature: o.requireSignature, bodyLimit: o.bodyLimit, log, metrics, registry: indexerMetrics.registry });
-      const stop = onStopSignals(log);
-      const address = await app.listen({ port: o.port, host: o.host });
-      log.info({ address }, 'webhook receiver listening');
-      process.stdout.write(`${JSON.stringify({ listening: address })}\n`);
-      await stop.stopped;
-      // Stop accepting, answer the deliveries already in flight, then close the pool.
-      await app.close();
-      stop.dispose();
-      await pool.end();
-    });
+    .addHelpText('after', shutdownHelp(undefined, 'stops accepting, answers the deliveries in flight and ends the background chain checks'))
+    .action(
+      async (
+        o: RpcOpts & {
+          port: number;
+          host: string;
+          secretFile?: string;
+          secret?: string;
+          signatureTolerance: number;
+          legacySignature?: boolean;
+          requireSignature?: boolean;
+          commitment: string;
+          hintMaxAge: number;
+          recheckMs: number;
+          inlineCheckMs: number;
+          trustProvider?: boolean;
+          bodyLimit: number;
+        },
+      ) => {
+        const secrets = webhookSecrets(o);
+        const w = wire(o, 'webhook', 'indexer-webhook');
+        if (o.secret !== undefined) w.log.warn('--secret is visible to every user of this machine (ps); use --secret-file or ONCEPAY_WEBHOOK_SECRET');
+        const webhookMetrics = createWebhookMetrics(w.indexerMetrics.registry);
+        const verifier = o.trustProvider
+          ? undefined
+          : createChainVerifier({
+              db: w.pool,
+              rpc: w.rpc,
+              ledger: w.ledger,
+              cluster: o.cluster,
+              commitment: o.commitment === 'confirmed' ? 'confirmed' : 'finalized',
+              maxAgeMs: o.hintMaxAge * 1000,
+              recheck: { baseMs: o.recheckMs, capMs: Math.max(o.recheckMs, DEFAULT_RECHECK.capMs) },
+              log: w.log,
+              metrics: webhookMetrics,
+            });
+        const app = buildWebhookApp({
+          db: w.pool,
+          ledger: w.ledger,
+          cluster: o.cluster,
+          secret: secrets,
+          signatureToleranceS: o.signatureTolerance,
+          legacySignature: o.legacySignature,
+          requireSignature: o.requireSignature,
+          verifier,
+          inlineCheckMs: o.inlineCheckMs,
+          trustProvider: o.trustProvider,
+          bodyLimit: o.bodyLimit,
+          log: w.log,
+          metrics: w.metrics,
+          webhookMetrics,
+          registry: w.indexerMetrics.registry,
+        });
+        const stop = onStopSignals(w.log);
+        const address = await app.listen({ port: o.port, host: o.host });
+        w.log.info({ address, verified: !o.trustProvider, rpc: o.trustProvider ? undefined : o.rpc, commitment: o.commitment }, 'webhook receiver listening');
+        process.stdout.write(`${JSON.stringify({ listening: address })}\n`);
+        // The background re-check of pending hints runs in this process until it stops.
+        const rechecks = verifier?.run({ signal: stop.signal, pollMs: Math.min(o.recheckMs, 1000) });
+        await stop.stopped;
+        // Stop accepting, answer the deliveries in flight, let the background round end, then close the pool.
+        await app.close();
+        await rechecks;
+        stop.dispose();
+        await w.pool.end();
+      },
+    );
+}
+
+/** The webhook's secrets: --secret-file (one per line), else ONCEPAY_WEBHOOK_SECRET, else --secret. */
+function webhookSecrets(o: { secretFile?: string; secret?: string }): string[] {
+  let secrets: string[] = [];
+  if (o.secretFile !== undefined) {
+    secrets = fs
+      .readFileSync(o.secretFile, 'utf8')
+      .split(/\r?\n/)
+      .map((l) => l.trim())
+      .filter((l) => l !== '');
+  } else if (process.env.ONCEPAY_WEBHOOK_SECRET) {
+    secrets = [process.env.ONCEPAY_WEBHOOK_SECRET];
+  } else if (o.secret !== undefined) {
+    secrets = [o.secret];
+  }
+  if (secrets.length === 0) throw new OncepayError(SOURCE_CODES.INVALID_OPTION, 'a webhook secret is required: --secret-file, ONCEPAY_WEBHOOK_SECRET or --secret');
+  return secrets;
 }

@@ -28,4 +28,10 @@ export const WEBHOOK_CODES = {
   NOT_FOUND: 'ONCEPAY__WEBHOOK__NOT_FOUND',
   INVALID_REQUEST: 'ONCEPAY__WEBHOOK__INVALID_REQUEST',
   INTERNAL: 'ONCEPAY__WEBHOOK__INTERNAL',
+  /** A genuine signature whose `t=` is outside the tolerance window: a replayed (or badly clocked) delivery. */
+  TIMESTAMP_OUTSIDE_WINDOW: 'ONCEPAY__WEBHOOK__TIMESTAMP_OUTSIDE_WINDOW',
+  /** A transaction whose decoded transfers disagree with its own token balances (ONCEPAY__DECODE__BALANCE_MISMATCH). */
+  BALANCE_MISMATCH: 'ONCEPAY__WEBHOOK__BALANCE_MISMATCH',
+  /** The chain's own answer for a signature a delivery named could not be decoded (dead letter origin 'chain'). */
+  CHAIN_TRANSACTION_REFUSED: 'ONCEPAY__WEBHOOK__CHAIN_TRANSACTION_REFUSED',
 } as const;

@@ -1,5 +1,5 @@
 // The sources' metrics on the indexer's registry (indexer/metrics.ts): checkpoint lag and RPC errors there,
-// plus the two counters only the sources feed.
+// plus the counters only the sources feed.
 import { Counter } from 'prom-client';
 import type { IndexerMetrics } from '../metrics';
 import type { SourceMetrics } from './ports';
@@ -17,6 +17,12 @@ export function createSourceMetrics(m: IndexerMetrics): SourceMetrics {
     labelNames: ['provider', 'result'],
     registers: [m.registry],
   });
+  const balanceMismatches = new Counter({
+    name: 'oncepay_balance_mismatch_total',
+    help: 'Transactions refused (nothing credited) because their decoded transfers disagree with their own token balances, by source',
+    labelNames: ['cluster', 'source'],
+    registers: [m.registry],
+  });
   return {
     setCheckpointLag: (cluster, source, n) => m.checkpointLagSlots.set({ cluster, source }, n),
     countRpcError: (kind) => m.rpcErrorsTotal.inc({ kind }),
@@ -24,5 +30,6 @@ export function createSourceMetrics(m: IndexerMetrics): SourceMetrics {
       if (n > 0) slots.inc({ cluster, source, outcome }, n);
     },
     countWebhook: (provider, result) => webhooks.inc({ provider, result }),
+    countBalanceMismatch: (cluster, source) => balanceMismatches.inc({ cluster, source }),
   };
 }

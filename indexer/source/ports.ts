@@ -16,6 +16,8 @@ export interface SourceMetrics {
   countSlots(cluster: string, source: string, outcome: 'block' | 'skipped' | 'failed', n: number): void;
   /** Webhook deliveries by result ('applied' | 'duplicate' | 'dead_letter' | 'unauthorized' | …). */
   countWebhook(provider: string, result: string): void;
+  /** oncepay_balance_mismatch_total{cluster,source}: transactions refused because their transfers disagree with their token balances. */
+  countBalanceMismatch(cluster: string, source: string): void;
 }
 
 export const NO_METRICS: SourceMetrics = {
@@ -23,6 +25,7 @@ export const NO_METRICS: SourceMetrics = {
   countRpcError() {},
   countSlots() {},
   countWebhook() {},
+  countBalanceMismatch() {},
 };
 
 export function toSlotNumber(x: bigint | number | string | null): number | null {

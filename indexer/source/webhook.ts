@@ -1,51 +1,74 @@
-// The webhook receiver: `POST /v1/webhooks/:provider` takes provider deliveries of raw transactions (shapes in
-// webhook-delivery.ts), authenticates them on the raw bytes (webhook-auth.ts), decodes each item and applies the
-// good ones through the ledger with source 'webhook'. A redelivered event id is answered 2xx with
-// `duplicate: true`; anything authenticated but unusable is kept in webhook_dead_letters, never lost.
-// The body is read as raw bytes (not by fastify's JSON parser) because the HMAC covers the exact bytes and a
-// malformed body must be authenticated before it is stored; so the body is validated here, not by a schema.
+// The webhook receiver: `POST /v1/webhooks/:provider` takes provider deliveries (shapes in webhook-delivery.ts)
+// and authenticates them on the raw bytes with a timestamped HMAC (webhook-auth.ts).
+//
+// A delivery is a hint; the chain is the truth. By default every transaction signature a delivery names is held
+// durably as a pending hint (webhook_hints) in the same database transaction as the event record and the dead
+// letters, then checked against the chain at once (webhook-verifier.ts: getTransaction, decode the chain's own
+// transaction, apply through the ledger); what the chain does not show within the request's short deadline is
+// checked again by the background loop of the same process. The answer is 200 when every hint is settled, 202
+// when some are still pending (durably held: a provider must not redeliver them, and need not). Nothing the
+// delivery itself says is ever credited; where it disagrees with the chain, the chain wins and it is counted.
+//
+// `trustProvider` (`--trust-provider`) opts out: the delivery's own transactions are decoded (their transfers
+// still cross-checked against their token balances) and applied at once, as before verification existed.
+//
+// A redelivered event id is answered 2xx with `duplicate: true`; anything authenticated but unusable is kept in
+// webhook_dead_letters, never lost. The body is read as raw bytes (not by fastify's JSON parser) because the HMAC
+// covers the exact bytes and a malformed body must be authenticated before it is stored; so the body is validated
+// here, not by a schema. Errors are the one HTTP error shape of app/api/errors.ts: { code, message }.
 import * as crypto from 'crypto';
-import Fastify, { FastifyError, FastifyInstance } from 'fastify';
+import Fastify, { FastifyError, FastifyInstance, FastifyReply } from 'fastify';
 import type { Pool } from 'pg';
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
-import { isOncepayError } from '../../common/errors';
+import { httpErrorBody, httpErrorBodySchema } from '../../app/api/errors';
+import { isOncepayError, OncepayError } from '../../common/errors';
 import { failpoint } from '../../common/failpoint';
 import { healthRoutes, replyIfDatabaseUnavailable } from '../../db/health-http';
 import { decodeTransaction } from '../decode';
+import { DECODE_CODES } from '../decode/codes';
 import type { Receipt } from '../decode/receipt';
-import { WEBHOOK_CODES } from './codes';
+import { SOURCE_CODES, WEBHOOK_CODES } from './codes';
 import { LedgerPort, NO_METRICS, SourceMetrics } from './ports';
-import { authenticate } from './webhook-auth';
-import { eventIdOf, itemProblem, parseDelivery } from './webhook-delivery';
-import { createWebhookStore, DeadLetter } from './webhook-store';
+import { AuthFailure, authenticate, DEFAULT_TOLERANCE_S } from './webhook-auth';
+import { eventIdOf, itemProblem, parseDelivery, signatureOfItem } from './webhook-delivery';
+import { ClaimedTransfer, claimOf } from './webhook-hint-plan';
+import { NO_WEBHOOK_METRICS, VerificationFailure, WebhookMetrics } from './webhook-metrics';
+import { createWebhookStore, DeadLetter, inTransaction, NewHint } from './webhook-store';
+import type { ChainVerifier } from './webhook-verifier';
 
 export const DEFAULT_BODY_LIMIT = 1024 * 1024;
+export const DEFAULT_INLINE_CHECK_MS = 2_000;
 
 export interface WebhookAppOptions {
   db: Pool;
   ledger: Pick<LedgerPort, 'applyBatch'>;
   cluster: string;
-  secret: string;
+  /** Shared secret(s): several while rotating (a delivery signed with any of them is accepted). */
+  secret: string | readonly string[];
+  /** Largest |now − t| of a signature, in seconds (default 300). */
+  signatureToleranceS?: number;
+  /** Deprecated: also accept the untimestamped `sha256=` HMAC and the bare secret. */
+  legacySignature?: boolean;
+  /** Legacy mode only: demand the legacy HMAC (a bare secret is not enough). */
   requireSignature?: boolean;
+  /** Checks every delivery's signatures against the chain. Required unless trustProvider. */
+  verifier?: ChainVerifier;
+  /** How long a delivery waits for the first check of its own hints before answering (default 2 s). */
+  inlineCheckMs?: number;
+  /** Opt out of chain verification: credit the delivery's own (balance-checked) transactions. */
+  trustProvider?: boolean;
   bodyLimit?: number;
   log?: Logger;
   metrics?: SourceMetrics;
+  webhookMetrics?: WebhookMetrics;
   /** Serve GET /metrics from this registry. */
   registry?: Registry;
   /** Decoder of one transaction item (default: the indexer's decodeTransaction). */
   decode?: (item: unknown, cluster: string) => Receipt[];
+  /** Unix seconds now (tests). */
+  nowS?: () => number;
 }
-
-const errorBody = {
-  type: 'object',
-  required: ['code', 'message'],
-  properties: {
-    code: { type: 'string' },
-    message: { type: 'string' },
-    deadLettered: { type: 'boolean' },
-  },
-} as const;
 
 const okBody = {
   type: 'object',
@@ -63,6 +86,10 @@ const okBody = {
       type: 'array',
       items: { type: 'object', required: ['index', 'code', 'message'], properties: { index: { type: 'integer' }, code: { type: 'string' }, message: { type: 'string' } } },
     },
+    verified: { type: 'boolean' },
+    credited: { type: 'integer' },
+    pending: { type: 'integer' },
+    dropped: { type: 'integer' },
   },
 } as const;
 
@@ -76,21 +103,53 @@ export interface WebhookReply {
   duplicates: number;
   deadLettered: number;
   rejected: Array<{ index: number; code: string; message: string }>;
+  /** Verified against the chain (false only with trustProvider). */
+  verified: boolean;
+  /** Hints (signatures) the chain confirmed and that are applied. */
+  credited: number;
+  /** Hints durably held, not yet confirmed by the chain: checked again in the background. */
+  pending: number;
+  /** Hints the chain refuted (failed, refused, never seen). */
+  dropped: number;
 }
 
 function httpError(status: number, code: string, message: string) {
   return Object.assign(new Error(message), { statusCode: status, code });
 }
 
+/** The verification-failure reason of an authentication failure. */
+function authFailureReason(r: AuthFailure): VerificationFailure {
+  if (r === 'timestamp_outside_window' || r === 'malformed_signature' || r === 'legacy_scheme') return r;
+  return 'unauthenticated';
+}
+
+/** A refused transaction item → its dead-letter code and the verification-failure reason it counts as. */
+function refusalOf(e: OncepayError): { code: string; reason: VerificationFailure } {
+  return e.code === DECODE_CODES.BALANCE_MISMATCH
+    ? { code: WEBHOOK_CODES.BALANCE_MISMATCH, reason: 'balance_mismatch' }
+    : { code: WEBHOOK_CODES.MALFORMED_TRANSACTION, reason: 'malformed' };
+}
+
 export function buildWebhookApp(opts: WebhookAppOptions): FastifyInstance {
+  if (!opts.trustProvider && !opts.verifier) {
+    throw new OncepayError(SOURCE_CODES.INVALID_OPTION, 'the webhook needs a chain verifier (an RPC endpoint), or trustProvider to opt out explicitly');
+  }
   const store = createWebhookStore(opts.db);
   const metrics = opts.metrics ?? NO_METRICS;
+  const webhookMetrics = opts.webhookMetrics ?? NO_WEBHOOK_METRICS;
   const log = opts.log;
   const decode = opts.decode ?? ((item: unknown, cluster: string) => decodeTransaction(item, { cluster }));
+  const nowS = opts.nowS ?? (() => Math.floor(Date.now() / 1000));
+  const secrets = typeof opts.secret === 'string' ? [opts.secret] : [...opts.secret];
   const app = Fastify({ logger: false, bodyLimit: opts.bodyLimit ?? DEFAULT_BODY_LIMIT });
+
+  if (opts.trustProvider) log?.warn('webhook deliveries are NOT verified against the chain (--trust-provider): whoever holds the secret can credit anything');
+  if (opts.legacySignature) log?.warn('the deprecated untimestamped webhook signature and bare secrets are accepted (--legacy-signature): captured deliveries can be replayed');
 
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('*', { parseAs: 'buffer' }, (_req, body, done) => done(null, body));
+
+  const sendError = (reply: FastifyReply, status: number, code: string, message: string) => reply.status(status).send(httpErrorBody(code, message));
 
   app.setErrorHandler((err: FastifyError, req, reply) => {
     if (replyIfDatabaseUnavailable(err, reply)) return void log?.warn({ code: 'DATABASE_UNAVAILABLE', url: req.url, err: err.message }, 'webhook delivery refused: database unavailable');
@@ -102,10 +161,10 @@ export function buildWebhookApp(opts: WebhookAppOptions): FastifyInstance {
     else if (!code.startsWith('ONCEPAY__')) code = status >= 500 ? WEBHOOK_CODES.INTERNAL : WEBHOOK_CODES.INVALID_REQUEST;
     if (status >= 500) log?.error({ err: err.message, url: req.url }, 'webhook request failed');
     else log?.warn({ code, status, url: req.url }, err.message);
-    reply.status(status).send({ code, message: status >= 500 ? 'internal error' : err.message });
+    void sendError(reply, status, code, status >= 500 ? 'internal error' : err.message);
   });
   app.setNotFoundHandler((req, reply) => {
-    reply.status(404).send({ code: WEBHOOK_CODES.NOT_FOUND, message: `no route ${req.method} ${req.url}` });
+    void sendError(reply, 404, WEBHOOK_CODES.NOT_FOUND, `no route ${req.method} ${req.url}`);
   });
 
   void app.register(healthRoutes, { db: opts.db });
@@ -118,6 +177,7 @@ export function buildWebhookApp(opts: WebhookAppOptions): FastifyInstance {
     });
   }
 
+  const errorBody = httpErrorBodySchema;
   app.post<{ Params: { provider: string } }>(
     '/v1/webhooks/:provider',
     {
@@ -131,17 +191,26 @@ export function buildWebhookApp(opts: WebhookAppOptions): FastifyInstance {
             'x-oncepay-event-id': { type: 'string' },
           },
         },
-        response: { 200: okBody, 400: errorBody, 401: errorBody, 404: errorBody, 413: errorBody, 415: errorBody, 500: errorBody },
+        response: { 200: okBody, 202: okBody, 400: errorBody, 401: errorBody, 404: errorBody, 413: errorBody, 415: errorBody, 500: errorBody },
       },
     },
     async (req, reply) => {
       const provider = req.params.provider;
       const raw = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
-      const auth = authenticate({ secret: opts.secret, requireSignature: opts.requireSignature }, req.headers, raw);
+      const auth = authenticate(
+        { secrets, toleranceS: opts.signatureToleranceS ?? DEFAULT_TOLERANCE_S, legacy: opts.legacySignature, requireSignature: opts.requireSignature },
+        req.headers,
+        raw,
+        nowS(),
+      );
       if (!auth.ok) {
         metrics.countWebhook(provider, 'unauthorized');
+        webhookMetrics.countVerificationFailure(authFailureReason(auth.reason));
         log?.warn({ provider, reason: auth.reason, ip: req.ip }, 'webhook delivery refused: authentication');
         // Nothing about an unauthenticated request is stored: anyone could send it.
+        if (auth.reason === 'timestamp_outside_window') {
+          throw httpError(401, WEBHOOK_CODES.TIMESTAMP_OUTSIDE_WINDOW, 'the signature timestamp is outside the accepted window (a replayed delivery, or a clock far off)');
+        }
         throw httpError(401, WEBHOOK_CODES.UNAUTHORIZED, 'missing or wrong webhook credentials');
       }
 
@@ -149,7 +218,7 @@ export function buildWebhookApp(opts: WebhookAppOptions): FastifyInstance {
         await store.deadLetter([{ provider, eventId, itemIndex: null, reason: code, detail: message, rawBody: raw }]);
         metrics.countWebhook(provider, 'dead_letter');
         log?.warn({ provider, code, eventId }, `webhook delivery dead-lettered: ${message}`);
-        return reply.status(400).send({ code, message, deadLettered: true });
+        return sendError(reply, 400, code, `${message} (the delivery is kept in webhook_dead_letters)`);
       };
 
       const parsed = parseDelivery(raw);
@@ -158,36 +227,115 @@ export function buildWebhookApp(opts: WebhookAppOptions): FastifyInstance {
       const eventId = headerId.eventId;
       if (!parsed.ok) return refuseWhole(parsed.code, parsed.message, eventId);
 
-      const reply200 = (r: Partial<WebhookReply>): WebhookReply => ({
-        ok: true,
-        duplicate: false,
-        eventId,
-        transactions: 0,
-        receipts: 0,
-        inserted: 0,
-        duplicates: 0,
-        deadLettered: 0,
-        rejected: [],
-        ...r,
-      });
+      const answer = (status: number, r: Partial<WebhookReply>) =>
+        reply.status(status).send({
+          ok: true,
+          duplicate: false,
+          eventId,
+          transactions: parsed.items.length,
+          receipts: 0,
+          inserted: 0,
+          duplicates: 0,
+          deadLettered: 0,
+          rejected: [],
+          verified: !opts.trustProvider,
+          credited: 0,
+          pending: 0,
+          dropped: 0,
+          ...r,
+        } satisfies WebhookReply);
       const bodySha256 = crypto.createHash('sha256').update(raw).digest('hex');
       let reused = false;
       if (eventId !== null) {
         const known = await store.findEvent(provider, eventId);
         if (known === bodySha256) {
           metrics.countWebhook(provider, 'duplicate');
-          return reply200({ duplicate: true, transactions: parsed.items.length });
+          return answer(200, { duplicate: true });
         }
-        // Same event id, other bytes: a provider bug or a re-signed payload. Applying it is safe (the ledger
-        // inserts each receipt once) and dropping it could lose a payment, so it is applied and flagged.
+        // Same event id, other bytes: a provider bug or a re-signed payload. Processing it is safe (hints and
+        // receipts are idempotent) and dropping it could lose a payment, so it is processed and flagged.
         if (known !== null) {
           reused = true;
-          log?.warn({ provider, eventId }, 'webhook event id seen before with a different body; applying it');
+          log?.warn({ provider, eventId }, 'webhook event id seen before with a different body; processing it');
         }
       }
 
-      // Decode item by item: one bad item is dead-lettered, the others still count.
       const bad: Array<{ index: number; code: string; message: string }> = [];
+      const deadLetters = () => {
+        bad.sort((a, b) => a.index - b.index);
+        if (bad.length > 0) log?.warn({ provider, eventId, bad }, 'webhook items dead-lettered');
+        return bad.map((b): DeadLetter => ({ provider, eventId, itemIndex: b.index, reason: b.code, detail: b.message, rawBody: raw }));
+      };
+      const refuseItem = (index: number, e: OncepayError) => {
+        const r = refusalOf(e);
+        webhookMetrics.countVerificationFailure(r.reason);
+        bad.push({ index, code: r.code, message: e.message });
+      };
+      const allRefused = () => {
+        metrics.countWebhook(provider, 'dead_letter');
+        return sendError(reply, 400, bad[0].code, `every item was refused (kept in webhook_dead_letters); first: ${bad[0].message}`);
+      };
+
+      if (!opts.trustProvider) {
+        // Each item only names a signature. Its own transaction, if it has one, is decoded just to be compared
+        // with the chain's later; if the decoder refuses it, that is dead-lettered, and the signature is still
+        // checked (a provider's bad rendering must not lose a real payment).
+        const hints = new Map<string, NewHint>();
+        parsed.items.forEach((item, index) => {
+          const signature = signatureOfItem(item);
+          if (signature === null) {
+            bad.push({ index, code: WEBHOOK_CODES.MALFORMED_TRANSACTION, message: 'the item names no transaction signature' });
+            return;
+          }
+          let claimed: ClaimedTransfer[] | null = null;
+          if (typeof item !== 'string' && itemProblem(item) === null) {
+            try {
+              claimed = claimOf(decode(item, opts.cluster));
+            } catch (e) {
+              if (!isOncepayError(e)) throw e;
+              refuseItem(index, e);
+            }
+          }
+          if (!hints.has(signature)) hints.set(signature, { signature, claimed });
+        });
+        if (hints.size === 0) {
+          await store.deadLetter(deadLetters());
+          return allRefused();
+        }
+        const verifier = opts.verifier!;
+        // Durable first: the hints, the dead letters and the event commit together, before anything is checked.
+        const { held, duplicate } = await inTransaction(opts.db, async (c) => {
+          const s = createWebhookStore(c);
+          const held = await s.holdHints(opts.cluster, provider, eventId, [...hints.values()], verifier.maxAgeMs);
+          await s.deadLetter(deadLetters());
+          let duplicate = false;
+          if (eventId !== null && !reused) {
+            duplicate = !(await s.recordEvent({ provider, eventId, bodySha256, transactions: parsed.items.length, receipts: 0, inserted: 0, deadLettered: bad.length }));
+          }
+          return { held, duplicate };
+        });
+        failpoint('webhook.after_hints_stored');
+        const open = held.filter((h) => h.state === 'pending').map((h) => h.id);
+        const sum = await verifier.check(open, AbortSignal.timeout(opts.inlineCheckMs ?? DEFAULT_INLINE_CHECK_MS));
+        const pending = open.length - sum.credited - sum.dropped; // incl. hints another request is checking
+        const credited = held.filter((h) => h.state === 'credited').length + sum.credited;
+        const dropped = held.filter((h) => h.state === 'dropped').length + sum.dropped;
+        metrics.countWebhook(provider, duplicate ? 'duplicate' : pending > 0 ? 'pending' : bad.length > 0 ? 'partial' : 'applied');
+        log?.info({ provider, eventId, items: parsed.items.length, signatures: hints.size, credited, pending, dropped, inserted: sum.inserted, deadLettered: bad.length }, 'webhook delivery held and checked against the chain');
+        return answer(pending > 0 ? 202 : 200, {
+          duplicate,
+          receipts: sum.receipts,
+          inserted: sum.inserted,
+          duplicates: sum.duplicates,
+          deadLettered: bad.length,
+          rejected: bad,
+          credited,
+          pending,
+          dropped,
+        });
+      }
+
+      // --trust-provider: decode item by item; one bad item is dead-lettered, the others still count.
       const receipts: Receipt[] = [];
       const itemOf: number[] = [];
       parsed.items.forEach((item, index) => {
@@ -203,7 +351,7 @@ export function buildWebhookApp(opts: WebhookAppOptions): FastifyInstance {
           }
         } catch (e) {
           if (!isOncepayError(e)) throw e;
-          bad.push({ index, code: WEBHOOK_CODES.MALFORMED_TRANSACTION, message: e.message });
+          refuseItem(index, e);
         }
       });
 
@@ -221,22 +369,16 @@ export function buildWebhookApp(opts: WebhookAppOptions): FastifyInstance {
         }
       }
       failpoint('webhook.after_apply');
-      bad.sort((a, b) => a.index - b.index);
-      const letters: DeadLetter[] = bad.map((b) => ({ provider, eventId, itemIndex: b.index, reason: b.code, detail: b.message, rawBody: raw }));
-      await store.deadLetter(letters);
-      if (bad.length > 0) log?.warn({ provider, eventId, bad }, 'webhook items dead-lettered');
+      await store.deadLetter(deadLetters());
 
-      if (parsed.items.length > 0 && bad.length === parsed.items.length) {
-        metrics.countWebhook(provider, 'dead_letter');
-        return reply.status(400).send({ code: bad[0].code, message: `every item was refused; first: ${bad[0].message}`, deadLettered: true });
-      }
+      if (parsed.items.length > 0 && bad.length === parsed.items.length) return allRefused();
       let duplicate = false;
       if (eventId !== null && !reused) {
         duplicate = !(await store.recordEvent({ provider, eventId, bodySha256, transactions: parsed.items.length, receipts: receipts.length, inserted, deadLettered: bad.length }));
       }
       metrics.countWebhook(provider, duplicate ? 'duplicate' : bad.length > 0 ? 'partial' : 'applied');
-      log?.info({ provider, eventId, items: parsed.items.length, receipts: receipts.length, inserted, duplicates, deadLettered: bad.length }, 'webhook delivery applied');
-      return reply200({ duplicate, transactions: parsed.items.length, receipts: receipts.length, inserted, duplicates, deadLettered: bad.length, rejected: bad });
+      log?.info({ provider, eventId, items: parsed.items.length, receipts: receipts.length, inserted, duplicates, deadLettered: bad.length }, 'webhook delivery applied (trusted, not verified)');
+      return answer(200, { duplicate, receipts: receipts.length, inserted, duplicates, deadLettered: bad.length, rejected: bad });
     },
   );
   return app;

@@ -1,12 +1,12 @@
 // Every decoded transfer against the transaction's own pre/post token balances (indexer/decode/balance-check.ts),
 // on real fixtures — LiteSVM-executed and mainnet/devnet — and on mutated copies of them. Pure: no I/O.
-import { readFileSync, readdirSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import bs58 from 'bs58';
 import { expect } from 'chai';
 import { isOncepayError, OncepayError } from '../../../common/errors';
 import { DECODE_CODES, decodeBlock, decodeTransaction, readTransactionsInput, type Receipt } from '../../../indexer/decode';
-import { caseNames, clone, fixture, REAL } from './helpers';
+import { allFixtureInputs, clone, fixture, REAL } from './helpers';
 
 type Tx = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
 
@@ -38,20 +38,10 @@ function u64le(v: bigint): number[] {
 /** A SPL Token `transfer` (tag 3) instruction's data for `amount`, base58 as in the json encoding. */
 const transferData = (amount: bigint) => bs58.encode(Uint8Array.from([3, ...u64le(amount)]));
 
-function allRealInputs(): Array<[string, unknown]> {
-  const out: Array<[string, unknown]> = [];
-  for (const name of caseNames()) for (const enc of ['json', 'jsonParsed'] as const) out.push([`litesvm/${enc}/${name}`, fixture(name, enc)]);
-  for (const f of readdirSync(REAL).filter((x) => x.endsWith('.json'))) out.push([`real/${f}`, readTransactionsInput(readFileSync(join(REAL, f), 'utf8'))[0]]);
-  for (const f of readdirSync(join(REAL, 'jsonParsed')).filter((x) => x.endsWith('.json'))) {
-    out.push([`real/jsonParsed/${f}`, readTransactionsInput(readFileSync(join(REAL, 'jsonParsed', f), 'utf8'))[0]]);
-  }
-  return out;
-}
-
 describe('decode: transfers cross-checked against the transaction\'s own token balances', () => {
   it('every real fixture (LiteSVM, mainnet, devnet; swaps with burns, mintTo, wSOL) agrees with its balances', () => {
     let tokenReceipts = 0;
-    for (const [label, tx] of allRealInputs()) {
+    for (const [label, tx] of allFixtureInputs()) {
       let rs: Receipt[] = [];
       try {
         rs = decodeTransaction(tx);

@@ -59,3 +59,17 @@ export function realFiles(): string[] {
 export function clone<T>(v: T): T {
   return structuredClone(v);
 }
+
+/** Every real fixture, LiteSVM (both encodings) and mainnet/devnet (base64 and jsonParsed), by label. */
+export function allFixtureInputs(): Array<[string, unknown]> {
+  const out: Array<[string, unknown]> = [];
+  for (const name of caseNames()) {
+    out.push([`litesvm/json/${name}`, fixture(name, 'json')]);
+    out.push([`litesvm/jsonParsed/${name}`, fixture(name, 'jsonParsed')]);
+  }
+  for (const f of realFiles()) out.push([`real/${f}`, readTransactionsInput(readFileSync(join(REAL, f), 'utf8'))[0]]);
+  for (const f of readdirSync(join(REAL, 'jsonParsed')).filter((x) => x.endsWith('.json'))) {
+    out.push([`real/jsonParsed/${f}`, readTransactionsInput(readFileSync(join(REAL, 'jsonParsed', f), 'utf8'))[0]]);
+  }
+  return out;
+}

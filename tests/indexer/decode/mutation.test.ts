@@ -1,12 +1,10 @@
 // Robustness: thousands of seeded random mutations of real and LiteSVM fixtures (a field deleted, or replaced by
 // a value of another type). Each must either decode or fail with a named ONCEPAY__DECODE__ code — never a
 // TypeError, never a non-OncepayError. Deterministic: a fixed seed, no clock.
-import { readFileSync, readdirSync } from 'node:fs';
-import { join } from 'node:path';
 import { expect } from 'chai';
 import { isOncepayError } from '../../../common/errors';
 import { DECODE_CODES, decodeTransaction, readTransactionsInput, readTransactionsInputLenient } from '../../../indexer/decode';
-import { caseNames, clone, fixture, fixtureText, REAL } from './helpers';
+import { allFixtureInputs, clone, fixtureText } from './helpers';
 
 const CODES = new Set<string>(Object.values(DECODE_CODES));
 
@@ -66,25 +64,12 @@ function mutate(tx: unknown, next: () => number): unknown {
   return copy;
 }
 
-function inputs(): Array<[string, unknown]> {
-  const out: Array<[string, unknown]> = [];
-  for (const name of caseNames()) {
-    out.push([`litesvm/json/${name}`, fixture(name, 'json')]);
-    out.push([`litesvm/jsonParsed/${name}`, fixture(name, 'jsonParsed')]);
-  }
-  for (const f of readdirSync(REAL).filter((x) => x.endsWith('.json'))) out.push([`real/${f}`, readTransactionsInput(readFileSync(join(REAL, f), 'utf8'))[0]]);
-  for (const f of readdirSync(join(REAL, 'jsonParsed')).filter((x) => x.endsWith('.json'))) {
-    out.push([`real/jsonParsed/${f}`, readTransactionsInput(readFileSync(join(REAL, 'jsonParsed', f), 'utf8'))[0]]);
-  }
-  return out;
-}
-
 describe('decode: random mutations fail only with named codes', () => {
   it('150 mutations of each fixture: decoded, or an OncepayError with a DECODE code', () => {
     const next = rng(0x0ce9a7);
     const seen = new Map<string, number>();
     let decoded = 0;
-    for (const [label, tx] of inputs()) {
+    for (const [label, tx] of allFixtureInputs()) {
       for (let i = 0; i < 150; i++) {
         const m = mutate(tx, next);
         try {

@@ -65,15 +65,27 @@ export function parsedTransaction(label: string, slot: number, transfers: Fixtur
     };
   });
   indexOf(TOKEN_PROGRAM);
-  const postTokenBalances = transfers
-    .filter((t) => t.mint !== null)
-    .map((t) => ({
-      accountIndex: keys.indexOf(t.destination),
-      mint: t.mint ?? addr('mint-usdc'),
-      owner: t.owner ?? addr(`owner-of:${t.destination}`),
-      programId: TOKEN_PROGRAM,
-      uiTokenAmount: { amount: '0', decimals: 6, uiAmount: 0, uiAmountString: '0' },
-    }));
+  // Token balances that agree with the transfers (the decoder cross-checks them): the payer's account held what it
+  // sent and ends empty, each destination starts empty and ends with what it received. A transfer with mint null
+  // has none (a transaction no balance backs). Out-of-range amounts are refused before balances matter.
+  const withMint = transfers.filter((t) => t.mint !== null);
+  const units = (a: string) => (/^[0-9]{1,20}$/.test(a) ? BigInt(a) : 0n);
+  const balance = (account: string, mint: string, owner: string, amount: bigint) => ({
+    accountIndex: keys.indexOf(account),
+    mint,
+    owner,
+    programId: TOKEN_PROGRAM,
+    uiTokenAmount: { amount: amount.toString(), decimals: 6, uiAmount: null, uiAmountString: amount.toString() },
+  });
+  const mintOf = (t: FixtureTransfer) => t.mint ?? addr('mint-usdc');
+  const received = new Map<string, FixtureTransfer & { total: bigint }>();
+  for (const t of withMint) received.set(t.destination, { ...t, total: (received.get(t.destination)?.total ?? 0n) + units(t.amount) });
+  const sent = withMint.reduce((a, t) => a + units(t.amount), 0n);
+  const preTokenBalances = withMint.length === 0 ? [] : [balance(source, mintOf(withMint[0]), payer, sent)];
+  const postTokenBalances = [
+    ...(withMint.length === 0 ? [] : [balance(source, mintOf(withMint[0]), payer, 0n)]),
+    ...[...received.values()].map((t) => balance(t.destination, mintOf(t), t.owner ?? addr(`owner-of:${t.destination}`), t.total)),
+  ];
   return {
     slot,
     blockTime: 1_790_000_000 + slot,
@@ -94,7 +106,7 @@ export function parsedTransaction(label: string, slot: number, transfers: Fixtur
       preBalances: keys.map(() => 0),
       postBalances: keys.map(() => 0),
       innerInstructions: [],
-      preTokenBalances: [],
+      preTokenBalances,
       postTokenBalances,
       logMessages: [],
       loadedAddresses: { writable: [], readonly: [] },

@@ -48,7 +48,7 @@ describe('indexer/source scanner (replay RPC + PostgreSQL)', () => {
         rpc,
         ledger: createLedger({ db: db.pool }),
         decode: (block, slot) => decodeBlock(block, { slot, cluster }),
-        metrics: { setCheckpointLag: (_c, _s, v) => lags.push(v), countRpcError() {}, countSlots() {}, countWebhook() {} },
+        metrics: { setCheckpointLag: (_c, _s, v) => lags.push(v), countRpcError() {}, countSlots() {}, countWebhook() {}, countBalanceMismatch() {} },
       },
       { cluster, commitment: 'finalized', rescanWindow: 32, fromSlot: 1, maxSlotsPerPass: 1000, chunkSize: 7, concurrency: 3, pollMs: 10, ...opts },
     );
