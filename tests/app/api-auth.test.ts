@@ -212,9 +212,8 @@ describe('app/api authentication follows the routes, not the URL string', () => 
     expect(JSON.parse(miss.body).code).to.equal('PAYOUT_NOT_FOUND');
   });
 
-  it('public routes stay public: /openapi.json and /metrics answer without a key', async () => {
-    expect((await rawRequest(port, 'GET', '/openapi.json')).status).to.equal(200);
-    expect((await rawRequest(port, 'GET', '/metrics')).status).to.equal(200);
+  it('public routes stay public: /openapi.json, /metrics, /healthz and /readyz answer without a key', async () => {
+    for (const p of ['/openapi.json', '/metrics', '/healthz', '/readyz']) expect((await rawRequest(port, 'GET', p)).status, p).to.equal(200);
   });
 
   describe('non-JSON bodies → 415 CONTENT_TYPE_UNSUPPORTED (as /openapi.json documents)', () => {

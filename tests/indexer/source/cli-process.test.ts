@@ -4,7 +4,7 @@ import { expect } from 'chai';
 import { ChildProcess, spawn } from 'child_process';
 import * as path from 'path';
 import { createTestDb, TestDb } from '../../helpers/db';
-import { ReplayRpc, startReplayRpc } from '../../helpers/replay-rpc';
+import { blockAt, ReplayRpc, startReplayRpc, transferCheckedTx } from '../../helpers/replay-rpc';
 import { buildChain, createChainInvoice, expectExactTotals, loadChain, totals } from './chain-fixture';
 
 const BIN = path.resolve(__dirname, '../../../bin/oncepay');
@@ -111,6 +111,24 @@ describe('indexer/source CLI processes (crash, restart, backfill beside the scan
     expect(t.receipts).to.equal(7 * 2);
     const { rows } = await db.pool.query(`SELECT min(slot)::int AS lo, max(slot)::int AS hi, count(*)::int AS n FROM provisional_receipts WHERE cluster = $1 AND state = 'provisional'`, [cluster]);
     expect(rows[0]).to.deep.equal({ lo: 3007, hi: 3010, n: 8 });
+  });
+
+  it('`indexer backfill` never credits a transfer its balances refute, and is not stopped by it: skipped, logged, the rest exact', async () => {
+    const cluster = 'forged-balance';
+    await db.pool.query('TRUNCATE invoices, receipts, exceptions, fulfilments, outbox, checkpoints, receipt_delivery_counts CASCADE');
+    const chain = buildChain({ from: 4000, to: 4010 });
+    // Slot 4005 also carries a transaction whose instruction says 1,000,000 while the balances moved 1.
+    const forged = transferCheckedTx({ amount: 1_000_000n, mint: chain.mint, destinationOwner: chain.owner }) as { meta: { postTokenBalances: Array<{ uiTokenAmount: { amount: string } }> } };
+    forged.meta.postTokenBalances[1].uiTokenAmount.amount = '1';
+    const block = chain.blocks.get(4005) as { transactions: unknown[] };
+    chain.blocks.set(4005, blockAt(4005, [...block.transactions, forged]));
+    loadChain(rpc, chain, 4010);
+    await createChainInvoice(db.pool, chain);
+    const r = await start(['indexer', 'backfill', '--rpc', rpc.url, '--cluster', cluster, '--from-slot', '4000', '--to-slot', '4010']).done;
+    expect(r.code, r.stderr).to.equal(0);
+    expect(JSON.parse(r.stdout.trim())).to.deep.include({ failed: 0, receipts: chain.receipts });
+    expect(r.stderr).to.include('ONCEPAY__DECODE__BALANCE_MISMATCH');
+    await expectExactTotals(db.pool, cluster, chain);
   });
 
   it('a backfill racing a running scanner over the same slots gives the same totals; SIGTERM stops the scanner cleanly', async () => {
