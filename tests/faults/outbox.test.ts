@@ -22,7 +22,9 @@ async function pay(ledger: Ledger, ids: string[]): Promise<void> {
   }, `paying ${ids.join(',')}`);
 }
 
-describe('faults: outbox worker through database restarts and terminated sessions', () => {
+describe('faults: outbox worker through database restarts and terminated sessions', function () {
+  // Real processes and a real server restart on a shared machine: no speed is asserted, so allow for a slow one.
+  this.timeout(600_000);
   let db: FaultDb;
   let ledger: Ledger;
 

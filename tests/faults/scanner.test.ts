@@ -11,7 +11,9 @@ const CLUSTER = 'faults';
 const APP = 'oncepay-indexer-run';
 const TIP = 120;
 
-describe('faults: scanner and backfill through database restarts and terminated sessions', () => {
+describe('faults: scanner and backfill through database restarts and terminated sessions', function () {
+  // Real processes and a real server restart on a shared machine: no speed is asserted, so allow for a slow one.
+  this.timeout(600_000);
   let db: FaultDb;
   let rpc: ReplayRpc;
   let chain: Chain;

@@ -108,7 +108,7 @@ export function startOncepay(args: string[], env: Record<string, string>): Proc 
   return { child, firstLine, done, alive: () => child.exitCode === null && child.signalCode === null, stderr: () => stderr };
 }
 
-export async function waitFor(pred: () => Promise<boolean> | boolean, what: string, limitMs = 60_000): Promise<void> {
+export async function waitFor(pred: () => Promise<boolean> | boolean, what: string, limitMs = 240_000): Promise<void> {
   const until = Date.now() + limitMs;
   for (;;) {
     try {
