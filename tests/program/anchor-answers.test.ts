@@ -78,13 +78,13 @@ describeProgram('program errors as Anchor answers them', (runtimeName, binary) =
     w = await createWorld(rt);
   });
 
-  it('a read-only payer: creating the op account is refused by the runtime (Anchor creates it before `mut` is checked)', async function () {
+  it('a read-only payer → ConstraintMut, after every account type passed', async function () {
     const opId = opIdFor('ro-payer');
     const ix = await payoutIx(w, { opId, amount: 5n, payer: w.merchant.payoutAuthority.publicKey });
     ix.keys[1].isWritable = false;
     const r = await w.send([ix], [w.merchant.payoutAuthority]);
-    expectRuntimeError(r, /PrivilegeEscalation|unauthorized signer or writable account/i);
-    expect(await rt.getAccount(opPda(w.merchant.pda, opId)[0])).to.equal(null);
+    expectCode(r, A.ConstraintMut);
+    expect(AnchorError.parse(r.logs)!.error.origin).to.equal('payer');
   });
 
   it('set_paused on a read-only merchant → ConstraintMut, caused by account merchant', async function () {
@@ -141,21 +141,29 @@ describeProgram('program errors as Anchor answers them', (runtimeName, binary) =
     expect(await tokenBalance(rt, w.merchant.vault)).to.equal(1_000_000_000n);
   });
 
-  it('a zero rent rate is refused (UnsupportedRentSysvar): no 0-lamport op account; with rent back the op_id pays once', async function () {
-    const normal = await rt.getRent();
+  it('with a zero rent rate an op_id pays at most once: the op account is funded with 1 lamport, never 0', async function () {
     await rt.setRent(0n, 2.0);
     const opId = opIdFor('zero-rent');
     const [op] = opPda(w.merchant.pda, opId);
-    // Twice: a 0-lamport op account would vanish after the transaction and let the same op_id pay every time.
-    for (let i = 0; i < 2; i++) expectCode(await payout(w, { opId, amount: 10n }), E.UnsupportedRentSysvar);
-    expect(await rt.getAccount(op)).to.equal(null);
-    expect(await tokenBalance(rt, w.recipient)).to.equal(0n);
-    await rt.setRent(normal.lamportsPerByteYear, normal.exemptionThreshold);
-    const paid = await payout(w, { opId, amount: 10n });
-    expect(paid.ok, `${paid.error}\n${paid.logs.join('\n')}`).to.equal(true);
-    expectCode(await payout(w, { opId, amount: 10n }), E.OperationAlreadyConsumed);
-    expect(await tokenBalance(rt, w.recipient)).to.equal(10n);
-    expect((await fetchOperation(rt, op))!.amount.toString()).to.equal('10');
+    const first = await payout(w, { opId, amount: 10n });
+    if (runtimeName === 'litesvm') {
+      // LiteSVM's runtime rent is the sysvar: a 1-lamport account is rent-exempt at rate 0, and it stays.
+      expect(first.ok, `${first.error}\n${first.logs.join('\n')}`).to.equal(true);
+      expect((await rt.getAccount(op))!.lamports).to.equal(1);
+      expect((await fetchOperation(rt, op))!.amount.toString()).to.equal('10');
+      expectCode(await payout(w, { opId, amount: 10n }), E.OperationAlreadyConsumed);
+      expect(await tokenBalance(rt, w.recipient)).to.equal(10n);
+    } else {
+      // bankrun's setRent moves only the sysvar (what the program reads); the bank keeps its genesis rent and
+      // refuses to leave a 1-lamport account behind, so nothing is paid. A 0-lamport op account (the bug) would
+      // pass that check, be deleted after the transaction, and let the same op_id pay on every attempt.
+      expect(first.ok).to.equal(false);
+      expect(first.error).to.match(/insufficient funds for rent/i);
+      const second = await payout(w, { opId, amount: 10n });
+      expect(second.ok).to.equal(false);
+      expect(await tokenBalance(rt, w.recipient)).to.equal(0n);
+      expect(await rt.getAccount(op)).to.equal(null);
+    }
   });
 
   describe('errors read the same in clients (AnchorError.parse, translateError of @coral-xyz/anchor 0.32.1)', function () {

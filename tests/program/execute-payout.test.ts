@@ -274,19 +274,19 @@ describeProgram('program execute_payout', (runtimeName, binary) => {
         expect(await tokenBalance(rt, w.recipient)).to.equal(100n);
       });
 
-      it('refuses the PDA of a valid but non-canonical bump (a second address for the same op_id) → ConstraintSeeds', async function () {
+      it('refuses a valid but non-canonical bump (a second address for the same op_id)', async function () {
         const opId = opIdFor('bump');
         const [other, bump] = nonCanonicalOpPda(w.merchant.pda, opId);
         const r = await payout(w, { opId, amount: 5n, operation: other, opBump: bump });
-        await expectRejectedUnchanged(w, opId, r, A.ConstraintSeeds);
+        await expectRejectedUnchanged(w, opId, r, E.NonCanonicalBump);
         expect(await rt.getAccount(other)).to.equal(null);
       });
 
-      it('the canonical op PDA with another bump argument → NonCanonicalBump, nothing created', async function () {
+      it('the canonical op PDA with another bump argument → ConstraintSeeds (seeds are checked with op_bump)', async function () {
         const opId = opIdFor('bump-arg');
         const [, lower] = nonCanonicalOpPda(w.merchant.pda, opId);
         const r = await payout(w, { opId, amount: 5n, opBump: lower });
-        await expectRejectedUnchanged(w, opId, r, E.NonCanonicalBump);
+        await expectRejectedUnchanged(w, opId, r, A.ConstraintSeeds);
       });
     });
 

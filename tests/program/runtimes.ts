@@ -54,8 +54,6 @@ export interface Runtime {
   sendAll(txs: Transaction[]): Promise<TxResult[]>;
   getAccount(key: PublicKey): Promise<AccountInfo<Buffer> | null>;
   setAccount(key: PublicKey, info: { lamports: bigint; data: Uint8Array; owner: PublicKey; executable?: boolean }): void;
-  /** The Rent sysvar. */
-  getRent(): Promise<{ lamportsPerByteYear: bigint; exemptionThreshold: number }>;
   /** Overwrites the Rent sysvar (lamports per byte-year, exemption threshold in years). */
   setRent(lamportsPerByteYear: bigint, exemptionThreshold: number): Promise<void>;
   slot(): Promise<bigint>;
@@ -191,10 +189,6 @@ async function createBankrun(binary: ProgramBinary, elf: Buffer): Promise<Runtim
         executable: info.executable ?? false,
       });
     },
-    async getRent() {
-      const r = await client.getRent();
-      return { lamportsPerByteYear: r.lamportsPerByteYear, exemptionThreshold: r.exemptionThreshold };
-    },
     async setRent(lamportsPerByteYear, exemptionThreshold) {
       const current = await client.getRent();
       context.setRent(new BankrunRent(lamportsPerByteYear, exemptionThreshold, current.burnPercent));
@@ -297,10 +291,6 @@ async function createLiteSvm(binary: ProgramBinary, elf: Buffer): Promise<Runtim
       };
     },
     setAccount,
-    async getRent() {
-      const r = svm.getRent();
-      return { lamportsPerByteYear: r.lamportsPerByteYear, exemptionThreshold: r.exemptionThreshold };
-    },
     async setRent(lamportsPerByteYear, exemptionThreshold) {
       const current = svm.getRent();
       svm.setRent(new LiteSvmRent(lamportsPerByteYear, exemptionThreshold, current.burnPercent));

@@ -53,7 +53,6 @@ export const ERROR_CODES = {
   InvalidRecipient: 6017,
   InvalidMerchantAddress: 6018,
   MerchantAlreadyInitialized: 6019,
-  UnsupportedRentSysvar: 6020,
 } as const;
 
 /**

@@ -32,16 +32,12 @@ pub enum AnchorErrorCode {
     ConstraintMut = 2000,
     /// 2001 - a `has_one` field does not name the given account.
     ConstraintHasOne = 2001,
-    /// 2005 - an `init_if_needed` account that exists is not rent-exempt.
-    ConstraintRentExempt = 2005,
     /// 2006 - the account is not the PDA of its `seeds`.
     ConstraintSeeds = 2006,
     /// 2014 - `token::mint`.
     ConstraintTokenMint = 2014,
     /// 2015 - `token::authority`.
     ConstraintTokenOwner = 2015,
-    /// 2019 - an `init_if_needed` account that exists has another size.
-    ConstraintSpace = 2019,
     /// 2021 - `token::token_program`.
     ConstraintTokenTokenProgram = 2021,
     /// 2022 - `mint::token_program`.
@@ -73,11 +69,9 @@ impl AnchorErrorCode {
             Self::InstructionDidNotDeserialize => "InstructionDidNotDeserialize",
             Self::ConstraintMut => "ConstraintMut",
             Self::ConstraintHasOne => "ConstraintHasOne",
-            Self::ConstraintRentExempt => "ConstraintRentExempt",
             Self::ConstraintSeeds => "ConstraintSeeds",
             Self::ConstraintTokenMint => "ConstraintTokenMint",
             Self::ConstraintTokenOwner => "ConstraintTokenOwner",
-            Self::ConstraintSpace => "ConstraintSpace",
             Self::ConstraintTokenTokenProgram => "ConstraintTokenTokenProgram",
             Self::ConstraintMintTokenProgram => "ConstraintMintTokenProgram",
             Self::AccountDiscriminatorNotFound => "AccountDiscriminatorNotFound",
@@ -101,11 +95,9 @@ impl AnchorErrorCode {
             }
             Self::ConstraintMut => "A mut constraint was violated",
             Self::ConstraintHasOne => "A has one constraint was violated",
-            Self::ConstraintRentExempt => "A rent exemption constraint was violated",
             Self::ConstraintSeeds => "A seeds constraint was violated",
             Self::ConstraintTokenMint => "A token mint constraint was violated",
             Self::ConstraintTokenOwner => "A token owner constraint was violated",
-            Self::ConstraintSpace => "A space constraint was violated",
             Self::ConstraintTokenTokenProgram => {
                 "A token account token program constraint was violated"
             }

@@ -129,26 +129,25 @@ pub fn assign(account: &AccountInfo, owner: &Pubkey, signers: &[Signer]) {
     invoke(&ix, [account], signers)
 }
 
-/// Creates a program-owned account at a PDA the way Anchor's `init` does,
-/// even when someone pre-funded the address: zero lamports →
-/// `CreateAccount` with `minimum` lamports; otherwise `Transfer` what is
-/// missing to `max(minimum, 1)` (if anything) + `Allocate` + `Assign` (a
-/// plain `CreateAccount` would fail on a funded address, which would let
-/// anyone block a PDA for a few lamports).
+/// Creates a program-owned account at a PDA even when someone pre-funded the
+/// address: zero lamports → `CreateAccount`; otherwise `Transfer` the
+/// shortfall (if any) + `Allocate` + `Assign` (a plain `CreateAccount` would
+/// fail on a funded address, which would let anyone block a PDA for a few
+/// lamports).
 pub fn create_pda_account(
     payer: &AccountInfo,
     account: &AccountInfo,
-    minimum: u64,
+    rent_exempt_lamports: u64,
     space: u64,
     owner: &Pubkey,
     signers: &[Signer],
 ) {
     let current = account.lamports();
     if current == 0 {
-        create_account(payer, account, minimum, space, owner, signers);
+        create_account(payer, account, rent_exempt_lamports, space, owner, signers);
         return;
     }
-    let shortfall = minimum.max(1).saturating_sub(current);
+    let shortfall = rent_exempt_lamports.saturating_sub(current);
     if shortfall > 0 {
         transfer(payer, account, shortfall);
     }

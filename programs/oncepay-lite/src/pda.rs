@@ -134,19 +134,21 @@ pub fn verify_canonical(
     verify_no_higher_bump(seeds, bump, program_id)
 }
 
-/// The canonical bump of `seeds` (what `find_program_address` finds: the
-/// highest bump whose hash is off the curve), if `address` is that PDA.
-/// Costs a hash and a curve check per bump tried, so it is used only where
-/// the cheap proof (`is_address` + `verify_no_higher_bump` with the client's
-/// bump) failed, to tell a wrong address from a wrong bump argument.
-pub fn canonical_bump_of(address: &Pubkey, seeds: &[&[u8]], program_id: &Pubkey) -> Option<u8> {
+/// Whether `address` is the canonical PDA of `seeds` (what
+/// `find_program_address` returns): the hash with the highest bump that is
+/// off the curve. Costs a hash and a curve check per bump tried, so it is
+/// used only to name a failure, never on the success path.
+pub fn is_canonical_address(address: &Pubkey, seeds: &[&[u8]], program_id: &Pubkey) -> bool {
     let mut bump = u8::MAX;
     loop {
         let hash = hash_address(seeds, bump, program_id);
         if !is_on_curve(&hash.0) {
-            return keys_eq(&hash.0, address).then_some(bump);
+            return keys_eq(&hash.0, address);
         }
-        bump = bump.checked_sub(1)?;
+        match bump.checked_sub(1) {
+            Some(lower) => bump = lower,
+            None => return false,
+        }
     }
 }
 

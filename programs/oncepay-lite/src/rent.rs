@@ -1,11 +1,9 @@
-//! The rent-exempt minimum without floating point (what Anchor's `init`
-//! funds a new account with).
+//! Lamports a new program account is funded with: the rent-exempt minimum,
+//! without floating point, and never less than 1 lamport.
 //!
-//! A zero rent rate makes it 0: a new account would then have 0 lamports,
-//! the runtime would delete it at the end of the transaction, and the same
-//! op_id could pay again. The instructions refuse that case
-//! (`UnsupportedRentSysvar`, as the Anchor program does); see
-//! `instructions::require_funded`.
+//! At least 1 lamport: with a zero rent rate the minimum is 0, and the
+//! runtime deletes a 0-lamport account at the end of the transaction, so the
+//! op account would vanish and the same op_id could pay again.
 
 use {
     crate::error::OncepayError,
@@ -19,23 +17,24 @@ const THRESHOLD_TWO_BITS: u64 = 0x4000_0000_0000_0000;
 /// `1.0f64.to_bits()`: the threshold after SIMD-0194.
 const THRESHOLD_ONE_BITS: u64 = 0x3ff0_0000_0000_0000;
 
-/// Lamports an account of `data_len` bytes needs to be rent-exempt, computed
-/// from the Rent sysvar fields with integer math (the threshold is matched
-/// by its bits; a threshold other than 1.0 or 2.0 is refused, not rounded).
+/// Lamports to fund an account of `data_len` bytes with: the rent-exempt
+/// minimum computed from the Rent sysvar fields with integer math (the
+/// threshold is matched by its bits; a threshold other than 1.0 or 2.0 is
+/// refused, not rounded), and at least 1.
 #[inline(always)]
-pub fn minimum_balance(data_len: usize) -> Result<u64, OncepayError> {
+pub fn funding_lamports(data_len: usize) -> Result<u64, OncepayError> {
     let rent = Rent::get().map_err(|_| OncepayError::UnsupportedRentSysvar)?;
     #[allow(deprecated)]
     let (per_byte_year, threshold_bits) = (
         rent.lamports_per_byte_year,
         rent.exemption_threshold.to_bits(),
     );
-    minimum_balance_from(per_byte_year, threshold_bits, data_len)
+    funding_lamports_from(per_byte_year, threshold_bits, data_len)
 }
 
-/// Pure part of [`minimum_balance`].
+/// Pure part of [`funding_lamports`].
 #[inline(always)]
-pub fn minimum_balance_from(
+pub fn funding_lamports_from(
     lamports_per_byte_year: u64,
     threshold_bits: u64,
     data_len: usize,
@@ -49,6 +48,7 @@ pub fn minimum_balance_from(
         .checked_add(ACCOUNT_STORAGE_OVERHEAD)
         .and_then(|bytes| bytes.checked_mul(lamports_per_byte_year))
         .and_then(|l| l.checked_mul(multiplier))
+        .map(|minimum| minimum.max(1))
         .ok_or(OncepayError::ArithmeticOverflow)
 }
 
@@ -62,28 +62,29 @@ mod tests {
         assert_eq!(THRESHOLD_ONE_BITS, 1.0f64.to_bits());
         // 3480 lamports/byte-year × 2 years × (128 + 153) bytes.
         assert_eq!(
-            minimum_balance_from(3480, THRESHOLD_TWO_BITS, 153),
+            funding_lamports_from(3480, THRESHOLD_TWO_BITS, 153),
             Ok(1_955_760)
         );
         assert_eq!(
-            minimum_balance_from(6960, THRESHOLD_ONE_BITS, 153),
+            funding_lamports_from(6960, THRESHOLD_ONE_BITS, 153),
             Ok(1_955_760)
         );
     }
 
     #[test]
-    fn a_zero_rate_gives_zero() {
-        assert_eq!(minimum_balance_from(0, THRESHOLD_TWO_BITS, 153), Ok(0));
+    fn a_zero_rate_still_funds_one_lamport() {
+        assert_eq!(funding_lamports_from(0, THRESHOLD_TWO_BITS, 153), Ok(1));
+        assert_eq!(funding_lamports_from(0, THRESHOLD_ONE_BITS, 74), Ok(1));
     }
 
     #[test]
     fn refuses_unknown_thresholds_and_overflow() {
         assert_eq!(
-            minimum_balance_from(3480, 1.5f64.to_bits(), 10),
+            funding_lamports_from(3480, 1.5f64.to_bits(), 10),
             Err(OncepayError::UnsupportedRentSysvar)
         );
         assert_eq!(
-            minimum_balance_from(u64::MAX, THRESHOLD_TWO_BITS, 10),
+            funding_lamports_from(u64::MAX, THRESHOLD_TWO_BITS, 10),
             Err(OncepayError::ArithmeticOverflow)
         );
     }

@@ -63,15 +63,17 @@
 
 use {
     super::{
-        account, init_if_needed, mint_account, mutable, owned_by_token_program, program_account,
-        require_funded, signer, system_program_account, token_account, token_program_account, Args,
+        account, mint_account, mutable, owned_by_token_program, program_account, signer,
+        system_program_account, token_account, token_program_account, Args,
     },
     crate::{
+        address::SYSTEM_PROGRAM,
         anchor_error::{AnchorErrorCode, Failure, Result, RuntimeError},
         cpi,
         error::OncepayError,
         events,
-        keys::keys_eq,
+        keys::{keys_eq, owned_by},
+        pda, rent,
         state::{
             merchant::MERCHANT_SEED,
             operation::{OperationRecord, OPERATION_SEED},
@@ -139,26 +141,29 @@ pub fn process_execute_payout(program_id: &Pubkey, accounts: &[AccountInfo], arg
     system_program_account(system_program, "system_program")?;
 
     crate::cu_checkpoint!();
-    // 3. Constraints: the `init_if_needed` field (operation) first, as
-    // Anchor runs them; it creates the op account (the exactly-once step;
-    // the transaction is all or nothing, so creating it before the other
-    // checks changes no outcome, and it gives the runtime's own answers
-    // where Anchor's creation would meet them, e.g. a read-only payer).
-    let op = init_if_needed::<Operation>(
-        program_id,
-        payer,
-        operation,
-        &[OPERATION_SEED, merchant.key(), op_id],
-        op_bump,
-        "operation",
-        OncepayError::OperationAlreadyConsumed,
-    )?;
-    crate::cu_checkpoint!();
-    // Then the other fields' constraints, in field order.
+    // 3. Constraints, in field order.
     mutable(payer, "payer")?;
     if !keys_eq(config.payout_authority(), payout_authority.key()) {
         return Err(Failure::from(OncepayError::Unauthorized).at("merchant"));
     }
+
+    let op_seeds_bytes: [&[u8]; 3] = [OPERATION_SEED, merchant.key(), op_id];
+    if !pda::is_address(operation.key(), &op_seeds_bytes, op_bump, program_id) {
+        return Err(Failure::from(AnchorErrorCode::ConstraintSeeds).at("operation"));
+    }
+    mutable(operation, "operation")?;
+    crate::cu_checkpoint!();
+    pda::verify_no_higher_bump(&op_seeds_bytes, op_bump, program_id)?;
+    crate::cu_checkpoint!();
+    // Only this program can create an account at the op PDA, and it never
+    // closes one: owned by us means paid.
+    if owned_by(operation, program_id) {
+        return Err(Failure::from(OncepayError::OperationAlreadyConsumed).at("operation"));
+    }
+    if !owned_by(operation, &SYSTEM_PROGRAM.0) || !operation.data_is_empty() {
+        return Err(OncepayError::InvalidOperationAddress.into());
+    }
+
     mutable(vault, "vault")?;
     if !keys_eq(vault_account.authority, merchant.key()) {
         return Err(AnchorErrorCode::ConstraintTokenOwner.into());
@@ -179,9 +184,6 @@ pub fn process_execute_payout(program_id: &Pubkey, accounts: &[AccountInfo], arg
 
     crate::cu_checkpoint!();
     // 4. Handler rules.
-    if !op.bump_arg_ok {
-        return Err(OncepayError::NonCanonicalBump.into());
-    }
     if config.paused() {
         return Err(OncepayError::MerchantPaused.into());
     }
@@ -191,9 +193,27 @@ pub fn process_execute_payout(program_id: &Pubkey, accounts: &[AccountInfo], arg
     if vault_account.amount < amount {
         return Err(OncepayError::InsufficientVaultBalance.into());
     }
-    require_funded(operation)?;
     let merchant_bump = [config.bump()];
     let merchant_authority = *config.merchant_authority();
+
+    crate::cu_checkpoint!();
+    // Effects. Create the operation account: this is the exactly-once step.
+    let op_bump_seed = [op_bump];
+    let op_seeds = [
+        Seed::from(OPERATION_SEED),
+        Seed::from(merchant.key()),
+        Seed::from(op_id),
+        Seed::from(&op_bump_seed),
+    ];
+    let lamports = rent::funding_lamports(Operation::LEN)?;
+    cpi::create_pda_account(
+        payer,
+        operation,
+        lamports,
+        Operation::LEN as u64,
+        program_id,
+        &[Signer::from(&op_seeds)],
+    );
 
     crate::cu_checkpoint!();
     // Move the tokens, signed by the merchant PDA with its stored bump.
@@ -230,7 +250,7 @@ pub fn process_execute_payout(program_id: &Pubkey, accounts: &[AccountInfo], arg
         mint: mint.key(),
         amount,
         slot,
-        bump: op.bump,
+        bump: op_bump,
     });
 
     crate::cu_checkpoint!();

@@ -12,24 +12,36 @@
 //!
 //! ### Checks, in the order of the Anchor program's `InitializeMerchant`:
 //! arguments decode (102) → merchant_authority, payer `Signer` (3010) →
-//! system_program `Program<System>` (3008, 3009) → merchant
-//! `init_if_needed` with `seeds` and the canonical bump (2006; created, or
-//! an existing config refused: `MerchantAlreadyInitialized` 6019; see
-//! `init_if_needed`) → payer `mut` (2000) → handler: `merchant_bump` is the
-//! canonical bump (`NonCanonicalBump` 6009), the config is funded
-//! (`UnsupportedRentSysvar` 6020 at a zero rent rate).
+//! system_program `Program<System>` (3008, 3009) → payer `mut` (2000) →
+//! merchant `seeds` with the canonical bump (`ConstraintSeeds` 2006: the
+//! account is not the canonical PDA) → merchant `mut` (2000) → handler:
+//! `merchant_bump` is that canonical bump (`NonCanonicalBump` 6009), not yet
+//! initialised (`MerchantAlreadyInitialized` 6019), a fresh System account
+//! (`InvalidMerchantAddress` 6018).
+//!
+//! The Anchor program finds the canonical bump with `find_program_address`;
+//! here the given bump is checked (`pda::verify_canonical`) and, only when
+//! that fails, the canonical address is searched to tell 2006 from 6009.
 //!
 //! Vaults are not registered here: any token account whose authority is the
 //! merchant PDA is a vault of this merchant for its mint.
 
 use {
-    super::{account, init_if_needed, mutable, require_funded, signer, system_program_account, Args},
+    super::{account, mutable, signer, system_program_account, Args},
     crate::{
-        anchor_error::{Failure, Result, RuntimeError},
+        address::SYSTEM_PROGRAM,
+        anchor_error::{AnchorErrorCode, Failure, Result, RuntimeError},
+        cpi,
         error::OncepayError,
+        keys::owned_by,
+        pda, rent,
         state::{merchant::MERCHANT_SEED, Layout, Merchant},
     },
-    pinocchio::{account_info::AccountInfo, pubkey::Pubkey},
+    pinocchio::{
+        account_info::AccountInfo,
+        instruction::{Seed, Signer},
+        pubkey::Pubkey,
+    },
 };
 
 pub fn process_initialize_merchant(program_id: &Pubkey, accounts: &[AccountInfo], args: &[u8]) -> Result {
@@ -46,28 +58,55 @@ pub fn process_initialize_merchant(program_id: &Pubkey, accounts: &[AccountInfo]
     let system_program = account(accounts, 3)?;
     system_program_account(system_program, "system_program")?;
 
-    // Constraints: the `init_if_needed` field first, then payer `mut`.
-    let created = init_if_needed::<Merchant>(
-        program_id,
-        payer,
-        merchant,
-        &[MERCHANT_SEED, merchant_authority.key()],
-        bump,
-        "merchant",
-        OncepayError::MerchantAlreadyInitialized,
-    )?;
+    // Constraints.
     mutable(payer, "payer")?;
+    let seeds: [&[u8]; 2] = [MERCHANT_SEED, merchant_authority.key()];
+    let canonical = pda::verify_canonical(
+        merchant.key(),
+        &seeds,
+        bump,
+        program_id,
+        OncepayError::InvalidMerchantAddress,
+    );
+    if canonical.is_err() {
+        // The Anchor program's `seeds` constraint (canonical bump) fails
+        // unless the account is the canonical PDA; then its handler refuses
+        // the bump argument.
+        return Err(if pda::is_canonical_address(merchant.key(), &seeds, program_id) {
+            OncepayError::NonCanonicalBump.into()
+        } else {
+            Failure::from(AnchorErrorCode::ConstraintSeeds).at("merchant")
+        });
+    }
+    mutable(merchant, "merchant")?;
 
     // Handler.
-    if !created.bump_arg_ok {
-        return Err(OncepayError::NonCanonicalBump.into());
+    if owned_by(merchant, program_id) {
+        return Err(OncepayError::MerchantAlreadyInitialized.into());
     }
-    require_funded(merchant)?;
+    if !owned_by(merchant, &SYSTEM_PROGRAM.0) || !merchant.data_is_empty() {
+        return Err(OncepayError::InvalidMerchantAddress.into());
+    }
+    let bump_seed = [bump];
+    let signer_seeds = [
+        Seed::from(MERCHANT_SEED),
+        Seed::from(merchant_authority.key()),
+        Seed::from(&bump_seed),
+    ];
+    let lamports = rent::funding_lamports(Merchant::LEN)?;
+    cpi::create_pda_account(
+        payer,
+        merchant,
+        lamports,
+        Merchant::LEN as u64,
+        program_id,
+        &[Signer::from(&signer_seeds)],
+    );
     let mut data = merchant
         .try_borrow_mut_data()
         .map_err(|_| Failure::from(RuntimeError::AccountDataTooSmall))?;
     Merchant::from_bytes_mut_unchecked(&mut data)
         .ok_or(Failure::from(RuntimeError::AccountDataTooSmall))?
-        .init(merchant_authority.key(), payout_authority, created.bump);
+        .init(merchant_authority.key(), payout_authority, bump);
     Ok(())
 }

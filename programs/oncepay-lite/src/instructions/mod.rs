@@ -29,7 +29,6 @@ use {
     crate::{
         address::{SYSTEM_PROGRAM, TOKEN_2022_PROGRAM, TOKEN_PROGRAM},
         anchor_error::{AnchorErrorCode, Failure, Result, RuntimeError},
-        cpi, pda, rent,
         discriminator::discriminator,
         keys::{keys_eq, owned_by, read_u64},
         state::{Layout, Merchant},
@@ -37,7 +36,6 @@ use {
     },
     pinocchio::{
         account_info::{AccountInfo, RefMut},
-        instruction::{Seed, Signer},
         pubkey::Pubkey,
     },
 };
@@ -262,113 +260,6 @@ pub(crate) fn load_merchant_as_authority<'a>(
         .map_err(|_| Failure::from(RuntimeError::AccountDataTooSmall))?;
     RefMut::filter_map(data, |d| d.get_mut(..Merchant::LEN).and_then(Merchant::from_bytes_mut_unchecked))
         .map_err(|_| Failure::from(RuntimeError::AccountDataTooSmall))
-}
-
-/// How an `init_if_needed` PDA field of the Anchor program came out.
-pub(crate) struct Initialized {
-    /// The canonical bump (the one the account was created or found with).
-    pub bump: u8,
-    /// Whether the client's bump argument is that bump (the handler answers
-    /// `NonCanonicalBump` when not, after every constraint).
-    pub bump_arg_ok: bool,
-}
-
-/// The Anchor program's `#[account(init_if_needed, payer = payer, space =
-/// T::LEN, seeds = [...], bump, constraint = !is_written::<T>(..) @
-/// already)]`, in the order Anchor's generated code checks it (it runs
-/// before every other field's constraints):
-/// 1. the account is the canonical PDA of `seeds`, else `ConstraintSeeds`
-///    (2006). The client's bump proves it cheaply (`pda.rs`); only when it
-///    does not is the canonical bump searched, to tell a wrong address (2006)
-///    from a wrong bump argument (`Initialized::bump_arg_ok`);
-/// 2. a System account is created (pre-funded-safe, funded with the
-///    rent-exempt minimum — 0 at a zero rent rate, refused later by
-///    [`require_funded`]); an account of ours is an `Account<T>` (3001, 3002,
-///    3003) of exactly `T::LEN` bytes (`ConstraintSpace` 2019) that is
-///    rent-exempt (`ConstraintRentExempt` 2005); any other owner is
-///    `AccountOwnedByWrongProgram` (3007);
-/// 3. `mut` (2000);
-/// 4. not yet written (its data does not start with `T`'s discriminator),
-///    else `already`.
-#[allow(clippy::too_many_arguments)]
-pub(crate) fn init_if_needed<T: Layout>(
-    program_id: &Pubkey,
-    payer: &AccountInfo,
-    account: &AccountInfo,
-    seeds: &[&[u8]],
-    bump_arg: u8,
-    name: &'static str,
-    already: crate::error::OncepayError,
-) -> Result<Initialized> {
-    let key = account.key();
-    let initialized = if pda::is_address(key, seeds, bump_arg, program_id)
-        && pda::verify_no_higher_bump(seeds, bump_arg, program_id).is_ok()
-    {
-        Initialized {
-            bump: bump_arg,
-            bump_arg_ok: true,
-        }
-    } else {
-        match pda::canonical_bump_of(key, seeds, program_id) {
-            Some(bump) => Initialized {
-                bump,
-                bump_arg_ok: false,
-            },
-            None => return Err(Failure::from(AnchorErrorCode::ConstraintSeeds).at(name)),
-        }
-    };
-
-    if owned_by(account, &SYSTEM_PROGRAM.0) {
-        let bump_seed = [initialized.bump];
-        let mut signer_seeds: [Seed; 4] = [
-            Seed::from(&[][..]),
-            Seed::from(&[][..]),
-            Seed::from(&[][..]),
-            Seed::from(&[][..]),
-        ];
-        let n = seeds.len().min(3);
-        for (slot, seed) in signer_seeds.iter_mut().zip(seeds.iter().take(n)) {
-            *slot = Seed::from(*seed);
-        }
-        signer_seeds[n] = Seed::from(&bump_seed[..]);
-        let minimum = rent::minimum_balance(T::LEN)?;
-        cpi::create_pda_account(
-            payer,
-            account,
-            minimum,
-            T::LEN as u64,
-            program_id,
-            &[Signer::from(&signer_seeds[..=n])],
-        );
-        // Created here: writable (the CPI needed it) and all zeros, so
-        // Anchor's `mut` and "not yet written" checks that follow pass.
-    } else {
-        // SAFETY: the view is dropped at the end of this block; nothing
-        // borrows the account's data mutably before.
-        unsafe { program_account::<T>(account, program_id, name)? };
-        if account.data_len() != T::LEN {
-            return Err(Failure::from(AnchorErrorCode::ConstraintSpace).at(name));
-        }
-        if account.lamports() < rent::minimum_balance(T::LEN)? {
-            return Err(Failure::from(AnchorErrorCode::ConstraintRentExempt).at(name));
-        }
-        mutable(account, name)?;
-        // `program_account` found `T`'s discriminator: already written.
-        return Err(Failure::from(already).at(name));
-    }
-    Ok(initialized)
-}
-
-/// The Anchor program's handler check after an `init_if_needed`: an account
-/// left with 0 lamports (a zero rent rate) is refused
-/// (`UnsupportedRentSysvar`): the runtime would delete it at the end of the
-/// transaction, and the same PDA could be created (paid) again.
-#[inline(always)]
-pub(crate) fn require_funded(account: &AccountInfo) -> Result {
-    if account.lamports() == 0 {
-        return Err(crate::error::OncepayError::UnsupportedRentSysvar.into());
-    }
-    Ok(())
 }
 
 /// The argument bytes after the discriminator, read as Borsh does: fixed-size
