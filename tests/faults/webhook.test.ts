@@ -1,10 +1,11 @@
 // `oncepay indexer webhook` through a real PostgreSQL restart and pg_terminate_backend of its sessions, under a
 // bounded load of provider deliveries retried until acknowledged: the process stays up, answers 503 +
 // Retry-After while the database is away, and afterwards every acknowledged delivery is credited exactly once.
-// Then SIGTERM with a delivery in flight: it stops accepting, answers that delivery, exits 0.
+// Then SIGTERM with a delivery in flight: it stops accepting, answers that delivery, exits 0. And the same faults
+// in the default, verified mode (each signature asked of a JSON-RPC node before anything is credited).
 import { expect } from 'chai';
 import { createLedger } from '../../indexer/ledger';
-import { randomAddress, transferCheckedTx } from '../helpers/replay-rpc';
+import { blockAt, randomAddress, startReplayRpc, transferCheckedTx } from '../helpers/replay-rpc';
 import { FaultDb, getJson, Proc, startFaultDb, startOncepay, waitFor } from './support';
 
 const SECRET = 'whsec-fault-0123456789';
@@ -40,8 +41,8 @@ describe('faults: webhook receiver through database restarts and terminated sess
     const items = [1n, 2n].map((k) => ({ slot: 1000 + i, blockTime: 1_780_000_000 + i, ...transferCheckedTx({ amount: BigInt(i) * 10n + k, mint, destinationOwner: owner }) }));
     return JSON.stringify({ id: `evt-${i}`, events: items });
   }
-  async function deliver(body: string) {
-    const r = await fetch(`${url}/v1/webhooks/helius`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-oncepay-secret': SECRET }, body });
+  async function deliver(body: string, at = url) {
+    const r = await fetch(`${at}/v1/webhooks/helius`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-oncepay-secret': SECRET }, body });
     return { status: r.status, retryAfter: r.headers.get('retry-after'), body: (await r.json()) as Record<string, unknown> };
   }
 
@@ -118,5 +119,68 @@ describe('faults: webhook receiver through database restarts and terminated sess
     const exit = await hook.done;
     expect(exit.code, exit.stderr).to.equal(0);
     expect((await db.pool.query(`SELECT credited_amount::text AS c FROM invoices WHERE id = 'inv-term'`)).rows[0].c).to.equal('7');
+  });
+
+  it('verified mode: through a restart and a pg_terminate_backend, every acknowledged delivery is credited once (by the chain)', async () => {
+    const rpc = await startReplayRpc();
+    const cluster = 'faults-verified';
+    const vmint = randomAddress();
+    const N = 20;
+    const ledger = createLedger({ db: db.pool });
+    const bodies: string[] = [];
+    let total = 0n;
+    for (let i = 0; i < N; i++) {
+      const owner = randomAddress();
+      const amounts = [BigInt(i) * 10n + 1n, BigInt(i) * 10n + 2n];
+      total += amounts[0] + amounts[1];
+      await ledger.createInvoice({ id: `vinv-${i}`, mint: vmint, expectedAmount: amounts[0] + amounts[1], depositAddress: owner });
+      const txs = amounts.map((amount) => transferCheckedTx({ amount, mint: vmint, destinationOwner: owner }));
+      const slot = 100 + i;
+      rpc.setBlock(slot, blockAt(slot, txs));
+      bodies.push(JSON.stringify({ id: `vevt-${i}`, events: txs.map((t) => ({ slot, blockTime: 1_780_000_000 + slot, ...t })) }));
+    }
+    rpc.setTip({ finalized: 100 + N, confirmed: 105 + N });
+    const verified = startOncepay(
+      ['indexer', 'webhook', '--port', '0', '--secret', SECRET, '--legacy-signature', '--cluster', cluster, '--rpc', rpc.url, '--rpc-timeout-ms', '2000', '--recheck-ms', '100'],
+      db.env,
+    );
+    try {
+      const at = (await verified.firstLine).listening as string;
+      expect(at, verified.stderr()).to.be.a('string');
+      let next = 0;
+      const worker = async () => {
+        for (let i = next++; i < N; i = next++) {
+          if (i === 6) {
+            await db.restart(async () => {
+              const a = await deliver(bodies[0], at);
+              expect([a.status, a.body.code, a.retryAfter]).to.deep.equal([503, 'DATABASE_UNAVAILABLE', '1']);
+            });
+          }
+          if (i === 13) await waitFor(async () => (await db.terminate(APP)) > 0, 'a session to terminate');
+          for (;;) {
+            const a = await deliver(bodies[i], at);
+            // 200: verified and applied; 202: held durably, the background check finishes it.
+            if (a.status === 200 || a.status === 202) break;
+            expect([a.status, a.body.code, a.retryAfter !== null], JSON.stringify(a.body)).to.deep.equal([503, 'DATABASE_UNAVAILABLE', true]);
+            await new Promise((r) => setTimeout(r, 50));
+          }
+        }
+      };
+      await Promise.all([worker(), worker()]);
+      await waitFor(async () => (await db.pool.query(`SELECT count(*)::int AS n FROM receipts WHERE cluster = $1`, [cluster])).rows[0].n >= 2 * N, 'every verified receipt');
+      expect(verified.alive(), verified.stderr()).to.equal(true);
+      const r = (await db.pool.query(`SELECT count(*)::int AS n, sum(amount)::text AS s FROM receipts WHERE cluster = $1`, [cluster])).rows[0];
+      expect(r).to.deep.equal({ n: 2 * N, s: String(total) });
+      const inv = await db.pool.query(`SELECT id, credited_amount::text AS c, expected_amount::text AS e FROM invoices WHERE id LIKE 'vinv-%'`);
+      expect(inv.rows.length).to.equal(N);
+      for (const row of inv.rows) expect(row.c, row.id).to.equal(row.e);
+      expect((await db.pool.query(`SELECT count(*)::int AS n FROM exceptions`)).rows[0].n).to.equal(0);
+      verified.child.kill('SIGTERM');
+      const exit = await verified.done;
+      expect(exit.code, exit.stderr).to.equal(0);
+    } finally {
+      if (verified.alive()) verified.child.kill('SIGKILL');
+      await rpc.close();
+    }
   });
 });

@@ -85,6 +85,18 @@ export async function startReplayRpc(): Promise<ReplayRpc> {
         }
         return { result: blocks.get(slot) };
       }
+      case 'getTransaction': {
+        // The transaction with this first signature in a stored block at or below the asked commitment's tip.
+        const signature = String(params[0]);
+        const top = tipFor(params);
+        for (const [slot, block] of blocks) {
+          if (slot > top || skipped.has(slot)) continue;
+          const b = block as { blockTime?: number; transactions?: Array<{ transaction?: { signatures?: string[] } }> };
+          const tx = b.transactions?.find((t) => t.transaction?.signatures?.[0] === signature);
+          if (tx) return { result: { slot, blockTime: b.blockTime ?? null, ...tx } };
+        }
+        return { result: null };
+      }
       default:
         return { error: { code: -32601, message: 'Method not found' } };
     }
