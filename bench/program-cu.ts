@@ -11,7 +11,7 @@ import { statSync } from 'node:fs';
 import { cpus, totalmem } from 'node:os';
 import { createTransferCheckedInstruction } from '@solana/spl-token';
 import type { ProgramBinary } from '../common/program-binary';
-import { EXPECTED_BINARIES, requireBinary } from '../tests/program/binaries';
+import { BINARIES, requireBinary } from '../tests/program/binaries';
 import { keypair, seedKeys } from '../tests/program/keys';
 import { createRuntime, RUNTIMES, type RuntimeName, type TxResult } from '../tests/program/runtimes';
 import {
@@ -111,7 +111,7 @@ async function main() {
     `program-cu: machine ${cpus().length}× ${cpus()[0]?.model ?? 'cpu'}, ${Math.round(totalmem() / 2 ** 30)} GiB, node ${process.version}` +
       ' (CU do not depend on the machine)',
   );
-  const binaries = EXPECTED_BINARIES;
+  const binaries = BINARIES;
   for (const b of binaries) console.log(`program-cu: ${b} .so ${pad(statSync(requireBinary(b)).size.toLocaleString('en'), 9)} bytes`);
   const randomOpIds = Array.from({ length: OPS }, () => randomBytes(32));
   console.log(`program-cu: execute_payout, amount 1000, SPL Token unless said; mean over ${OPS} random op ids (the same for every binary)`);
