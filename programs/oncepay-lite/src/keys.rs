@@ -6,7 +6,7 @@
 //! (account keys, owners, token-account fields at offsets 0/32/64 of account
 //! data) sit 8-byte aligned in the input buffer, and our constants are
 //! `AlignedKey` statics, so four aligned u64 loads do; anything unaligned
-//! falls back to `==` (a `sol_memcmp_` call).
+//! goes through the `sol_memcmp_` syscall.
 
 use pinocchio::{account_info::AccountInfo, pubkey::Pubkey};
 
@@ -22,15 +22,37 @@ pub fn keys_eq(a: &Pubkey, b: &Pubkey) -> bool {
         // SAFETY: both point to 32 readable bytes (a `[u8; 32]`), and both
         // are 8-byte aligned (checked above), so four u64 reads are in bounds
         // and aligned.
+        //
+        // One OR of XORs, not a chain of `==`: LLVM's MergeICmps turns such a
+        // chain back into a 32-byte `memcmp` call, which costs ~300 CU more
+        // when the toolchain links compiler_builtins' byte loop for it.
         unsafe {
-            *pa == *pb
-                && *pa.add(1) == *pb.add(1)
-                && *pa.add(2) == *pb.add(2)
-                && *pa.add(3) == *pb.add(3)
+            ((*pa ^ *pb) | (*pa.add(1) ^ *pb.add(1)) | (*pa.add(2) ^ *pb.add(2)) | (*pa.add(3) ^ *pb.add(3))) == 0
         }
     } else {
-        a == b
+        unaligned_eq(a, b)
     }
+}
+
+/// `a == b` through the `sol_memcmp_` syscall (~10 CU): `==` on `[u8; 32]`
+/// becomes a `memcmp` call, which some toolchains link as a byte loop
+/// (~300 CU). The program id the runtime passes sits unaligned after the
+/// instruction data, so every owner check against it comes here.
+#[cfg(target_os = "solana")]
+#[inline(always)]
+fn unaligned_eq(a: &Pubkey, b: &Pubkey) -> bool {
+    let mut result = 0i32;
+    // SAFETY: both point to 32 readable bytes; the syscall reads exactly
+    // `n` = 32 bytes of each and writes one i32 to `result`.
+    unsafe {
+        pinocchio::syscalls::sol_memcmp_(a.as_ptr(), b.as_ptr(), 32, &mut result as *mut i32);
+    }
+    result == 0
+}
+
+#[cfg(not(target_os = "solana"))]
+fn unaligned_eq(a: &Pubkey, b: &Pubkey) -> bool {
+    a == b
 }
 
 /// `account.owner() == owner`, cheaply.
