@@ -7,6 +7,7 @@ const PARTS: Array<() => { register(program: Command): void }> = [
   () => require('../indexer/cli'),
   () => require('../localnet/cli'),
   () => require('../app/cli'),
+  () => require('../sdk/cli'),
   () => require('./demo'),
 ];
 

@@ -13,6 +13,7 @@ import { createLedger, LEDGER_CODES, RECEIPT_SOURCES, type ReceiptSource } from 
 import { decodeInput, ingestReceipts } from './ledger/ingest';
 import { createIndexerMetrics, serveMetrics } from './metrics';
 import { formatReport } from './report';
+import { exceptionStates } from '../app/exception/queries';
 import { createOutboxWorker, replayDeadLetters } from './outbox';
 import { upsertMerchantTarget } from './outbox/queries';
 
@@ -137,7 +138,7 @@ function registerReport(program: Command): void {
     .option('--json', 'print JSON (the stable format)')
     .action(withSchemaHint(async (o: { json?: boolean }) => {
       await withPoolFromEnv({ max: 6 }, async (db) => {
-        const r = await createLedger({ db }).report();
+        const r = { ...(await createLedger({ db }).report()), exceptionStates: await exceptionStates(db) };
         process.stdout.write(o.json ? `${JSON.stringify(r)}\n` : formatReport(r));
       });
     }));

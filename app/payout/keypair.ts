@@ -1,15 +1,29 @@
-// Keys come from a keypair file (solana-keygen's JSON array of 64 bytes), never from the command line.
+// Keys come from a keypair file (solana-keygen's JSON array of 64 bytes), never from the command line, and only
+// from a file no group or other user can read (as ssh treats private keys). Key bytes are never logged.
 import * as fs from 'fs';
 import { Keypair } from '@solana/web3.js';
 import { OncepayError } from '../../common/errors';
 import { KEYPAIR_MALFORMED } from '../codes';
+import { KEYPAIR_CODES } from '../merchant/codes';
 
 export function readKeypairFile(path: string): Keypair {
+  let text: string;
+  try {
+    const mode = fs.statSync(path).mode & 0o777;
+    if (mode & 0o077) {
+      throw new OncepayError(KEYPAIR_CODES.PERMISSIONS_TOO_OPEN, `keypair file ${path} is open to group or others (mode ${mode.toString(8)}): chmod 600 it`, { path });
+    }
+    text = fs.readFileSync(path, 'utf8');
+  } catch (e) {
+    if (e instanceof OncepayError) throw e;
+    throw new OncepayError(KEYPAIR_MALFORMED, `cannot read keypair file ${path}: ${(e as NodeJS.ErrnoException).code ?? 'unreadable'}`, { path });
+  }
   let bytes: unknown;
   try {
-    bytes = JSON.parse(fs.readFileSync(path, 'utf8'));
-  } catch (e) {
-    throw new OncepayError(KEYPAIR_MALFORMED, `cannot read keypair file ${path}: ${(e as Error).message}`, { path });
+    bytes = JSON.parse(text);
+  } catch {
+    // Not the parser's message: it quotes the file's content, which is a secret key.
+    throw new OncepayError(KEYPAIR_MALFORMED, `keypair file ${path} is not valid JSON`, { path });
   }
   if (!Array.isArray(bytes) || bytes.length !== 64 || !bytes.every((b) => Number.isInteger(b) && b >= 0 && b <= 255)) {
     throw new OncepayError(KEYPAIR_MALFORMED, `keypair file ${path} is not a JSON array of 64 bytes`, { path });

@@ -1,4 +1,5 @@
-// The oncepay program's interface as the SDK needs it: the initialize_merchant and execute_payout instructions, the
+// The oncepay program's interface as the SDK needs it: the initialize_merchant, set_paused, set_payout_authority and
+// execute_payout instructions, the
 // op account layout and the named errors. Anchor conventions (8-byte discriminators) so it matches idl/oncepay.json (checked by a test).
 import { createHash } from 'crypto';
 import { PublicKey, SystemProgram, TransactionInstruction } from '@solana/web3.js';
@@ -20,13 +21,15 @@ function discriminator(preimage: string): Buffer {
 }
 export const EXECUTE_PAYOUT_DISCRIMINATOR = discriminator('global:execute_payout');
 export const INITIALIZE_MERCHANT_DISCRIMINATOR = discriminator('global:initialize_merchant');
+export const SET_PAUSED_DISCRIMINATOR = discriminator('global:set_paused');
+export const SET_PAYOUT_AUTHORITY_DISCRIMINATOR = discriminator('global:set_payout_authority');
 
 /**
  * initialize_merchant(payout_authority, merchant_bump), signed and paid by the merchant authority: accounts as in
  * idl/oncepay.json. Returns the merchant config PDA (seeds "merchant" ‖ authority) with the instruction.
  */
 export function initializeMerchantInstruction(programId: PublicKey, authority: PublicKey, payoutAuthority: PublicKey): { ix: TransactionInstruction; merchant: PublicKey } {
-  const [merchant, bump] = PublicKey.findProgramAddressSync([Buffer.from('merchant'), authority.toBuffer()], programId);
+  const { merchant, bump } = merchantAddress(programId, authority);
   const ix = new TransactionInstruction({
     programId,
     keys: [
@@ -38,6 +41,34 @@ export function initializeMerchantInstruction(programId: PublicKey, authority: P
     data: Buffer.concat([INITIALIZE_MERCHANT_DISCRIMINATOR, payoutAuthority.toBuffer(), Buffer.from([bump])]),
   });
   return { ix, merchant };
+}
+
+/** The merchant config PDA ["merchant", merchant_authority] and its canonical bump. */
+export function merchantAddress(programId: PublicKey, authority: PublicKey): { merchant: PublicKey; bump: number } {
+  const [merchant, bump] = PublicKey.findProgramAddressSync([Buffer.from('merchant'), authority.toBuffer()], programId);
+  return { merchant, bump };
+}
+
+/** The two accounts of set_paused / set_payout_authority: the merchant authority (signer) and its config PDA. */
+function merchantAuthorityInstruction(programId: PublicKey, authority: PublicKey, data: Buffer): TransactionInstruction {
+  return new TransactionInstruction({
+    programId,
+    keys: [
+      { pubkey: authority, isSigner: true, isWritable: false },
+      { pubkey: merchantAddress(programId, authority).merchant, isSigner: false, isWritable: true },
+    ],
+    data,
+  });
+}
+
+/** set_paused(paused: bool), signed by the merchant authority. */
+export function setPausedInstruction(programId: PublicKey, authority: PublicKey, paused: boolean): TransactionInstruction {
+  return merchantAuthorityInstruction(programId, authority, Buffer.concat([SET_PAUSED_DISCRIMINATOR, Buffer.from([paused ? 1 : 0])]));
+}
+
+/** set_payout_authority(new_payout_authority: Pubkey), signed by the merchant authority. */
+export function setPayoutAuthorityInstruction(programId: PublicKey, authority: PublicKey, newPayoutAuthority: PublicKey): TransactionInstruction {
+  return merchantAuthorityInstruction(programId, authority, Buffer.concat([SET_PAYOUT_AUTHORITY_DISCRIMINATOR, newPayoutAuthority.toBuffer()]));
 }
 
 export interface ExecutePayoutAccounts {

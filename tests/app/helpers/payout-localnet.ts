@@ -44,7 +44,7 @@ export async function startPayoutLocalnet(label: string, opts: { db?: () => Prom
   });
   const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'oncepay-app-'));
   const authorityFile = path.join(tmp, 'authority.json');
-  fs.writeFileSync(authorityFile, JSON.stringify([...m.authority.secretKey]));
+  fs.writeFileSync(authorityFile, JSON.stringify([...m.authority.secretKey]), { mode: 0o600 });
   let seq = 0;
   return {
     net,

@@ -1,0 +1,130 @@
+// Settle an exception exactly once: refund it (a payout whose payout id is derived from the exception's receipt
+// key, so it goes through the same op-id/PDA path as every payout and can never be paid twice), or resolve it
+// without moving money. The refund row, its link to the exception and the exception's lock are one database
+// transaction; executing the payout afterwards is executePayout's job (journal + op account), so a crash between
+// the two is finished by running the same command again (or `oncepay payout resume`).
+import { Pool, PoolClient } from 'pg';
+import { OncepayError } from '../../common/errors';
+import { failpoint } from '../../common/failpoint';
+import { PayoutInput, createPayout, preparePayout, sameTerms } from '../payout/create-payout';
+import { ExecuteDeps, executePayout } from '../payout/execute-payout';
+import { MerchantRow, PayoutRow, getMerchant, getPayout } from '../payout/queries';
+import { address } from '../types';
+import { EXCEPTION_CODES } from './codes';
+import { getException, insertRefundLink, insertResolved, merchantIdByVault } from './queries';
+import { ExceptionReceipt, ExceptionRow } from './types';
+
+/** The refund's payout id: the receipt's identity, so one receipt can be refunded once, ever. */
+export function refundPayoutId(r: Pick<ExceptionReceipt, 'cluster' | 'signature' | 'ixIndex' | 'innerIndex'>): string {
+  return `refund:${r.cluster}:${r.signature}:${r.ixIndex}:${r.innerIndex}`;
+}
+
+/** What the refund pays (pure): the exception's amount, in the receipt's mint, back to the sender (or `to`). */
+export function refundTerms(e: ExceptionRow, to?: string): PayoutInput {
+  const mint = e.receipt.mint;
+  if (!mint || mint === 'SOL') {
+    throw new OncepayError(EXCEPTION_CODES.REFUND_UNSUPPORTED, `exception ${e.id} is in ${mint ?? 'an unknown mint'}: the payout program refunds SPL tokens only; resolve it instead`, { id: e.id });
+  }
+  return {
+    payoutId: refundPayoutId(e.receipt),
+    recipient: address(to ?? e.receipt.source, 'refund recipient'),
+    mint,
+    amount: e.amount,
+  };
+}
+
+export interface RefundPrepared {
+  exception: ExceptionRow;
+  payout: PayoutRow;
+  /** True when this call created the refund payout (false: an earlier run did; it is finished, not repeated). */
+  created: boolean;
+}
+
+async function inTransaction<T>(pool: Pool, work: (c: PoolClient) => Promise<T>): Promise<T> {
+  const c = await pool.connect();
+  try {
+    await c.query('BEGIN');
+    const out = await work(c);
+    await c.query('COMMIT');
+    return out;
+  } catch (e) {
+    await c.query('ROLLBACK').catch(() => undefined);
+    throw e;
+  } finally {
+    c.release();
+  }
+}
+
+function notFound(id: string): OncepayError {
+  return new OncepayError(EXCEPTION_CODES.NOT_FOUND, `exception ${id} not found`, { id });
+}
+
+/**
+ * Store the refund payout and link it to the exception (once). A second call — concurrent, or after a crash —
+ * finds the link and returns the same payout row; with other terms (another `to`) it refuses.
+ */
+export async function prepareRefund(pool: Pool, id: string, o: { merchant?: MerchantRow; to?: string } = {}): Promise<RefundPrepared> {
+  return inTransaction(pool, async (c) => {
+    const e = await getException(c, id, { lock: true });
+    if (!e) throw notFound(id);
+    if (e.resolution?.kind === 'resolved') {
+      throw new OncepayError(EXCEPTION_CODES.ALREADY_RESOLVED, `exception ${id} was resolved (${e.resolution.note}); it is not refunded`, { id });
+    }
+    if (e.resolution?.kind === 'refund') {
+      const payout = (await getPayout(c, e.resolution.payoutRowId!))!;
+      if (o.to && address(o.to, 'refund recipient') !== payout.recipient) {
+        throw new OncepayError(EXCEPTION_CODES.REFUND_TERMS_DIFFER, `exception ${id} is already refunded to ${payout.recipient} (payout ${payout.id}), not ${o.to}`, { id, payout: payout.id });
+      }
+      return { exception: e, payout, created: false };
+    }
+    const terms = refundTerms(e, o.to);
+    const merchant = o.merchant ?? (await merchantForReceipt(c, e));
+    const { row, created } = await createPayout(c, merchant, terms);
+    if (!created && !sameTerms(row, preparePayout(merchant, terms))) {
+      throw new OncepayError(EXCEPTION_CODES.REFUND_TERMS_DIFFER, `payout ${terms.payoutId} exists with other terms (payout ${row.id})`, { id, payout: row.id });
+    }
+    await insertRefundLink(c, e.id, row.id);
+    return { exception: (await getException(c, id))!, payout: row, created };
+  });
+}
+
+async function merchantForReceipt(c: PoolClient, e: ExceptionRow): Promise<MerchantRow> {
+  const mid = await merchantIdByVault(c, e.receipt.destination);
+  const m = mid ? await getMerchant(c, mid) : null;
+  if (!m) {
+    throw new OncepayError(
+      EXCEPTION_CODES.MERCHANT_UNKNOWN,
+      `no registered merchant has vault ${e.receipt.destination} (where exception ${e.id}'s money arrived): name the paying merchant with --merchant`,
+      { id: e.id },
+    );
+  }
+  return m;
+}
+
+export interface RefundResult extends RefundPrepared {
+  /** The refund payout after execution (state, proof). */
+  executed: PayoutRow;
+}
+
+/** prepareRefund, then execute (or finish executing) the refund payout with the payout SDK's rules. */
+export async function refundException(deps: ExecuteDeps, id: string, o: { merchant?: MerchantRow; to?: string } = {}): Promise<RefundResult> {
+  const prepared = await prepareRefund(deps.db, id, o);
+  failpoint('exception.refund_after_link');
+  await executePayout(prepared.payout, deps);
+  const executed = (await getPayout(deps.db, prepared.payout.id))!;
+  return { ...prepared, exception: (await getException(deps.db, id))!, executed };
+}
+
+/** Close an exception without moving money. Idempotent for a resolved one; refused for a refunded one. */
+export async function resolveException(pool: Pool, id: string, note: string): Promise<{ exception: ExceptionRow; changed: boolean }> {
+  if (!note.trim()) throw new OncepayError(EXCEPTION_CODES.NOTE_MISSING, 'say why with --note');
+  return inTransaction(pool, async (c) => {
+    const e = await getException(c, id, { lock: true });
+    if (!e) throw notFound(id);
+    if (e.resolution?.kind === 'refund') {
+      throw new OncepayError(EXCEPTION_CODES.ALREADY_REFUNDED, `exception ${id} has refund payout ${e.resolution.payoutRowId}; it cannot be resolved instead`, { id });
+    }
+    const changed = await insertResolved(c, id, note.trim());
+    return { exception: (await getException(c, id))!, changed };
+  });
+}

@@ -1,0 +1,75 @@
+// The shapes of exceptions and their settlement (no I/O, no database types: the SDK's public surface uses them).
+import type { ExceptionKind } from '../../indexer/match/types';
+
+export type { ExceptionKind };
+
+/** open: nothing done yet · refunding: refund payout not finished · refunded: refund executed on-chain ·
+ *  refund_failed: the refund payout failed (see its error; retry with `payout execute --retry-failed`) ·
+ *  resolved: closed by an operator without moving money. */
+export type ExceptionState = 'open' | 'refunding' | 'refunded' | 'refund_failed' | 'resolved';
+export const EXCEPTION_STATES: readonly ExceptionState[] = ['open', 'refunding', 'refunded', 'refund_failed', 'resolved'];
+
+/** The receipt an exception keeps: where the money came from and went. */
+export interface ExceptionReceipt {
+  cluster: string;
+  signature: string;
+  ixIndex: number;
+  innerIndex: number;
+  slot: bigint | null;
+  mint: string | null;
+  /** The sender's token account (the refund goes back here unless the operator names another). */
+  source: string;
+  destination: string;
+  destinationOwner: string | null;
+}
+
+export interface ExceptionRow {
+  id: string;
+  kind: ExceptionKind;
+  invoiceId: string | null;
+  amount: bigint;
+  detail: string | null;
+  createdAt: Date;
+  receipt: ExceptionReceipt;
+  state: ExceptionState;
+  resolution: { kind: 'refund' | 'resolved'; payoutRowId: string | null; note: string | null; at: Date } | null;
+}
+
+export interface ExceptionFilter {
+  kind?: ExceptionKind;
+  invoiceId?: string;
+  state?: ExceptionState;
+}
+
+/** The refund payout linked to an exception, and where it stands. */
+export interface RefundView {
+  /** Row id of the payout (`oncepay payout show <id>`). */
+  id: string;
+  payoutId: string;
+  state: string;
+  recipient: string;
+  mint: string;
+  amount: bigint;
+  opPda: string;
+  /** Present once the refund executed: the transaction that paid it and the op account that proves it. */
+  proof: { signature: string | null; slot: bigint | null; opPda: string } | null;
+  error: string | null;
+}
+
+export interface ExceptionView {
+  id: string;
+  kind: string;
+  invoiceId: string | null;
+  amount: bigint;
+  detail: string | null;
+  state: ExceptionState;
+  receipt: ExceptionReceipt;
+  refund: RefundView | null;
+  note: string | null;
+  settledAt: Date | null;
+  createdAt: Date;
+}
+
+
+/** Count and sum (base units) of exceptions per state. */
+export type ExceptionTotals = Record<ExceptionState, { count: number; amount: bigint }>;

@@ -1,0 +1,73 @@
+// `oncepay exception list|show|refund|resolve`: the money the indexer kept as exceptions, settled exactly once.
+import { Command, InvalidArgumentError } from 'commander';
+import { readKeypairFile } from '../../app/payout/keypair';
+import { EXCEPTION_KINDS } from '../../indexer/match/types';
+import { EXCEPTION_STATES, ExceptionKind, ExceptionState } from '../../app/exception/types';
+import { ChainFlags, chainFlags, print, withOncePay } from './options';
+
+function oneOf<T extends string>(name: string, values: readonly T[]) {
+  return (v: string): T => {
+    if (!(values as readonly string[]).includes(v)) throw new InvalidArgumentError(`${name} must be one of ${values.join(', ')}`);
+    return v as T;
+  };
+}
+
+export function register(program: Command): void {
+  const exception = program.command('exception').description('ledger exceptions (overpayments, late payments, unknown references…): list, refund once, resolve');
+
+  chainFlags(
+    exception
+      .command('list')
+      .description('exceptions with their state (open, refunding, refunded, refund_failed, resolved) and refund proof')
+      .option('--kind <kind>', EXCEPTION_KINDS.join(' | '), oneOf('--kind', EXCEPTION_KINDS))
+      .option('--invoice <id>', 'only this invoice')
+      .option('--state <state>', EXCEPTION_STATES.join(' | '), oneOf('--state', EXCEPTION_STATES)),
+    false,
+  ).action(async (o: ChainFlags & { kind?: ExceptionKind; invoice?: string; state?: ExceptionState }) => {
+    print(await withOncePay(o, (op) => op.listExceptions({ kind: o.kind, invoiceId: o.invoice, state: o.state })), o.json);
+  });
+
+  chainFlags(exception.command('show').description('one exception, its receipt, and its refund or resolution').argument('<id>', 'exception id'), false).action(
+    async (id: string, o: ChainFlags) => {
+      print(await withOncePay(o, (op) => op.getException(id)), o.json);
+    },
+  );
+
+  chainFlags(
+    exception
+      .command('refund')
+      .description(
+        "pay the exception's amount back to the sender's token account (or --to), exactly once: the refund payout's id is refund:<cluster>:<signature>:<ix>:<inner>; running it again finishes the same refund",
+      )
+      .argument('<id>', 'exception id')
+      .requiredOption('--authority <keypair>', "keypair file of the paying merchant's payout authority")
+      .option('--payer <keypair>', 'fee payer keypair file (default: the authority)')
+      .option('--to <address>', "refund to this token account instead of the sender's")
+      .option('--merchant <address|id>', 'the paying merchant (default: the registered merchant whose vault received the money)')
+      .option('--timeout-ms <ms>', 'stop waiting after this long (run the command again to finish)')
+      .option('--retry-failed', 're-open a refund that failed with a program error (e.g. after topping up the vault)'),
+  ).action(async (id: string, o: ChainFlags & { authority: string; payer?: string; to?: string; merchant?: string; timeoutMs?: string; retryFailed?: boolean }) => {
+    const r = await withOncePay(o, (op) =>
+      op.refundException(id, {
+        authority: readKeypairFile(o.authority),
+        payer: o.payer ? readKeypairFile(o.payer) : undefined,
+        to: o.to,
+        merchant: o.merchant,
+        signal: o.timeoutMs ? AbortSignal.timeout(Number(o.timeoutMs)) : undefined,
+        retryFailed: o.retryFailed,
+      }),
+    );
+    print(r, o.json);
+  });
+
+  chainFlags(
+    exception
+      .command('resolve')
+      .description('close an exception without moving money (idempotent; refused once it has a refund)')
+      .argument('<id>', 'exception id')
+      .requiredOption('--note <text>', 'why (kept with the exception)'),
+    false,
+  ).action(async (id: string, o: ChainFlags & { note: string }) => {
+    print(await withOncePay(o, (op) => op.resolveException(id, o.note)), o.json);
+  });
+}

@@ -1,0 +1,46 @@
+// What every merchant / vault / exception command shares: the OncePay it runs on (from DATABASE_URL,
+// ONCEPAY_DB_SCHEMA and --rpc), keypair options, and JSON output on stdout (bigints as decimal strings).
+import { Command, Option } from 'commander';
+import { ONCEPAY_PROGRAM_ID } from '../../app/payout/program';
+import { OncePay } from '../oncepay';
+
+export interface ChainFlags {
+  rpc?: string;
+  program: string;
+  commitment: 'confirmed' | 'finalized';
+  pollMs: string;
+  json?: boolean;
+}
+
+export function print(x: unknown, json?: boolean): void {
+  process.stdout.write(`${JSON.stringify(x, (_k, v) => (typeof v === 'bigint' ? v.toString() : v), json ? undefined : 2)}\n`);
+}
+
+/** --rpc (required when `needsRpc`), --program, --commitment, --poll-ms, --json. */
+export function chainFlags(c: Command, needsRpc = true): Command {
+  const rpc = new Option('--rpc <url>', 'Solana JSON-RPC endpoint');
+  if (needsRpc) rpc.makeOptionMandatory();
+  return c
+    .addOption(rpc)
+    .option('--program <address>', 'oncepay program id', ONCEPAY_PROGRAM_ID)
+    .addOption(new Option('--commitment <level>', 'commitment at which a transaction counts as landed').choices(['confirmed', 'finalized']).default('confirmed'))
+    .option('--poll-ms <ms>', 'pause between two looks at the chain', '400')
+    .option('--json', 'one-line JSON output');
+}
+
+/** Run `use` on an OncePay for these flags (database from DATABASE_URL / ONCEPAY_DB_SCHEMA), closed afterwards. */
+export async function withOncePay<T>(f: ChainFlags, use: (o: OncePay) => Promise<T>): Promise<T> {
+  const o = OncePay.connect({
+    databaseUrl: process.env.DATABASE_URL || undefined,
+    schema: process.env.ONCEPAY_DB_SCHEMA || undefined,
+    rpcUrl: f.rpc,
+    programId: f.program,
+    commitment: f.commitment,
+    pollIntervalMs: Number(f.pollMs),
+  });
+  try {
+    return await use(o);
+  } finally {
+    await o.close();
+  }
+}

@@ -1,0 +1,99 @@
+// The SDK's public shapes. Amounts and slots are bigint; addresses are base58 strings. Nothing here refers to a
+// database driver's types, so a merchant's project type-checks with only this package and @solana/web3.js.
+import type { Commitment, Connection, Keypair, PublicKey } from '@solana/web3.js';
+
+export type { MerchantAccount } from '../app/merchant/account';
+export type { MerchantInit, MerchantChange } from '../app/merchant/lifecycle';
+export type { VaultCreated, VaultCheck } from '../app/vault/vault';
+export type { VaultFinding, FindingSeverity } from '../app/vault/assess';
+export type {
+  ExceptionKind,
+  ExceptionState,
+  ExceptionReceipt,
+  ExceptionView,
+  ExceptionFilter,
+  ExceptionTotals,
+  RefundView,
+} from '../app/exception/types';
+
+export interface OncePayOptions {
+  /** PostgreSQL URL; default: DATABASE_URL (and without it, the embedded local server of a source checkout). */
+  databaseUrl?: string;
+  /** Use this PostgreSQL schema (created by `migrate()`); default: the server's search_path. */
+  schema?: string;
+  /** Maximum connections of the SDK's pool (default 10). */
+  maxConnections?: number;
+  /** Solana JSON-RPC endpoint; needed by every on-chain call. */
+  rpcUrl?: string;
+  /** Or a web3.js Connection of your own (takes precedence over rpcUrl). */
+  connection?: Connection;
+  /** oncepay program id (default: the deployed program). */
+  programId?: PublicKey | string;
+  /** Commitment at which a transaction counts as landed: `confirmed` (default) or `finalized`. */
+  commitment?: Extract<Commitment, 'confirmed' | 'finalized'>;
+  /** Pause between two looks at the chain, in ms (default 400). */
+  pollIntervalMs?: number;
+}
+
+/** A merchant as the payout database knows it: what its payouts are paid from. */
+export interface RegisteredMerchant {
+  /** Row id (the API's merchant id). */
+  id: string;
+  name: string;
+  programId: string;
+  /** The merchant config PDA. */
+  merchant: string;
+  vault: string;
+  tokenProgram: string;
+}
+
+export type PayoutState = 'pending' | 'executing' | 'succeeded' | 'conflict' | 'failed';
+
+/** A payout and, once executed, its on-chain proof. */
+export interface Payout {
+  /** Row id (`oncepay payout show <id>`). */
+  id: string;
+  /** Your own id of the business operation. */
+  payoutId: string;
+  /** The merchant config PDA. */
+  merchant: string;
+  state: PayoutState;
+  recipient: string;
+  mint: string;
+  amount: bigint;
+  /** sha256("oncepay:payout:v1" ‖ program ‖ merchant ‖ payoutId), hex. */
+  opId: string;
+  /** The op account ["op", merchant, opId]: it exists on-chain iff the payout executed. */
+  opPda: string;
+  /** Set once executed: the transaction that paid, its slot, and the op account that proves it. */
+  proof: { signature: string | null; slot: bigint | null; opPda: string } | null;
+  /** Signed attempts so far. */
+  attempts: number;
+  /** For `conflict`: what the op account records instead. */
+  conflict: unknown;
+  error: string | null;
+  createdAt: Date;
+  finishedAt: Date | null;
+}
+
+export interface PayoutInput {
+  /** Your id of this business operation (1–200 UTF-8 bytes): the same id is never paid twice. */
+  payoutId: string;
+  /** Recipient token account. */
+  recipient: PublicKey | string;
+  mint: PublicKey | string;
+  /** Base units. */
+  amount: bigint;
+}
+
+/** Who signs payouts, and who pays fees. */
+export interface PayoutSigners {
+  /** The merchant's payout authority. */
+  authority: Keypair;
+  /** Fee payer (default: the authority). */
+  payer?: Keypair;
+  /** Stop waiting (the journal keeps every attempt: call again, or `resumePayouts`, later). */
+  signal?: AbortSignal;
+  /** Re-open a payout that failed with a program error (e.g. after topping up the vault). */
+  retryFailed?: boolean;
+}
