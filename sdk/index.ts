@@ -39,7 +39,7 @@ export { readKeypairFile } from '../app/payout/keypair';
 /** Derive a payout's op id and op account (PDA ["op", merchant, opId]) from (program, merchant, payoutId). */
 export { deriveOperation, deriveOpId } from '../app/op-id';
 /** The id a refund payout gets from its exception's receipt: `refund:<cluster>:<signature>:<ix>:<inner>`. */
-export { refundPayoutId } from '../app/exception/refund';
+export { refundPayoutId } from '../app/exception/refund-id';
 export { FINDINGS } from '../app/vault/assess';
 export { ONCEPAY_PROGRAM_ID } from '../app/payout/program';
 /** Every error the SDK throws is an OncepayError with a stable `code` (ONCEPAY__<AREA>__<WHAT>). */

@@ -12,12 +12,8 @@ import { MerchantRow, PayoutRow, getMerchant, getPayout } from '../payout/querie
 import { address } from '../types';
 import { EXCEPTION_CODES } from './codes';
 import { getException, insertRefundLink, insertResolved, merchantIdByVault } from './queries';
-import { ExceptionReceipt, ExceptionRow } from './types';
-
-/** The refund's payout id: the receipt's identity, so one receipt can be refunded once, ever. */
-export function refundPayoutId(r: Pick<ExceptionReceipt, 'cluster' | 'signature' | 'ixIndex' | 'innerIndex'>): string {
-  return `refund:${r.cluster}:${r.signature}:${r.ixIndex}:${r.innerIndex}`;
-}
+import { refundPayoutId } from './refund-id';
+import { ExceptionRow } from './types';
 
 /** What the refund pays (pure): the exception's amount, in the receipt's mint, back to the sender (or `to`). */
 export function refundTerms(e: ExceptionRow, to?: string): PayoutInput {
