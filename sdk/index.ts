@@ -12,35 +12,14 @@
  * @packageDocumentation
  */
 export { OncePay } from './oncepay';
-export type {
-  OncePayOptions,
-  RegisteredMerchant,
-  Payout,
-  PayoutState,
-  PayoutInput,
-  PayoutSigners,
-  MerchantAccount,
-  MerchantInit,
-  MerchantChange,
-  VaultCreated,
-  VaultCheck,
-  VaultFinding,
-  FindingSeverity,
-  ExceptionKind,
-  ExceptionState,
-  ExceptionReceipt,
-  ExceptionView,
-  ExceptionFilter,
-  ExceptionTotals,
-  RefundView,
-} from './types';
+export * from './types';
 /** Read a Solana CLI keypair file (JSON array of 64 bytes); refused when the file is open to group or others. */
 export { readKeypairFile } from '../app/payout/keypair';
 /** Derive a payout's op id and op account (PDA ["op", merchant, opId]) from (program, merchant, payoutId). */
 export { deriveOperation, deriveOpId } from '../app/op-id';
 /** The id a refund payout gets from its exception's receipt: `refund:<cluster>:<signature>:<ix>:<inner>`. */
 export { refundPayoutId } from '../app/exception/refund-id';
-export { FINDINGS } from '../app/vault/assess';
+export { FINDINGS } from '../app/vault/findings';
 export { ONCEPAY_PROGRAM_ID } from '../app/payout/program';
 /** Every error the SDK throws is an OncepayError with a stable `code` (ONCEPAY__<AREA>__<WHAT>). */
 export { OncepayError, isOncepayError } from '../common/errors';

@@ -14,45 +14,20 @@ import { MERCHANT_NOT_FOUND, PAYOUT_NOT_FOUND } from '../app/codes';
 import { EXCEPTION_CODES } from '../app/exception/codes';
 import { exceptionTotals, getException, listExceptions } from '../app/exception/queries';
 import { prepareRefund, refundException, resolveException } from '../app/exception/refund';
-import { ExceptionFilter, ExceptionTotals, ExceptionView } from '../app/exception/types';
-import { exceptionView } from '../app/exception/view';
+import { ExceptionFilter, ExceptionTotals } from '../app/exception/types';
 import { MerchantAccount } from '../app/merchant/account';
 import { MerchantChain, MerchantChange, MerchantInit, initMerchant, readMerchantAccount, setMerchantPaused, setMerchantPayoutAuthority } from '../app/merchant/lifecycle';
 import { createConnectionChain } from '../app/payout/chain';
 import { createPayout } from '../app/payout/create-payout';
 import { ExecuteDeps, executePayout } from '../app/payout/execute-payout';
 import { ONCEPAY_PROGRAM_ID, merchantAddress } from '../app/payout/program';
-import { MerchantRow, PayoutRow, getMerchant, getMerchantByAddress, getPayout, insertMerchant, listAttempts } from '../app/payout/queries';
+import { MerchantRow, getMerchant, getMerchantByAddress, getPayout, insertMerchant, listAttempts } from '../app/payout/queries';
 import { resumePayouts } from '../app/payout/resume';
 import { address } from '../app/types';
 import { VaultCheck, VaultCreated, checkVault, createVault } from '../app/vault/vault';
-import { OncePayOptions, Payout, PayoutInput, PayoutSigners, RegisteredMerchant } from './types';
+import { ExceptionView, OncePayOptions, Payout, PayoutInput, PayoutSigners, RegisteredMerchant } from './types';
+import { toExceptionView, toPayout, toRegistered } from './views';
 import { SDK_CODES } from './codes';
-
-function toRegistered(m: MerchantRow): RegisteredMerchant {
-  return { id: m.id, name: m.name, programId: m.programId, merchant: m.merchantAddress, vault: m.vault, tokenProgram: m.tokenProgram };
-}
-
-function toPayout(p: PayoutRow, attempts: number): Payout {
-  const executed = p.state === 'succeeded' || p.state === 'conflict';
-  return {
-    id: p.id,
-    payoutId: p.payoutId,
-    merchant: p.merchantAddress,
-    state: p.state,
-    recipient: p.recipient,
-    mint: p.mint,
-    amount: p.amount,
-    opId: p.opId,
-    opPda: p.opPda,
-    proof: executed ? { signature: p.resultSignature, slot: p.resultSlot, opPda: p.opPda } : null,
-    attempts,
-    conflict: p.conflict ?? null,
-    error: p.lastError,
-    createdAt: p.createdAt,
-    finishedAt: p.finishedAt,
-  };
-}
 
 const key = (k: PublicKey | string) => (typeof k === 'string' ? new PublicKey(k) : k);
 
@@ -187,7 +162,7 @@ export class OncePay {
       mint: key(input.mint).toBase58(),
       amount: input.amount,
     });
-    return { payout: toPayout(row, (await listAttempts(this.db, row.id)).length), created };
+    return { payout: toPayout(row, await listAttempts(this.db, row.id)), created };
   }
 
   private executeDeps(s: PayoutSigners): ExecuteDeps {
@@ -216,7 +191,7 @@ export class OncePay {
   /** A payout with its on-chain proof, or null. */
   async getPayout(id: string): Promise<Payout | null> {
     const row = await getPayout(this.db, id);
-    return row ? toPayout(row, (await listAttempts(this.db, row.id)).length) : null;
+    return row ? toPayout(row, await listAttempts(this.db, row.id)) : null;
   }
 
   private async mustPayout(id: string): Promise<Payout> {
@@ -236,7 +211,7 @@ export class OncePay {
   private async view(id: string): Promise<ExceptionView> {
     const e = await getException(this.db, id);
     if (!e) throw new OncepayError(EXCEPTION_CODES.NOT_FOUND, `exception ${id} not found`);
-    return exceptionView(e, e.resolution?.payoutRowId ? await getPayout(this.db, e.resolution.payoutRowId) : null);
+    return toExceptionView(e, e.resolution?.payoutRowId ? await this.getPayout(e.resolution.payoutRowId) : null);
   }
 
   async listExceptions(filter: ExceptionFilter = {}): Promise<ExceptionView[]> {

@@ -5,16 +5,9 @@ import type { Commitment, Connection, Keypair, PublicKey } from '@solana/web3.js
 export type { MerchantAccount } from '../app/merchant/account';
 export type { MerchantInit, MerchantChange } from '../app/merchant/lifecycle';
 export type { VaultCreated, VaultCheck } from '../app/vault/vault';
-export type { VaultFinding, FindingSeverity } from '../app/vault/assess';
-export type {
-  ExceptionKind,
-  ExceptionState,
-  ExceptionReceipt,
-  ExceptionView,
-  ExceptionFilter,
-  ExceptionTotals,
-  RefundView,
-} from '../app/exception/types';
+export type { VaultFinding, FindingSeverity } from '../app/vault/findings';
+export type { ExceptionKind, ExceptionState, ExceptionReceipt, ExceptionFilter, ExceptionTotals } from '../app/exception/types';
+import type { ExceptionKind, ExceptionReceipt, ExceptionState } from '../app/exception/types';
 
 export interface OncePayOptions {
   /** PostgreSQL URL; default: DATABASE_URL (and without it, the embedded local server of a source checkout). */
@@ -96,4 +89,23 @@ export interface PayoutSigners {
   signal?: AbortSignal;
   /** Re-open a payout that failed with a program error (e.g. after topping up the vault). */
   retryFailed?: boolean;
+}
+
+/** An exception the indexer recorded (money it kept), and how it was settled. */
+export interface ExceptionView {
+  id: string;
+  kind: ExceptionKind;
+  invoiceId: string | null;
+  /** The amount kept (the excess of an overpayment, a whole late payment…): what a refund pays. */
+  amount: bigint;
+  detail: string | null;
+  state: ExceptionState;
+  /** The transfer it came from: its key, the sender's token account (`source`) and where it arrived. */
+  receipt: ExceptionReceipt;
+  /** The refund payout, with its on-chain proof once executed. */
+  refund: Payout | null;
+  /** The operator's note of a resolved exception. */
+  note: string | null;
+  settledAt: Date | null;
+  createdAt: Date;
 }

@@ -41,35 +41,5 @@ export interface ExceptionFilter {
   state?: ExceptionState;
 }
 
-/** The refund payout linked to an exception, and where it stands. */
-export interface RefundView {
-  /** Row id of the payout (`oncepay payout show <id>`). */
-  id: string;
-  payoutId: string;
-  state: string;
-  recipient: string;
-  mint: string;
-  amount: bigint;
-  opPda: string;
-  /** Present once the refund executed: the transaction that paid it and the op account that proves it. */
-  proof: { signature: string | null; slot: bigint | null; opPda: string } | null;
-  error: string | null;
-}
-
-export interface ExceptionView {
-  id: string;
-  kind: string;
-  invoiceId: string | null;
-  amount: bigint;
-  detail: string | null;
-  state: ExceptionState;
-  receipt: ExceptionReceipt;
-  refund: RefundView | null;
-  note: string | null;
-  settledAt: Date | null;
-  createdAt: Date;
-}
-
-
 /** Count and sum (base units) of exceptions per state. */
 export type ExceptionTotals = Record<ExceptionState, { count: number; amount: bigint }>;

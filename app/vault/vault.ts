@@ -12,7 +12,8 @@ import {
 import { OncepayError } from '../../common/errors';
 import { SendOptions, sendAndConfirm } from '../merchant/send';
 import { Address, address } from '../types';
-import { VaultFinding, assessVault } from './assess';
+import { assessVault } from './assess';
+import { VaultFinding } from './findings';
 import { VAULT_CODES } from './codes';
 
 export interface VaultChain {
