@@ -19,13 +19,14 @@ import { MerchantAccount } from '../app/merchant/account';
 import { MerchantChain, MerchantChange, MerchantInit, initMerchant, readMerchantAccount, setMerchantPaused, setMerchantPayoutAuthority } from '../app/merchant/lifecycle';
 import { createConnectionChain } from '../app/payout/chain';
 import { createPayout } from '../app/payout/create-payout';
-import { ExecuteDeps, executePayout } from '../app/payout/execute-payout';
+import { ExecuteDeps, RunDeps, executePayout } from '../app/payout/execute-payout';
 import { ONCEPAY_PROGRAM_ID, merchantAddress } from '../app/payout/program';
 import { MerchantRow, getMerchant, getMerchantByAddress, getPayout, insertMerchant, listAttempts } from '../app/payout/queries';
 import { resumePayouts } from '../app/payout/resume';
+import { startPayoutWorker } from '../app/payout/worker';
 import { address } from '../app/types';
 import { VaultCheck, VaultCreated, checkVault, createVault } from '../app/vault/vault';
-import { ExceptionView, OncePayOptions, Payout, PayoutInput, PayoutSigners, RegisteredMerchant } from './types';
+import { ExceptionView, OncePayOptions, Payout, PayoutInput, PayoutSigners, PayoutWorker, RegisteredMerchant } from './types';
 import { toExceptionView, toPayout, toRegistered } from './views';
 import { SDK_CODES } from './codes';
 
@@ -51,7 +52,7 @@ export class OncePay {
 
   /** The database pool, opened on first use (on-chain-only calls never touch the database). */
   private get db(): Pool {
-    this.pool ??= createPool({ url: this.opts.databaseUrl ?? resolveDatabaseUrl(), schema: this.opts.schema, max: this.opts.maxConnections });
+    this.pool ??= createPool({ url: this.opts.databaseUrl ?? resolveDatabaseUrl(), schema: this.opts.schema, max: this.opts.maxConnections, applicationName: 'oncepay-sdk' });
     return this.pool;
   }
 
@@ -165,17 +166,19 @@ export class OncePay {
     return { payout: toPayout(row, await listAttempts(this.db, row.id)), created };
   }
 
-  private executeDeps(s: PayoutSigners): ExecuteDeps {
+  /** What executing a payout needs, apart from the database (the worker pool brings its own connections). */
+  private runDeps(s: Pick<PayoutSigners, 'authority' | 'payer'>): RunDeps {
     return {
-      db: this.db,
       chain: createConnectionChain({ connection: this.connection, settleCommitment: this.opts.commitment }),
       authority: s.authority,
       payer: s.payer,
       pollIntervalMs: this.opts.pollIntervalMs,
-      signal: s.signal,
-      retryFailed: s.retryFailed,
       log: logger('sdk'),
     };
+  }
+
+  private executeDeps(s: PayoutSigners): ExecuteDeps {
+    return { ...this.runDeps(s), db: this.db, signal: s.signal, retryFailed: s.retryFailed };
   }
 
   /**
@@ -204,6 +207,21 @@ export class OncePay {
   async resumePayouts(signers: PayoutSigners & { includePending?: boolean }): Promise<Payout[]> {
     const r = await resumePayouts({ ...this.executeDeps(signers), includePending: signers.includePending });
     return Promise.all(r.results.map((x) => this.mustPayout(x.id)));
+  }
+
+  /**
+   * Run a pool of `concurrency` payout workers in this process: each claims a due payout (new, or left uncertain)
+   * with one SKIP LOCKED statement and executes it. Any number of processes may run workers on one database.
+   * `stop({ graceMs })` drains it. Keep `maxConnections` above `concurrency`.
+   */
+  startWorker(o: { authority: Keypair; payer?: Keypair; concurrency: number; onFinished?: (p: Payout) => void }): PayoutWorker {
+    const w = startPayoutWorker({
+      ...this.runDeps(o),
+      db: this.db,
+      concurrency: o.concurrency,
+      onFinished: o.onFinished ? (r) => void this.getPayout(r.id).then((p) => p && o.onFinished!(p)) : undefined,
+    });
+    return { name: w.name, inFlight: () => w.inFlight(), stop: (s) => w.stop(s) };
   }
 
   // ---- exceptions (money the indexer kept: overpayments, late payments, unknown references…) ----

@@ -69,6 +69,15 @@ export interface Payout {
   finishedAt: Date | null;
 }
 
+/** A pool of payout workers running in this process (OncePay.startWorker). */
+export interface PayoutWorker {
+  readonly name: string;
+  /** Row ids of the payouts being executed right now. */
+  inFlight(): string[];
+  /** Stop claiming; let in-flight payouts finish for up to graceMs, then hand the rest back for another worker. */
+  stop(opts?: { graceMs?: number }): Promise<{ handedBack: string[] }>;
+}
+
 export interface PayoutInput {
   /** Your id of this business operation (1–200 UTF-8 bytes): the same id is never paid twice. */
   payoutId: string;

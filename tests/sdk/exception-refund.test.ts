@@ -172,12 +172,39 @@ describe('sdk: exceptions refunded or resolved exactly once (oncepay exception â
     expect(no?.code).to.equal('ONCEPAY__EXCEPTION__ALREADY_REFUNDED');
   });
 
+  it('prepareRefund stores the refund without paying it; a worker pool (startWorker) pays it, once', async () => {
+    await invoice(30n);
+    const sig = await pay(45n);
+    const exId = await exceptionOf(sig);
+    const before = await tokenBalance(connection, customerAccount);
+    const [p1, p2] = await Promise.all([op.prepareRefund(exId), op.prepareRefund(exId)]);
+    expect(p1.payout.id).to.equal(p2.payout.id);
+    expect([p1.created, p2.created].sort()).to.deep.equal([false, true]);
+    expect(p1.payout).to.deep.include({ state: 'pending', amount: 15n, proof: null });
+    expect((await op.getException(exId)).state).to.equal('refunding');
+
+    const finished: string[] = [];
+    const worker = op.startWorker({ authority, concurrency: 2, onFinished: (p) => finished.push(p.id) });
+    try {
+      for (let i = 0; (await op.getException(exId)).state !== 'refunded'; i++) {
+        if (i > 3000) throw new Error('the worker did not pay the refund');
+        await new Promise((r) => setTimeout(r, 20));
+      }
+    } finally {
+      await worker.stop({ graceMs: 5_000 });
+    }
+    const e = await op.getException(exId);
+    expect(e.refund).to.deep.include({ id: p1.payout.id, state: 'succeeded', amount: 15n });
+    expect(await tokenBalance(connection, customerAccount)).to.equal(before + 15n);
+    expect(await successfulOpTransactions(e.refund!.opPda)).to.equal(1);
+  });
+
   it('`exception list` filters; `report` shows open, refunded and resolved exceptions with their sums', async () => {
     await invoice(5n);
     await pay(9n); // one more overpayment, left open
     const list = await op.listExceptions({ kind: 'overpayment' });
-    expect(list.map((e) => e.kind)).to.deep.equal(['overpayment', 'overpayment', 'overpayment', 'overpayment']);
-    expect(list.map((e) => e.state)).to.deep.equal(['refunded', 'refunded', 'resolved', 'open']);
+    expect(list.map((e) => e.kind)).to.deep.equal(['overpayment', 'overpayment', 'overpayment', 'overpayment', 'overpayment']);
+    expect(list.map((e) => e.state)).to.deep.equal(['refunded', 'refunded', 'resolved', 'refunded', 'open']);
     expect((await op.listExceptions({ kind: 'late_payment' })).map((e) => e.amount)).to.deep.equal([700n]);
 
     const [report, human, bad, missing] = await Promise.all([
@@ -189,12 +216,12 @@ describe('sdk: exceptions refunded or resolved exactly once (oncepay exception â
     expect(bad.code).to.not.equal(0);
     expect(bad.stderr).to.contain('--kind must be one of');
     expect(errorCode(missing)).to.equal('ONCEPAY__EXCEPTION__NOT_FOUND');
-    expect(human.stdout).to.contain('exceptions by state: open 1 (4), refunding 0 (0), refunded 3 (1250), refund_failed 0 (0), resolved 1 (13)');
+    expect(human.stdout).to.contain('exceptions by state: open 1 (4), refunding 0 (0), refunded 4 (1265), refund_failed 0 (0), resolved 1 (13)');
     expect(report.code, report.stderr).to.equal(0);
     expect(report.json.exceptionStates).to.deep.equal({
       open: { count: 1, amount: '4' },
       refunding: { count: 0, amount: '0' },
-      refunded: { count: 3, amount: String(500 + 700 + 50) },
+      refunded: { count: 4, amount: String(500 + 700 + 50 + 15) },
       refund_failed: { count: 0, amount: '0' },
       resolved: { count: 1, amount: '13' },
     });
