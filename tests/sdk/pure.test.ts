@@ -11,6 +11,7 @@ import { refundPayoutId } from '../../app/exception/refund-id';
 import { ExceptionRow } from '../../app/exception/types';
 import { assessMint, assessVault } from '../../app/vault/assess';
 import { isPayoutId } from '../../app/types';
+import { buildCli } from '../../cli/main';
 
 const idl = require('../../idl/oncepay.json') as Idl;
 const coder = new BorshCoder(idl);
@@ -124,5 +125,21 @@ describe('sdk pure parts', () => {
       expect(assessMint(mint({ tlvData: tlv(ExtensionType.DefaultAccountState, Buffer.from([AccountState.Initialized])) }))).to.deep.equal([]);
       expect(TOKEN_2022_PROGRAM_ID).to.be.instanceOf(PublicKey);
     });
+  });
+
+  it('every merchant, vault and exception command has a description and --help', () => {
+    const want: Record<string, string[]> = {
+      merchant: ['init', 'pause', 'set-payout-authority', 'show', 'unpause'],
+      vault: ['check', 'create'],
+      exception: ['list', 'refund', 'resolve', 'show'],
+    };
+    for (const [group, names] of Object.entries(want)) {
+      const g = buildCli().commands.find((c) => c.name() === group)!;
+      expect(g.commands.map((c) => c.name()).sort()).to.deep.equal(names);
+      for (const c of g.commands) {
+        expect(c.description(), `${group} ${c.name()}`).to.not.equal('');
+        expect(c.helpInformation()).to.contain('--help');
+      }
+    }
   });
 });
