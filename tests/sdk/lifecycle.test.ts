@@ -3,7 +3,7 @@
 // others refused; vault create under SPL Token and Token-2022; vault check on every risky mint and vault. The CLI
 // calls the same OncePay methods, so most cases call them in-process (a CLI start costs seconds of CPU).
 import { expect } from 'chai';
-import { Connection, Keypair, PublicKey, SystemProgram } from '@solana/web3.js';
+import { Connection, Keypair, PublicKey, SystemProgram, TransactionInstruction } from '@solana/web3.js';
 import {
   ACCOUNT_SIZE,
   AccountState,
@@ -217,41 +217,39 @@ describe('sdk: merchant lifecycle and vaults on the localnet (oncepay merchant â
       });
     }
 
-    it('check flags a vault with a delegate (and an owner that is not the merchant PDA)', async () => {
+    /** A token account of a fresh mint owned by `authority`, then `then` (approve, set authoritiesâ€¦) in the same transaction. */
+    async function tokenAccount(then: (acct: PublicKey) => TransactionInstruction[]): Promise<PublicKey> {
       const mint = await createMint(connection, authority);
       const acct = Keypair.generate();
-      const delegate = Keypair.generate().publicKey;
       await send(
         connection,
         [
           SystemProgram.createAccount({ fromPubkey: authority.publicKey, newAccountPubkey: acct.publicKey, lamports: await connection.getMinimumBalanceForRentExemption(ACCOUNT_SIZE), space: ACCOUNT_SIZE, programId: TOKEN_PROGRAM_ID }),
           createInitializeAccount3Instruction(acct.publicKey, mint, authority.publicKey),
-          createApproveInstruction(acct.publicKey, delegate, authority.publicKey, 5_000n),
+          ...then(acct.publicKey),
         ],
         [authority, acct],
       );
+      return acct.publicKey;
+    }
+
+    it('check flags a vault with a delegate (and an owner that is not the merchant PDA)', async () => {
+      const delegate = Keypair.generate().publicKey;
+      const acct = await tokenAccount((a) => [createApproveInstruction(a, delegate, authority.publicKey, 5_000n)]);
       // Through the CLI: a danger exits 2.
-      const r = await cli(['vault', 'check', '--merchant', merchant.toBase58(), '--vault', acct.publicKey.toBase58(), ...rpc()], env);
+      const r = await cli(['vault', 'check', '--merchant', merchant.toBase58(), '--vault', acct.toBase58(), ...rpc()], env);
       expect(r.code, r.stderr).to.equal(2);
       expect(codes(r.json)).to.deep.equal(['VAULT_DELEGATE', 'VAULT_OWNER_NOT_MERCHANT']);
       expect(r.json.findings.find((f: { code: string }) => f.code === 'VAULT_DELEGATE').holder).to.equal(delegate.toBase58());
     });
 
     it('check flags a vault with a close authority (handed to the merchant PDA afterwards: the close authority stays)', async () => {
-      const mint = await createMint(connection, authority);
-      const acct = Keypair.generate();
       const closer = Keypair.generate().publicKey;
-      await send(
-        connection,
-        [
-          SystemProgram.createAccount({ fromPubkey: authority.publicKey, newAccountPubkey: acct.publicKey, lamports: await connection.getMinimumBalanceForRentExemption(ACCOUNT_SIZE), space: ACCOUNT_SIZE, programId: TOKEN_PROGRAM_ID }),
-          createInitializeAccount3Instruction(acct.publicKey, mint, authority.publicKey),
-          createSetAuthorityInstruction(acct.publicKey, authority.publicKey, AuthorityType.CloseAccount, closer),
-          createSetAuthorityInstruction(acct.publicKey, authority.publicKey, AuthorityType.AccountOwner, merchant),
-        ],
-        [authority, acct],
-      );
-      const r = await check({ vault: acct.publicKey });
+      const acct = await tokenAccount((a) => [
+        createSetAuthorityInstruction(a, authority.publicKey, AuthorityType.CloseAccount, closer),
+        createSetAuthorityInstruction(a, authority.publicKey, AuthorityType.AccountOwner, merchant),
+      ]);
+      const r = await check({ vault: acct });
       expect(r.ok).to.equal(true); // a warning, not a danger
       expect(codes(r)).to.deep.equal(['VAULT_CLOSE_AUTHORITY']);
       expect(r.findings[0].holder).to.equal(closer.toBase58());
