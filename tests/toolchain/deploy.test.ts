@@ -4,7 +4,7 @@
 // or are refused earlier by elf2sbf.
 import { expect } from 'chai';
 import { readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { buildOncepay, buildProbe, elf2sbf, llc, scratchDir, WORK } from './support/build';
 import { le128, le64, reader, RUNTIMES } from './support/runtimes';
 
@@ -63,16 +63,18 @@ describe('toolchain: deploy through the upgradeable loader', function () {
         expect([o.u64(), o.u64()]).to.deep.equal([BigInt.asUintN(64, -14n), BigInt.asUintN(64, -2n)]);
       });
 
-      it('deploys target/deploy/oncepay.so (make program) and executes it', async () => {
-        const h = await runtime.start();
-        const d = await h.deployUpgradeable(readFileSync(oncepaySo));
-        expect(d.failure?.logs ?? null).to.equal(null);
-        // No instruction data: the program runs and rejects it with its own error.
-        const r = await h.invoke(d.programId, new Uint8Array());
-        expect(r.logs[0]).to.equal(`Program ${d.programId} invoke [1]`);
-        expect(r.logs.some((l) => /consumed \d+ of \d+ compute units/.test(l))).to.equal(true);
-        expect(String(r.error)).to.match(/Custom|custom program error/);
-      });
+      for (const so of ['oncepay.so', 'oncepay_lite.so']) {
+        it(`deploys target/deploy/${so} (make program) and executes it`, async () => {
+          const h = await runtime.start();
+          const d = await h.deployUpgradeable(readFileSync(join(dirname(oncepaySo), so)));
+          expect(d.failure?.logs ?? null).to.equal(null);
+          // No instruction data: the program runs and rejects it with its own error.
+          const r = await h.invoke(d.programId, new Uint8Array());
+          expect(r.logs[0]).to.equal(`Program ${d.programId} invoke [1]`);
+          expect(r.logs.some((l) => /consumed \d+ of \d+ compute units/.test(l))).to.equal(true);
+          expect(String(r.error)).to.match(/Custom|custom program error/);
+        });
+      }
 
       it('the loader rejects at deploy a .so with JMP32 opcodes (forced past elf2sbf)', async () => {
         const h = await runtime.start();
