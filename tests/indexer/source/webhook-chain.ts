@@ -1,11 +1,21 @@
 // A real chain for the webhook tests: `oncepay localnet` (LiteSVM behind our JSON-RPC server), one mint, a funded
 // source account, and real transferChecked payments whose getTransaction results are what a provider would send.
 import bs58 from 'bs58';
-import { Connection, Keypair, PublicKey, Transaction } from '@solana/web3.js';
-import { createTransferCheckedInstruction } from '@solana/spl-token';
+import { Connection, Keypair, PublicKey, SystemProgram, Transaction } from '@solana/web3.js';
+import {
+  ExtensionType,
+  TOKEN_2022_PROGRAM_ID,
+  createAssociatedTokenAccountInstruction,
+  createInitializeMint2Instruction,
+  createInitializeTransferFeeConfigInstruction,
+  createMintToInstruction,
+  createTransferCheckedInstruction,
+  getAssociatedTokenAddressSync,
+  getMintLen,
+} from '@solana/spl-token';
 import { startLocalnet, LocalnetHandle } from '../../../localnet';
 import { createRpcClient, RpcClient } from '../../../indexer/rpc';
-import { airdrop, confirm, createMint, createTokenAccount, mintTo, waitFinalized } from '../../../demo/solana';
+import { airdrop, confirm, createMint, createTokenAccount, mintTo, send, waitFinalized } from '../../../demo/solana';
 
 export interface Payee {
   owner: string;
@@ -24,6 +34,12 @@ export interface WebhookChain {
   signed(amount: bigint, to: Payee): Promise<{ signature: string; send(): Promise<void> }>;
   /** A transfer above the source's balance, sent without preflight: it lands with meta.err. */
   payFailing(to: Payee): Promise<string>;
+  /**
+   * A real transaction the decoder must refuse: two plain Token-2022 transferChecked of 10.000000 from a
+   * transfer-fee mint (1.5 %) into one account. The fees are withheld but stated nowhere, so what arrived (19.7)
+   * cannot be attributed to the two transfers (20.0 claimed): a balance mismatch on the chain's own answer.
+   */
+  payFeeMintTwice(): Promise<{ signature: string; owner: string; mint: string }>;
   /** The finalized getTransaction result of a signature, as a provider would deliver it. */
   item(signature: string): Promise<Record<string, unknown>>;
   stop(): Promise<void>;
@@ -79,6 +95,34 @@ export async function startWebhookChain(): Promise<WebhookChain> {
       const st = async () => (await connection.getSignatureStatuses([signature], { searchTransactionHistory: true })).value[0];
       while (!(await st())?.confirmationStatus) await new Promise((r) => setTimeout(r, 25));
       return signature;
+    },
+    async payFeeMintTwice() {
+      const feeMint = Keypair.generate();
+      const len = getMintLen([ExtensionType.TransferFeeConfig]);
+      await send(
+        connection,
+        [
+          SystemProgram.createAccount({ fromPubkey: payer.publicKey, newAccountPubkey: feeMint.publicKey, lamports: await connection.getMinimumBalanceForRentExemption(len), space: len, programId: TOKEN_2022_PROGRAM_ID }),
+          createInitializeTransferFeeConfigInstruction(feeMint.publicKey, payer.publicKey, payer.publicKey, 150, 1_000_000n, TOKEN_2022_PROGRAM_ID),
+          createInitializeMint2Instruction(feeMint.publicKey, 6, payer.publicKey, null, TOKEN_2022_PROGRAM_ID),
+        ],
+        [payer, feeMint],
+      );
+      const owner = Keypair.generate().publicKey;
+      const from = getAssociatedTokenAddressSync(feeMint.publicKey, payer.publicKey, false, TOKEN_2022_PROGRAM_ID);
+      const to = getAssociatedTokenAddressSync(feeMint.publicKey, owner, false, TOKEN_2022_PROGRAM_ID);
+      await send(
+        connection,
+        [
+          createAssociatedTokenAccountInstruction(payer.publicKey, from, payer.publicKey, feeMint.publicKey, TOKEN_2022_PROGRAM_ID),
+          createAssociatedTokenAccountInstruction(payer.publicKey, to, owner, feeMint.publicKey, TOKEN_2022_PROGRAM_ID),
+          createMintToInstruction(feeMint.publicKey, from, payer.publicKey, 100_000_000n, [], TOKEN_2022_PROGRAM_ID),
+        ],
+        [payer],
+      );
+      const twice = [0, 1].map(() => createTransferCheckedInstruction(from, feeMint.publicKey, to, payer.publicKey, 10_000_000n, 6, [], TOKEN_2022_PROGRAM_ID));
+      const { signature } = await send(connection, twice, [payer]);
+      return { signature, owner: owner.toBase58(), mint: feeMint.publicKey.toBase58() };
     },
     async item(signature) {
       const slot = (await connection.getSignatureStatuses([signature], { searchTransactionHistory: true })).value[0]!.slot;

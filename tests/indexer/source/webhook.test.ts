@@ -221,6 +221,27 @@ describe('indexer/source webhook receiver (verified against localnet)', () => {
     expect(rows).to.deep.equal([{ reason: WEBHOOK_CODES.BALANCE_MISMATCH, origin: 'delivery', item_index: 0 }]);
   });
 
+  it('a real transaction whose transfers its own balances refute (fee mint paid twice into one account) is refused: dropped, the chain\'s answer dead-lettered, nothing credited', async () => {
+    const t = await chain.payFeeMintTwice();
+    await createLedger({ db: db.pool }).createInvoice({ id: 'inv-fee', mint: t.mint, expectedAmount: 20_000_000n, depositAddress: t.owner });
+    await chain.item(t.signature); // finalized
+    const before = await metric('oncepay_webhook_verification_failures_total', 'balance_mismatch');
+    const body = JSON.stringify({ signatures: [t.signature] });
+    const res = await post(body);
+    expect(res.statusCode, res.body).to.equal(200);
+    expect(res.json()).to.deep.include({ dropped: 1, credited: 0, inserted: 0 });
+    expect(await hint(t.signature)).to.deep.include({ state: 'dropped', drop_reason: 'balance_mismatch' });
+    expect(await credited('inv-fee')).to.equal(0n);
+    expect(await count('receipts')).to.equal(0);
+    const { rows } = await db.pool.query('SELECT reason, origin, signature, detail, convert_from(raw_body, \'UTF8\') AS raw FROM webhook_dead_letters');
+    expect(rows).to.have.length(1);
+    expect(rows[0]).to.deep.include({ reason: WEBHOOK_CODES.BALANCE_MISMATCH, origin: 'chain', signature: t.signature });
+    expect(rows[0].detail).to.include('ONCEPAY__DECODE__BALANCE_MISMATCH');
+    expect(JSON.parse(rows[0].raw).transaction.signatures[0]).to.equal(t.signature);
+    expect(await metric('oncepay_webhook_verification_failures_total', 'balance_mismatch')).to.equal(before + 1);
+    expect(await metric('oncepay_webhook_provisional_dropped_total', 'balance_mismatch')).to.equal(1);
+  });
+
   it('a delivery claiming another destination than the chain: credited as the chain says, body_mismatch counted', async () => {
     const item = await txItem(7n);
     const other = await chain.payee();
