@@ -143,13 +143,14 @@ prepare_std() {
 }
 
 # --- inputs hash ------------------------------------------------------------
-# Sources of the crate and of its path dependencies, Cargo.lock, the toolchain
-# files and the compiler versions.
-inputs_hash() {
-  local dir="$1"
-  python3 - "$dir" "$HERE" "$features" <<'EOF'
-import hashlib, os, re, sys, tomllib
-crate, tool, features = sys.argv[1], sys.argv[2], sys.argv[3]
+# One python run per crate (a no-op `make program` is mostly process starts):
+# the library name (as cargo names the staticlib), 1 if the crate defines the
+# bpf-entrypoint feature, and a hash of its sources, Cargo.lock, its path
+# dependencies' sources and the toolchain files.
+crate_facts() { # crate_facts <crate dir>
+  python3 - "$1" "$HERE" <<'EOF'
+import hashlib, os, sys, tomllib
+crate, tool = sys.argv[1], sys.argv[2]
 seen, files = set(), []
 def walk_crate(d):
     d = os.path.realpath(d)
@@ -173,30 +174,26 @@ for sub in ("pass", "elf2sbf", "target-spec", "std"):
         dirs.sort()
         files.extend(os.path.join(base, n) for n in sorted(names) if not n.endswith(".pyc"))
 files.extend(os.path.join(tool, n) for n in ("build.sh", "rustc-sysroot.sh", "no-link.sh"))
-h = hashlib.sha256(features.encode())
+h = hashlib.sha256()
 for f in files:
     h.update(f.encode()); h.update(open(f, "rb").read())
+manifest = tomllib.load(open(os.path.join(crate, "Cargo.toml"), "rb"))
+print(manifest.get("lib", {}).get("name", manifest["package"]["name"]).replace("-", "_"))
+print(1 if "bpf-entrypoint" in manifest.get("features", {}) else 0)
 print(h.hexdigest())
 EOF
-  echo "$RUSTC_VV" | sha256sum | cut -c1-16
-  echo "$LLC_VERSION" | sha256sum | cut -c1-16
-  std_key
 }
 
-lib_name() { # the crate's library name, as cargo names the staticlib
-  python3 - "$1/Cargo.toml" <<'EOF'
-import sys, tomllib
-m = tomllib.load(open(sys.argv[1], "rb"))
-print(m.get("lib", {}).get("name", m["package"]["name"]).replace("-", "_"))
-EOF
+# The stamp of one output: its sources' hash, the features, and the versions
+# of rustc, LLVM and std (the std key), asked once per run.
+VERSIONS_KEY=""
+stamp_line() { # stamp_line <sources hash>
+  [ -n "$VERSIONS_KEY" ] ||
+    VERSIONS_KEY="rustc=$(echo "$RUSTC_VV" | sha256sum | cut -c1-16) llvm=$(echo "$LLC_VERSION" | sha256sum | cut -c1-16) std=$(std_key)"
+  echo "sources=$1 features=$features $VERSIONS_KEY"
 }
 
-has_feature() {
-  python3 - "$1/Cargo.toml" "$2" <<'EOF'
-import sys, tomllib
-sys.exit(0 if sys.argv[2] in tomllib.load(open(sys.argv[1], "rb")).get("features", {}) else 1)
-EOF
-}
+lib_name() { crate_facts "$1" | head -1; }
 
 # Steps 3-5 on $work/linked.bc: opt (+ plugin), llc, elf2sbf -> $out.
 bitcode_to_so() { # bitcode_to_so <work dir> <name> <out .so>
@@ -256,15 +253,17 @@ build_ir() { # build_ir <file.ll|file.bc> <out .so>
   say "$name: wrote $out"
 }
 
-build_one() { # build_one <crate dir> <out .so>
-  local dir out name work stamp want t0 t1
+build_one() { # build_one <crate dir> <out .so> [1: bpf-entrypoint by default]
+  local dir out name has_entry sources work stamp want t0 t1
   dir="$(cd "$1" && pwd)"; out="$2"
   [ -f "$dir/Cargo.toml" ] || die "$dir has no Cargo.toml"
-  name="$(lib_name "$dir")"
+  { read -r name; read -r has_entry; read -r sources; } <<< "$(crate_facts "$dir")"
+  [ -n "$sources" ] || die "$dir/Cargo.toml could not be read (see above)"
+  [ "${3:-0}" = 0 ] || [ -n "$features" ] || [ "$has_entry" = 0 ] || features=bpf-entrypoint
   mkdir -p "$(dirname "$out")"
   out="$(cd "$(dirname "$out")" && pwd)/$(basename "$out")"
   stamp="$out.stamp"
-  want="$(inputs_hash "$dir" | tr '\n' ' ')"
+  want="$(stamp_line "$sources")"
   if [ "$force" = 0 ] && [ -f "$out" ] && [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ] &&
      { [ "$emit_ir" = 0 ] || [ -f "$SBF_DIR/work/$name/opt.ll" ]; }; then
     say "$name: up to date ($out)"
@@ -313,7 +312,7 @@ build_one() { # build_one <crate dir> <out .so>
   "$LLVM_BIN/llvm-link" "${objs[@]}" -o "$work/linked.bc" || die "$name: llvm-link failed"
   bitcode_to_so "$work" "$name" "$out"
   # Hash again: cargo may have just written the crate's Cargo.lock.
-  inputs_hash "$dir" | tr '\n' ' ' > "$stamp"
+  stamp_line "$(crate_facts "$dir" | tail -1)" > "$stamp"
   say "$name: link+opt+llc+elf2sbf done in $(since "$t1"); wrote $out ($(stat -c %s "$out") bytes)"
 }
 
@@ -326,8 +325,7 @@ build_programs() {
     [ -f "$ROOT/programs/$dir/Cargo.toml" ] || continue
     so="$ROOT/target/deploy/$(echo "$dir" | tr - _).so"
     features="$given"
-    [ -n "$features" ] || ! has_feature "$ROOT/programs/$dir" bpf-entrypoint || features=bpf-entrypoint
-    build_one "$ROOT/programs/$dir" "$so"
+    build_one "$ROOT/programs/$dir" "$so" 1
     built=$((built + 1))
   done
   features="$given"
