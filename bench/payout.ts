@@ -5,10 +5,14 @@
 //   journal  createPayout + executePayout called directly, CONCURRENCY at a time (the SDK as a library)
 //   direct   the same execute_payout transactions built, signed, sent and polled to `confirmed` without any
 //            database (what the journal costs is the difference)
-// on two banks: solana-bankrun (in-process, so the database share shows) and the localnet (JSON-RPC over
-// LiteSVM, slots of BENCH_SLOT_MS). Rounds alternate journal/direct; medians are printed.
+// on three banks: solana-bankrun (in-process, so the database share shows), and the localnet (JSON-RPC over
+// LiteSVM, slots of BENCH_SLOT_MS) both in this process (node and client share one event loop) and in a process of
+// its own (as a real node is). Rounds alternate worker/journal/direct; medians are printed.
 // Uses DATABASE_URL, else the embedded server; its own schema, dropped at the end.
+import { spawn } from 'child_process';
+import * as fs from 'fs';
 import * as os from 'os';
+import * as path from 'path';
 import { Connection, Keypair, PublicKey } from '@solana/web3.js';
 import { Pool } from 'pg';
 import { resolveDatabaseUrl } from '../db/local-server';
@@ -36,7 +40,7 @@ const ROUNDS = Number(process.env.BENCH_PAYOUT_ROUNDS ?? 3);
 const SLOT_MS = Number(process.env.BENCH_SLOT_MS ?? 10);
 const POLL_MS = 5;
 // A worker slot that found nothing due waits this long (a claim that finds work wakes the next slot at once).
-const IDLE_MS = 5;
+const IDLE_MS = 50;
 // A stuck payout fails the bench loudly instead of hanging it.
 const DEADLINE_MS = Number(process.env.BENCH_PAYOUT_DEADLINE_MS ?? 120_000);
 
@@ -152,6 +156,31 @@ async function run(bank: Bank, db: Pool, workerDb: Pool, m: MerchantSetup, merch
   );
 }
 
+/** `oncepay localnet` in a child process with the compiled program, on a fresh ledger. */
+async function spawnLocalnet(): Promise<{ rpc: string; stop(): Promise<void> }> {
+  const ledger = fs.mkdtempSync(path.join(os.tmpdir(), 'oncepay-bench-localnet-'));
+  const args = ['localnet', '--port', '0', '--slot-ms', String(SLOT_MS), '--finality-depth', '2', '--program', requireProgramSo(), '--ledger', ledger, '--reset'];
+  const child = spawn(process.execPath, [path.join(__dirname, '..', 'bin', 'oncepay'), ...args], { stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, ONCEPAY_LOG_LEVEL: 'error' } });
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  const rpc = await new Promise<string>((resolve, reject) => {
+    let out = '';
+    child.stdout!.on('data', (d: Buffer) => {
+      out += d.toString();
+      const nl = out.indexOf('\n');
+      if (nl >= 0) resolve((JSON.parse(out.slice(0, nl)) as { rpc: string }).rpc);
+    });
+    void exited.then(() => reject(new Error('oncepay localnet exited before it listened')));
+  });
+  return {
+    rpc,
+    async stop() {
+      child.kill('SIGTERM');
+      await exited;
+      fs.rmSync(ledger, { recursive: true, force: true });
+    },
+  };
+}
+
 async function main() {
   console.log(`payout: machine ${os.cpus().length}× ${os.cpus()[0]?.model ?? '?'}, ${(os.totalmem() / 2 ** 30).toFixed(0)} GiB, node ${process.version}, load average ${os.loadavg()[0].toFixed(1)} at start`);
   const url = resolveDatabaseUrl();
@@ -162,15 +191,29 @@ async function main() {
   // The worker pool's own connections (as `oncepay payout worker` has): one per slot, one for its gauges.
   const workerDb = createPool({ url, schema, max: CONCURRENCY + 1 });
   try {
-    const ctx = await startBankrun();
-    const net = await startLocalnet({ slotMs: SLOT_MS, finalityDepth: 2, wsOnNextPort: false, programs: [{ programId: ONCEPAY_PROGRAM_ID, path: requireProgramSo() }] });
-    const connection = new Connection(net.url, { commitment: 'confirmed', disableRetryOnRateLimit: true });
-    const banks: Bank[] = [
-      { name: 'bankrun', chain: bankrunChain(ctx), io: bankrunIo(ctx), stop: async () => undefined },
-      { name: `localnet ${SLOT_MS} ms slots`, chain: createConnectionChain({ connection }), io: connectionIo(connection), stop: () => net.stop() },
+    const connectionBank = (name: string, rpc: string, stop: () => Promise<void>): Bank => {
+      const connection = new Connection(rpc, { commitment: 'confirmed', disableRetryOnRateLimit: true });
+      return { name, chain: createConnectionChain({ connection }), io: connectionIo(connection), stop };
+    };
+    const banks: Array<() => Promise<Bank>> = [
+      async () => {
+        const ctx = await startBankrun();
+        return { name: 'bankrun', chain: bankrunChain(ctx), io: bankrunIo(ctx), stop: async () => undefined };
+      },
+      // The node in this process: its work and the client's share one event loop (as in earlier runs).
+      async () => {
+        const net = await startLocalnet({ slotMs: SLOT_MS, finalityDepth: 2, wsOnNextPort: false, programs: [{ programId: ONCEPAY_PROGRAM_ID, path: requireProgramSo() }] });
+        return connectionBank(`localnet in-process, ${SLOT_MS} ms slots`, net.url, () => net.stop());
+      },
+      // The node in a process of its own (`oncepay localnet`), as a real node is: client and node each have a core.
+      async () => {
+        const net = await spawnLocalnet();
+        return connectionBank(`localnet own process, ${SLOT_MS} ms slots`, net.rpc, net.stop);
+      },
     ];
     let k = 0;
-    for (const bank of banks) {
+    for (const start of banks) {
+      const bank = await start();
       try {
         const m = await setupMerchant(bank.io, { vaultFunds: 10n ** 15n });
         const recipient = await createTokenAccount(bank.io, m.authority, m.mint, Keypair.generate().publicKey);

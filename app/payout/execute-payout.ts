@@ -158,7 +158,7 @@ function markedChain(chain: PayoutChain): PayoutChain {
  * through it (see lock.ts). Throws on a database error (the lock may be gone with the connection), on abort, and
  * after `maxChainFailures` chain failures in a row; the journal is consistent at every one of those points.
  */
-export async function runPayoutLocked(db: PoolClient, id: string, runDeps: RunDeps): Promise<PayoutResult> {
+export async function runPayoutLocked(db: PoolClient, id: string, runDeps: RunDeps, claimed?: PayoutRow): Promise<PayoutResult> {
   const deps: LockedDeps = { ...runDeps, db, chain: markedChain(runDeps.chain) };
   const log = (deps.log ?? logger('payout')).child({ payout: id });
   const maxChainFailures = deps.maxChainFailures ?? Infinity;
@@ -172,9 +172,18 @@ export async function runPayoutLocked(db: PoolClient, id: string, runDeps: RunDe
 
   // The row and its journal, re-read after every change we make. While only polling, nothing changes them: we
   // hold the row's lock, so no other worker writes to it.
-  let loaded: Journal | undefined;
+  // `claimed`: the row as the claim read it, under the lock we hold since; a pending row has no attempt yet
+  // (insertAttempt moves it to executing in the same statement).
+  let loaded: Journal | undefined = claimed?.id === id && claimed.state === 'pending' ? { p: claimed, attempts: [] } : undefined;
+  // A bookkeeping write in flight on our connection (markAttemptSent): the connection runs it before any later
+  // query; awaited before the next read or write of ours, so its failure stops the run there.
+  let writing: Promise<void> | undefined;
   for (;;) {
     if (deps.signal?.aborted) throw aborted();
+    if (writing) {
+      await writing;
+      writing = undefined;
+    }
     if (!loaded) {
       const row = await getPayout(deps.db, id);
       if (!row) throw new OncepayError(PAYOUT_NOT_FOUND, `payout ${id} not found`, { id });
@@ -274,7 +283,9 @@ export async function runPayoutLocked(db: PoolClient, id: string, runDeps: RunDe
               log.warn({ attempt: a.attemptNo, err: (e as Error).message }, 'send failed; delivery unknown');
             }
             failpoint('payout.after_send_before_record');
-            await markAttemptSent(deps.db, a.id);
+            // Not awaited here: the look at the chain after the pause does not depend on it.
+            writing = markAttemptSent(deps.db, a.id);
+            writing.catch(() => undefined); // handled where it is awaited
             a.status = 'sent'; // what markAttemptSent wrote (status only ever moves built → sent here)
             a.sendCount += 1;
             break;

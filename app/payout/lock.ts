@@ -19,16 +19,17 @@ export function payoutLockKey(id: string): string {
 }
 
 /**
- * SQL condition: some session holds the lock of payout `id`. pg_locks shows a bigint advisory key as its high
- * and low 32 bits (classid, objid) with objsubid 1.
+ * SQL: the advisory locks (bigint keys) held in this database right now, as pg_locks shows them — a key's high and
+ * low 32 bits as classid and objid, objsubid 1. Read once per statement (MATERIALIZED), then matched per row with
+ * payoutLockAmong.
  */
-export function payoutLockHeld(id: string): string {
+export const HELD_ADVISORY_LOCKS = `SELECT l.classid, l.objid FROM pg_locks l
+   WHERE l.locktype = 'advisory' AND l.objsubid = 1 AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database())`;
+
+/** SQL condition: the lock of payout `id` is among `held` (a relation of HELD_ADVISORY_LOCKS). */
+export function payoutLockAmong(held: string, id: string): string {
   const key = payoutLockKey(id);
-  return `EXISTS (SELECT 1 FROM pg_locks l
-                   WHERE l.locktype = 'advisory' AND l.objsubid = 1
-                     AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database())
-                     AND l.classid = ((${key} >> 32) & 4294967295)::oid
-                     AND l.objid = (${key} & 4294967295)::oid)`;
+  return `EXISTS (SELECT 1 FROM ${held} h WHERE h.classid = ((${key} >> 32) & 4294967295)::oid AND h.objid = (${key} & 4294967295)::oid)`;
 }
 
 /** A connection checked out for one payout: the pool's 'error' listener is off while it is out, so it gets its own. */

@@ -1,7 +1,7 @@
 // Every SQL statement of the payout journal, as named functions. Values go in as $n; amounts cross as decimal
 // strings (NUMERIC(20,0) ↔ bigint), never as JS numbers.
 import { Pool, PoolClient } from 'pg';
-import { payoutLockHeld, payoutLockKey } from './lock';
+import { HELD_ADVISORY_LOCKS, payoutLockAmong, payoutLockKey } from './lock';
 import { OpId } from '../op-id';
 import { Address, PayoutId, Signature } from '../types';
 import { AttemptStatus } from './decide';
@@ -59,6 +59,13 @@ export interface AttemptRow {
 type Raw = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
 
 const big = (x: unknown): bigint | null => (x === null || x === undefined ? null : BigInt(x as string));
+
+/**
+ * SQL (a CTE to reference in FROM): the statement commits without waiting for its WAL flush. Only for bookkeeping
+ * that no journal rule depends on (a lost write is the same as a crash just before it, which the rules handle);
+ * never for an attempt before its send, nor for a payout's outcome.
+ */
+const NO_FLUSH_WAIT = `(SELECT set_config('synchronous_commit', 'off', true))`;
 
 function toMerchant(r: Raw): MerchantRow {
   return {
@@ -273,10 +280,15 @@ export async function insertAttempt(
   return toAttempt(rows[0]);
 }
 
+/**
+ * Bookkeeping after a send: built and sent attempts are resolved alike (a crash before this write is the
+ * `payout.after_send_before_record` case), so it does not wait for a WAL flush.
+ */
 export async function markAttemptSent(db: Db, id: string): Promise<void> {
   await db.query(
-    `UPDATE payout_attempts SET status = 'sent', send_count = send_count + 1, updated_at = now()
-      WHERE id = $1 AND status IN ('built', 'sent')`,
+    `WITH no_flush_wait AS ${NO_FLUSH_WAIT}
+     UPDATE payout_attempts SET status = 'sent', send_count = send_count + 1, updated_at = now()
+       FROM no_flush_wait WHERE id = $1 AND status IN ('built', 'sent')`,
     [id],
   );
 }
@@ -302,18 +314,21 @@ export async function settleAttempt(
  * (its advisory lock is free). FOR UPDATE SKIP LOCKED lets workers claim side by side without waiting on each
  * other; the payout's session advisory lock is taken in the same statement, so from the commit on every other
  * claim sees it held — until this connection unlocks it or closes (even by SIGKILL). `locked` is false only if
- * another session (`oncepay payout execute`) took the lock in between: hand the row back.
+ * another session (`oncepay payout execute`) took the lock in between: hand the row back. The claim's own columns
+ * are bookkeeping (the lock is the hold), so it does not wait for a WAL flush.
  */
 export async function claimDuePayout(c: PoolClient, worker: string): Promise<{ row: PayoutRow; locked: boolean } | null> {
   const { rows } = await c.query(
-    `WITH due AS (
-       SELECT p.id FROM payouts p
-        WHERE p.state IN ('pending', 'executing') AND p.next_attempt_at <= now() AND NOT ${payoutLockHeld('p.id')}
-        ORDER BY p.next_attempt_at, p.id
-        LIMIT 1
-          FOR UPDATE OF p SKIP LOCKED)
+    `WITH held AS MATERIALIZED (${HELD_ADVISORY_LOCKS}),
+          due AS (
+            SELECT p.id FROM payouts p
+             WHERE p.state IN ('pending', 'executing') AND p.next_attempt_at <= now() AND NOT ${payoutLockAmong('held', 'p.id')}
+             ORDER BY p.next_attempt_at, p.id
+             LIMIT 1
+               FOR UPDATE OF p SKIP LOCKED),
+          no_flush_wait AS ${NO_FLUSH_WAIT}
      UPDATE payouts p SET claims = p.claims + 1, claimed_by = $1, claimed_at = now()
-       FROM due WHERE p.id = due.id
+       FROM due, no_flush_wait WHERE p.id = due.id
      RETURNING p.*, pg_try_advisory_lock(${payoutLockKey('p.id')}) AS locked`,
     [worker],
   );

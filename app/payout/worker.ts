@@ -162,7 +162,7 @@ export function startPayoutWorker(opts: PayoutWorkerOptions): PayoutWorker {
     waker.wakeOne(); // more may be due
     inFlight.add(row.id);
     try {
-      const r = await runPayoutLocked(conn.client, row.id, runDeps);
+      const r = await runPayoutLocked(conn.client, row.id, runDeps, row);
       await unlockPayout(conn, row.id);
       opts.onFinished?.(r);
       return 'ran';

@@ -21,7 +21,9 @@ import { expectExactlyOneTransfer as exactlyOne, PayoutLocalnet, startPayoutLoca
 
 const ROOT = path.resolve(__dirname, '..', '..');
 
-describe('app/payout on the localnet (fault injection, crashes)', () => {
+describe('app/payout on the localnet (fault injection, crashes)', function () {
+  // The crash tests spawn the CLI twice; each start compiles it from source (tens of seconds on a loaded machine).
+  this.timeout(300_000);
   let L: PayoutLocalnet;
   let net: LocalnetHandle;
   let connection: Connection;
