@@ -1,0 +1,166 @@
+//! `execute_payout(op_id: [u8; 32], amount: u64, op_bump: u8)`: pays `amount`
+//! from a merchant vault to a recipient token account, at most once per
+//! `(merchant, op_id)`.
+//!
+//! Anchor checks the accounts in two passes: first every account's type
+//! (signers, programs, owners, discriminators, token layouts), then each
+//! field's constraints in field order. The op check sits on `operation`,
+//! before the token constraints, so a repeat of a paid op_id answers 6000
+//! whatever became of the vault since; the business rules (paused, amount,
+//! balance) come after, in the handler.
+
+use {
+    crate::{
+        error::OncepayError,
+        events::PayoutExecuted,
+        pda,
+        program_account::{self, PdaState},
+        state::{
+            merchant::MERCHANT_SEED,
+            operation::{Operation, OPERATION_SEED},
+            Merchant,
+        },
+    },
+    anchor_lang::prelude::*,
+    anchor_spl::token_interface::{
+        transfer_checked, Mint, TokenAccount, TokenInterface, TransferChecked,
+    },
+};
+
+#[derive(Accounts)]
+#[instruction(op_id: [u8; 32], amount: u64, op_bump: u8)]
+pub struct ExecutePayout<'info> {
+    /// The merchant's payout authority.
+    pub payout_authority: Signer<'info>,
+
+    /// Funds the operation account's rent.
+    #[account(mut)]
+    pub payer: Signer<'info>,
+
+    /// Merchant config PDA ["merchant", merchant_authority].
+    #[account(
+        seeds = [MERCHANT_SEED, merchant.merchant_authority.as_ref()],
+        bump = merchant.bump,
+        has_one = payout_authority @ OncepayError::Unauthorized,
+    )]
+    pub merchant: Box<Account<'info, Merchant>>,
+
+    /// Operation PDA ["op", merchant, op_id], created here.
+    /// CHECK: `unconsumed` proves the address (canonical `op_bump`) and
+    /// answers 6000 when the account exists; see `pda.rs` for why this is not
+    /// a `seeds` constraint and `program_account.rs` for why not `init`.
+    #[account(
+        mut,
+        constraint = unconsumed(&operation, &merchant.key(), &op_id, op_bump)?
+            @ OncepayError::OperationAlreadyConsumed,
+    )]
+    pub operation: UncheckedAccount<'info>,
+
+    /// Token account whose authority is the merchant PDA.
+    #[account(
+        mut,
+        token::mint = mint,
+        token::authority = merchant,
+        token::token_program = token_program,
+    )]
+    pub vault: Box<InterfaceAccount<'info, TokenAccount>>,
+
+    #[account(mint::token_program = token_program)]
+    pub mint: Box<InterfaceAccount<'info, Mint>>,
+
+    /// Token account of `mint` that receives the payout.
+    #[account(
+        mut,
+        token::mint = mint,
+        token::token_program = token_program,
+        constraint = recipient_token.key() != vault.key() @ OncepayError::InvalidRecipient,
+    )]
+    pub recipient_token: Box<InterfaceAccount<'info, TokenAccount>>,
+
+    /// SPL Token or Token-2022.
+    pub token_program: Interface<'info, TokenInterface>,
+
+    pub system_program: Program<'info, System>,
+}
+
+/// Whether the op account is still to be created: `Err` when it is not the
+/// PDA `["op", merchant, op_id]` with the canonical `op_bump`, `Ok(false)`
+/// when this program already created it (paid), `Ok(true)` when it is a
+/// fresh (possibly pre-funded) system account.
+pub fn unconsumed(
+    operation: &AccountInfo,
+    merchant: &Pubkey,
+    op_id: &[u8; 32],
+    op_bump: u8,
+) -> Result<bool> {
+    pda::verify_canonical(
+        operation.key,
+        &[OPERATION_SEED, merchant.as_ref(), op_id],
+        op_bump,
+        &crate::ID,
+        OncepayError::InvalidOperationAddress,
+    )?;
+    match program_account::pda_state(operation) {
+        PdaState::Fresh => Ok(true),
+        PdaState::Created => Ok(false),
+        PdaState::Foreign => err!(OncepayError::InvalidOperationAddress),
+    }
+}
+
+pub fn process_execute_payout(ctx: Context<ExecutePayout>, op_id: [u8; 32], amount: u64, op_bump: u8) -> Result<()> {
+    let a = ctx.accounts;
+    require!(!a.merchant.paused, OncepayError::MerchantPaused);
+    require!(amount > 0, OncepayError::InvalidAmount);
+    require!(a.vault.amount >= amount, OncepayError::InsufficientVaultBalance);
+
+    // The exactly-once step: the op account can be created only once.
+    let merchant_key = a.merchant.key();
+    program_account::create_pda(
+        &a.payer.to_account_info(),
+        &a.operation.to_account_info(),
+        &a.system_program.to_account_info(),
+        Operation::LEN,
+        &[OPERATION_SEED, merchant_key.as_ref(), &op_id, &[op_bump]],
+    )?;
+
+    // Move the tokens, signed by the merchant PDA with its stored bump.
+    let merchant_seeds: &[&[u8]] = &[
+        MERCHANT_SEED,
+        a.merchant.merchant_authority.as_ref(),
+        &[a.merchant.bump],
+    ];
+    let signer = &[merchant_seeds];
+    let transfer = TransferChecked {
+        from: a.vault.to_account_info(),
+        mint: a.mint.to_account_info(),
+        to: a.recipient_token.to_account_info(),
+        authority: a.merchant.to_account_info(),
+    };
+    transfer_checked(
+        CpiContext::new_with_signer(a.token_program.to_account_info(), transfer, signer),
+        amount,
+        a.mint.decimals,
+    )?;
+
+    // Record, then event.
+    let slot = Clock::get()?.slot;
+    let record = Operation {
+        op_id,
+        merchant: merchant_key,
+        recipient: a.recipient_token.key(),
+        mint: a.mint.key(),
+        amount,
+        slot,
+        bump: op_bump,
+    };
+    record.try_serialize(&mut &mut a.operation.try_borrow_mut_data()?[..])?;
+    emit!(PayoutExecuted {
+        op_id,
+        merchant: merchant_key,
+        recipient: record.recipient,
+        mint: record.mint,
+        amount,
+        slot,
+    });
+    Ok(())
+}

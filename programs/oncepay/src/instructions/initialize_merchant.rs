@@ -1,0 +1,56 @@
+//! `initialize_merchant(payout_authority: Pubkey, merchant_bump: u8)`:
+//! creates the merchant config PDA. Vaults are not registered: any token
+//! account whose authority is the merchant PDA is a vault of this merchant
+//! for its mint.
+
+use {
+    crate::{
+        error::OncepayError,
+        program_account::{self, PdaState},
+        state::{merchant::MERCHANT_SEED, Merchant},
+    },
+    anchor_lang::prelude::*,
+};
+
+#[derive(Accounts)]
+pub struct InitializeMerchant<'info> {
+    pub merchant_authority: Signer<'info>,
+
+    #[account(mut)]
+    pub payer: Signer<'info>,
+
+    /// CHECK: the config PDA, created by the handler (not `init`: see
+    /// `program_account.rs`); `bump` here is the canonical one, found by
+    /// `find_program_address`.
+    #[account(mut, seeds = [MERCHANT_SEED, merchant_authority.key().as_ref()], bump)]
+    pub merchant: UncheckedAccount<'info>,
+
+    pub system_program: Program<'info, System>,
+}
+
+pub fn process_initialize_merchant(ctx: Context<InitializeMerchant>, payout_authority: Pubkey, merchant_bump: u8) -> Result<()> {
+    // The argument is part of the interface (the twin checks it instead of
+    // searching); here it must be the bump Anchor found.
+    require!(merchant_bump == ctx.bumps.merchant, OncepayError::NonCanonicalBump);
+    let a = ctx.accounts;
+    match program_account::pda_state(&a.merchant) {
+        PdaState::Fresh => {}
+        PdaState::Created => return err!(OncepayError::MerchantAlreadyInitialized),
+        PdaState::Foreign => return err!(OncepayError::InvalidMerchantAddress),
+    }
+    let authority = a.merchant_authority.key();
+    program_account::create_pda(
+        &a.payer.to_account_info(),
+        &a.merchant.to_account_info(),
+        &a.system_program.to_account_info(),
+        Merchant::LEN,
+        &[MERCHANT_SEED, authority.as_ref(), &[merchant_bump]],
+    )?;
+    let config = Merchant {
+        merchant_authority: authority,
+        payout_authority,
+        paused: false,
+        bump: merchant_bump,
+    };
+    config.try_serialize(&mut &mut a.merchant.try_borrow_mut_data()?[..])
+}
