@@ -2,9 +2,9 @@
  * Program IDL in camelCase format in order to be used in JS/TS.
  *
  * Note that this is only a type helper and is not the actual IDL. The original
- * IDL can be found at `target/idl/oncepay.json`.
+ * IDL can be found at `idl/oncepay.json` (`target/idl/` after `anchor build`).
  *
- * Generated from programs/oncepay (src/idl.rs); do not edit.
+ * Generated from programs/oncepay by idl/gen; do not edit.
  */
 export type Oncepay = {
   "address": "5EjQQXLjWwmaZXgrv8tnwG7Gqwwrdzvcn7KjL1eAySUj",
@@ -36,7 +36,10 @@ export type Oncepay = {
           "docs": [
             "The merchant's payout authority."
           ],
-          "signer": true
+          "signer": true,
+          "relations": [
+            "merchant"
+          ]
         },
         {
           "name": "payer",
@@ -50,7 +53,29 @@ export type Oncepay = {
           "name": "merchant",
           "docs": [
             "Merchant config PDA [\"merchant\", merchant_authority]."
-          ]
+          ],
+          "pda": {
+            "seeds": [
+              {
+                "kind": "const",
+                "value": [
+                  109,
+                  101,
+                  114,
+                  99,
+                  104,
+                  97,
+                  110,
+                  116
+                ]
+              },
+              {
+                "kind": "account",
+                "path": "merchant.merchantAuthority",
+                "account": "merchant"
+              }
+            ]
+          }
         },
         {
           "name": "operation",
@@ -210,11 +235,36 @@ export type Oncepay = {
       "accounts": [
         {
           "name": "merchantAuthority",
-          "signer": true
+          "signer": true,
+          "relations": [
+            "merchant"
+          ]
         },
         {
           "name": "merchant",
-          "writable": true
+          "writable": true,
+          "pda": {
+            "seeds": [
+              {
+                "kind": "const",
+                "value": [
+                  109,
+                  101,
+                  114,
+                  99,
+                  104,
+                  97,
+                  110,
+                  116
+                ]
+              },
+              {
+                "kind": "account",
+                "path": "merchant.merchantAuthority",
+                "account": "merchant"
+              }
+            ]
+          }
         }
       ],
       "args": [
@@ -242,11 +292,36 @@ export type Oncepay = {
       "accounts": [
         {
           "name": "merchantAuthority",
-          "signer": true
+          "signer": true,
+          "relations": [
+            "merchant"
+          ]
         },
         {
           "name": "merchant",
-          "writable": true
+          "writable": true,
+          "pda": {
+            "seeds": [
+              {
+                "kind": "const",
+                "value": [
+                  109,
+                  101,
+                  114,
+                  99,
+                  104,
+                  97,
+                  110,
+                  116
+                ]
+              },
+              {
+                "kind": "account",
+                "path": "merchant.merchantAuthority",
+                "account": "merchant"
+              }
+            ]
+          }
         }
       ],
       "args": [
@@ -344,7 +419,7 @@ export type Oncepay = {
     {
       "code": 6008,
       "name": "invalidOperationAddress",
-      "msg": "Operation account is not the PDA [\"op\", merchant, op_id]"
+      "msg": "Operation account is not the PDA ['op', merchant, op_id]"
     },
     {
       "code": 6009,
@@ -394,7 +469,7 @@ export type Oncepay = {
     {
       "code": 6018,
       "name": "invalidMerchantAddress",
-      "msg": "Merchant account is not the PDA [\"merchant\", merchant_authority]"
+      "msg": "Merchant account is not the PDA ['merchant', merchant_authority]"
     },
     {
       "code": 6019,

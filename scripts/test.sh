@@ -27,6 +27,15 @@ if [ -d programs/oncepay-lite ] && [ -f programs/oncepay-lite/Cargo.toml ]; then
   echo "test: program host unit tests (cargo test)"
   (cd programs/oncepay-lite && cargo test --quiet --lib 2>&1) || status=1
 fi
+if [ -f programs/oncepay/Cargo.toml ]; then
+  # The Anchor program's host build is shared with the IDL build (idl/gen, run by tests/program/idl.test.ts):
+  # same target dir, features, RUSTFLAGS and ANCHOR_IDL_BUILD_* variables as anchor-lang-idl's IdlBuilder sets,
+  # so anchor-lang is compiled for the host once.
+  echo "test: Anchor program host unit tests (cargo test, the IDL build's settings)"
+  (cd programs/oncepay && env RUSTFLAGS="-A warnings" ANCHOR_IDL_BUILD_NO_DOCS=FALSE ANCHOR_IDL_BUILD_RESOLUTION=TRUE \
+    ANCHOR_IDL_BUILD_SKIP_LINT=FALSE ANCHOR_IDL_BUILD_PROGRAM_PATH="$(pwd -P)" \
+    cargo test --quiet --features idl-build --target-dir ../../target/host 2>&1) || status=1
+fi
 # With no arguments, every suite; otherwise only the given files/globs (e.g. scripts/test.sh 'tests/app/**/*.test.ts').
 if [ $# -eq 0 ]; then set -- 'tests/**/*.test.ts'; fi
 npx mocha "$@" || status=1

@@ -1,9 +1,11 @@
-// The committed IDL and TS type against Anchor's own rules (no runtime needed): discriminators are
-// sha256("<namespace>:<name>")[..8], the TS type is exactly Anchor's camelCase conversion of the JSON, and the error
-// table is the one the program returns (ERROR_CODES in world.ts, which execute-payout.test.ts asserts against the
-// compiled program).
+// The committed IDL and TS type: anchor-lang's own idl-build output for programs/oncepay (regenerated here and
+// compared byte for byte), and Anchor's rules (no runtime needed): discriminators are sha256("<namespace>:<name>")[..8],
+// the TS type is exactly Anchor's camelCase conversion of the JSON, and the error table is the one the program
+// returns (ERROR_CODES in world.ts, which execute-payout.test.ts asserts against the compiled program).
+import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect } from 'chai';
 import { convertIdlToCamelCase } from '@coral-xyz/anchor/dist/cjs/idl';
@@ -16,6 +18,26 @@ import { ERROR_CODES, merchantPda, opPda, program, TOKEN_PROGRAM_ID } from './wo
 const disc = (preimage: string) => [...createHash('sha256').update(preimage).digest().subarray(0, 8)];
 
 describe('program IDL (idl/oncepay.json, idl/oncepay.ts)', function () {
+  it('is what anchor-lang idl-build makes of programs/oncepay today (idl/gen, byte for byte)', function () {
+    // Cold, this compiles anchor-lang for the host (minutes); then it is cached under target/host.
+    this.timeout(40 * 60_000);
+    const out = mkdtempSync(join(tmpdir(), 'oncepay-idl-'));
+    try {
+      const r = spawnSync('cargo', ['run', '--quiet', '--manifest-path', join(REPO_ROOT, 'idl/gen/Cargo.toml'), '--', out], {
+        cwd: REPO_ROOT,
+        encoding: 'utf8',
+      });
+      expect(r.status, `idl/gen failed:\n${r.stderr}`).to.equal(0);
+      for (const file of ['oncepay.json', 'oncepay.ts']) {
+        const fresh = readFileSync(join(out, file), 'utf8');
+        const committed = readFileSync(join(REPO_ROOT, 'idl', file), 'utf8');
+        expect(committed, `idl/${file} is stale: run cargo run --manifest-path idl/gen/Cargo.toml`).to.equal(fresh);
+      }
+    } finally {
+      rmSync(out, { recursive: true, force: true });
+    }
+  });
+
   it('names the program id, spec 0.1.0 and the four instructions', function () {
     expect(idl.address).to.equal(PROGRAM_ID.toBase58());
     expect(idl.metadata.spec).to.equal('0.1.0');

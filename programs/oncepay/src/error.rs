@@ -29,7 +29,7 @@ pub enum OncepayError {
     InvalidVault,
     #[msg("Vault, recipient and mint do not share one mint")]
     MintMismatch,
-    #[msg("Operation account is not the PDA [\"op\", merchant, op_id]")]
+    #[msg("Operation account is not the PDA ['op', merchant, op_id]")]
     InvalidOperationAddress,
     #[msg("Bump is not the canonical bump")]
     NonCanonicalBump,
@@ -49,7 +49,7 @@ pub enum OncepayError {
     InvalidMint,
     #[msg("Recipient is not a token account, or is the vault")]
     InvalidRecipient,
-    #[msg("Merchant account is not the PDA [\"merchant\", merchant_authority]")]
+    #[msg("Merchant account is not the PDA ['merchant', merchant_authority]")]
     InvalidMerchantAddress,
     #[msg("Merchant config already exists")]
     MerchantAlreadyInitialized,
