@@ -31,8 +31,6 @@ pub mod discriminator;
 mod entrypoint;
 pub mod error;
 pub mod events;
-#[cfg(test)]
-mod idl;
 pub mod instructions;
 pub mod keys;
 pub mod pda;
