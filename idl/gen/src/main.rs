@@ -3,7 +3,10 @@
 //!
 //! The IDL is anchor-lang's own (`idl-build`): `IdlBuilder` runs the
 //! program's `__anchor_private_print_idl` test and assembles what it prints,
-//! as `anchor idl build` does. The type file follows `anchor build`'s rule:
+//! as `anchor idl build` does, plus the account types the program creates
+//! through an `UncheckedAccount` (Anchor lists only `Account<T>` fields;
+//! their entries are Anchor's own `IdlBuild` output, printed by a program
+//! test). The type file follows `anchor build`'s rule:
 //! the same IDL with names in camelCase (what `@coral-xyz/anchor`'s
 //! `Program<T>` expects), pubkeys left alone.
 //!
@@ -11,11 +14,19 @@
 //! (default: the repository's `idl/`).
 
 use {
-    anchor_lang_idl::{build::IdlBuilder, types::Idl},
+    anchor_lang_idl::{
+        build::IdlBuilder,
+        types::{Idl, IdlAccount, IdlTypeDef},
+    },
     anyhow::{bail, Context, Result},
     heck::{CamelCase, MixedCase},
     serde_json::Value,
-    std::{collections::BTreeSet, fs, path::PathBuf},
+    std::{
+        collections::BTreeSet,
+        fs,
+        path::{Path, PathBuf},
+        process::{Command, Stdio},
+    },
 };
 
 fn main() -> Result<()> {
@@ -39,20 +50,76 @@ fn main() -> Result<()> {
     // The program's host build (also used by its unit tests, see
     // scripts/test.sh) lives apart from the SBF build.
     let target_dir = repo.join("target/host");
-    let idl = IdlBuilder::new()
-        .program_path(program.canonicalize().context("programs/oncepay")?)
+    let program = program.canonicalize().context("programs/oncepay")?;
+    let mut idl = IdlBuilder::new()
+        .program_path(program.clone())
         .cargo_args(vec![
             "--target-dir".into(),
             target_dir.to_string_lossy().into_owned(),
         ])
         .build()
         .context("anchor-lang idl-build of programs/oncepay")?;
+    for (account, ty) in unlisted_accounts(&program, &target_dir)? {
+        add_account(&mut idl, account, ty);
+    }
     fs::create_dir_all(&out_dir)?;
     let name = idl.metadata.name.clone();
     fs::write(out_dir.join(format!("{name}.json")), serde_json::to_string_pretty(&idl)? + "\n")?;
     fs::write(out_dir.join(format!("{name}.ts")), type_file(&idl)?)?;
     eprintln!("idl: wrote {0}/{name}.json and {0}/{name}.ts", out_dir.display());
     Ok(())
+}
+
+/// Account types the program creates without taking them as `Account<T>`
+/// (so idl-build does not list them), as Anchor's own `IdlBuild` prints them
+/// from the program's `__oncepay_print_idl_unlisted_accounts` test. Same
+/// cargo settings as `IdlBuilder`'s run, so nothing is recompiled.
+fn unlisted_accounts(program: &Path, target_dir: &Path) -> Result<Vec<(IdlAccount, IdlTypeDef)>> {
+    let out = Command::new("cargo")
+        .args(["test", "__oncepay_print_idl_unlisted_accounts", "--features", "idl-build", "--target-dir"])
+        .arg(target_dir)
+        .args(["--", "--show-output", "--quiet"])
+        .env("ANCHOR_IDL_BUILD_NO_DOCS", "FALSE")
+        .env("ANCHOR_IDL_BUILD_RESOLUTION", "TRUE")
+        .env("ANCHOR_IDL_BUILD_SKIP_LINT", "FALSE")
+        .env("ANCHOR_IDL_BUILD_PROGRAM_PATH", program)
+        .env("RUSTFLAGS", "-A warnings")
+        .current_dir(program)
+        .stderr(Stdio::inherit())
+        .output()?;
+    if !out.status.success() {
+        bail!("cargo test __oncepay_print_idl_unlisted_accounts failed");
+    }
+    let stdout = String::from_utf8(out.stdout)?;
+    let mut found = Vec::new();
+    let mut lines = stdout.lines();
+    while let Some(line) = lines.next() {
+        if line == "--- oncepay unlisted account ---" {
+            let json = lines.next().context("unlisted account: no JSON line")?;
+            found.push(serde_json::from_str(json)?);
+        }
+    }
+    if found.is_empty() {
+        bail!("the program printed no unlisted account (expected Operation)");
+    }
+    Ok(found)
+}
+
+/// Adds an account and its type, by name, keeping both lists sorted by name
+/// (as `IdlBuilder` leaves them); a module path is reduced to the name, as
+/// `IdlBuilder` does when there is no conflict.
+fn add_account(idl: &mut Idl, mut account: IdlAccount, mut ty: IdlTypeDef) {
+    let short = |name: &str| name.rsplit("::").next().unwrap_or(name).to_owned();
+    account.name = short(&account.name);
+    ty.name = short(&ty.name);
+    if !idl.accounts.iter().any(|a| a.name == account.name) {
+        idl.accounts.push(account);
+        idl.accounts.sort_by(|a, b| a.name.cmp(&b.name));
+    }
+    if !idl.types.iter().any(|t| t.name == ty.name) {
+        idl.types.push(ty);
+        idl.types.sort_by(|a, b| a.name.cmp(&b.name));
+    }
 }
 
 /// The `target/types/<name>.ts` file of `anchor build`: the IDL with every

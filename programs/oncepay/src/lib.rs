@@ -12,6 +12,9 @@ use anchor_lang::prelude::*;
 pub mod error;
 pub mod events;
 pub mod instructions;
+pub mod pda;
+pub mod program_account;
+pub mod rent;
 pub mod state;
 
 use instructions::*;

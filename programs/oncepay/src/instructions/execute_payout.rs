@@ -2,23 +2,23 @@
 //! from a merchant vault to a recipient token account, at most once per
 //! `(merchant, op_id)`.
 //!
-//! Order of checks (Anchor's): every account's type in field order (signers,
-//! programs, owners, discriminators, token layouts); then the `init` field
-//! (`operation`) with its constraints; then the other fields' constraints in
-//! field order; then the handler. So a repeat of a paid op_id answers 6000
-//! before any other constraint and before the business rules (paused,
-//! amount, balance): clients rely on 6000 meaning "already done", even once
-//! the vault was emptied or the merchant paused.
+//! Anchor checks the accounts in two passes: first every account's type
+//! (signers, programs, owners, discriminators, token layouts), then each
+//! field's constraints in field order. The op check sits on `operation`,
+//! before the token constraints, so a repeat of a paid op_id answers 6000
+//! whatever became of the vault since; the business rules (paused, amount,
+//! balance) come after, in the handler, before any effect.
 
 use {
     crate::{
         error::OncepayError,
         events::PayoutExecuted,
+        pda,
+        program_account::{self, PdaState},
         state::{
-            is_written,
             merchant::MERCHANT_SEED,
             operation::{Operation, OPERATION_SEED},
-            require_funded, Merchant,
+            Merchant,
         },
     },
     anchor_lang::prelude::*,
@@ -46,22 +46,21 @@ pub struct ExecutePayout<'info> {
     pub merchant: Box<Account<'info, Merchant>>,
 
     /// Operation PDA ["op", merchant, op_id], created here.
-    // `init_if_needed`, not `init`: on an existing account `init` fails inside
-    // the System program ("already in use", custom error 0); here the
-    // existing account is loaded (owner and discriminator checked) and the
-    // constraint answers 6000. A fresh address is created the way `init`
-    // does, pre-funded or not. `bump`: Anchor finds the canonical bump
-    // (`find_program_address`); the handler checks `op_bump` against it.
+    /// CHECK: created by the handler; see the comment below.
+    // `seeds` with the client's `op_bump` proves the address; `unconsumed`
+    // proves op_bump canonical (pda.rs) and answers 6000 when the account
+    // exists. Not `init`: it runs before every other constraint and answers an
+    // existing account with the System program's "already in use" (custom
+    // error 0); the handler creates the account as `init` would
+    // (program_account.rs).
     #[account(
-        init_if_needed,
-        payer = payer,
-        space = Operation::LEN,
+        mut,
         seeds = [OPERATION_SEED, merchant.key().as_ref(), op_id.as_ref()],
-        bump,
-        constraint = !is_written::<Operation>(&operation.to_account_info())
+        bump = op_bump,
+        constraint = unconsumed(&operation, &merchant.key(), &op_id, op_bump)?
             @ OncepayError::OperationAlreadyConsumed,
     )]
-    pub operation: Box<Account<'info, Operation>>,
+    pub operation: UncheckedAccount<'info>,
 
     /// Token account whose authority is the merchant PDA.
     #[account(
@@ -90,20 +89,45 @@ pub struct ExecutePayout<'info> {
     pub system_program: Program<'info, System>,
 }
 
-pub fn process_execute_payout(
-    ctx: Context<ExecutePayout>,
-    op_id: [u8; 32],
-    amount: u64,
+/// Whether the op account (the PDA `["op", merchant, op_id]` with `op_bump`,
+/// as the `seeds` constraint proved) is still to be created:
+/// `Err(NonCanonicalBump)` when a higher bump gives a PDA, `Ok(false)` when
+/// this program already created it (paid), `Ok(true)` when it is a fresh
+/// (possibly pre-funded) system account, `Err(InvalidOperationAddress)`
+/// otherwise.
+pub fn unconsumed(
+    operation: &AccountInfo,
+    merchant: &Pubkey,
+    op_id: &[u8; 32],
     op_bump: u8,
-) -> Result<()> {
-    // The argument is part of the interface (the twin checks it instead of
-    // searching); here it must be the bump Anchor found.
-    require!(op_bump == ctx.bumps.operation, OncepayError::NonCanonicalBump);
+) -> Result<bool> {
+    pda::verify_no_higher_bump(
+        &[OPERATION_SEED, merchant.as_ref(), op_id],
+        op_bump,
+        &crate::ID,
+    )?;
+    match program_account::pda_state(operation) {
+        PdaState::Fresh => Ok(true),
+        PdaState::Created => Ok(false),
+        PdaState::Foreign => err!(OncepayError::InvalidOperationAddress),
+    }
+}
+
+pub fn process_execute_payout(ctx: Context<ExecutePayout>, op_id: [u8; 32], amount: u64, op_bump: u8) -> Result<()> {
     let a = ctx.accounts;
     require!(!a.merchant.paused, OncepayError::MerchantPaused);
     require!(amount > 0, OncepayError::InvalidAmount);
     require!(a.vault.amount >= amount, OncepayError::InsufficientVaultBalance);
-    require_funded(&a.operation.to_account_info())?;
+
+    // The exactly-once step: the op account can be created only once.
+    let merchant_key = a.merchant.key();
+    program_account::create_pda(
+        &a.payer.to_account_info(),
+        &a.operation.to_account_info(),
+        &a.system_program.to_account_info(),
+        Operation::LEN,
+        &[OPERATION_SEED, merchant_key.as_ref(), &op_id, &[op_bump]],
+    )?;
 
     // Move the tokens, signed by the merchant PDA with its stored bump.
     let merchant_seeds: &[&[u8]] = &[
@@ -124,25 +148,25 @@ pub fn process_execute_payout(
         a.mint.decimals,
     )?;
 
-    // Record (written with its discriminator when the instruction exits),
-    // then event.
+    // Record, then event.
+    let slot = Clock::get()?.slot;
     let record = Operation {
         op_id,
-        merchant: a.merchant.key(),
+        merchant: merchant_key,
         recipient: a.recipient_token.key(),
         mint: a.mint.key(),
         amount,
-        slot: Clock::get()?.slot,
+        slot,
         bump: op_bump,
     };
+    record.try_serialize(&mut &mut a.operation.try_borrow_mut_data()?[..])?;
     emit!(PayoutExecuted {
         op_id,
-        merchant: record.merchant,
+        merchant: merchant_key,
         recipient: record.recipient,
         mint: record.mint,
         amount,
-        slot: record.slot,
+        slot,
     });
-    a.operation.set_inner(record);
     Ok(())
 }

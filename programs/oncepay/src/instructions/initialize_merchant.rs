@@ -6,7 +6,8 @@
 use {
     crate::{
         error::OncepayError,
-        state::{is_written, merchant::MERCHANT_SEED, require_funded, Merchant},
+        program_account::{self, PdaState},
+        state::{merchant::MERCHANT_SEED, Merchant},
     },
     anchor_lang::prelude::*,
 };
@@ -18,39 +19,39 @@ pub struct InitializeMerchant<'info> {
     #[account(mut)]
     pub payer: Signer<'info>,
 
-    // `init_if_needed` + our constraint, so that a second call answers
-    // MerchantAlreadyInitialized (6019), not the System program's "already
-    // in use" (see execute_payout.rs). `bump`: the canonical bump, found by
-    // Anchor.
-    #[account(
-        init_if_needed,
-        payer = payer,
-        space = Merchant::LEN,
-        seeds = [MERCHANT_SEED, merchant_authority.key().as_ref()],
-        bump,
-        constraint = !is_written::<Merchant>(&merchant.to_account_info())
-            @ OncepayError::MerchantAlreadyInitialized,
-    )]
-    pub merchant: Account<'info, Merchant>,
+    /// CHECK: created by the handler; see the comment below.
+    // Not `init`, so that a second call answers MerchantAlreadyInitialized
+    // (6019), not the System program's "already in use" (program_account.rs).
+    // `bump`: the canonical bump, found by `find_program_address`.
+    #[account(mut, seeds = [MERCHANT_SEED, merchant_authority.key().as_ref()], bump)]
+    pub merchant: UncheckedAccount<'info>,
 
     pub system_program: Program<'info, System>,
 }
 
-pub fn process_initialize_merchant(
-    ctx: Context<InitializeMerchant>,
-    payout_authority: Pubkey,
-    merchant_bump: u8,
-) -> Result<()> {
+pub fn process_initialize_merchant(ctx: Context<InitializeMerchant>, payout_authority: Pubkey, merchant_bump: u8) -> Result<()> {
     // The argument is part of the interface (the twin checks it instead of
     // searching); here it must be the bump Anchor found.
     require!(merchant_bump == ctx.bumps.merchant, OncepayError::NonCanonicalBump);
     let a = ctx.accounts;
-    require_funded(&a.merchant.to_account_info())?;
-    a.merchant.set_inner(Merchant {
-        merchant_authority: a.merchant_authority.key(),
+    match program_account::pda_state(&a.merchant) {
+        PdaState::Fresh => {}
+        PdaState::Created => return err!(OncepayError::MerchantAlreadyInitialized),
+        PdaState::Foreign => return err!(OncepayError::InvalidMerchantAddress),
+    }
+    let authority = a.merchant_authority.key();
+    program_account::create_pda(
+        &a.payer.to_account_info(),
+        &a.merchant.to_account_info(),
+        &a.system_program.to_account_info(),
+        Merchant::LEN,
+        &[MERCHANT_SEED, authority.as_ref(), &[merchant_bump]],
+    )?;
+    let config = Merchant {
+        merchant_authority: authority,
         payout_authority,
         paused: false,
         bump: merchant_bump,
-    });
-    Ok(())
+    };
+    config.try_serialize(&mut &mut a.merchant.try_borrow_mut_data()?[..])
 }

@@ -57,3 +57,25 @@ mod tests {
         assert_eq!(Operation::try_deserialize(&mut &data[..]).unwrap(), op);
     }
 }
+
+/// Anchor's IDL lists an account type only when an instruction takes it as
+/// `Account<T>`; `execute_payout` creates `Operation` through an
+/// `UncheckedAccount` (why: execute_payout.rs). This prints Anchor's own IDL
+/// entries for it (`IdlBuild::create_type`, the discriminator), which
+/// idl/gen adds to the IDL.
+#[cfg(all(test, feature = "idl-build"))]
+#[test]
+fn __oncepay_print_idl_unlisted_accounts() {
+    use anchor_lang::{
+        idl::{serde_json, types::IdlAccount, IdlBuild},
+        Discriminator,
+    };
+    let ty = Operation::create_type().expect("Operation has an IDL type");
+    let account = IdlAccount {
+        name: ty.name.clone(),
+        discriminator: Operation::DISCRIMINATOR.into(),
+    };
+    println!("--- oncepay unlisted account ---");
+    println!("{}", serde_json::to_string(&(account, ty)).expect("serialisable"));
+    println!("--- oncepay end ---");
+}
