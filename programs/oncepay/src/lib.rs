@@ -9,6 +9,19 @@
 
 use anchor_lang::prelude::*;
 
+/// Profiling checkpoint: logs the remaining compute units (feature
+/// `cu-trace`), nothing otherwise.
+macro_rules! cu_checkpoint {
+    () => {
+        #[cfg(all(feature = "cu-trace", target_os = "solana"))]
+        // SAFETY: the syscall takes no arguments and only logs.
+        unsafe {
+            solana_define_syscall::definitions::sol_log_compute_units_()
+        };
+    };
+}
+pub(crate) use cu_checkpoint;
+
 pub mod error;
 pub mod events;
 pub mod instructions;

@@ -38,11 +38,13 @@ pub struct ExecutePayout<'info> {
     pub payer: Signer<'info>,
 
     /// Merchant config PDA ["merchant", merchant_authority].
-    #[account(
-        seeds = [MERCHANT_SEED, merchant.merchant_authority.as_ref()],
-        bump = merchant.bump,
-        has_one = payout_authority @ OncepayError::Unauthorized,
-    )]
+    // No `seeds` constraint here (set_paused and set_payout_authority have
+    // one): it would cost 1,500 CU (create_program_address) on every payout
+    // and prove nothing more. A `Merchant` owned by this program exists only
+    // at its PDA (initialize_merchant checks the seeds), and the transfer
+    // below is signed with the stored seeds and bump, so the token program
+    // sees no signature unless this account is that PDA.
+    #[account(has_one = payout_authority @ OncepayError::Unauthorized)]
     pub merchant: Box<Account<'info, Merchant>>,
 
     /// Operation PDA ["op", merchant, op_id], created here.
@@ -101,6 +103,7 @@ pub fn unconsumed(
     op_id: &[u8; 32],
     op_bump: u8,
 ) -> Result<bool> {
+    crate::cu_checkpoint!();
     pda::verify_no_higher_bump(
         &[OPERATION_SEED, merchant.as_ref(), op_id],
         op_bump,
@@ -114,6 +117,7 @@ pub fn unconsumed(
 }
 
 pub fn process_execute_payout(ctx: Context<ExecutePayout>, op_id: [u8; 32], amount: u64, op_bump: u8) -> Result<()> {
+    crate::cu_checkpoint!();
     let a = ctx.accounts;
     require!(!a.merchant.paused, OncepayError::MerchantPaused);
     require!(amount > 0, OncepayError::InvalidAmount);
@@ -129,6 +133,7 @@ pub fn process_execute_payout(ctx: Context<ExecutePayout>, op_id: [u8; 32], amou
         &[OPERATION_SEED, merchant_key.as_ref(), &op_id, &[op_bump]],
     )?;
 
+    crate::cu_checkpoint!();
     // Move the tokens, signed by the merchant PDA with its stored bump.
     let merchant_seeds: &[&[u8]] = &[
         MERCHANT_SEED,
@@ -148,6 +153,7 @@ pub fn process_execute_payout(ctx: Context<ExecutePayout>, op_id: [u8; 32], amou
         a.mint.decimals,
     )?;
 
+    crate::cu_checkpoint!();
     // Record, then event.
     let slot = Clock::get()?.slot;
     let record = Operation {
@@ -160,6 +166,7 @@ pub fn process_execute_payout(ctx: Context<ExecutePayout>, op_id: [u8; 32], amou
         bump: op_bump,
     };
     record.try_serialize(&mut &mut a.operation.try_borrow_mut_data()?[..])?;
+    crate::cu_checkpoint!();
     emit!(PayoutExecuted {
         op_id,
         merchant: merchant_key,
@@ -168,5 +175,6 @@ pub fn process_execute_payout(ctx: Context<ExecutePayout>, op_id: [u8; 32], amou
         amount,
         slot,
     });
+    crate::cu_checkpoint!();
     Ok(())
 }
