@@ -26,7 +26,7 @@ pub enum OncepayError {
     InvalidVault,
     /// 6007 - The vault, recipient and mint do not share one mint.
     MintMismatch,
-    /// 6008 - The operation account is not the PDA ["op", merchant, op_id].
+    /// 6008 - The operation account is not the PDA ['op', merchant, op_id].
     InvalidOperationAddress,
     /// 6009 - The bump is not the canonical (highest valid) bump.
     NonCanonicalBump,
@@ -50,7 +50,7 @@ pub enum OncepayError {
     InvalidMint,
     /// 6017 - The recipient is not a token account, or is the vault itself.
     InvalidRecipient,
-    /// 6018 - The merchant account is not the PDA ["merchant",
+    /// 6018 - The merchant account is not the PDA ['merchant',
     /// merchant_authority].
     InvalidMerchantAddress,
     /// 6019 - The merchant config already exists.
@@ -132,7 +132,7 @@ impl OncepayError {
             Self::InvalidVault => "Vault is not a token account owned by the merchant PDA",
             Self::MintMismatch => "Vault, recipient and mint do not share one mint",
             Self::InvalidOperationAddress => {
-                "Operation account is not the PDA [\"op\", merchant, op_id]"
+                "Operation account is not the PDA ['op', merchant, op_id]"
             }
             Self::NonCanonicalBump => "Bump is not the canonical bump",
             Self::InvalidTokenProgram => {
@@ -146,7 +146,7 @@ impl OncepayError {
             Self::InvalidMint => "Mint account is not a token mint",
             Self::InvalidRecipient => "Recipient is not a token account, or is the vault",
             Self::InvalidMerchantAddress => {
-                "Merchant account is not the PDA [\"merchant\", merchant_authority]"
+                "Merchant account is not the PDA ['merchant', merchant_authority]"
             }
             Self::MerchantAlreadyInitialized => "Merchant config already exists",
             Self::UnsupportedRentSysvar => "Rent sysvar exemption threshold is not supported",
