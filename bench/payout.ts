@@ -212,6 +212,7 @@ async function main() {
       },
     ];
     let k = 0;
+    const failed: string[] = [];
     for (const start of banks) {
       const bank = await start();
       try {
@@ -221,10 +222,15 @@ async function main() {
           name: bank.name, apiKeyHash: hashApiKey(`bench-key-${k++}-${process.pid}-000000`), programId: address(m.programId), merchantAddress: address(m.merchant), vault: address(m.vault),
         });
         await run(bank, db, workerDb, m, merchant, recipient);
+      } catch (e) {
+        // One bank failing (e.g. a stuck payout past the deadline) still lets the others report; the run fails.
+        failed.push(`${bank.name}: ${(e as Error).message}`);
+        console.log(`payout[${bank.name}]: FAILED: ${(e as Error).message}`);
       } finally {
         await bank.stop();
       }
     }
+    if (failed.length > 0) throw new Error(`payout bench failed on: ${failed.join('; ')}`);
   } finally {
     await db.end();
     await workerDb.end();
