@@ -5,6 +5,7 @@
 // the two is finished by running the same command again (or `oncepay payout resume`).
 import { Pool, PoolClient } from 'pg';
 import { OncepayError } from '../../common/errors';
+import { inTransaction } from '../../db/transaction';
 import { failpoint } from '../../common/failpoint';
 import { PayoutInput, createPayout, preparePayout, sameTerms } from '../payout/create-payout';
 import { ExecuteDeps, executePayout } from '../payout/execute-payout';
@@ -34,21 +35,6 @@ export interface RefundPrepared {
   payout: PayoutRow;
   /** True when this call created the refund payout (false: an earlier run did; it is finished, not repeated). */
   created: boolean;
-}
-
-async function inTransaction<T>(pool: Pool, work: (c: PoolClient) => Promise<T>): Promise<T> {
-  const c = await pool.connect();
-  try {
-    await c.query('BEGIN');
-    const out = await work(c);
-    await c.query('COMMIT');
-    return out;
-  } catch (e) {
-    await c.query('ROLLBACK').catch(() => undefined);
-    throw e;
-  } finally {
-    c.release();
-  }
 }
 
 function notFound(id: string): OncepayError {

@@ -44,22 +44,6 @@ export interface ClaimedHint {
 
 export type HintState = 'pending' | 'credited' | 'dropped';
 
-/** Run `f` in one transaction on a client of `pool`. */
-export async function inTransaction<T>(pool: Pool, f: (c: PoolClient) => Promise<T>): Promise<T> {
-  const c = await pool.connect();
-  try {
-    await c.query('BEGIN');
-    const out = await f(c);
-    await c.query('COMMIT');
-    return out;
-  } catch (e) {
-    await c.query('ROLLBACK').catch(() => undefined);
-    throw e;
-  } finally {
-    c.release();
-  }
-}
-
 export function createWebhookStore(db: Db) {
   return {
     /** The recorded body hash of this event, or null if the event is new. */

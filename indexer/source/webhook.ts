@@ -34,7 +34,8 @@ import { AuthFailure, authenticate, DEFAULT_TOLERANCE_S } from './webhook-auth';
 import { eventIdOf, itemProblem, parseDelivery, signatureOfItem } from './webhook-delivery';
 import { ClaimedTransfer, claimOf } from './webhook-hint-plan';
 import { NO_WEBHOOK_METRICS, VerificationFailure, WebhookMetrics } from './webhook-metrics';
-import { createWebhookStore, DeadLetter, inTransaction, NewHint } from './webhook-store';
+import { inTransaction } from '../../db/transaction';
+import { createWebhookStore, DeadLetter, NewHint } from './webhook-store';
 import type { ChainVerifier } from './webhook-verifier';
 
 export const DEFAULT_BODY_LIMIT = 1024 * 1024;
