@@ -1,6 +1,7 @@
 // `oncepay indexer run | backfill | webhook`: the sources, wired to the real RPC client, ledger and metrics.
 import * as fs from 'fs';
-import { Command, InvalidArgumentError, Option } from 'commander';
+import { Command, Option } from 'commander';
+import { intOption } from '../../common/cli-options';
 import * as cliProgress from 'cli-progress';
 import { OncepayError } from '../../common/errors';
 import { logger } from '../../common/log';
@@ -28,14 +29,6 @@ const DEFAULT_RPC = 'http://127.0.0.1:8899';
 /** `indexer run --once` stopped below the tip at a slot it could not fetch or decode (the next run retries it). */
 export const EXIT_STOPPED_AT_SLOT = 3;
 
-function int(name: string, min = 0) {
-  return (v: string): number => {
-    const n = Number(v);
-    if (!/^[0-9]+$/.test(v) || !Number.isSafeInteger(n) || n < min) throw new InvalidArgumentError(`${name} must be an integer ≥ ${min}`);
-    return n;
-  };
-}
-
 interface RpcOpts {
   rpc: string;
   cluster: string;
@@ -60,8 +53,8 @@ function withRpcOptions(cmd: Command): Command {
   return cmd
     .option('--rpc <url>', 'JSON-RPC endpoint (env ONCEPAY_RPC_URL)', process.env.ONCEPAY_RPC_URL ?? DEFAULT_RPC)
     .option('--cluster <name>', 'cluster name, part of every receipt key (env ONCEPAY_CLUSTER)', process.env.ONCEPAY_CLUSTER ?? 'localnet')
-    .option('--rpc-timeout-ms <ms>', 'deadline of one RPC attempt', int('--rpc-timeout-ms', 1), DEFAULT_RETRY.timeoutMs)
-    .option('--rpc-attempts <n>', 'attempts per RPC call (retries on 429, 5xx, timeouts, network errors)', int('--rpc-attempts', 1), DEFAULT_RETRY.attempts);
+    .option('--rpc-timeout-ms <ms>', 'deadline of one RPC attempt', intOption('--rpc-timeout-ms', 1), DEFAULT_RETRY.timeoutMs)
+    .option('--rpc-attempts <n>', 'attempts per RPC call (retries on 429, 5xx, timeouts, network errors)', intOption('--rpc-attempts', 1), DEFAULT_RETRY.attempts);
 }
 
 /** What every source command needs: a logger, the metrics registry, the pool and the ledger over it. */
@@ -110,13 +103,13 @@ export function registerSources(program: Command): void {
         'finalized: the ledger is fed from finalized blocks. confirmed: the same, plus confirmed blocks above the checkpoint kept as provisional_receipts (never credited) and settled final / reversed once finalized',
       ),
     )
-    .option('--rescan-window <slots>', 'slots below the checkpoint read again each pass', int('--rescan-window'), DEFAULT_SCANNER.rescanWindow)
-    .option('--from-slot <slot>', 'first slot when there is no checkpoint yet (default: tip − rescan window)', int('--from-slot'))
-    .option('--poll-ms <ms>', 'wait between passes once caught up', int('--poll-ms', 1), DEFAULT_SCANNER.pollMs)
-    .option('--max-slots-per-pass <n>', 'new slots per pass', int('--max-slots-per-pass', 1), DEFAULT_SCANNER.maxSlotsPerPass)
-    .option('--chunk-size <blocks>', 'blocks per ledger transaction', int('--chunk-size', 1), DEFAULT_SCANNER.chunkSize)
-    .option('--concurrency <n>', 'getBlock calls in flight', int('--concurrency', 1), DEFAULT_SCANNER.concurrency)
-    .option('--metrics-port <port>', 'serve Prometheus /metrics on 127.0.0.1:<port> (0 = any free port)', int('--metrics-port'))
+    .option('--rescan-window <slots>', 'slots below the checkpoint read again each pass', intOption('--rescan-window'), DEFAULT_SCANNER.rescanWindow)
+    .option('--from-slot <slot>', 'first slot when there is no checkpoint yet (default: tip − rescan window)', intOption('--from-slot'))
+    .option('--poll-ms <ms>', 'wait between passes once caught up', intOption('--poll-ms', 1), DEFAULT_SCANNER.pollMs)
+    .option('--max-slots-per-pass <n>', 'new slots per pass', intOption('--max-slots-per-pass', 1), DEFAULT_SCANNER.maxSlotsPerPass)
+    .option('--chunk-size <blocks>', 'blocks per ledger transaction', intOption('--chunk-size', 1), DEFAULT_SCANNER.chunkSize)
+    .option('--concurrency <n>', 'getBlock calls in flight', intOption('--concurrency', 1), DEFAULT_SCANNER.concurrency)
+    .option('--metrics-port <port>', 'serve Prometheus /metrics on 127.0.0.1:<port> (0 = any free port)', intOption('--metrics-port'))
     .option('--once', `run passes until caught up (or stopped by a slot: exit code ${EXIT_STOPPED_AT_SLOT}), then exit`)
     .addHelpText('after', '\nPrints {cluster, checkpoint, target, stoppedAt} as JSON on exit. With --metrics-port also /healthz and /readyz.')
     .addHelpText('after', shutdownHelp(undefined, 'finishes the ledger batch in flight (the checkpoint moves with it) and stops'))
@@ -171,12 +164,12 @@ export function registerSources(program: Command): void {
       .command('backfill')
       .description('read a slot range through the same path as the scanner (source "backfill"); safe beside a running scanner'),
   )
-    .requiredOption('--from-slot <slot>', 'first slot (inclusive)', int('--from-slot'))
-    .requiredOption('--to-slot <slot>', 'last slot (inclusive)', int('--to-slot'))
+    .requiredOption('--from-slot <slot>', 'first slot (inclusive)', intOption('--from-slot'))
+    .requiredOption('--to-slot <slot>', 'last slot (inclusive)', intOption('--to-slot'))
     .addOption(commitmentOption())
-    .option('--chunk-size <blocks>', 'blocks per ledger transaction', int('--chunk-size', 1), DEFAULT_SCANNER.chunkSize)
-    .option('--concurrency <n>', 'getBlock calls in flight', int('--concurrency', 1), DEFAULT_SCANNER.concurrency)
-    .option('--list-span <slots>', 'slots per getBlocks call', int('--list-span', 1), 5000)
+    .option('--chunk-size <blocks>', 'blocks per ledger transaction', intOption('--chunk-size', 1), DEFAULT_SCANNER.chunkSize)
+    .option('--concurrency <n>', 'getBlock calls in flight', intOption('--concurrency', 1), DEFAULT_SCANNER.concurrency)
+    .option('--list-span <slots>', 'slots per getBlocks call', intOption('--list-span', 1), 5000)
     .addHelpText('after', '\nPrints a JSON summary; after a stop it carries interrupted.resumeFromSlot (run again from there).')
     .addHelpText('after', shutdownHelp(undefined, 'finishes the ledger batch in flight and stops'))
     .action(async (o: RpcOpts & { fromSlot: number; toSlot: number; commitment: string; chunkSize: number; concurrency: number; listSpan: number }) => {
@@ -221,19 +214,19 @@ export function registerSources(program: Command): void {
       .command('webhook')
       .description('serve POST /v1/webhooks/:provider (+ /metrics, /healthz, /readyz): each delivery is a hint, verified against the chain before anything is credited'),
   )
-    .option('--port <port>', 'port (0 = any free port)', int('--port'), 8787)
+    .option('--port <port>', 'port (0 = any free port)', intOption('--port'), 8787)
     .option('--host <host>', 'address to listen on', '127.0.0.1')
     .option('--secret-file <path>', 'file holding the shared secret(s), one per line (several while rotating); or env ONCEPAY_WEBHOOK_SECRET')
     .option('--secret <secret>', 'the shared secret on the command line (visible in `ps`: prefer --secret-file or the env)')
-    .option('--signature-tolerance <seconds>', 'largest |now − t| of a signature `t=…,v1=…` (replays outside it are refused)', int('--signature-tolerance', 1), DEFAULT_TOLERANCE_S)
+    .option('--signature-tolerance <seconds>', 'largest |now − t| of a signature `t=…,v1=…` (replays outside it are refused)', intOption('--signature-tolerance', 1), DEFAULT_TOLERANCE_S)
     .option('--legacy-signature', 'DEPRECATED: also accept the untimestamped `sha256=` HMAC and the bare secret (replayable)')
     .option('--require-signature', 'with --legacy-signature: demand the legacy HMAC, not just the bare secret')
     .addOption(commitmentOption('commitment getTransaction is asked at before a delivery is credited').default('finalized'))
-    .option('--hint-max-age <seconds>', 'a signature the chain has not confirmed by then is dropped (reason not_found / rpc_error)', int('--hint-max-age', 1), DEFAULT_HINT_MAX_AGE_MS / 1000)
-    .option('--recheck-ms <ms>', 'first wait before a pending signature is checked again (doubles, with jitter, up to 60 s)', int('--recheck-ms', 1), DEFAULT_RECHECK.baseMs)
-    .option('--inline-check-ms <ms>', 'how long a delivery waits for the first chain check of its signatures before answering (202 if still pending)', int('--inline-check-ms', 0), DEFAULT_INLINE_CHECK_MS)
+    .option('--hint-max-age <seconds>', 'a signature the chain has not confirmed by then is dropped (reason not_found / rpc_error)', intOption('--hint-max-age', 1), DEFAULT_HINT_MAX_AGE_MS / 1000)
+    .option('--recheck-ms <ms>', 'first wait before a pending signature is checked again (doubles, with jitter, up to 60 s)', intOption('--recheck-ms', 1), DEFAULT_RECHECK.baseMs)
+    .option('--inline-check-ms <ms>', 'how long a delivery waits for the first chain check of its signatures before answering (202 if still pending)', intOption('--inline-check-ms', 0), DEFAULT_INLINE_CHECK_MS)
     .option('--trust-provider', 'DANGEROUS: credit what deliveries say without asking the chain (the old behaviour)')
-    .option('--body-limit <bytes>', 'largest body accepted (larger → 413)', int('--body-limit', 1), DEFAULT_BODY_LIMIT)
+    .option('--body-limit <bytes>', 'largest body accepted (larger → 413)', intOption('--body-limit', 1), DEFAULT_BODY_LIMIT)
     .addHelpText('after', '\nWhile the database is away deliveries get 503 + Retry-After ({code: "DATABASE_UNAVAILABLE"}); /healthz and /readyz report it.')
     .addHelpText('after', shutdownHelp(undefined, 'stops accepting, answers the deliveries in flight and ends the background chain checks'))
     .action(
