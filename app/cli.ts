@@ -26,7 +26,6 @@ import { resumePayouts } from './payout/resume';
 import { payoutView } from './payout/view';
 import { address } from './types';
 
-
 function print(x: unknown, json?: boolean): void {
   process.stdout.write(`${JSON.stringify(x, null, json ? undefined : 2)}\n`);
 }
@@ -52,7 +51,10 @@ function chainDeps(db: Pool, o: Omit<ChainOpts, 'timeoutMs'> & { timeoutMs?: str
   const signal = o.timeoutMs ? AbortSignal.timeout(Number(o.timeoutMs)) : undefined;
   return {
     db,
-    chain: createConnectionChain({ connection, settleCommitment: o.commitment === 'finalized' ? 'finalized' : 'confirmed' }),
+    chain: createConnectionChain({
+      connection,
+      settleCommitment: o.commitment === 'finalized' ? 'finalized' : 'confirmed',
+    }),
     authority: readKeypairFile(o.authority),
     payer: o.payer ? readKeypairFile(o.payer) : undefined,
     pollIntervalMs: Number(o.pollMs),
@@ -68,12 +70,18 @@ function chainOptions(c: Command): Command {
     .option('--payer <path>', 'keypair file of the fee payer (default: the authority)')
     .option('--poll-ms <ms>', 'pause between two looks at the chain', '400')
     .option('--timeout-ms <ms>', 'give up after this long (the journal keeps every attempt; resume later)')
-    .option('--commitment <level>', 'commitment at which an attempt counts as landed: confirmed | finalized', 'confirmed')
+    .option(
+      '--commitment <level>',
+      'commitment at which an attempt counts as landed: confirmed | finalized',
+      'confirmed',
+    )
     .option('--json', 'one-line JSON output');
 }
 
 export function register(program: Command): void {
-  const payout = program.command('payout').description('payouts executed exactly once (op account PDA + attempt journal)');
+  const payout = program
+    .command('payout')
+    .description('payouts executed exactly once (op account PDA + attempt journal)');
 
   payout
     .command('opid')
@@ -96,21 +104,31 @@ export function register(program: Command): void {
     .option('--token-program <address>', 'SPL Token (default) or Token-2022 program id')
     .option('--api-key <key>', 'use this API key instead of a generated one (≥ 16 visible ASCII characters)')
     .option('--json', 'one-line JSON output')
-    .action(async (o: { name: string; program: string; merchant: string; vault: string; tokenProgram?: string; apiKey?: string; json?: boolean }) => {
-      // An API key is a credential, not an operation key: random is right here.
-      const apiKey = o.apiKey ?? `ok_${crypto.randomBytes(24).toString('base64url')}`;
-      const m = await withPoolFromEnv({}, (db) =>
-        insertMerchant(db, {
-          name: o.name,
-          apiKeyHash: hashApiKey(apiKey),
-          programId: address(o.program, 'program'),
-          merchantAddress: address(o.merchant, 'merchant'),
-          vault: address(o.vault, 'vault'),
-          tokenProgram: o.tokenProgram ? address(o.tokenProgram, 'token program') : undefined,
-        }),
-      );
-      print({ id: m.id, name: m.name, merchant: m.merchantAddress, apiKey }, o.json);
-    });
+    .action(
+      async (o: {
+        name: string;
+        program: string;
+        merchant: string;
+        vault: string;
+        tokenProgram?: string;
+        apiKey?: string;
+        json?: boolean;
+      }) => {
+        // An API key is a credential, not an operation key: random is right here.
+        const apiKey = o.apiKey ?? `ok_${crypto.randomBytes(24).toString('base64url')}`;
+        const m = await withPoolFromEnv({}, (db) =>
+          insertMerchant(db, {
+            name: o.name,
+            apiKeyHash: hashApiKey(apiKey),
+            programId: address(o.program, 'program'),
+            merchantAddress: address(o.merchant, 'merchant'),
+            vault: address(o.vault, 'vault'),
+            tokenProgram: o.tokenProgram ? address(o.tokenProgram, 'token program') : undefined,
+          }),
+        );
+        print({ id: m.id, name: m.name, merchant: m.merchantAddress, apiKey }, o.json);
+      },
+    );
 
   payout
     .command('create')
@@ -121,19 +139,41 @@ export function register(program: Command): void {
     .requiredOption('--mint <address>', 'token mint')
     .requiredOption('--amount <base units>', 'amount in base units (decimal string)')
     .option('--json', 'one-line JSON output')
-    .action(async (o: { merchant: string; payoutId: string; recipient: string; mint: string; amount: string; json?: boolean }) => {
-      await withPoolFromEnv({}, async (db) => {
-        const m = /^[0-9]+$/.test(o.merchant) ? await getMerchant(db, o.merchant) : await getMerchantByAddress(db, o.merchant);
-        if (!m) throw new OncepayError(MERCHANT_NOT_FOUND, `no merchant ${o.merchant}; add it with \`oncepay payout merchant-add\``);
-        const r = await createPayout(db, m, { payoutId: o.payoutId, recipient: o.recipient, mint: o.mint, amount: o.amount });
-        print({ created: r.created, payout: payoutView(r.row, await listAttempts(db, r.row.id)) }, o.json);
-      });
-    });
+    .action(
+      async (o: {
+        merchant: string;
+        payoutId: string;
+        recipient: string;
+        mint: string;
+        amount: string;
+        json?: boolean;
+      }) => {
+        await withPoolFromEnv({}, async (db) => {
+          const m = /^[0-9]+$/.test(o.merchant)
+            ? await getMerchant(db, o.merchant)
+            : await getMerchantByAddress(db, o.merchant);
+          if (!m)
+            throw new OncepayError(
+              MERCHANT_NOT_FOUND,
+              `no merchant ${o.merchant}; add it with \`oncepay payout merchant-add\``,
+            );
+          const r = await createPayout(db, m, {
+            payoutId: o.payoutId,
+            recipient: o.recipient,
+            mint: o.mint,
+            amount: o.amount,
+          });
+          print({ created: r.created, payout: payoutView(r.row, await listAttempts(db, r.row.id)) }, o.json);
+        });
+      },
+    );
 
   chainOptions(
     payout
       .command('execute')
-      .description('execute one payout (or finish executing it): persists each attempt before sending, then resolves it')
+      .description(
+        'execute one payout (or finish executing it): persists each attempt before sending, then resolves it',
+      )
       .argument('<id>', 'payout id (the row id printed by create)')
       .option('--retry-failed', 're-open a payout whose attempt failed with a program error'),
   ).action(async (id: string, o: ChainOpts & { json?: boolean; retryFailed?: boolean }) => {
@@ -148,7 +188,9 @@ export function register(program: Command): void {
   chainOptions(
     payout
       .command('resume')
-      .description('resolve every payout left with an uncertain attempt (after a crash); --include-pending also starts pending ones')
+      .description(
+        'resolve every payout left with an uncertain attempt (after a crash); --include-pending also starts pending ones',
+      )
       .option('--include-pending', 'also execute payouts that have no attempt yet'),
   ).action(async (o: ChainOpts & { json?: boolean; includePending?: boolean }) => {
     await withPoolFromEnv({}, async (db) => {
@@ -193,28 +235,51 @@ export function register(program: Command): void {
       .option('--rpc <url>', 'Solana JSON-RPC endpoint: run a payout worker pool in this process')
       .option('--authority <path>', "keypair file of the merchant's payout authority (with --rpc)"),
   )
-    .addHelpText('after', '\nGET /healthz (alive) and GET /readyz (database reachable, migrations applied). While the database is away requests get 503 + Retry-After ({code: "DATABASE_UNAVAILABLE"}).')
-    .addHelpText('after', shutdownHelp('--drain-ms + 5 s', 'stops accepting, answers the requests in flight, drains the worker pool (payouts in flight get --drain-ms, then are handed back)'))
-    .action(async (o: { host: string; port: string; rpc?: string; authority?: string; payer?: string; pollMs: string; commitment: string } & WorkerFlags) => {
-      // Loaded here: fastify + swagger are only needed by this command (keeps the other commands quick to start).
-      const { buildApiApp } = require('./api/build-api-app') as typeof import('./api/build-api-app');
-      const log = logger('api');
-      if (!o.rpc !== !o.authority) throw new OncepayError(OPTION_INVALID, '--rpc and --authority go together');
-      const stopping = onStopSignals(log, o.drainMs + EXIT_MARGIN_MS); // first: a SIGTERM at any point drains
-      const db = createPoolFromEnv({ name: 'payout-serve' });
-      // The pool has its own connections: API requests and payouts in flight never wait for each other's.
-      const execDb = o.rpc ? createPoolFromEnv({ max: o.concurrency + 1, name: 'payout-worker' }) : undefined;
-      const worker = execDb ? startPayoutWorker(workerOptions(execDb, { ...o, rpc: o.rpc!, authority: o.authority! })) : undefined;
-      const app = await buildApiApp({ db });
-      const url = await app.listen({ host: o.host, port: Number(o.port) });
-      log.info({ url, executes: !!worker }, 'merchant API listening');
-      process.stdout.write(`${JSON.stringify({ url })}\n`);
-      await stopping.stopped;
-      await app.close();
-      await worker?.stop({ graceMs: o.drainMs });
-      await Promise.all([db.end(), execDb?.end()]);
-      process.exit(0);
-    });
+    .addHelpText(
+      'after',
+      '\nGET /healthz (alive) and GET /readyz (database reachable, migrations applied). While the database is away requests get 503 + Retry-After ({code: "DATABASE_UNAVAILABLE"}).',
+    )
+    .addHelpText(
+      'after',
+      shutdownHelp(
+        '--drain-ms + 5 s',
+        'stops accepting, answers the requests in flight, drains the worker pool (payouts in flight get --drain-ms, then are handed back)',
+      ),
+    )
+    .action(
+      async (
+        o: {
+          host: string;
+          port: string;
+          rpc?: string;
+          authority?: string;
+          payer?: string;
+          pollMs: string;
+          commitment: string;
+        } & WorkerFlags,
+      ) => {
+        // Loaded here: fastify + swagger are only needed by this command (keeps the other commands quick to start).
+        const { buildApiApp } = require('./api/build-api-app') as typeof import('./api/build-api-app');
+        const log = logger('api');
+        if (!o.rpc !== !o.authority) throw new OncepayError(OPTION_INVALID, '--rpc and --authority go together');
+        const stopping = onStopSignals(log, o.drainMs + EXIT_MARGIN_MS); // first: a SIGTERM at any point drains
+        const db = createPoolFromEnv({ name: 'payout-serve' });
+        // The pool has its own connections: API requests and payouts in flight never wait for each other's.
+        const execDb = o.rpc ? createPoolFromEnv({ max: o.concurrency + 1, name: 'payout-worker' }) : undefined;
+        const worker = execDb
+          ? startPayoutWorker(workerOptions(execDb, { ...o, rpc: o.rpc!, authority: o.authority! }))
+          : undefined;
+        const app = await buildApiApp({ db });
+        const url = await app.listen({ host: o.host, port: Number(o.port) });
+        log.info({ url, executes: !!worker }, 'merchant API listening');
+        process.stdout.write(`${JSON.stringify({ url })}\n`);
+        await stopping.stopped;
+        await app.close();
+        await worker?.stop({ graceMs: o.drainMs });
+        await Promise.all([db.end(), execDb?.end()]);
+        process.exit(0);
+      },
+    );
 
   workerFlagOptions(
     payout
@@ -228,14 +293,27 @@ export function register(program: Command): void {
       .requiredOption('--rpc <url>', 'Solana JSON-RPC endpoint')
       .requiredOption('--authority <path>', "keypair file (JSON array of 64 bytes) of the merchant's payout authority"),
   )
-    .option('--metrics-port <port>', 'serve Prometheus /metrics, /healthz and /readyz on 127.0.0.1:<port> (0 = any free port)', intOption('--metrics-port'))
-    .addHelpText('after', shutdownHelp('--drain-ms + 5 s', 'stops claiming; payouts in flight get --drain-ms to finish, then are handed back and their open attempts logged'))
+    .option(
+      '--metrics-port <port>',
+      'serve Prometheus /metrics, /healthz and /readyz on 127.0.0.1:<port> (0 = any free port)',
+      intOption('--metrics-port'),
+    )
+    .addHelpText(
+      'after',
+      shutdownHelp(
+        '--drain-ms + 5 s',
+        'stops claiming; payouts in flight get --drain-ms to finish, then are handed back and their open attempts logged',
+      ),
+    )
     .action(async (o: Omit<ChainOpts, 'timeoutMs'> & WorkerFlags & { metricsPort?: number }) => {
       const log = logger('payout-worker');
       const stopping = onStopSignals(log, o.drainMs + EXIT_MARGIN_MS); // first: a SIGTERM at any point drains
       const db = createPoolFromEnv({ max: o.concurrency + 1, name: 'payout-worker' });
       const worker = startPayoutWorker(workerOptions(db, o));
-      const server = o.metricsPort === undefined ? undefined : await serveMetrics({ port: o.metricsPort, registry: metricsRegistry, db });
+      const server =
+        o.metricsPort === undefined
+          ? undefined
+          : await serveMetrics({ port: o.metricsPort, registry: metricsRegistry, db });
       if (server) log.info({ url: server.url }, 'serving metrics');
       await stopping.stopped;
       const report = await worker.stop({ graceMs: o.drainMs });
@@ -255,11 +333,30 @@ function workerFlagOptions(c: Command): Command {
   return c
     .option('--payer <path>', 'keypair file of the fee payer (default: the authority)')
     .option('--poll-ms <ms>', 'pause between two looks at the chain', '400')
-    .option('--commitment <level>', 'commitment at which an attempt counts as landed: confirmed | finalized', 'confirmed')
-    .option('--concurrency <n>', 'payouts executed at once (each holds one database connection while it runs)', intOption('--concurrency', 1), 4)
+    .option(
+      '--commitment <level>',
+      'commitment at which an attempt counts as landed: confirmed | finalized',
+      'confirmed',
+    )
+    .option(
+      '--concurrency <n>',
+      'payouts executed at once (each holds one database connection while it runs)',
+      intOption('--concurrency', 1),
+      4,
+    )
     .option('--idle-ms <ms>', 'pause of a slot that found nothing due', intOption('--idle-ms'), 250)
-    .option('--max-chain-failures <n>', 'chain calls failing in a row before a payout is handed back with a backoff', intOption('--max-chain-failures', 1), 10)
-    .option('--drain-ms <ms>', 'on SIGTERM: how long in-flight payouts may take to finish before they are handed back', intOption('--drain-ms'), DEFAULT_DRAIN_MS);
+    .option(
+      '--max-chain-failures <n>',
+      'chain calls failing in a row before a payout is handed back with a backoff',
+      intOption('--max-chain-failures', 1),
+      10,
+    )
+    .option(
+      '--drain-ms <ms>',
+      'on SIGTERM: how long in-flight payouts may take to finish before they are handed back',
+      intOption('--drain-ms'),
+      DEFAULT_DRAIN_MS,
+    );
 }
 
 interface WorkerFlags {
@@ -269,7 +366,20 @@ interface WorkerFlags {
   drainMs: number;
 }
 
-function workerOptions(db: Pool, o: Omit<ChainOpts, 'timeoutMs' | 'commitment'> & { commitment?: string } & WorkerFlags): PayoutWorkerOptions {
+function workerOptions(
+  db: Pool,
+  o: Omit<ChainOpts, 'timeoutMs' | 'commitment'> & { commitment?: string } & WorkerFlags,
+): PayoutWorkerOptions {
   const { chain, authority, payer, pollIntervalMs } = chainDeps(db, { ...o, commitment: o.commitment ?? 'confirmed' });
-  return { db, chain, authority, payer, pollIntervalMs, concurrency: o.concurrency, idleMs: o.idleMs, maxChainFailures: o.maxChainFailures, log: logger('payout-worker') };
+  return {
+    db,
+    chain,
+    authority,
+    payer,
+    pollIntervalMs,
+    concurrency: o.concurrency,
+    idleMs: o.idleMs,
+    maxChainFailures: o.maxChainFailures,
+    log: logger('payout-worker'),
+  };
 }

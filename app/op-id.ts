@@ -17,7 +17,8 @@ export function isOpId(x: unknown): x is OpId {
   return typeof x === 'string' && /^[0-9a-f]{64}$/.test(x);
 }
 export function assertIsOpId(x: unknown): asserts x is OpId {
-  if (!isOpId(x)) throw new OncepayError(OP_ID_MALFORMED, `op id must be 64 lowercase hex characters: ${JSON.stringify(x)}`);
+  if (!isOpId(x))
+    throw new OncepayError(OP_ID_MALFORMED, `op id must be 64 lowercase hex characters: ${JSON.stringify(x)}`);
 }
 /** From hex (any case) or 32 raw bytes. */
 export function opId(x: string | Uint8Array): OpId {

@@ -27,7 +27,10 @@ export function isAddress(x: unknown): x is Address {
   return typeof x === 'string' && x.length >= 32 && x.length <= 44 && base58Length(x) === 32;
 }
 export function assertIsAddress(x: unknown, what = 'address'): asserts x is Address {
-  if (!isAddress(x)) throw new OncepayError(ADDRESS_MALFORMED, `${what} is not a base58 32-byte address: ${JSON.stringify(x)}`, { what });
+  if (!isAddress(x))
+    throw new OncepayError(ADDRESS_MALFORMED, `${what} is not a base58 32-byte address: ${JSON.stringify(x)}`, {
+      what,
+    });
 }
 export function address(x: string | PublicKey, what?: string): Address {
   const s = typeof x === 'string' ? x : x.toBase58();
@@ -39,7 +42,8 @@ export function isSignature(x: unknown): x is Signature {
   return typeof x === 'string' && x.length >= 64 && x.length <= 88 && base58Length(x) === 64;
 }
 export function assertIsSignature(x: unknown): asserts x is Signature {
-  if (!isSignature(x)) throw new OncepayError(SIGNATURE_MALFORMED, `not a base58 64-byte signature: ${JSON.stringify(x)}`);
+  if (!isSignature(x))
+    throw new OncepayError(SIGNATURE_MALFORMED, `not a base58 64-byte signature: ${JSON.stringify(x)}`);
 }
 export function signature(x: string | Uint8Array): Signature {
   const s = typeof x === 'string' ? x : bs58.encode(x);

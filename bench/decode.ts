@@ -44,12 +44,27 @@ function asBase64(txs: Tx[]): Tx[] {
               header: m.header,
               staticAccountKeys: keys,
               recentBlockhash: m.recentBlockhash,
-              compiledInstructions: m.instructions.map((ix) => ({ programIdIndex: ix.programIdIndex, accountKeyIndexes: ix.accounts, data: bs58.decode(ix.data) })),
-              addressTableLookups: (m.addressTableLookups ?? []).map((l) => ({ ...l, accountKey: new PublicKey(l.accountKey) })),
+              compiledInstructions: m.instructions.map((ix) => ({
+                programIdIndex: ix.programIdIndex,
+                accountKeyIndexes: ix.accounts,
+                data: bs58.decode(ix.data),
+              })),
+              addressTableLookups: (m.addressTableLookups ?? []).map((l) => ({
+                ...l,
+                accountKey: new PublicKey(l.accountKey),
+              })),
             }),
             sigs,
           ).serialize()
-        : new VersionedTransaction(new Message({ header: m.header, accountKeys: keys, recentBlockhash: m.recentBlockhash, instructions: m.instructions }), sigs).serialize();
+        : new VersionedTransaction(
+            new Message({
+              header: m.header,
+              accountKeys: keys,
+              recentBlockhash: m.recentBlockhash,
+              instructions: m.instructions,
+            }),
+            sigs,
+          ).serialize();
     return { ...t, transaction: [Buffer.from(bytes).toString('base64'), 'base64'] };
   });
 }
@@ -76,7 +91,9 @@ function main(): void {
     ms.jsonParsed += time(run(parsed));
     ms.base64 += time(run(base64));
   }
-  const texts = readdirSync(join(DIR, 'jsonParsed')).filter((f) => f.endsWith('.json')).map((f) => readFileSync(join(DIR, 'jsonParsed', f), 'utf8'));
+  const texts = readdirSync(join(DIR, 'jsonParsed'))
+    .filter((f) => f.endsWith('.json'))
+    .map((f) => readFileSync(join(DIR, 'jsonParsed', f), 'utf8'));
   // documents without a bare 16+ digit number take parseJsonExact's JSON.parse fast path
   const small = texts.filter((t) => !/[:[,]\s*-?[0-9]{16,}/.test(t));
   const readRounds = Math.max(1, Math.floor(ROUNDS / 4));
@@ -98,15 +115,34 @@ function main(): void {
     rd.exactMarked += time(marked(padded));
     rd.byCharacter += time(parseAll(parseJsonByCharacter, padded));
   }
-  const perSec = (count: number, m: number): string => `${Math.round((count * 3) / (m / 1000)).toLocaleString('en-US')}/s`;
+  const perSec = (count: number, m: number): string =>
+    `${Math.round((count * 3) / (m / 1000)).toLocaleString('en-US')}/s`;
   const machine = `${os.cpus()[0]?.model ?? 'cpu'} × ${os.cpus().length}, node ${process.version}`;
-  process.stdout.write(`decode bench (${json.length} fixture transactions × ${ROUNDS} rounds × 3; machine: ${machine})\n`);
+  process.stdout.write(
+    `decode bench (${json.length} fixture transactions × ${ROUNDS} rounds × 3; machine: ${machine})\n`,
+  );
   process.stdout.write(`  decodeTransaction json       ${perSec(n, ms.json)} tx  (ratio 1.00)\n`);
-  process.stdout.write(`  decodeTransaction jsonParsed ${perSec(n, ms.jsonParsed)} tx  (ratio ${(ms.json / ms.jsonParsed).toFixed(2)} of json's speed)\n`);
-  process.stdout.write(`  decodeTransaction base64     ${perSec(n, ms.base64)} tx  (ratio ${(ms.json / ms.base64).toFixed(2)} of json's speed)\n`);
+  process.stdout.write(
+    `  decodeTransaction jsonParsed ${perSec(n, ms.jsonParsed)} tx  (ratio ${(ms.json / ms.jsonParsed).toFixed(2)} of json's speed)\n`,
+  );
+  process.stdout.write(
+    `  decodeTransaction base64     ${perSec(n, ms.base64)} tx  (ratio ${(ms.json / ms.base64).toFixed(2)} of json's speed)\n`,
+  );
   const docs = small.length * readRounds;
   // one large document (a real jsonParsed swap × 200 plus one u64 beyond 2^53): MB/s of each reader
-  const swap = readFileSync(join(__dirname, '..', 'tests', 'fixtures', 'transactions', 'real', 'jsonParsed', 'mainnet-3P8JT1-p2p-swap-orca-ok.json'), 'utf8');
+  const swap = readFileSync(
+    join(
+      __dirname,
+      '..',
+      'tests',
+      'fixtures',
+      'transactions',
+      'real',
+      'jsonParsed',
+      'mainnet-3P8JT1-p2p-swap-orca-ok.json',
+    ),
+    'utf8',
+  );
   const big = `[${Array.from({ length: 200 }, () => swap).join(',')},18446744073709551615]`;
   JSON.parse(big);
   parseJsonExact(big);
@@ -120,8 +156,12 @@ function main(): void {
   }
   const mbps = (m: number): string => `${((big.length * 3) / 1e6 / (m / 1000)).toFixed(0)} MB/s`;
   const vs = (m: number): string => `ratio ${(rd.jsonParse / m).toFixed(2)} of JSON.parse`;
-  process.stdout.write(`  read text (jsonParsed fixtures): JSON.parse ${perSec(docs, rd.jsonParse)} docs; parseJsonExact, no long integer ${perSec(docs, rd.exactFast)} (${vs(rd.exactFast)}); with one u64 > 2^53 ${perSec(docs, rd.exactMarked)} (${vs(rd.exactMarked)}); character reader ${perSec(docs, rd.byCharacter)} (${vs(rd.byCharacter)})\n`);
-  process.stdout.write(`  large document (${(big.length / 1e6).toFixed(1)} MB): JSON.parse ${mbps(bigPlain)} (rounds the u64), parseJsonExact ${mbps(bigExact)} (ratio ${(bigPlain / bigExact).toFixed(2)}), character reader ${mbps(bigChar)} (ratio ${(bigPlain / bigChar).toFixed(2)})\n`);
+  process.stdout.write(
+    `  read text (jsonParsed fixtures): JSON.parse ${perSec(docs, rd.jsonParse)} docs; parseJsonExact, no long integer ${perSec(docs, rd.exactFast)} (${vs(rd.exactFast)}); with one u64 > 2^53 ${perSec(docs, rd.exactMarked)} (${vs(rd.exactMarked)}); character reader ${perSec(docs, rd.byCharacter)} (${vs(rd.byCharacter)})\n`,
+  );
+  process.stdout.write(
+    `  large document (${(big.length / 1e6).toFixed(1)} MB): JSON.parse ${mbps(bigPlain)} (rounds the u64), parseJsonExact ${mbps(bigExact)} (ratio ${(bigPlain / bigExact).toFixed(2)}), character reader ${mbps(bigChar)} (ratio ${(bigPlain / bigChar).toFixed(2)})\n`,
+  );
 }
 
 main();

@@ -69,7 +69,8 @@ function stream(unique: number, dup: number, seed: number): Receipt[] {
   return out;
 }
 
-const COLUMNS = 'cluster, signature, ix_index, inner_index, slot, block_time, program, kind, mint, source, destination, destination_owner, amount, first_source';
+const COLUMNS =
+  'cluster, signature, ix_index, inner_index, slot, block_time, program, kind, mint, source, destination, destination_owner, amount, first_source';
 
 function copyLine(r: Receipt): string {
   const n = (v: unknown) => (v === null || v === undefined ? '\\N' : String(v));
@@ -85,17 +86,28 @@ async function main() {
   const pool = createPool({ url, schema, max: 4 });
   const log = pino({ level: 'silent' });
   try {
-    const { rows: v } = await pool.query(`SELECT current_setting('server_version') AS v, current_setting('fsync') AS f, current_setting('synchronous_commit') AS s`);
+    const { rows: v } = await pool.query(
+      `SELECT current_setting('server_version') AS v, current_setting('fsync') AS f, current_setting('synchronous_commit') AS s`,
+    );
     const cpu = os.cpus()[0]?.model ?? 'unknown cpu';
-    console.log(`machine: ${os.cpus().length} cores (${cpu}), ${Math.round(os.totalmem() / 2 ** 30)} GiB, node ${process.version}, PostgreSQL ${v[0].v} (fsync=${v[0].f}, synchronous_commit=${v[0].s}), load avg ${os.loadavg()[0].toFixed(1)}`);
+    console.log(
+      `machine: ${os.cpus().length} cores (${cpu}), ${Math.round(os.totalmem() / 2 ** 30)} GiB, node ${process.version}, PostgreSQL ${v[0].v} (fsync=${v[0].f}, synchronous_commit=${v[0].s}), load avg ${os.loadavg()[0].toFixed(1)}`,
+    );
     await pool.query(`CREATE TABLE receipts_copy AS SELECT ${COLUMNS} FROM receipts WITH NO DATA`);
     const ledger = createLedger({ db: pool, log });
     for (let i = 0; i < INVOICES; i++) {
-      await ledger.createInvoice({ id: `B-${i}`, mint: pad('mintUSDC'), expectedAmount: 10n ** 15n, depositAddress: pad(`dep${i}`) });
+      await ledger.createInvoice({
+        id: `B-${i}`,
+        mint: pad('mintUSDC'),
+        expectedAmount: 10n ** 15n,
+        depositAddress: pad(`dep${i}`),
+      });
     }
 
     async function reset() {
-      await pool.query(`TRUNCATE receipts, exceptions, fulfilments, outbox, receipt_delivery_counts, checkpoints, receipts_copy RESTART IDENTITY CASCADE`);
+      await pool.query(
+        `TRUNCATE receipts, exceptions, fulfilments, outbox, receipt_delivery_counts, checkpoints, receipts_copy RESTART IDENTITY CASCADE`,
+      );
       await pool.query(`UPDATE invoices SET credited_amount = 0, status = 'open', paid_at = NULL`);
       await pool.query(`VACUUM ANALYZE`);
     }
@@ -113,7 +125,10 @@ async function main() {
       const client = await pool.connect();
       try {
         for (let i = 0; i < deliveries.length; i += BATCH) {
-          const chunk = deliveries.slice(i, i + BATCH).map(copyLine).join('');
+          const chunk = deliveries
+            .slice(i, i + BATCH)
+            .map(copyLine)
+            .join('');
           await pipeline(Readable.from([chunk]), client.query(copyFrom(`COPY receipts_copy (${COLUMNS}) FROM STDIN`)));
         }
       } finally {
@@ -131,7 +146,20 @@ async function main() {
           await client.query(
             `INSERT INTO receipts (${COLUMNS}) VALUES ('bench', $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, 'scanner')
              ON CONFLICT ON CONSTRAINT receipts_identity DO NOTHING`,
-            [r.signature, r.ixIndex, r.innerIndex, r.slot?.toString() ?? null, r.blockTime, r.program, r.kind, r.mint, r.source, r.destination, r.destinationOwner, r.amount.toString()],
+            [
+              r.signature,
+              r.ixIndex,
+              r.innerIndex,
+              r.slot?.toString() ?? null,
+              r.blockTime,
+              r.program,
+              r.kind,
+              r.mint,
+              r.source,
+              r.destination,
+              r.destinationOwner,
+              r.amount.toString(),
+            ],
           );
           await client.query('COMMIT');
         }
@@ -141,7 +169,10 @@ async function main() {
       return Number(process.hrtime.bigint() - t0) / 1e9;
     }
 
-    const scenarios = [[`${DUP}x duplicates`, DUP], ['no duplicates', 1]] as const;
+    const scenarios = [
+      [`${DUP}x duplicates`, DUP],
+      ['no duplicates', 1],
+    ] as const;
     for (const [label, dup] of scenarios.slice(0, process.env.BENCH_DUP_ONLY ? 1 : 2)) {
       const deliveries = stream(Math.ceil(N / dup), dup, dup);
       // Alternate the two fast paths ROUNDS times and keep the best of each: other work on the machine is noise.
@@ -158,11 +189,21 @@ async function main() {
       const ledgerRate = deliveries.length / Math.min(...ledgerT);
       const copyRate = deliveries.length / Math.min(...copyT);
       const naiveRate = naiveSlice.length / naiveT;
-      console.log(`\n[${label}] ${deliveries.length} deliveries of ${Math.ceil(N / dup)} distinct receipts, batches of ${BATCH}`);
-      console.log(`  ledger (idempotent, matched, credited)  ${Math.round(ledgerRate).toLocaleString('en')} receipts/s  (best of ${ledgerT.map((t) => t.toFixed(2)).join(' / ')} s)`);
-      console.log(`  COPY, no dedup (ceiling)                ${Math.round(copyRate).toLocaleString('en')} receipts/s  (best of ${copyT.map((t) => t.toFixed(2)).join(' / ')} s)`);
-      console.log(`  naive, one row per transaction          ${Math.round(naiveRate).toLocaleString('en')} receipts/s  (${naiveSlice.length} deliveries, ${naiveT.toFixed(2)} s)`);
-      console.log(`  ratio ledger/COPY = ${(ledgerRate / copyRate).toFixed(2)}   ledger/naive = ${(ledgerRate / naiveRate).toFixed(1)}x   (ledger kept ${kept} distinct rows)`);
+      console.log(
+        `\n[${label}] ${deliveries.length} deliveries of ${Math.ceil(N / dup)} distinct receipts, batches of ${BATCH}`,
+      );
+      console.log(
+        `  ledger (idempotent, matched, credited)  ${Math.round(ledgerRate).toLocaleString('en')} receipts/s  (best of ${ledgerT.map((t) => t.toFixed(2)).join(' / ')} s)`,
+      );
+      console.log(
+        `  COPY, no dedup (ceiling)                ${Math.round(copyRate).toLocaleString('en')} receipts/s  (best of ${copyT.map((t) => t.toFixed(2)).join(' / ')} s)`,
+      );
+      console.log(
+        `  naive, one row per transaction          ${Math.round(naiveRate).toLocaleString('en')} receipts/s  (${naiveSlice.length} deliveries, ${naiveT.toFixed(2)} s)`,
+      );
+      console.log(
+        `  ratio ledger/COPY = ${(ledgerRate / copyRate).toFixed(2)}   ledger/naive = ${(ledgerRate / naiveRate).toFixed(1)}x   (ledger kept ${kept} distinct rows)`,
+      );
     }
   } finally {
     await pool.end();

@@ -30,7 +30,13 @@ import { address } from '../app/types';
 import { startLocalnet } from '../localnet';
 import { bankrunChain, bankrunIo, startBankrun } from '../tests/app/helpers/bankrun-chain';
 import { requireProgramSo } from '../common/program-binary';
-import { MerchantSetup, SetupIo, connectionIo, createTokenAccount, setupMerchant } from '../tests/app/helpers/payout-setup';
+import {
+  MerchantSetup,
+  SetupIo,
+  connectionIo,
+  createTokenAccount,
+  setupMerchant,
+} from '../tests/app/helpers/payout-setup';
 
 // 100 × (3 rounds × 3 modes) + warm-up stays under the ~1,400 transactions after which bankrun retires blockhashes
 // (the journal survives that, see tests/app/helpers/bankrun-chain.ts; the direct baseline would not).
@@ -65,7 +71,14 @@ interface Bank {
   stop(): Promise<void>;
 }
 
-async function run(bank: Bank, db: Pool, workerDb: Pool, m: MerchantSetup, merchant: MerchantRow, recipient: PublicKey) {
+async function run(
+  bank: Bank,
+  db: Pool,
+  workerDb: Pool,
+  m: MerchantSetup,
+  merchant: MerchantRow,
+  recipient: PublicKey,
+) {
   let seq = 0;
   const terms = () => ({ recipient: recipient.toBase58(), mint: m.mint.toBase58(), amount: '1' });
 
@@ -75,7 +88,13 @@ async function run(bank: Bank, db: Pool, workerDb: Pool, m: MerchantSetup, merch
     const signal = AbortSignal.timeout(DEADLINE_MS);
     await inParallel(ids, CONCURRENCY, async (payoutId) => {
       const { row } = await createPayout(db, merchant, { ...terms(), payoutId });
-      const r = await executePayout(row, { db, chain: bank.chain, authority: m.authority, pollIntervalMs: POLL_MS, signal });
+      const r = await executePayout(row, {
+        db,
+        chain: bank.chain,
+        authority: m.authority,
+        pollIntervalMs: POLL_MS,
+        signal,
+      });
       if (r?.state !== 'succeeded') throw new Error(`payout ${payoutId}: ${r?.state} ${r?.error}`);
     });
     return n / ((performance.now() - t0) / 1000);
@@ -103,7 +122,11 @@ async function run(bank: Bank, db: Pool, workerDb: Pool, m: MerchantSetup, merch
     });
     try {
       const t0 = performance.now();
-      await inParallel(ids, CONCURRENCY, async (payoutId) => void (await createPayout(db, merchant, { ...terms(), payoutId })));
+      await inParallel(
+        ids,
+        CONCURRENCY,
+        async (payoutId) => void (await createPayout(db, merchant, { ...terms(), payoutId })),
+      );
       const deadline = sleep(DEADLINE_MS).then(() => {
         throw new Error(`worker: ${done.size}/${n} payouts finished within ${DEADLINE_MS} ms`);
       });
@@ -120,7 +143,11 @@ async function run(bank: Bank, db: Pool, workerDb: Pool, m: MerchantSetup, merch
     const t0 = performance.now();
     await inParallel(ids, CONCURRENCY, async (payoutId) => {
       const p = preparePayout(merchant, { ...terms(), payoutId });
-      const { bytes, signature } = buildAttemptTransaction(p, { authority: m.authority }, await bank.chain.latestBlockhash());
+      const { bytes, signature } = buildAttemptTransaction(
+        p,
+        { authority: m.authority },
+        await bank.chain.latestBlockhash(),
+      );
       await bank.chain.sendRawTransaction(bytes);
       for (;;) {
         const [s] = await bank.chain.signatureStatuses([signature]);
@@ -128,7 +155,8 @@ async function run(bank: Bank, db: Pool, workerDb: Pool, m: MerchantSetup, merch
           if (s.err) throw new Error(`direct ${payoutId}: ${JSON.stringify(s.err)}`);
           return;
         }
-        if (performance.now() - t0 > DEADLINE_MS) throw new Error(`direct ${payoutId}: not confirmed within ${DEADLINE_MS} ms`);
+        if (performance.now() - t0 > DEADLINE_MS)
+          throw new Error(`direct ${payoutId}: not confirmed within ${DEADLINE_MS} ms`);
         await sleep(POLL_MS);
       }
     });
@@ -159,8 +187,24 @@ async function run(bank: Bank, db: Pool, workerDb: Pool, m: MerchantSetup, merch
 /** `oncepay localnet` in a child process with the compiled program, on a fresh ledger. */
 async function spawnLocalnet(): Promise<{ rpc: string; stop(): Promise<void> }> {
   const ledger = fs.mkdtempSync(path.join(os.tmpdir(), 'oncepay-bench-localnet-'));
-  const args = ['localnet', '--port', '0', '--slot-ms', String(SLOT_MS), '--finality-depth', '2', '--program', requireProgramSo(), '--ledger', ledger, '--reset'];
-  const child = spawn(process.execPath, [path.join(__dirname, '..', 'bin', 'oncepay'), ...args], { stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, ONCEPAY_LOG_LEVEL: 'error' } });
+  const args = [
+    'localnet',
+    '--port',
+    '0',
+    '--slot-ms',
+    String(SLOT_MS),
+    '--finality-depth',
+    '2',
+    '--program',
+    requireProgramSo(),
+    '--ledger',
+    ledger,
+    '--reset',
+  ];
+  const child = spawn(process.execPath, [path.join(__dirname, '..', 'bin', 'oncepay'), ...args], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+    env: { ...process.env, ONCEPAY_LOG_LEVEL: 'error' },
+  });
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   const rpc = await new Promise<string>((resolve, reject) => {
     let out = '';
@@ -182,7 +226,9 @@ async function spawnLocalnet(): Promise<{ rpc: string; stop(): Promise<void> }> 
 }
 
 async function main() {
-  console.log(`payout: machine ${os.cpus().length}× ${os.cpus()[0]?.model ?? '?'}, ${(os.totalmem() / 2 ** 30).toFixed(0)} GiB, node ${process.version}, load average ${os.loadavg()[0].toFixed(1)} at start`);
+  console.log(
+    `payout: machine ${os.cpus().length}× ${os.cpus()[0]?.model ?? '?'}, ${(os.totalmem() / 2 ** 30).toFixed(0)} GiB, node ${process.version}, load average ${os.loadavg()[0].toFixed(1)} at start`,
+  );
   const url = resolveDatabaseUrl();
   const schema = `bench_payout_${process.pid}`;
   const admin = createPool({ url, max: 1 });
@@ -202,7 +248,12 @@ async function main() {
       },
       // The node in this process: its work and the client's share one event loop (as in earlier runs).
       async () => {
-        const net = await startLocalnet({ slotMs: SLOT_MS, finalityDepth: 2, wsOnNextPort: false, programs: [{ programId: ONCEPAY_PROGRAM_ID, path: requireProgramSo() }] });
+        const net = await startLocalnet({
+          slotMs: SLOT_MS,
+          finalityDepth: 2,
+          wsOnNextPort: false,
+          programs: [{ programId: ONCEPAY_PROGRAM_ID, path: requireProgramSo() }],
+        });
         return connectionBank(`localnet in-process, ${SLOT_MS} ms slots`, net.url, () => net.stop());
       },
       // The node in a process of its own (`oncepay localnet`), as a real node is: client and node each have a core.
@@ -219,7 +270,11 @@ async function main() {
         const m = await setupMerchant(bank.io, { vaultFunds: 10n ** 15n });
         const recipient = await createTokenAccount(bank.io, m.authority, m.mint, Keypair.generate().publicKey);
         const merchant = await insertMerchant(db, {
-          name: bank.name, apiKeyHash: hashApiKey(`bench-key-${k++}-${process.pid}-000000`), programId: address(m.programId), merchantAddress: address(m.merchant), vault: address(m.vault),
+          name: bank.name,
+          apiKeyHash: hashApiKey(`bench-key-${k++}-${process.pid}-000000`),
+          programId: address(m.programId),
+          merchantAddress: address(m.merchant),
+          vault: address(m.vault),
         });
         await run(bank, db, workerDb, m, merchant, recipient);
       } catch (e) {

@@ -49,8 +49,22 @@ async function bareTransferChecked(w: World): Promise<TxResult> {
   const owner = keypair();
   fundSystemAccount(w.rt, owner.publicKey);
   const source = keypair().publicKey;
-  writeTokenAccount(w.rt, source, { mint: w.mint, owner: owner.publicKey, amount: 1_000_000n, tokenProgram: w.tokenProgram });
-  const ix = createTransferCheckedInstruction(source, w.mint, w.recipient, owner.publicKey, 1_000n, 6, [], w.tokenProgram);
+  writeTokenAccount(w.rt, source, {
+    mint: w.mint,
+    owner: owner.publicKey,
+    amount: 1_000_000n,
+    tokenProgram: w.tokenProgram,
+  });
+  const ix = createTransferCheckedInstruction(
+    source,
+    w.mint,
+    w.recipient,
+    owner.publicKey,
+    1_000n,
+    6,
+    [],
+    w.tokenProgram,
+  );
   return w.send([ix], [owner]);
 }
 
@@ -74,7 +88,12 @@ interface Measure {
   sampleMax: bigint;
 }
 
-async function measure(runtime: RuntimeName, binary: ProgramBinary, randomOpIds: Buffer[], tokenProgram = TOKEN_PROGRAM_ID): Promise<Measure> {
+async function measure(
+  runtime: RuntimeName,
+  binary: ProgramBinary,
+  randomOpIds: Buffer[],
+  tokenProgram = TOKEN_PROGRAM_ID,
+): Promise<Measure> {
   // The same keys (merchant, accounts) for every binary, so the same op ids have the same canonical bumps.
   seedKeys(`bench-${runtime}-${tokenProgram.toBase58()}`);
   const rt = await createRuntime(runtime, binary);
@@ -112,13 +131,18 @@ async function main() {
       ' (CU do not depend on the machine)',
   );
   const binaries = BINARIES;
-  for (const b of binaries) console.log(`program-cu: ${b} .so ${pad(statSync(requireBinary(b)).size.toLocaleString('en'), 9)} bytes`);
+  for (const b of binaries)
+    console.log(`program-cu: ${b} .so ${pad(statSync(requireBinary(b)).size.toLocaleString('en'), 9)} bytes`);
   const randomOpIds = Array.from({ length: OPS }, () => randomBytes(32));
-  console.log(`program-cu: execute_payout, amount 1000, SPL Token unless said; mean over ${OPS} random op ids (the same for every binary)`);
+  console.log(
+    `program-cu: execute_payout, amount 1000, SPL Token unless said; mean over ${OPS} random op ids (the same for every binary)`,
+  );
   const header =
     '  program   bare transfer_checked   payout @bump 255 (own)   per lower bump   average (exact)   sample mean   sample max';
   for (const runtime of RUNTIMES) {
-    console.log(`\n${runtime === 'bankrun' ? 'bankrun (Solana 1.18, legacy SPL Token)' : 'LiteSVM (Agave 3, p-token)'}`);
+    console.log(
+      `\n${runtime === 'bankrun' ? 'bankrun (Solana 1.18, legacy SPL Token)' : 'LiteSVM (Agave 3, p-token)'}`,
+    );
     console.log(header);
     const verdicts: string[] = [];
     for (const binary of binaries) {
@@ -131,7 +155,9 @@ async function main() {
       );
       if (runtime === 'litesvm') {
         const ok = average <= TARGETS[binary];
-        verdicts.push(`${binary} ${average} CU vs target ≤ ${TARGETS[binary].toLocaleString('en')} → ${ok ? 'within' : 'OVER'}`);
+        verdicts.push(
+          `${binary} ${average} CU vs target ≤ ${TARGETS[binary].toLocaleString('en')} → ${ok ? 'within' : 'OVER'}`,
+        );
       }
     }
     for (const v of verdicts) console.log(`  target (LiteSVM, mean over random op ids): ${v}`);

@@ -20,7 +20,15 @@ async function main(): Promise<void> {
     const owner = randomAddress();
     const mint = randomAddress();
     for (let s = 1; s <= BLOCKS; s++) {
-      rpc.setBlock(s, blockAt(s, Array.from({ length: PER_BLOCK }, (_, k) => transferCheckedTx({ amount: BigInt(1 + s * 10 + k), mint, destinationOwner: owner }))));
+      rpc.setBlock(
+        s,
+        blockAt(
+          s,
+          Array.from({ length: PER_BLOCK }, (_, k) =>
+            transferCheckedTx({ amount: BigInt(1 + s * 10 + k), mint, destinationOwner: owner }),
+          ),
+        ),
+      );
     }
     rpc.setTip({ finalized: BLOCKS });
     const settings = [
@@ -33,7 +41,11 @@ async function main(): Promise<void> {
     for (const [i, st] of settings.entries()) {
       const cluster = `bench-${i}`;
       const scanner = createScanner(
-        { rpc: createRpcClient({ url: rpc.url }), ledger: createLedger({ db: db.pool }), decode: (b, slot) => decodeBlock(b, { slot, cluster }) },
+        {
+          rpc: createRpcClient({ url: rpc.url }),
+          ledger: createLedger({ db: db.pool }),
+          decode: (b, slot) => decodeBlock(b, { slot, cluster }),
+        },
         { cluster, commitment: 'finalized', rescanWindow: 0, fromSlot: 1, maxSlotsPerPass: BLOCKS, pollMs: 10, ...st },
       );
       const t0 = performance.now();
@@ -41,26 +53,59 @@ async function main(): Promise<void> {
       const ms = performance.now() - t0;
       // A re-scan of the whole range: every receipt is a duplicate.
       const again = createScanner(
-        { rpc: createRpcClient({ url: rpc.url }), ledger: createLedger({ db: db.pool }), decode: (b, slot) => decodeBlock(b, { slot, cluster }) },
-        { cluster, commitment: 'finalized', rescanWindow: BLOCKS, fromSlot: 1, maxSlotsPerPass: BLOCKS, pollMs: 10, ...st, source: 'backfill' },
+        {
+          rpc: createRpcClient({ url: rpc.url }),
+          ledger: createLedger({ db: db.pool }),
+          decode: (b, slot) => decodeBlock(b, { slot, cluster }),
+        },
+        {
+          cluster,
+          commitment: 'finalized',
+          rescanWindow: BLOCKS,
+          fromSlot: 1,
+          maxSlotsPerPass: BLOCKS,
+          pollMs: 10,
+          ...st,
+          source: 'backfill',
+        },
       );
       await db.pool.query(`INSERT INTO checkpoints (cluster, source, slot) VALUES ($1, 'backfill', 0)`, [cluster]);
       const t1 = performance.now();
       const p = await again.runPass();
       const rescanMs = performance.now() - t1;
-      if (p.inserted !== 0 || p.duplicates !== BLOCKS * PER_BLOCK) throw new Error(`re-scan not all duplicates: ${JSON.stringify(p)}`);
+      if (p.inserted !== 0 || p.duplicates !== BLOCKS * PER_BLOCK)
+        throw new Error(`re-scan not all duplicates: ${JSON.stringify(p)}`);
       rows.push({ label: `chunk=${st.chunkSize} concurrency=${st.concurrency}`, ms, rescanMs });
     }
     // Attribution: the same best setting with the ledger call replaced by a no-op (RPC + JSON + decode only).
     {
       const st = settings[settings.length - 1];
       const noLedger = {
-        applyBatch: async (i: { receipts: readonly unknown[] }) => ({ inserted: i.receipts.length, duplicates: 0, credited: [], exceptions: [], fulfilled: [], rejected: [] }),
+        applyBatch: async (i: { receipts: readonly unknown[] }) => ({
+          inserted: i.receipts.length,
+          duplicates: 0,
+          credited: [],
+          exceptions: [],
+          fulfilled: [],
+          rejected: [],
+        }),
         getCheckpoint: async () => null,
       };
       const scanner = createScanner(
-        { rpc: createRpcClient({ url: rpc.url }), ledger: noLedger, decode: (b, slot) => decodeBlock(b, { slot, cluster: 'x' }) },
-        { cluster: 'x', commitment: 'finalized', rescanWindow: 0, fromSlot: 1, maxSlotsPerPass: BLOCKS, pollMs: 10, ...st },
+        {
+          rpc: createRpcClient({ url: rpc.url }),
+          ledger: noLedger,
+          decode: (b, slot) => decodeBlock(b, { slot, cluster: 'x' }),
+        },
+        {
+          cluster: 'x',
+          commitment: 'finalized',
+          rescanWindow: 0,
+          fromSlot: 1,
+          maxSlotsPerPass: BLOCKS,
+          pollMs: 10,
+          ...st,
+        },
       );
       const t0 = performance.now();
       await scanner.runPass();
@@ -69,11 +114,13 @@ async function main(): Promise<void> {
     }
     const base = rows[0].ms;
     const machine = `${os.cpus().length} cores ${os.cpus()[0]?.model ?? '?'}, node ${process.version}, load avg ${os.loadavg()[0].toFixed(1)}`;
-    console.log(`scan-throughput: ${BLOCKS} blocks × ${PER_BLOCK} transfers, replay RPC on loopback (same process), PostgreSQL ledger`);
+    console.log(
+      `scan-throughput: ${BLOCKS} blocks × ${PER_BLOCK} transfers, replay RPC on loopback (same process), PostgreSQL ledger`,
+    );
     for (const r of rows) {
       console.log(
         `  ${r.label.padEnd(28)} speed-up vs chunk=1/conc=1: ${(base / r.ms).toFixed(2)}x | re-scan/first-pass time: ${(r.rescanMs / r.ms).toFixed(2)}` +
-          ` | absolute [${machine}]: ${((BLOCKS / r.ms) * 1000).toFixed(0)} blocks/s, ${((BLOCKS * PER_BLOCK) / r.ms * 1000).toFixed(0)} receipts/s`,
+          ` | absolute [${machine}]: ${((BLOCKS / r.ms) * 1000).toFixed(0)} blocks/s, ${(((BLOCKS * PER_BLOCK) / r.ms) * 1000).toFixed(0)} receipts/s`,
       );
     }
   } finally {

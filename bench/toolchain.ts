@@ -39,7 +39,9 @@ function stepSeconds(log: string, pattern: RegExp): number {
 
 async function main(): Promise<void> {
   const cpu = os.cpus()[0]?.model ?? 'unknown cpu';
-  console.log(`machine: ${os.cpus().length} × ${cpu}, ${Math.round(os.totalmem() / 2 ** 30)} GiB, ${os.platform()} ${os.arch()}`);
+  console.log(
+    `machine: ${os.cpus().length} × ${cpu}, ${Math.round(os.totalmem() / 2 ** 30)} GiB, ${os.platform()} ${os.arch()}`,
+  );
 
   const paths = buildProbes();
   paths[STD_ID] = buildProbe('std');
@@ -60,22 +62,33 @@ async function main(): Promise<void> {
       ['calls (7-arg calls, fn ptr, dyn, tuple/Result)', await cu(ID.calls, le64(100n, 7n, 3n, 4n, 5n, 6n, 9n, 1n))],
       [
         'math (signed div, u128/i128 mul/div, checked)',
-        await cu(ID.math, Buffer.concat([le64(-100n, 7n), le128((1n << 128n) - 1n), le128(3n), le64(2n ** 64n - 1n, 2n)])),
+        await cu(
+          ID.math,
+          Buffer.concat([le64(-100n, 7n), le128((1n << 128n) - 1n), le128(3n), le64(2n ** 64n - 1n, 2n)]),
+        ),
       ],
       ['fmt (core::fmt, u128 Display, 1 log)', await cu(ID.fmt, le64(2n ** 64n - 1n, 123456n))],
       [
         'float (soft-float f64 ops, saturating casts, Display)',
         await cu(ID.float, Buffer.concat([le64(7n, 2n), Buffer.from(new Float64Array([2.5]).buffer)])),
       ],
-      ['mem full check (1 KiB set/copy/move/cmp + checksums)', await cu(ID.mem, Buffer.concat([Buffer.from([0, 5]), le64(300n)]))],
-      ['std (Vec, BTreeMap, HashMap, Box<dyn>, format!; n=12)', await cu(STD_ID, Buffer.concat([Buffer.from([0]), le64(12n, 123456789n)]))],
+      [
+        'mem full check (1 KiB set/copy/move/cmp + checksums)',
+        await cu(ID.mem, Buffer.concat([Buffer.from([0, 5]), le64(300n)])),
+      ],
+      [
+        'std (Vec, BTreeMap, HashMap, Box<dyn>, format!; n=12)',
+        await cu(STD_ID, Buffer.concat([Buffer.from([0]), le64(12n, 123456789n)])),
+      ],
     ];
     const base = await cu(ID.mem, Buffer.from([3, 7]));
     const memcpy = (await cu(ID.mem, Buffer.from([1, 7]))) - base;
     const loop = (await cu(ID.mem, Buffer.from([2, 7]))) - base;
     console.log(`\nCU in ${runtime.name}:`);
     for (const [name, v] of rows) console.log(`  ${name.padEnd(56)} ${String(v).padStart(7)} CU`);
-    console.log(`  1 KiB memcpy: sol_memcpy_ syscall ${memcpy} CU, byte loop ${loop} CU → loop/syscall = ${(Number(loop) / Number(memcpy)).toFixed(0)}×`);
+    console.log(
+      `  1 KiB memcpy: sol_memcpy_ syscall ${memcpy} CU, byte loop ${loop} CU → loop/syscall = ${(Number(loop) / Number(memcpy)).toFixed(0)}×`,
+    );
   }
 
   // --- build times ------------------------------------------------------------
@@ -104,7 +117,9 @@ async function main(): Promise<void> {
           log = mustRun(['--crate', p.crate, '--out', join(dir, `${p.label.split(' ')[0]}.so`)], env);
         });
         const rustc = stepSeconds(log, /rustc done in ([\d.]+)s/g);
-        console.log(`  cold: ${p.label.padEnd(26)} dependency graph + crate (std cached) ${t.toFixed(1)} s (cargo ${rustc.toFixed(1)} s)`);
+        console.log(
+          `  cold: ${p.label.padEnd(26)} dependency graph + crate (std cached) ${t.toFixed(1)} s (cargo ${rustc.toFixed(1)} s)`,
+        );
       }
       console.log(`  load average at the end ${load()}`);
     } finally {

@@ -4,9 +4,17 @@ import { Command } from 'commander';
 export function register(program: Command): void {
   program
     .command('demo')
-    .description('play the whole story on real components (PostgreSQL, localnet + the compiled program, indexer, outbox, API, SDK) and check exactly-once')
-    .option('--keep', 'leave localnet, the database and the API running afterwards and print how to poke them (Ctrl-C stops)')
-    .option('--ci', 'non-interactive: no progress bars; also print the final result as one JSON line prefixed "DEMO_RESULT "')
+    .description(
+      'play the whole story on real components (PostgreSQL, localnet + the compiled program, indexer, outbox, API, SDK) and check exactly-once',
+    )
+    .option(
+      '--keep',
+      'leave localnet, the database and the API running afterwards and print how to poke them (Ctrl-C stops)',
+    )
+    .option(
+      '--ci',
+      'non-interactive: no progress bars; also print the final result as one JSON line prefixed "DEMO_RESULT "',
+    )
     .option('--json', 'print the final result as JSON on stdout (the narration goes to stderr)')
     .addHelpText(
       'after',

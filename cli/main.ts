@@ -26,7 +26,9 @@ if (require.main === module || process.argv[1]?.endsWith('oncepay')) {
   buildCli()
     .parseAsync(process.argv)
     .catch((e: Error) => {
-      process.stderr.write(`${JSON.stringify({ level: 'error', msg: e.message, code: (e as { code?: string }).code })}\n`);
+      process.stderr.write(
+        `${JSON.stringify({ level: 'error', msg: e.message, code: (e as { code?: string }).code })}\n`,
+      );
       process.exit(1);
     });
 }

@@ -25,7 +25,10 @@ export function baseUnits(x: string | bigint): BaseUnits {
     return x;
   }
   if (typeof x !== 'string' || !/^(0|[1-9][0-9]{0,19})$/.test(x)) {
-    throw new OncepayError('ONCEPAY__AMOUNT__MALFORMED', `amount must be a decimal string of base units, got ${JSON.stringify(x)}`);
+    throw new OncepayError(
+      'ONCEPAY__AMOUNT__MALFORMED',
+      `amount must be a decimal string of base units, got ${JSON.stringify(x)}`,
+    );
   }
   const v = BigInt(x);
   assertIsBaseUnits(v);

@@ -6,7 +6,8 @@ import { InvalidArgumentError } from 'commander';
 export function intOption(name: string, min = 0): (v: string) => number {
   return (v: string): number => {
     const n = Number(v);
-    if (!/^[0-9]+$/.test(v) || !Number.isSafeInteger(n) || n < min) throw new InvalidArgumentError(`${name} must be an integer ≥ ${min}, got ${JSON.stringify(v)}`);
+    if (!/^[0-9]+$/.test(v) || !Number.isSafeInteger(n) || n < min)
+      throw new InvalidArgumentError(`${name} must be an integer ≥ ${min}, got ${JSON.stringify(v)}`);
     return n;
   };
 }

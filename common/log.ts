@@ -5,7 +5,10 @@ let root: Logger | undefined;
 
 export function logger(component?: string): Logger {
   root ??= pino(
-    { level: process.env.ONCEPAY_LOG_LEVEL ?? (process.env.NODE_ENV === 'test' ? 'warn' : 'info'), base: { pid: process.pid } },
+    {
+      level: process.env.ONCEPAY_LOG_LEVEL ?? (process.env.NODE_ENV === 'test' ? 'warn' : 'info'),
+      base: { pid: process.pid },
+    },
     pino.destination({ fd: 2, sync: true }),
   );
   return component ? root.child({ component }) : root;

@@ -30,7 +30,10 @@ export function onStopSignals(log: Logger, graceMs: number = DEFAULT_GRACE_MS): 
     setTimeout(() => forceExit(`drain took longer than ${graceMs} ms`), graceMs).unref();
   };
   const forceExit = (why: string) => {
-    log.warn({ why }, 'exiting now; unfinished work is handed back to the database (transactions roll back, leases expire)');
+    log.warn(
+      { why },
+      'exiting now; unfinished work is handed back to the database (transactions roll back, leases expire)',
+    );
     process.exit(0);
   };
   process.on('SIGTERM', handler);
@@ -46,6 +49,9 @@ export function onStopSignals(log: Logger, graceMs: number = DEFAULT_GRACE_MS): 
 }
 
 /** The --help paragraph of a long-running command: what SIGTERM does and within which bound. */
-export function shutdownHelp(bound: string = `${DEFAULT_GRACE_MS / 1000} s`, drain = 'stops taking work and finishes what is in flight'): string {
+export function shutdownHelp(
+  bound: string = `${DEFAULT_GRACE_MS / 1000} s`,
+  drain = 'stops taking work and finishes what is in flight',
+): string {
   return `\nSIGTERM / SIGINT: ${drain}, closes its database pool and exits 0 within ${bound}; work still running then is handed back to the database (transactions roll back, leases expire). A database outage does not end the process: it backs off and recovers by itself.`;
 }

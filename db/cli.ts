@@ -18,11 +18,19 @@ export function register(program: Command): void {
       }
     });
 
-  const db = program.command('db').description('the embedded local PostgreSQL server (used when DATABASE_URL is unset)');
+  const db = program
+    .command('db')
+    .description('the embedded local PostgreSQL server (used when DATABASE_URL is unset)');
   db.command('start')
-    .description('start the local server (idempotent) and print its URL with the password hidden (`db url` prints it whole)')
+    .description(
+      'start the local server (idempotent) and print its URL with the password hidden (`db url` prints it whole)',
+    )
     .option('--fast', 'fsync off: for tests only')
     .action((o: { fast?: boolean }) => console.log(redactUrl(startLocalServer({ fast: o.fast }).url)));
-  db.command('stop').description('stop the local server').action(() => stopLocalServer());
-  db.command('url').description('print the database URL commands will use, password included (for DATABASE_URL=$(oncepay db url))').action(() => console.log(resolveDatabaseUrl()));
+  db.command('stop')
+    .description('stop the local server')
+    .action(() => stopLocalServer());
+  db.command('url')
+    .description('print the database URL commands will use, password included (for DATABASE_URL=$(oncepay db url))')
+    .action(() => console.log(resolveDatabaseUrl()));
 }

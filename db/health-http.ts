@@ -5,7 +5,12 @@
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { Pool } from 'pg';
 import { checkReadiness } from './readiness';
-import { DATABASE_RETRY_AFTER_SECONDS, DATABASE_UNAVAILABLE, DATABASE_UNAVAILABLE_MESSAGE, isDatabaseUnavailable } from './unavailable';
+import {
+  DATABASE_RETRY_AFTER_SECONDS,
+  DATABASE_UNAVAILABLE,
+  DATABASE_UNAVAILABLE_MESSAGE,
+  isDatabaseUnavailable,
+} from './unavailable';
 
 export const HEALTH_PATHS = ['/healthz', '/readyz'] as const;
 export type HealthPath = (typeof HEALTH_PATHS)[number];
@@ -28,9 +33,17 @@ export async function answerHealth(path: HealthPath, db: Pick<Pool, 'query'>): P
   try {
     const r = await checkReadiness(db);
     if (r.ready) return { status: 200, headers: {}, body: { ok: true, ready: true } };
-    return { status: 503, headers: RETRY_AFTER, body: { code: r.code, message: r.message, ready: false, ...(r.pending ? { pending: r.pending } : {}) } };
+    return {
+      status: 503,
+      headers: RETRY_AFTER,
+      body: { code: r.code, message: r.message, ready: false, ...(r.pending ? { pending: r.pending } : {}) },
+    };
   } catch (e) {
-    return { status: 503, headers: RETRY_AFTER, body: { code: DATABASE_UNAVAILABLE, message: `readiness probe failed: ${(e as Error).message}`, ready: false } };
+    return {
+      status: 503,
+      headers: RETRY_AFTER,
+      body: { code: DATABASE_UNAVAILABLE, message: `readiness probe failed: ${(e as Error).message}`, ready: false },
+    };
   }
 }
 

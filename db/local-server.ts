@@ -10,7 +10,18 @@ import * as path from 'path';
 import * as crypto from 'crypto';
 import { OncepayError } from '../common/errors';
 import { logger } from '../common/log';
-import { generatePassword, hbaContent, parsePgpass, passwordlessHbaLines, PASSWORD_FILE, pgpassContent, redactUrl, scramVerifier, shellUrl, SUPERUSER } from './local-auth';
+import {
+  generatePassword,
+  hbaContent,
+  parsePgpass,
+  passwordlessHbaLines,
+  PASSWORD_FILE,
+  pgpassContent,
+  redactUrl,
+  scramVerifier,
+  shellUrl,
+  SUPERUSER,
+} from './local-auth';
 
 // Error codes of the embedded server. Stable: never remove, rename or reuse one.
 export const LOCAL_SERVER_CODES = {
@@ -41,7 +52,11 @@ export interface LocalServer {
   passwordFile: string;
 }
 
-const PROJECT_ROOT = path.resolve(__dirname, '..', fs.existsSync(path.resolve(__dirname, '..', 'package.json')) ? '' : '..');
+const PROJECT_ROOT = path.resolve(
+  __dirname,
+  '..',
+  fs.existsSync(path.resolve(__dirname, '..', 'package.json')) ? '' : '..',
+);
 
 export function projectRoot(): string {
   return PROJECT_ROOT;
@@ -50,10 +65,17 @@ export function projectRoot(): string {
 export function pgBinDir(): string {
   const base = '/usr/lib/postgresql';
   if (!fs.existsSync(base)) {
-    throw new OncepayError(LOCAL_SERVER_CODES.POSTGRES_MISSING, 'PostgreSQL server binaries not found under /usr/lib/postgresql; run `make setup` (apt-get install postgresql)');
+    throw new OncepayError(
+      LOCAL_SERVER_CODES.POSTGRES_MISSING,
+      'PostgreSQL server binaries not found under /usr/lib/postgresql; run `make setup` (apt-get install postgresql)',
+    );
   }
-  const versions = fs.readdirSync(base).filter((v) => fs.existsSync(path.join(base, v, 'bin', 'pg_ctl'))).sort((a, b) => Number(b) - Number(a));
-  if (versions.length === 0) throw new OncepayError(LOCAL_SERVER_CODES.POSTGRES_MISSING, 'no pg_ctl under /usr/lib/postgresql/*/bin');
+  const versions = fs
+    .readdirSync(base)
+    .filter((v) => fs.existsSync(path.join(base, v, 'bin', 'pg_ctl')))
+    .sort((a, b) => Number(b) - Number(a));
+  if (versions.length === 0)
+    throw new OncepayError(LOCAL_SERVER_CODES.POSTGRES_MISSING, 'no pg_ctl under /usr/lib/postgresql/*/bin');
   return path.join(base, versions[0], 'bin');
 }
 
@@ -63,14 +85,21 @@ const isRoot = typeof process.getuid === 'function' && process.getuid() === 0;
  * Run a postgres tool as the `postgres` system user when we are root (initdb and postgres refuse root).
  * Secrets go in through `input` (stdin) or files, never `args`: arguments are visible to every user in `ps`.
  */
-export function runPg(tool: string, args: string[], opts: { allowFail?: boolean; input?: string } = {}): { status: number; out: string } {
+export function runPg(
+  tool: string,
+  args: string[],
+  opts: { allowFail?: boolean; input?: string } = {},
+): { status: number; out: string } {
   const bin = path.join(pgBinDir(), tool);
   const cmd = isRoot ? 'runuser' : bin;
   const cmdArgs = isRoot ? ['-u', 'postgres', '--', bin, ...args] : args;
   const r = spawnSync(cmd, cmdArgs, { encoding: 'utf8', cwd: '/', input: opts.input });
   const out = `${r.stdout ?? ''}${r.stderr ?? ''}`;
   if (r.status !== 0 && !opts.allowFail) {
-    throw new OncepayError(LOCAL_SERVER_CODES.POSTGRES_FAILED, `${tool} ${args.join(' ')} exited ${r.status}: ${out.trim()}`);
+    throw new OncepayError(
+      LOCAL_SERVER_CODES.POSTGRES_FAILED,
+      `${tool} ${args.join(' ')} exited ${r.status}: ${out.trim()}`,
+    );
   }
   return { status: r.status ?? -1, out };
 }
@@ -151,7 +180,16 @@ function initCluster(dataDir: string): void {
     ownAsPostgres(staging);
     const pwfile = path.join(staging, 'password');
     writePrivateFile(pwfile, `${password}\n`);
-    runPg('initdb', ['-D', dataDir, '-U', SUPERUSER, '--auth=scram-sha-256', `--pwfile=${pwfile}`, '--encoding=UTF8', '--locale=C.UTF-8']);
+    runPg('initdb', [
+      '-D',
+      dataDir,
+      '-U',
+      SUPERUSER,
+      '--auth=scram-sha-256',
+      `--pwfile=${pwfile}`,
+      '--encoding=UTF8',
+      '--locale=C.UTF-8',
+    ]);
   } finally {
     fs.rmSync(staging, { recursive: true, force: true });
   }
@@ -176,10 +214,18 @@ function liveAddress(dataDir: string): { port: number; socketDir: string } {
 
 /** Does the running server let the superuser in over TCP without a password? (psql with no password source) */
 function admitsWithoutPassword(port: number): boolean {
-  const env: NodeJS.ProcessEnv = { ...process.env, PGPASSFILE: '/nonexistent/oncepay-no-password', PGCONNECT_TIMEOUT: '5' };
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    PGPASSFILE: '/nonexistent/oncepay-no-password',
+    PGCONNECT_TIMEOUT: '5',
+  };
   delete env.PGPASSWORD;
   const bin = path.join(pgBinDir(), 'psql');
-  const r = spawnSync(bin, ['-X', '-w', '-q', '-h', '127.0.0.1', '-p', String(port), '-U', SUPERUSER, '-d', 'postgres', '-c', 'SELECT 1'], { env, encoding: 'utf8', cwd: '/' });
+  const r = spawnSync(
+    bin,
+    ['-X', '-w', '-q', '-h', '127.0.0.1', '-p', String(port), '-U', SUPERUSER, '-d', 'postgres', '-c', 'SELECT 1'],
+    { env, encoding: 'utf8', cwd: '/' },
+  );
   return r.status === 0;
 }
 
@@ -210,14 +256,35 @@ function secureCluster(dataDir: string, port: number, socketDir: string, fast: b
   if (existing === null) writePrivateFile(passwordFileOf(dataDir), pgpassContent(password));
   if (!isRunning(dataDir)) startServer(dataDir, port, socketDir, fast);
   const live = liveAddress(dataDir);
-  runPg('psql', ['-X', '-q', '-v', 'ON_ERROR_STOP=1', '-h', live.socketDir, '-p', String(live.port), '-U', SUPERUSER, '-d', 'postgres'], {
-    input: `ALTER ROLE ${SUPERUSER} PASSWORD '${scramVerifier(password)}';\n`,
-  });
+  runPg(
+    'psql',
+    [
+      '-X',
+      '-q',
+      '-v',
+      'ON_ERROR_STOP=1',
+      '-h',
+      live.socketDir,
+      '-p',
+      String(live.port),
+      '-U',
+      SUPERUSER,
+      '-d',
+      'postgres',
+    ],
+    {
+      input: `ALTER ROLE ${SUPERUSER} PASSWORD '${scramVerifier(password)}';\n`,
+    },
+  );
   writePrivateFile(hbaFile, hbaContent());
   runPg('pg_ctl', ['reload', '-D', dataDir]);
   // The reload is a signal: wait until the postmaster has read the new file (bounded), then say so.
   for (let i = 0; admitsWithoutPassword(live.port); i++) {
-    if (i >= 100) throw new OncepayError(LOCAL_SERVER_CODES.POSTGRES_FAILED, `${dataDir}: the server still admits connections without a password after reloading pg_hba.conf`);
+    if (i >= 100)
+      throw new OncepayError(
+        LOCAL_SERVER_CODES.POSTGRES_FAILED,
+        `${dataDir}: the server still admits connections without a password after reloading pg_hba.conf`,
+      );
     sleepSync(100);
   }
   logger('db').warn(

@@ -23,7 +23,10 @@ export function migrationsDir(): string {
 }
 
 export function loadMigrations(dir = migrationsDir()): Migration[] {
-  const files = fs.readdirSync(dir).filter((f) => MIGRATION_FILE.test(f)).sort();
+  const files = fs
+    .readdirSync(dir)
+    .filter((f) => MIGRATION_FILE.test(f))
+    .sort();
   const seen = new Set<number>();
   return files.map((name) => {
     const version = Number(MIGRATION_FILE.exec(name)![1]);

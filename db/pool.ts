@@ -44,7 +44,11 @@ export function createPool(opts: DbOptions): Pool {
   if (opts.schema) config.options = `-c search_path=${quoteIdent(opts.schema)}`;
   const pool = new Pool(config);
   const log = logger('db');
-  const lost = (err: Error) => log.warn({ err: err.message, code: (err as { code?: string }).code, applicationName: config.application_name }, 'database connection lost');
+  const lost = (err: Error) =>
+    log.warn(
+      { err: err.message, code: (err as { code?: string }).code, applicationName: config.application_name },
+      'database connection lost',
+    );
   // Idle clients: pg-pool removes the dead client and re-emits here.
   pool.on('error', lost);
   // Checked-out clients: pg-pool takes its own listener off while a client is lent out, so each client gets a
@@ -68,7 +72,10 @@ export function createPoolFromEnv(opts: { max?: number; name?: string } = {}): P
 }
 
 /** Run `use` with a pool from the environment (as createPoolFromEnv) and close the pool afterwards, whatever happens. */
-export async function withPoolFromEnv<T>(opts: { max?: number; name?: string }, use: (db: Pool) => Promise<T>): Promise<T> {
+export async function withPoolFromEnv<T>(
+  opts: { max?: number; name?: string },
+  use: (db: Pool) => Promise<T>,
+): Promise<T> {
   const db = createPoolFromEnv(opts);
   try {
     return await use(db);

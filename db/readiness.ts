@@ -8,7 +8,12 @@ export const MIGRATIONS_PENDING = 'MIGRATIONS_PENDING';
 
 export type Readiness =
   | { ready: true }
-  | { ready: false; code: typeof DATABASE_UNAVAILABLE | typeof MIGRATIONS_PENDING; message: string; pending?: number[] };
+  | {
+      ready: false;
+      code: typeof DATABASE_UNAVAILABLE | typeof MIGRATIONS_PENDING;
+      message: string;
+      pending?: number[];
+    };
 
 /** What the probe saw: the applied migration versions, or why they could not be read. */
 export type Observation =
@@ -19,11 +24,17 @@ export type Observation =
 
 /** Ready when the database answered and every migration this code knows is applied (a newer schema is fine). */
 export function readinessDecision(seen: Observation, known: readonly number[]): Readiness {
-  if (seen.kind === 'unreachable') return { ready: false, code: DATABASE_UNAVAILABLE, message: `database unreachable: ${seen.error}` };
+  if (seen.kind === 'unreachable')
+    return { ready: false, code: DATABASE_UNAVAILABLE, message: `database unreachable: ${seen.error}` };
   const applied = new Set(seen.kind === 'applied' ? seen.versions : []);
   const pending = known.filter((v) => !applied.has(v));
   if (pending.length === 0) return { ready: true };
-  return { ready: false, code: MIGRATIONS_PENDING, message: `${pending.length} migration(s) not applied; run \`oncepay migrate\``, pending };
+  return {
+    ready: false,
+    code: MIGRATIONS_PENDING,
+    message: `${pending.length} migration(s) not applied; run \`oncepay migrate\``,
+    pending,
+  };
 }
 
 let knownVersions: number[] | undefined;

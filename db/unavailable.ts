@@ -9,7 +9,17 @@ export const DATABASE_UNAVAILABLE_MESSAGE = 'the database is unreachable; retry 
 export const DATABASE_RETRY_AFTER_SECONDS = 1;
 
 /** Node network errors that mean the server (or the path to it) is gone. */
-const NETWORK_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EAI_AGAIN', 'ECONNABORTED']);
+const NETWORK_CODES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'EPIPE',
+  'ETIMEDOUT',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'ECONNABORTED',
+]);
 
 /**
  * SQLSTATEs of a server that is going away, not there yet, or ending this session: class 08 (connection

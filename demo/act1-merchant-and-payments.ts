@@ -40,7 +40,12 @@ export interface World {
   firstSlot: number;
 }
 
-export async function setUpMerchantAndPay(deps: { connection: Connection; programId: PublicKey; ledger: Ledger; say: Narrator }): Promise<World> {
+export async function setUpMerchantAndPay(deps: {
+  connection: Connection;
+  programId: PublicKey;
+  ledger: Ledger;
+  say: Narrator;
+}): Promise<World> {
   const { connection, programId, ledger, say } = deps;
   const firstSlot = await connection.getSlot('confirmed');
   const authority = Keypair.generate();
@@ -64,10 +69,20 @@ export async function setUpMerchantAndPay(deps: { connection: Connection; progra
   for (const [id, expected] of plan) {
     const depositAccount = await createTokenAccount(connection, authority, mint, authority.publicKey);
     const reference = Keypair.generate().publicKey;
-    await ledger.createInvoice({ id, mint: mint.toBase58(), expectedAmount: baseUnits(expected), depositAddress: depositAccount.toBase58(), referenceKey: reference.toBase58(), merchant: 'default' });
+    await ledger.createInvoice({
+      id,
+      mint: mint.toBase58(),
+      expectedAmount: baseUnits(expected),
+      depositAddress: depositAccount.toBase58(),
+      referenceKey: reference.toBase58(),
+      merchant: 'default',
+    });
     invoices.push({ id, expected, depositAccount, reference });
   }
-  say.step(`3 invoices created: ${invoices.map((i) => `${i.id} ${tokens(i.expected, DECIMALS)}`).join(', ')}`, 'each with its own deposit token account and a Solana Pay reference key');
+  say.step(
+    `3 invoices created: ${invoices.map((i) => `${i.id} ${tokens(i.expected, DECIMALS)}`).join(', ')}`,
+    'each with its own deposit token account and a Solana Pay reference key',
+  );
 
   const customer = async () => {
     const kp = Keypair.generate();
@@ -78,7 +93,19 @@ export async function setUpMerchantAndPay(deps: { connection: Connection; progra
   };
   const alice = await customer();
   const bob = await customer();
-  const world: World = { connection, programId, authority, merchant, mint, vault, vaultFunded, invoices, customers: { alice, bob }, payments: [], firstSlot };
+  const world: World = {
+    connection,
+    programId,
+    authority,
+    merchant,
+    mint,
+    vault,
+    vaultFunded,
+    invoices,
+    customers: { alice, bob },
+    payments: [],
+    firstSlot,
+  };
 
   await pay(world, 'alice pays INV-1001', alice, [['INV-1001', 12_500_000n]]);
   await pay(world, 'bob pays INV-1002 and INV-1003 in one transaction', bob, [
@@ -96,10 +123,23 @@ export function invoiceOf(world: World, id: string): DemoInvoice {
 }
 
 /** One real token transaction; each transfer carries its invoice's reference key. */
-export async function pay(world: World, label: string, who: { kp: Keypair; token: PublicKey }, items: Array<[string, bigint]>): Promise<Payment> {
+export async function pay(
+  world: World,
+  label: string,
+  who: { kp: Keypair; token: PublicKey },
+  items: Array<[string, bigint]>,
+): Promise<Payment> {
   const ixs = items.map(([id, amount]) => {
     const inv = invoiceOf(world, id);
-    return payInstruction({ from: who.token, mint: world.mint, to: inv.depositAccount, owner: who.kp.publicKey, amount, decimals: DECIMALS, reference: inv.reference });
+    return payInstruction({
+      from: who.token,
+      mint: world.mint,
+      to: inv.depositAccount,
+      owner: who.kp.publicKey,
+      amount,
+      decimals: DECIMALS,
+      reference: inv.reference,
+    });
   });
   const { signature, slot } = await send(world.connection, ixs, [who.kp]);
   const p: Payment = { label, signature, slot, transfers: items.map(([invoiceId, amount]) => ({ invoiceId, amount })) };

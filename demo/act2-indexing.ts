@@ -65,13 +65,19 @@ async function receiptCount(db: Pool, signature: string): Promise<number> {
 }
 
 async function checkpoint(db: Pool): Promise<string | null> {
-  const { rows } = await db.query("SELECT slot::text FROM checkpoints WHERE cluster = $1 AND source = 'scanner'", [CLUSTER]);
+  const { rows } = await db.query("SELECT slot::text FROM checkpoints WHERE cluster = $1 AND source = 'scanner'", [
+    CLUSTER,
+  ]);
   return rows[0]?.slot ?? null;
 }
 
 async function getTransaction(rpc: RpcClient, signature: string): Promise<unknown> {
-  const tx = await rpc.call('getTransaction', [signature, { encoding: 'json', commitment: 'finalized', maxSupportedTransactionVersion: 0 }]);
-  if (!tx) throw new OncepayError(DEMO_CODES.UNEXPECTED_ANSWER, `getTransaction ${signature} found nothing at finalized`);
+  const tx = await rpc.call('getTransaction', [
+    signature,
+    { encoding: 'json', commitment: 'finalized', maxSupportedTransactionVersion: 0 },
+  ]);
+  if (!tx)
+    throw new OncepayError(DEMO_CODES.UNEXPECTED_ANSWER, `getTransaction ${signature} found nothing at finalized`);
   return tx;
 }
 
@@ -90,7 +96,11 @@ export async function runIndexing(deps: {
 }): Promise<IndexingEvidence> {
   const { world, net, db, ledger, say, log } = deps;
   const sourceMetrics = createSourceMetrics(deps.metrics);
-  const rpc = createRpcClient({ url: net.url, retry: { attempts: 6, timeoutMs: 10_000 }, onError: (kind) => sourceMetrics.countRpcError(kind) });
+  const rpc = createRpcClient({
+    url: net.url,
+    retry: { attempts: 6, timeoutMs: 10_000 },
+    onError: (kind) => sourceMetrics.countRpcError(kind),
+  });
   const decode = (block: unknown, slot: number) => decodeBlock(block, { slot, cluster: CLUSTER });
   const lastSlot = Math.max(...world.payments.map((p) => p.slot));
   await waitFinalized(world.connection, lastSlot);
@@ -98,12 +108,25 @@ export async function runIndexing(deps: {
   // 2a. The scanner: one pass to the finalized tip, then a pass that re-reads its window below the checkpoint.
   const scanner = createScanner(
     { rpc, ledger, decode, log, metrics: sourceMetrics },
-    { cluster: CLUSTER, commitment: 'finalized', rescanWindow: RESCAN_WINDOW, fromSlot: world.firstSlot, pollMs: 100, maxSlotsPerPass: 5000, chunkSize: 500, concurrency: 4 },
+    {
+      cluster: CLUSTER,
+      commitment: 'finalized',
+      rescanWindow: RESCAN_WINDOW,
+      fromSlot: world.firstSlot,
+      pollMs: 100,
+      maxSlotsPerPass: 5000,
+      chunkSize: 500,
+      concurrency: 4,
+    },
   );
   const scannerPasses: IndexingEvidence['scannerPasses'] = [];
   for (let i = 0; i < 2; i++) {
     const p = await scanner.runPass();
-    scannerPasses.push({ range: p.range ? `${p.range.start}..${p.range.end}` : '-', inserted: p.inserted, duplicates: p.duplicates });
+    scannerPasses.push({
+      range: p.range ? `${p.range.start}..${p.range.end}` : '-',
+      inserted: p.inserted,
+      duplicates: p.duplicates,
+    });
   }
   say.step(
     `scanner (finalized, re-scan window ${RESCAN_WINDOW} slots): pass 1 slots ${scannerPasses[0].range} → ${scannerPasses[0].inserted} new receipts; pass 2 slots ${scannerPasses[1].range} → ${scannerPasses[1].inserted} new, ${scannerPasses[1].duplicates} duplicates absorbed`,
@@ -129,26 +152,67 @@ export async function runIndexing(deps: {
     const payload = JSON.stringify({ transactions: d.signatures.map((s) => txs.get(s)) });
     const res = await fetch(webhookUrl, {
       method: 'POST',
-      headers: { 'content-type': 'application/json', 'x-oncepay-signature': signDelivery(secret, payload, Math.floor(Date.now() / 1000)), 'x-oncepay-event-id': d.eventId },
+      headers: {
+        'content-type': 'application/json',
+        'x-oncepay-signature': signDelivery(secret, payload, Math.floor(Date.now() / 1000)),
+        'x-oncepay-event-id': d.eventId,
+      },
       body: payload,
     });
     const body = (await res.json()) as { duplicate?: boolean; inserted?: number; duplicates?: number };
-    webhook.push({ eventId: d.eventId, signatures: d.signatures, status: res.status, duplicateEvent: body.duplicate === true, inserted: body.inserted ?? 0, duplicates: body.duplicates ?? 0 });
+    webhook.push({
+      eventId: d.eventId,
+      signatures: d.signatures,
+      status: res.status,
+      duplicateEvent: body.duplicate === true,
+      inserted: body.inserted ?? 0,
+      duplicates: body.duplicates ?? 0,
+    });
   }
-  say.step(`webhook ${webhookUrl}: ${webhook.length} POSTs of the same transactions`, webhook.map((w) => `${w.eventId} → ${w.status}${w.duplicateEvent ? ' duplicate event' : `, ${w.inserted} new, ${w.duplicates} duplicate receipts`}`).join('; '));
+  say.step(
+    `webhook ${webhookUrl}: ${webhook.length} POSTs of the same transactions`,
+    webhook
+      .map(
+        (w) =>
+          `${w.eventId} → ${w.status}${w.duplicateEvent ? ' duplicate event' : `, ${w.inserted} new, ${w.duplicates} duplicate receipts`}`,
+      )
+      .join('; '),
+  );
 
   // 2c. A backfill over the whole finalized range, through the same fetch → decode → ledger path.
   const to = await rpc.getSlot('finalized');
   // A progress bar only for a person at a terminal (never with --ci / --json).
   const bar = deps.interactive
-    ? new cliProgress.SingleBar({ stream: process.stdout, clearOnComplete: true, format: '    backfill [{bar}] {value}/{total} slots | {duplicates} duplicates' }, cliProgress.Presets.shades_classic)
+    ? new cliProgress.SingleBar(
+        {
+          stream: process.stdout,
+          clearOnComplete: true,
+          format: '    backfill [{bar}] {value}/{total} slots | {duplicates} duplicates',
+        },
+        cliProgress.Presets.shades_classic,
+      )
     : undefined;
   bar?.start(to + 1, 0, { duplicates: 0 });
   let b;
   try {
     b = await runBackfill(
-      { rpc, ledger, decode, log, metrics: sourceMetrics, onProgress: (p) => bar?.update(p.done, { duplicates: p.duplicates }) },
-      { cluster: CLUSTER, fromSlot: 0, toSlot: to, commitment: 'finalized', listSpan: 5000, chunkSize: 50, concurrency: 4 },
+      {
+        rpc,
+        ledger,
+        decode,
+        log,
+        metrics: sourceMetrics,
+        onProgress: (p) => bar?.update(p.done, { duplicates: p.duplicates }),
+      },
+      {
+        cluster: CLUSTER,
+        fromSlot: 0,
+        toSlot: to,
+        commitment: 'finalized',
+        listSpan: 5000,
+        chunkSize: 50,
+        concurrency: 4,
+      },
     );
   } finally {
     bar?.stop();
@@ -157,10 +221,28 @@ export async function runIndexing(deps: {
   say.step(`backfill slots 0..${to}: ${b.blocks} blocks read, ${b.inserted} new, ${b.duplicates} duplicates absorbed`);
 
   // 2d. Alice pays INV-1001 a second time; a real indexer process is killed (SIGKILL) in the batch that holds it.
-  const second = await pay(world, 'alice pays INV-1001 again (a second real transfer)', world.customers.alice, [['INV-1001', 12_500_000n]]);
+  const second = await pay(world, 'alice pays INV-1001 again (a second real transfer)', world.customers.alice, [
+    ['INV-1001', 12_500_000n],
+  ]);
   say.step(`${second.label}: ${short(second.signature)} (slot ${second.slot}, ${tokens(12_500_000n, DECIMALS)})`);
   await waitFinalized(world.connection, second.slot);
-  const args = ['indexer', 'run', '--once', '--rpc', net.url, '--cluster', CLUSTER, '--rescan-window', String(RESCAN_WINDOW), '--chunk-size', '5000', '--max-slots-per-pass', '5000', '--poll-ms', '100'];
+  const args = [
+    'indexer',
+    'run',
+    '--once',
+    '--rpc',
+    net.url,
+    '--cluster',
+    CLUSTER,
+    '--rescan-window',
+    String(RESCAN_WINDOW),
+    '--chunk-size',
+    '5000',
+    '--max-slots-per-pass',
+    '5000',
+    '--poll-ms',
+    '100',
+  ];
   const checkpointBefore = await checkpoint(db);
   const killed = await runOncepay(args, { ...deps.dbEnv, ONCEPAY_FAILPOINT: CRASH_FAILPOINT }, deps.trackChild);
   const receiptsAfterKill = await receiptCount(db, second.signature);
@@ -171,11 +253,16 @@ export async function runIndexing(deps: {
   );
   const restarted = await runOncepay(args, deps.dbEnv, deps.trackChild);
   if (restarted.code !== 0) {
-    throw new OncepayError(DEMO_CODES.CHILD_FAILED, `restarted indexer exited ${restarted.code} (${restarted.signal}): ${restarted.stderr.slice(-2000)}`);
+    throw new OncepayError(
+      DEMO_CODES.CHILD_FAILED,
+      `restarted indexer exited ${restarted.code} (${restarted.signal}): ${restarted.stderr.slice(-2000)}`,
+    );
   }
   const receiptsAfterRestart = await receiptCount(db, second.signature);
   const checkpointAfterRestart = await checkpoint(db);
-  say.step(`restarted (pid ${restarted.pid}): exit ${restarted.code}; ${receiptsAfterRestart} receipt of the second payment, checkpoint ${checkpointAfterRestart}`);
+  say.step(
+    `restarted (pid ${restarted.pid}): exit ${restarted.code}; ${receiptsAfterRestart} receipt of the second payment, checkpoint ${checkpointAfterRestart}`,
+  );
   return {
     webhookUrl,
     webhook,

@@ -17,11 +17,22 @@ export interface FulfilmentEvidence {
   worker: RoundResult;
 }
 
-export async function runFulfilment(deps: { db: Pool; metrics: IndexerMetrics; log: Logger; say: Narrator; teardown: Teardown }): Promise<FulfilmentEvidence> {
+export async function runFulfilment(deps: {
+  db: Pool;
+  metrics: IndexerMetrics;
+  log: Logger;
+  say: Narrator;
+  teardown: Teardown;
+}): Promise<FulfilmentEvidence> {
   const { db, say } = deps;
-  const endpoint = await startMerchantEndpoint({ secret: 'demo-merchant-webhook-secret', failFirstFor: FAIL_ONCE_INVOICE });
+  const endpoint = await startMerchantEndpoint({
+    secret: 'demo-merchant-webhook-secret',
+    failFirstFor: FAIL_ONCE_INVOICE,
+  });
   deps.teardown.push('merchant endpoint', () => endpoint.close());
-  say.step(`merchant endpoint listening at ${endpoint.url} (it will answer 503 to the first delivery of ${FAIL_ONCE_INVOICE})`);
+  say.step(
+    `merchant endpoint listening at ${endpoint.url} (it will answer 503 to the first delivery of ${FAIL_ONCE_INVOICE})`,
+  );
   const worker = createOutboxWorker({
     db,
     log: deps.log,
@@ -45,8 +56,12 @@ export async function runFulfilment(deps: { db: Pool; metrics: IndexerMetrics; l
     clearTimeout(timer);
   }
   for (const r of endpoint.requests) {
-    say.note(`#${r.n} ${r.invoiceId}  Idempotency-Key ${short(r.idempotencyKey ?? '-', 12)}  → ${r.status} ${r.outcome}`);
+    say.note(
+      `#${r.n} ${r.invoiceId}  Idempotency-Key ${short(r.idempotencyKey ?? '-', 12)}  → ${r.status} ${r.outcome}`,
+    );
   }
-  say.step(`outbox drained: ${result.delivered} delivered, ${result.failed} failed and retried, ${result.dead} dead letters`);
+  say.step(
+    `outbox drained: ${result.delivered} delivered, ${result.failed} failed and retried, ${result.dead} dead letters`,
+  );
   return { endpoint, worker: result };
 }

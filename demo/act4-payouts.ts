@@ -50,7 +50,14 @@ export interface PayoutEvidence {
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-export async function runPayouts(deps: { world: World; net: LocalnetHandle; db: Pool; log: Logger; say: Narrator; teardown: Teardown }): Promise<PayoutEvidence> {
+export async function runPayouts(deps: {
+  world: World;
+  net: LocalnetHandle;
+  db: Pool;
+  log: Logger;
+  say: Narrator;
+  teardown: Teardown;
+}): Promise<PayoutEvidence> {
   const { world, net, db, say } = deps;
   // An API key is a credential, not an operation key: random is right here.
   const apiKey = `ok_demo_${crypto.randomBytes(16).toString('hex')}`;
@@ -68,9 +75,17 @@ export async function runPayouts(deps: { world: World; net: LocalnetHandle; db: 
   say.step(`merchant API listening at ${apiUrl} (POST /v1/payouts, Bearer key, Idempotency-Key)`);
 
   const suppliers = [];
-  for (let i = 0; i < 2; i++) suppliers.push(await createTokenAccount(world.connection, world.authority, world.mint, Keypair.generate().publicKey));
+  for (let i = 0; i < 2; i++)
+    suppliers.push(
+      await createTokenAccount(world.connection, world.authority, world.mint, Keypair.generate().publicKey),
+    );
   const mint = world.mint.toBase58();
-  const body = (payoutId: string, recipient: PublicKey, amount: string) => ({ payoutId, recipient: recipient.toBase58(), mint, amount });
+  const body = (payoutId: string, recipient: PublicKey, amount: string) => ({
+    payoutId,
+    recipient: recipient.toBase58(),
+    mint,
+    amount,
+  });
   const k1 = 'demo-key-payout-2001';
   const k2 = 'demo-key-payout-2002';
   const plan: Array<{ label: string; key: string; body: ReturnType<typeof body> }> = [
@@ -98,12 +113,17 @@ export async function runPayouts(deps: { world: World; net: LocalnetHandle; db: 
       rowId: j.id ?? null,
     });
   }
-  for (const c of apiCalls) say.note(`POST /v1/payouts ${c.label} (Idempotency-Key ${c.idempotencyKey}) → ${c.status}${c.replayed ? ' Idempotent-Replayed: true' : ''}${c.code ? ` ${c.code}` : ''}${c.rowId ? ` payout #${c.rowId}` : ''}`);
+  for (const c of apiCalls)
+    say.note(
+      `POST /v1/payouts ${c.label} (Idempotency-Key ${c.idempotencyKey}) → ${c.status}${c.replayed ? ' Idempotent-Replayed: true' : ''}${c.code ? ` ${c.code}` : ''}${c.rowId ? ` payout #${c.rowId}` : ''}`,
+    );
 
   const worker = (): ExecuteDeps => ({
     db,
     // Each worker has its own RPC connection, as two processes would.
-    chain: createConnectionChain({ connection: new Connection(net.url, { commitment: 'confirmed', disableRetryOnRateLimit: true }) }),
+    chain: createConnectionChain({
+      connection: new Connection(net.url, { commitment: 'confirmed', disableRetryOnRateLimit: true }),
+    }),
     authority: world.authority,
     pollIntervalMs: 40,
     rebroadcastIntervalMs: 200,
@@ -119,7 +139,12 @@ export async function runPayouts(deps: { world: World; net: LocalnetHandle; db: 
   const record = async (payoutId: string, fault: string, workers: Array<PayoutResult | null>) => {
     const rowId = rowOf(payoutId);
     const row = (await getPayout(db, rowId))!;
-    const attempts = (await listAttempts(db, rowId)).map((a) => ({ no: a.attemptNo, status: a.status, signature: a.signature, sendCount: a.sendCount }));
+    const attempts = (await listAttempts(db, rowId)).map((a) => ({
+      no: a.attemptNo,
+      status: a.status,
+      signature: a.signature,
+      sendCount: a.sendCount,
+    }));
     runs.push({ payoutId, rowId, recipient: row.recipient, amount: row.amount, fault, workers, attempts });
     say.step(
       `${payoutId} (${tokens(row.amount, DECIMALS)}) under "${fault}", two workers racing: ${workers.map((w, i) => `worker ${'AB'[i]} → ${w?.state ?? 'skipped'}`).join(', ')}`,
@@ -140,7 +165,8 @@ export async function runPayouts(deps: { world: World; net: LocalnetHandle; db: 
   const race = Promise.all([executePayout({ id: id2 }, worker()), executePayout({ id: id2 }, worker())]);
   const start = performance.now();
   while (!(await listAttempts(db, id2)).some((a) => a.status === 'sent')) {
-    if (performance.now() - start > 90_000) throw new OncepayError(DEMO_CODES.TIMEOUT, 'payout-2002: no attempt was sent');
+    if (performance.now() - start > 90_000)
+      throw new OncepayError(DEMO_CODES.TIMEOUT, 'payout-2002: no attempt was sent');
     await sleep(20);
   }
   net.faults.expireBlockhashesNow();

@@ -14,7 +14,10 @@ import type { PayoutEvidence } from './act4-payouts';
 import type { DemoEvidence, InvoiceEvidence, PayoutEvidenceRow } from './evidence';
 import { tokenBalance } from './solana';
 
-const TOKEN_PROGRAMS = new Set(['TokenkegQfeZyiNwAJbNbGKPFXCWuBvf9Ss623VQ5DA', 'TokenzQdBNbLqP5VEhdkAS6EPFLC1PnBqCQJ3Lc5Pu']);
+const TOKEN_PROGRAMS = new Set([
+  'TokenkegQfeZyiNwAJbNbGKPFXCWuBvf9Ss623VQ5DA',
+  'TokenzQdBNbLqP5VEhdkAS6EPFLC1PnBqCQJ3Lc5Pu',
+]);
 const TRANSFER = 3;
 const TRANSFER_CHECKED = 12;
 
@@ -24,7 +27,11 @@ interface RawTx {
 }
 
 async function rpcCall<T>(url: string, method: string, params: unknown[]): Promise<T> {
-  const res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }) });
+  const res = await fetch(url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }),
+  });
   const j = (await res.json()) as { result: T; error?: { message: string } };
   if (j.error) throw new Error(`${method}: ${j.error.message}`);
   return j.result;
@@ -53,27 +60,50 @@ export async function gatherEvidence(deps: {
 
   const chainPayments: DemoEvidence['chainPayments'] = [];
   for (const p of world.payments) {
-    const tx = await rpcCall<RawTx | null>(deps.rpcUrl, 'getTransaction', [p.signature, { encoding: 'json', commitment: 'finalized', maxSupportedTransactionVersion: 0 }]);
-    chainPayments.push({ signature: p.signature, found: tx !== null, err: tx?.meta?.err ?? null, transfers: tx ? countTransfers(tx) : 0 });
+    const tx = await rpcCall<RawTx | null>(deps.rpcUrl, 'getTransaction', [
+      p.signature,
+      { encoding: 'json', commitment: 'finalized', maxSupportedTransactionVersion: 0 },
+    ]);
+    chainPayments.push({
+      signature: p.signature,
+      found: tx !== null,
+      err: tx?.meta?.err ?? null,
+      transfers: tx ? countTransfers(tx) : 0,
+    });
   }
 
-  const receipts = await db.query<{ signature: string; n: number }>('SELECT signature, count(*)::int AS n FROM receipts WHERE cluster = $1 GROUP BY signature', [CLUSTER]);
+  const receipts = await db.query<{ signature: string; n: number }>(
+    'SELECT signature, count(*)::int AS n FROM receipts WHERE cluster = $1 GROUP BY signature',
+    [CLUSTER],
+  );
   const receiptsPerSignature: Record<string, number> = {};
   for (const r of receipts.rows) receiptsPerSignature[r.signature] = r.n;
   const receiptRows = receipts.rows.reduce((n, r) => n + r.n, 0);
-  const counts = await db.query('SELECT source::text, delivered::int, inserted::int, duplicates::int FROM receipt_delivery_counts WHERE cluster = $1 ORDER BY source', [CLUSTER]);
+  const counts = await db.query(
+    'SELECT source::text, delivered::int, inserted::int, duplicates::int FROM receipt_delivery_counts WHERE cluster = $1 ORDER BY source',
+    [CLUSTER],
+  );
 
   const invoices: InvoiceEvidence[] = [];
   for (const inv of world.invoices) {
-    const row = (await db.query('SELECT credited_amount::text AS credited, status::text FROM invoices WHERE id = $1', [inv.id])).rows[0];
-    const n = (await db.query('SELECT count(*)::int AS n FROM receipts WHERE invoice_id = $1', [inv.id])).rows[0].n as number;
+    const row = (
+      await db.query('SELECT credited_amount::text AS credited, status::text FROM invoices WHERE id = $1', [inv.id])
+    ).rows[0];
+    const n = (await db.query('SELECT count(*)::int AS n FROM receipts WHERE invoice_id = $1', [inv.id])).rows[0]
+      .n as number;
     const exc = await db.query(
       'SELECT e.kind::text, e.amount::text, r.signature FROM exceptions e JOIN receipts r ON r.id = e.receipt_id WHERE e.invoice_id = $1 ORDER BY e.id',
       [inv.id],
     );
-    const ful = await db.query("SELECT f.id, o.state::text FROM fulfilments f LEFT JOIN outbox o ON o.fulfilment_id = f.id WHERE f.invoice_id = $1", [inv.id]);
+    const ful = await db.query(
+      'SELECT f.id, o.state::text FROM fulfilments f LEFT JOIN outbox o ON o.fulfilment_id = f.id WHERE f.invoice_id = $1',
+      [inv.id],
+    );
     const seen = fulfilment.endpoint.requests.filter((r) => r.invoiceId === inv.id);
-    const sent = world.payments.flatMap((p) => p.transfers).filter((t) => t.invoiceId === inv.id).reduce((s, t) => s + t.amount, 0n);
+    const sent = world.payments
+      .flatMap((p) => p.transfers)
+      .filter((t) => t.invoiceId === inv.id)
+      .reduce((s, t) => s + t.amount, 0n);
     invoices.push({
       id: inv.id,
       expected: inv.expected.toString(),
@@ -85,7 +115,12 @@ export async function gatherEvidence(deps: {
       exceptions: exc.rows.map((x) => ({ kind: x.kind, amount: x.amount, signature: x.signature })),
       fulfilmentIds: ful.rows.map((f) => f.id),
       outboxStates: ful.rows.map((f) => f.state ?? 'missing'),
-      deliveries: seen.map((r) => ({ key: r.idempotencyKey, status: r.status, outcome: r.outcome, signatureValid: r.signatureValid })),
+      deliveries: seen.map((r) => ({
+        key: r.idempotencyKey,
+        status: r.status,
+        outcome: r.outcome,
+        signatureValid: r.signatureValid,
+      })),
       applied: [...fulfilment.endpoint.applied.values()].filter((id) => id === inv.id).length,
     });
   }
@@ -118,9 +153,18 @@ export async function gatherEvidence(deps: {
     chainPayments,
     receiptRows,
     receiptsPerSignature,
-    deliveriesBySource: counts.rows.map((r) => ({ source: r.source, delivered: r.delivered, inserted: r.inserted, duplicates: r.duplicates })),
+    deliveriesBySource: counts.rows.map((r) => ({
+      source: r.source,
+      delivered: r.delivered,
+      inserted: r.inserted,
+      duplicates: r.duplicates,
+    })),
     invoices,
-    secondPayment: { invoiceId: 'INV-1001', signature: indexing.secondPayment.signature, amount: indexing.secondPayment.transfers[0].amount.toString() },
+    secondPayment: {
+      invoiceId: 'INV-1001',
+      signature: indexing.secondPayment.signature,
+      amount: indexing.secondPayment.transfers[0].amount.toString(),
+    },
     failOnceInvoice: FAIL_ONCE_INVOICE,
     crash: {
       failpoint: indexing.crash.failpoint,
@@ -131,7 +175,13 @@ export async function gatherEvidence(deps: {
       restartExitCode: indexing.crash.restartExitCode,
       receiptsAfterRestart: indexing.crash.receiptsAfterRestart,
     },
-    webhook: indexing.webhook.map((w) => ({ eventId: w.eventId, status: w.status, duplicateEvent: w.duplicateEvent, inserted: w.inserted, duplicates: w.duplicates })),
+    webhook: indexing.webhook.map((w) => ({
+      eventId: w.eventId,
+      status: w.status,
+      duplicateEvent: w.duplicateEvent,
+      inserted: w.inserted,
+      duplicates: w.duplicates,
+    })),
     api: payouts.apiCalls,
     payoutRows: rows,
     payouts: payoutRows,

@@ -11,7 +11,11 @@ export interface ChildResult {
   pid: number | undefined;
 }
 
-export function runOncepay(args: string[], env: Record<string, string>, track?: (pid: number | undefined, kill: () => void) => void): Promise<ChildResult> {
+export function runOncepay(
+  args: string[],
+  env: Record<string, string>,
+  track?: (pid: number | undefined, kill: () => void) => void,
+): Promise<ChildResult> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [path.join(projectRoot(), 'bin', 'oncepay'), ...args], {
       cwd: projectRoot(),

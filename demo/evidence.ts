@@ -56,7 +56,15 @@ export interface DemoEvidence {
     receiptsAfterRestart: number;
   };
   webhook: Array<{ eventId: string; status: number; duplicateEvent: boolean; inserted: number; duplicates: number }>;
-  api: Array<{ label: string; idempotencyKey: string; payoutId: string; status: number; replayed: boolean; code: string | null; rowId: string | null }>;
+  api: Array<{
+    label: string;
+    idempotencyKey: string;
+    payoutId: string;
+    status: number;
+    replayed: boolean;
+    code: string | null;
+    rowId: string | null;
+  }>;
   payoutRows: number;
   payouts: PayoutEvidenceRow[];
   vault: { funded: string; balance: string };

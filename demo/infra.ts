@@ -117,7 +117,12 @@ export async function startDemoLocalnet(teardown: Teardown, programId: string): 
   const { startLocalnet } = require('../localnet') as typeof import('../localnet');
   // Fast slots and a short finality depth keep the story under a minute; the indexer still reads `finalized`
   // as the node reports it, never a slot count.
-  const handle = await startLocalnet({ slotMs: 40, finalityDepth: 8, wsOnNextPort: false, programs: [{ programId, path: so }] });
+  const handle = await startLocalnet({
+    slotMs: 40,
+    finalityDepth: 8,
+    wsOnNextPort: false,
+    programs: [{ programId, path: so }],
+  });
   teardown.push('localnet', () => handle.stop());
   return handle;
 }

@@ -15,7 +15,11 @@ export function checkInvariants(e: DemoEvidence): Check[] {
 
   // Receipts: one row per transfer instruction the chain holds, none twice, none lost.
   const chainTransfers = e.chainPayments.reduce((n, p) => n + p.transfers, 0);
-  add('payments landed on chain', e.chainPayments.length > 0 && e.chainPayments.every((p) => p.found && p.err === null), `${e.chainPayments.length} customer transactions found without error`);
+  add(
+    'payments landed on chain',
+    e.chainPayments.length > 0 && e.chainPayments.every((p) => p.found && p.err === null),
+    `${e.chainPayments.length} customer transactions found without error`,
+  );
   const paymentRows = e.chainPayments.reduce((n, p) => n + (e.receiptsPerSignature[p.signature] ?? 0), 0);
   add(
     'one receipt per on-chain transfer',
@@ -24,13 +28,25 @@ export function checkInvariants(e: DemoEvidence): Check[] {
   );
   const inserted = e.deliveriesBySource.reduce((n, d) => n + d.inserted, 0);
   const duplicates = e.deliveriesBySource.reduce((n, d) => n + d.duplicates, 0);
-  add('deliveries = new + duplicates, per source', e.deliveriesBySource.every((d) => d.delivered === d.inserted + d.duplicates) && inserted === e.receiptRows, `${inserted} inserted over all sources, ${e.receiptRows} rows`);
-  add('duplicates absorbed', duplicates > 0, `${duplicates} redelivered receipts absorbed (${e.deliveriesBySource.map((d) => `${d.source} ${d.duplicates}`).join(', ')})`);
+  add(
+    'deliveries = new + duplicates, per source',
+    e.deliveriesBySource.every((d) => d.delivered === d.inserted + d.duplicates) && inserted === e.receiptRows,
+    `${inserted} inserted over all sources, ${e.receiptRows} rows`,
+  );
+  add(
+    'duplicates absorbed',
+    duplicates > 0,
+    `${duplicates} redelivered receipts absorbed (${e.deliveriesBySource.map((d) => `${d.source} ${d.duplicates}`).join(', ')})`,
+  );
 
   // Money: every invoice credited exactly its amount; every unit on chain is credited or an exception.
   for (const inv of e.invoices) {
     const exc = inv.exceptions.reduce((n, x) => n + big(x.amount), 0n);
-    add(`${inv.id} credited exactly`, big(inv.credited) === big(inv.expected) && inv.status === 'paid', `credited ${inv.credited} of ${inv.expected}, ${inv.status}`);
+    add(
+      `${inv.id} credited exactly`,
+      big(inv.credited) === big(inv.expected) && inv.status === 'paid',
+      `credited ${inv.credited} of ${inv.expected}, ${inv.status}`,
+    );
     add(
       `${inv.id} money accounted`,
       big(inv.credited) + exc === big(inv.paidOnChain) && big(inv.paidOnChain) === big(inv.sentByCustomers),
@@ -39,7 +55,11 @@ export function checkInvariants(e: DemoEvidence): Check[] {
   }
   const twice = e.invoices.find((i) => i.id === e.secondPayment.invoiceId);
   const kept = twice?.exceptions.filter((x) => x.signature === e.secondPayment.signature) ?? [];
-  add('second payment kept as an exception', kept.length === 1 && big(kept[0].amount) === big(e.secondPayment.amount), kept.map((x) => `${x.kind} ${x.amount}`).join(', ') || 'none');
+  add(
+    'second payment kept as an exception',
+    kept.length === 1 && big(kept[0].amount) === big(e.secondPayment.amount),
+    kept.map((x) => `${x.kind} ${x.amount}`).join(', ') || 'none',
+  );
 
   // Crash: nothing half-applied, and the restart applies it once.
   const c = e.crash;
@@ -48,11 +68,19 @@ export function checkInvariants(e: DemoEvidence): Check[] {
     c.killedBy === 'SIGKILL' && c.receiptsAfterKill === 0 && c.checkpointAfterKill === c.checkpointBefore,
     `killed by ${c.killedBy}, ${c.receiptsAfterKill} receipts, checkpoint ${c.checkpointAfterKill} (was ${c.checkpointBefore})`,
   );
-  add('restart applied the batch once', c.restartExitCode === 0 && c.receiptsAfterRestart === 1, `exit ${c.restartExitCode}, ${c.receiptsAfterRestart} receipt`);
+  add(
+    'restart applied the batch once',
+    c.restartExitCode === 0 && c.receiptsAfterRestart === 1,
+    `exit ${c.restartExitCode}, ${c.receiptsAfterRestart} receipt`,
+  );
 
   // Webhook: a redelivered event id is answered 2xx and applies nothing.
   const dupEvent = e.webhook.filter((w) => w.duplicateEvent);
-  add('webhook redelivery absorbed', e.webhook.every((w) => w.status === 200 && w.inserted === 0) && dupEvent.length > 0, `${e.webhook.length} deliveries, ${dupEvent.length} duplicate event(s), 0 new receipts`);
+  add(
+    'webhook redelivery absorbed',
+    e.webhook.every((w) => w.status === 200 && w.inserted === 0) && dupEvent.length > 0,
+    `${e.webhook.length} deliveries, ${dupEvent.length} duplicate event(s), 0 new receipts`,
+  );
 
   // Fulfilment: one operation per paid invoice, applied once by the merchant, one key per invoice.
   for (const inv of e.invoices) {
@@ -65,12 +93,19 @@ export function checkInvariants(e: DemoEvidence): Check[] {
       keys.size === 1 &&
       inv.deliveries[0]?.key === inv.fulfilmentIds[0] &&
       inv.deliveries.every((d) => d.signatureValid);
-    add(`${inv.id} fulfilled once`, ok, `${inv.deliveries.length} request(s), key ${[...keys].join(',')}, applied ${inv.applied}×`);
+    add(
+      `${inv.id} fulfilled once`,
+      ok,
+      `${inv.deliveries.length} request(s), key ${[...keys].join(',')}, applied ${inv.applied}×`,
+    );
   }
   const failed = e.invoices.find((i) => i.id === e.failOnceInvoice);
   add(
     'failed delivery retried with the same Idempotency-Key',
-    !!failed && failed.deliveries.length >= 2 && failed.deliveries[0].status >= 500 && new Set(failed.deliveries.map((d) => d.key)).size === 1,
+    !!failed &&
+      failed.deliveries.length >= 2 &&
+      failed.deliveries[0].status >= 500 &&
+      new Set(failed.deliveries.map((d) => d.key)).size === 1,
     failed ? failed.deliveries.map((d) => d.status).join(' → ') : 'missing',
   );
 
@@ -83,9 +118,17 @@ export function checkInvariants(e: DemoEvidence): Check[] {
     !!replay && created.some((c) => c.idempotencyKey === replay.idempotencyKey && c.rowId === replay.rowId),
     replay ? `key ${replay.idempotencyKey} → payout #${replay.rowId}` : 'no replay seen',
   );
-  add('API conflict refused (409)', !!conflict, conflict ? `key ${conflict.idempotencyKey}: ${conflict.code}` : 'no 409 seen');
+  add(
+    'API conflict refused (409)',
+    !!conflict,
+    conflict ? `key ${conflict.idempotencyKey}: ${conflict.code}` : 'no 409 seen',
+  );
   const requested = new Set(created.map((c) => c.payoutId));
-  add('one payout row per business operation', e.payoutRows === requested.size, `${e.payoutRows} rows for ${requested.size} payoutIds`);
+  add(
+    'one payout row per business operation',
+    e.payoutRows === requested.size,
+    `${e.payoutRows} rows for ${requested.size} payoutIds`,
+  );
 
   // Payouts: executed on chain exactly once each.
   let paidOut = 0n;
@@ -105,7 +148,11 @@ export function checkInvariants(e: DemoEvidence): Check[] {
       `${p.state}, ${p.successfulOpTransactions.length} successful tx on op PDA, recipient holds ${p.recipientBalance}`,
     );
   }
-  add('vault paid out exactly the payouts', big(e.vault.funded) - paidOut === big(e.vault.balance), `funded ${e.vault.funded} − payouts ${paidOut} = ${e.vault.balance}`);
+  add(
+    'vault paid out exactly the payouts',
+    big(e.vault.funded) - paidOut === big(e.vault.balance),
+    `funded ${e.vault.funded} − payouts ${paidOut} = ${e.vault.balance}`,
+  );
   return checks;
 }
 

@@ -65,7 +65,9 @@ export async function startMerchantEndpoint(opts: { secret: string; failFirstFor
         entry.outcome = 'applied';
       }
       requests.push(entry);
-      res.writeHead(entry.status, { 'content-type': 'application/json' }).end(JSON.stringify({ ok: entry.status === 200, outcome: entry.outcome }));
+      res
+        .writeHead(entry.status, { 'content-type': 'application/json' })
+        .end(JSON.stringify({ ok: entry.status === 200, outcome: entry.outcome }));
     });
   });
   await new Promise<void>((resolve, reject) => {

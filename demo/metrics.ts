@@ -12,7 +12,10 @@ export async function serveDemoMetrics(registries: Registry[]): Promise<{ url: s
       return;
     }
     Promise.all(all.map((r) => r.metrics())).then(
-      (parts) => res.writeHead(200, { 'content-type': register.contentType }).end(parts.filter((p) => p.trim() !== '').join('\n')),
+      (parts) =>
+        res
+          .writeHead(200, { 'content-type': register.contentType })
+          .end(parts.filter((p) => p.trim() !== '').join('\n')),
       (e: Error) => res.writeHead(500, { 'content-type': 'text/plain' }).end(e.message),
     );
   });

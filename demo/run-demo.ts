@@ -62,9 +62,13 @@ export async function runDemo(o: DemoOptions): Promise<number> {
   try {
     say.act('oncepay demo — payments observed once, fulfilled once, paid out once');
     const db = await startDemoDb(teardown, { keep: o.keep });
-    say.step(`PostgreSQL ${db.dataDir ? `(embedded, data in ${db.dataDir}${db.ownServer ? '' : ', already running'})` : '(DATABASE_URL)'}: schema ${db.schema}, migrated`);
+    say.step(
+      `PostgreSQL ${db.dataDir ? `(embedded, data in ${db.dataDir}${db.ownServer ? '' : ', already running'})` : '(DATABASE_URL)'}: schema ${db.schema}, migrated`,
+    );
     const net = await startDemoLocalnet(teardown, ONCEPAY_PROGRAM_ID);
-    say.step(`localnet ${net.url}: LiteSVM running the ${selectedProgramBinary()} program (${path.relative(projectRoot(), SO_PATH())}) as ${ONCEPAY_PROGRAM_ID}`);
+    say.step(
+      `localnet ${net.url}: LiteSVM running the ${selectedProgramBinary()} program (${path.relative(projectRoot(), SO_PATH())}) as ${ONCEPAY_PROGRAM_ID}`,
+    );
     // The outbox gauges read the table at scrape time: the table is the truth.
     const metrics = createIndexerMetrics({
       outboxStats: async () => {
@@ -82,7 +86,19 @@ export async function runDemo(o: DemoOptions): Promise<number> {
     const world = await setUpMerchantAndPay({ connection, programId: new PublicKey(ONCEPAY_PROGRAM_ID), ledger, say });
 
     say.act('2. The indexer: scanner, webhook redelivery, backfill, kill -9 and restart');
-    const indexing = await runIndexing({ world, net, db: db.pool, dbEnv: db.env, ledger, metrics, log: logger('indexer'), say, teardown, trackChild, interactive: process.stdout.isTTY === true && !o.ci && !o.json });
+    const indexing = await runIndexing({
+      world,
+      net,
+      db: db.pool,
+      dbEnv: db.env,
+      ledger,
+      metrics,
+      log: logger('indexer'),
+      say,
+      teardown,
+      trackChild,
+      interactive: process.stdout.isTTY === true && !o.ci && !o.json,
+    });
 
     say.act('3. Fulfilment: the outbox delivers each paid invoice once');
     const fulfilment = await runFulfilment({ db: db.pool, metrics, log: logger('outbox'), say, teardown });
@@ -105,18 +121,27 @@ export async function runDemo(o: DemoOptions): Promise<number> {
       const dbUrl = shellUrl(db.url, db.dataDir ? passwordFileOf(db.dataDir) : null);
       const env = `DATABASE_URL=${dbUrl} ONCEPAY_DB_SCHEMA=${db.schema}`;
       say.act('Still running (--keep); Ctrl-C stops it');
-      say.step(`localnet JSON-RPC: ${net.url}   (curl -s ${net.url} -H 'content-type: application/json' -d '{"jsonrpc":"2.0","id":1,"method":"getSlot"}')`);
-      say.step(`merchant API: ${payouts.apiUrl}/v1/payouts   (Authorization: Bearer ${payouts.apiKey}; OpenAPI at ${payouts.apiUrl}/openapi.json)`);
+      say.step(
+        `localnet JSON-RPC: ${net.url}   (curl -s ${net.url} -H 'content-type: application/json' -d '{"jsonrpc":"2.0","id":1,"method":"getSlot"}')`,
+      );
+      say.step(
+        `merchant API: ${payouts.apiUrl}/v1/payouts   (Authorization: Bearer ${payouts.apiKey}; OpenAPI at ${payouts.apiUrl}/openapi.json)`,
+      );
       say.step(`provider webhook: ${indexing.webhookUrl}   metrics: ${metricsServer.url}`);
-      say.step(`psql: PGOPTIONS='-c search_path=${db.schema}' psql ${dbUrl} -c 'SELECT id, status, credited_amount FROM invoices'`);
+      say.step(
+        `psql: PGOPTIONS='-c search_path=${db.schema}' psql ${dbUrl} -c 'SELECT id, status, credited_amount FROM invoices'`,
+      );
       say.step(`report: ${env} node bin/oncepay report`);
       await new Promise<never>(() => undefined); // until SIGINT / SIGTERM (onSignal exits)
     }
   } catch (e) {
-    const msg = isOncepayError(e) ? `${e.code}: ${e.message}` : (e as Error).stack ?? String(e);
+    const msg = isOncepayError(e) ? `${e.code}: ${e.message}` : ((e as Error).stack ?? String(e));
     log.error({ err: (e as Error).message, code: (e as { code?: string }).code }, 'demo failed');
     say.raw(`\nexactly-once: NOT ESTABLISHED — the demo failed before the final table\n  ${msg}`);
-    if (o.ci) process.stdout.write(`${RESULT_PREFIX}${JSON.stringify({ exactlyOnce: 'BROKEN', broken: [`demo failed: ${(e as Error).message}`] })}\n`);
+    if (o.ci)
+      process.stdout.write(
+        `${RESULT_PREFIX}${JSON.stringify({ exactlyOnce: 'BROKEN', broken: [`demo failed: ${(e as Error).message}`] })}\n`,
+      );
     code = 1;
   } finally {
     if (!stopping) {

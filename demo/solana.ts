@@ -20,15 +20,28 @@ export async function confirm(connection: Connection, signature: string, timeout
   for (;;) {
     const s = (await connection.getSignatureStatuses([signature], { searchTransactionHistory: true })).value[0];
     if (s && (s.confirmationStatus === 'confirmed' || s.confirmationStatus === 'finalized')) {
-      if (s.err) throw new OncepayError(DEMO_CODES.TRANSACTION_FAILED, `transaction ${signature} failed: ${JSON.stringify(s.err)}`, { signature });
+      if (s.err)
+        throw new OncepayError(
+          DEMO_CODES.TRANSACTION_FAILED,
+          `transaction ${signature} failed: ${JSON.stringify(s.err)}`,
+          { signature },
+        );
       return s.slot;
     }
-    if (performance.now() - start > timeoutMs) throw new OncepayError(DEMO_CODES.TIMEOUT, `transaction ${signature} not confirmed in ${timeoutMs} ms`, { signature });
+    if (performance.now() - start > timeoutMs)
+      throw new OncepayError(DEMO_CODES.TIMEOUT, `transaction ${signature} not confirmed in ${timeoutMs} ms`, {
+        signature,
+      });
     await sleep(25);
   }
 }
 
-export async function send(connection: Connection, ixs: TransactionInstruction[], signers: Keypair[], confirmTimeoutMs?: number): Promise<{ signature: string; slot: number }> {
+export async function send(
+  connection: Connection,
+  ixs: TransactionInstruction[],
+  signers: Keypair[],
+  confirmTimeoutMs?: number,
+): Promise<{ signature: string; slot: number }> {
   const { blockhash, lastValidBlockHeight } = await connection.getLatestBlockhash('confirmed');
   const tx = new Transaction({ feePayer: signers[0].publicKey, blockhash, lastValidBlockHeight }).add(...ixs);
   tx.sign(...signers);
@@ -47,7 +60,13 @@ export async function createMint(connection: Connection, payer: Keypair, decimal
   await send(
     connection,
     [
-      SystemProgram.createAccount({ fromPubkey: payer.publicKey, newAccountPubkey: mint.publicKey, lamports: rent, space: MINT_SIZE, programId: TOKEN_PROGRAM_ID }),
+      SystemProgram.createAccount({
+        fromPubkey: payer.publicKey,
+        newAccountPubkey: mint.publicKey,
+        lamports: rent,
+        space: MINT_SIZE,
+        programId: TOKEN_PROGRAM_ID,
+      }),
       createInitializeMint2Instruction(mint.publicKey, decimals, payer.publicKey, null),
     ],
     [payer, mint],
@@ -55,13 +74,24 @@ export async function createMint(connection: Connection, payer: Keypair, decimal
   return mint.publicKey;
 }
 
-export async function createTokenAccount(connection: Connection, payer: Keypair, mint: PublicKey, owner: PublicKey): Promise<PublicKey> {
+export async function createTokenAccount(
+  connection: Connection,
+  payer: Keypair,
+  mint: PublicKey,
+  owner: PublicKey,
+): Promise<PublicKey> {
   const acct = Keypair.generate();
   const rent = await connection.getMinimumBalanceForRentExemption(ACCOUNT_SIZE);
   await send(
     connection,
     [
-      SystemProgram.createAccount({ fromPubkey: payer.publicKey, newAccountPubkey: acct.publicKey, lamports: rent, space: ACCOUNT_SIZE, programId: TOKEN_PROGRAM_ID }),
+      SystemProgram.createAccount({
+        fromPubkey: payer.publicKey,
+        newAccountPubkey: acct.publicKey,
+        lamports: rent,
+        space: ACCOUNT_SIZE,
+        programId: TOKEN_PROGRAM_ID,
+      }),
       createInitializeAccount3Instruction(acct.publicKey, mint, owner),
     ],
     [payer, acct],
@@ -69,12 +99,26 @@ export async function createTokenAccount(connection: Connection, payer: Keypair,
   return acct.publicKey;
 }
 
-export async function mintTo(connection: Connection, authority: Keypair, mint: PublicKey, to: PublicKey, amount: bigint): Promise<void> {
+export async function mintTo(
+  connection: Connection,
+  authority: Keypair,
+  mint: PublicKey,
+  to: PublicKey,
+  amount: bigint,
+): Promise<void> {
   await send(connection, [createMintToInstruction(mint, to, authority.publicKey, amount)], [authority]);
 }
 
 /** A Solana Pay style transfer: transferChecked with the invoice's reference key appended as a read-only key. */
-export function payInstruction(p: { from: PublicKey; mint: PublicKey; to: PublicKey; owner: PublicKey; amount: bigint; decimals: number; reference: PublicKey }): TransactionInstruction {
+export function payInstruction(p: {
+  from: PublicKey;
+  mint: PublicKey;
+  to: PublicKey;
+  owner: PublicKey;
+  amount: bigint;
+  decimals: number;
+  reference: PublicKey;
+}): TransactionInstruction {
   const ix = createTransferCheckedInstruction(p.from, p.mint, p.to, p.owner, p.amount, p.decimals);
   ix.keys.push({ pubkey: p.reference, isSigner: false, isWritable: false });
   return ix;
@@ -91,7 +135,8 @@ export async function waitFinalized(connection: Connection, slot: number, timeou
   for (;;) {
     const f = await connection.getSlot('finalized');
     if (f >= slot) return f;
-    if (performance.now() - start > timeoutMs) throw new OncepayError(DEMO_CODES.TIMEOUT, `finalized slot did not reach ${slot} in ${timeoutMs} ms`);
+    if (performance.now() - start > timeoutMs)
+      throw new OncepayError(DEMO_CODES.TIMEOUT, `finalized slot did not reach ${slot} in ${timeoutMs} ms`);
     await sleep(25);
   }
 }

@@ -18,7 +18,12 @@ export function demoResult(evidence: DemoEvidence, checks: Check[]): DemoResult 
 
 function pad(rows: string[][]): string[] {
   const widths = rows[0].map((_, i) => Math.max(...rows.map((r) => (r[i] ?? '').length)));
-  return rows.map((r) => r.map((c, i) => (i === r.length - 1 ? c : c.padEnd(widths[i]))).join('  ').trimEnd());
+  return rows.map((r) =>
+    r
+      .map((c, i) => (i === r.length - 1 ? c : c.padEnd(widths[i])))
+      .join('  ')
+      .trimEnd(),
+  );
 }
 
 export function renderTable(r: DemoResult, decimals: number): string {
@@ -28,7 +33,18 @@ export function renderTable(r: DemoResult, decimals: number): string {
   out.push('Invoices (chain = balance of the deposit account; deliveries = requests the merchant endpoint saw)');
   out.push(
     ...pad([
-      ['invoice', 'expected', 'paid on chain', 'credited', 'status', 'receipts', 'exceptions', 'deliveries', 'Idempotency-Key', 'applied'],
+      [
+        'invoice',
+        'expected',
+        'paid on chain',
+        'credited',
+        'status',
+        'receipts',
+        'exceptions',
+        'deliveries',
+        'Idempotency-Key',
+        'applied',
+      ],
       ...e.invoices.map((i) => [
         i.id,
         t(i.expected),
@@ -45,16 +61,19 @@ export function renderTable(r: DemoResult, decimals: number): string {
   );
   out.push('Receipt deliveries (receipt_delivery_counts)');
   out.push(
-    ...pad([['source', 'delivered', 'new', 'duplicates absorbed'], ...e.deliveriesBySource.map((d) => [d.source, String(d.delivered), String(d.inserted), String(d.duplicates)])]).map(
-      (l) => `  ${l}`,
-    ),
+    ...pad([
+      ['source', 'delivered', 'new', 'duplicates absorbed'],
+      ...e.deliveriesBySource.map((d) => [d.source, String(d.delivered), String(d.inserted), String(d.duplicates)]),
+    ]).map((l) => `  ${l}`),
   );
   const paymentRows = e.chainPayments.reduce((n, p) => n + (e.receiptsPerSignature[p.signature] ?? 0), 0);
   out.push(
     `  receipt rows: ${paymentRows} for the customers' ${e.chainPayments.reduce((n, p) => n + p.transfers, 0)} token transfers on chain` +
       ` (+ ${e.receiptRows - paymentRows} other transfers the indexer also saw, e.g. faucet airdrops: no invoice, no exception)`,
   );
-  out.push('Payouts (requested via the API — r = replayed — vs executed on chain; op txs = successful transactions on the op PDA, from the chain)');
+  out.push(
+    'Payouts (requested via the API — r = replayed — vs executed on chain; op txs = successful transactions on the op PDA, from the chain)',
+  );
   out.push(
     ...pad([
       ['payout', 'API requests', 'amount', 'state', 'attempts', 'signature', 'op PDA', 'op txs', 'recipient holds'],
@@ -74,10 +93,18 @@ export function renderTable(r: DemoResult, decimals: number): string {
       ]),
     ]).map((l) => `  ${l}`),
   );
-  const apiLine = e.api.map((a) => `${a.status}${a.replayed ? ' (replayed)' : ''}${a.code ? ` ${a.code}` : ''}`).join(', ');
-  out.push(`  API answers: ${apiLine}; payout rows: ${e.payoutRows}; vault ${t(e.vault.funded)} → ${t(e.vault.balance)}`);
+  const apiLine = e.api
+    .map((a) => `${a.status}${a.replayed ? ' (replayed)' : ''}${a.code ? ` ${a.code}` : ''}`)
+    .join(', ');
+  out.push(
+    `  API answers: ${apiLine}; payout rows: ${e.payoutRows}; vault ${t(e.vault.funded)} → ${t(e.vault.balance)}`,
+  );
   out.push('Checks');
   for (const c of r.checks) out.push(`  ${c.ok ? 'ok  ' : 'FAIL'}  ${c.name} — ${c.detail}`);
-  out.push(r.broken.length === 0 ? 'exactly-once: HOLDS' : `exactly-once: BROKEN\n${r.broken.map((b) => `  - ${b}`).join('\n')}`);
+  out.push(
+    r.broken.length === 0
+      ? 'exactly-once: HOLDS'
+      : `exactly-once: BROKEN\n${r.broken.map((b) => `  - ${b}`).join('\n')}`,
+  );
   return out.join('\n');
 }

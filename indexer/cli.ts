@@ -39,7 +39,10 @@ function withSchemaHint<A extends unknown[]>(action: (...args: A) => Promise<voi
     } catch (e) {
       if ((e as { code?: string }).code === '42P01') {
         const schema = process.env.ONCEPAY_DB_SCHEMA;
-        throw new OncepayError(LEDGER_CODES.SCHEMA_MISSING, `${(e as Error).message}: run \`oncepay migrate${schema ? ` --schema ${schema}` : ''}\` first`);
+        throw new OncepayError(
+          LEDGER_CODES.SCHEMA_MISSING,
+          `${(e as Error).message}: run \`oncepay migrate${schema ? ` --schema ${schema}` : ''}\` first`,
+        );
       }
       throw e;
     }
@@ -72,13 +75,17 @@ function registerDecode(program: Command): void {
     .description('decode getTransaction results (JSON, JSON array or JSON lines) into one JSON line per receipt')
     .argument('[file]', 'input file (stdin when absent or "-")')
     .option('--cluster <name>', 'cluster to tag receipts with')
-    .addHelpText('after', `\nMalformed input is reported on stderr as JSON with its code; good transactions are still printed; exit code ${EXIT_BAD_INPUT}.`)
+    .addHelpText(
+      'after',
+      `\nMalformed input is reported on stderr as JSON with its code; good transactions are still printed; exit code ${EXIT_BAD_INPUT}.`,
+    )
     .action((file: string | undefined, o: { cluster?: string }) => {
       const log = logger('decode');
       const decoded = decodeInput(readInput(file), { cluster: o.cluster });
       const out = decoded.receipts.map((r) => `${receiptToJson(r)}\n`).join('');
       process.stdout.write(out);
-      for (const p of decoded.problems) log.error({ code: p.code, line: p.line, index: p.index, transaction: p.transaction }, p.message);
+      for (const p of decoded.problems)
+        log.error({ code: p.code, line: p.line, index: p.index, transaction: p.transaction }, p.message);
       if (decoded.problems.length > 0) process.exitCode = EXIT_BAD_INPUT;
     });
 }
@@ -89,59 +96,95 @@ function registerIngest(program: Command): void {
     .description('apply getTransaction results (as for decode) to the ledger: a file-based backfill, safe to repeat')
     .argument('[file]', 'input file (stdin when absent or "-")')
     .option('--cluster <name>', 'cluster the transactions are from', 'localnet')
-    .addOption(new Option('--source <source>', 'delivery path to count them under').choices([...RECEIPT_SOURCES]).default('file'))
+    .addOption(
+      new Option('--source <source>', 'delivery path to count them under')
+        .choices([...RECEIPT_SOURCES])
+        .default('file'),
+    )
     .option('--batch-size <n>', 'receipts per ledger transaction', positiveInt('--batch-size'), 1000)
-    .addHelpText('after', `\nPrints a JSON summary. Bad transactions are reported on stderr with their code and skipped (exit code ${EXIT_BAD_INPUT}); the rest is applied.`)
-    .action(withSchemaHint(async (file: string | undefined, o: { cluster: string; source: ReceiptSource; batchSize: number }) => {
-      const log = logger('ingest');
-      const decoded = decodeInput(readInput(file), { cluster: o.cluster });
-      for (const p of decoded.problems) log.error({ code: p.code, line: p.line, index: p.index, transaction: p.transaction }, p.message);
-      await withPoolFromEnv({ max: 1 }, async (db) => {
-        const ledger = createLedger({ db, log });
-        const summary = await ingestReceipts(ledger, decoded, { cluster: o.cluster, source: o.source, batchSize: o.batchSize, log });
-        process.stdout.write(`${JSON.stringify(summary)}\n`);
-        if (summary.problems > 0 || summary.rejected > 0) process.exitCode = EXIT_BAD_INPUT;
-      });
-    }));
+    .addHelpText(
+      'after',
+      `\nPrints a JSON summary. Bad transactions are reported on stderr with their code and skipped (exit code ${EXIT_BAD_INPUT}); the rest is applied.`,
+    )
+    .action(
+      withSchemaHint(
+        async (file: string | undefined, o: { cluster: string; source: ReceiptSource; batchSize: number }) => {
+          const log = logger('ingest');
+          const decoded = decodeInput(readInput(file), { cluster: o.cluster });
+          for (const p of decoded.problems)
+            log.error({ code: p.code, line: p.line, index: p.index, transaction: p.transaction }, p.message);
+          await withPoolFromEnv({ max: 1 }, async (db) => {
+            const ledger = createLedger({ db, log });
+            const summary = await ingestReceipts(ledger, decoded, {
+              cluster: o.cluster,
+              source: o.source,
+              batchSize: o.batchSize,
+              log,
+            });
+            process.stdout.write(`${JSON.stringify(summary)}\n`);
+            if (summary.problems > 0 || summary.rejected > 0) process.exitCode = EXIT_BAD_INPUT;
+          });
+        },
+      ),
+    );
 }
 
 function registerInvoice(program: Command): void {
   const invoice = program.command('invoice').description('invoices the ledger credits');
   invoice
     .command('create')
-    .description('create an invoice (idempotent: the same invoice again is a no-op; other fields under the same id are refused)')
+    .description(
+      'create an invoice (idempotent: the same invoice again is a no-op; other fields under the same id are refused)',
+    )
     .requiredOption('--id <id>', "the merchant's invoice id")
     .requiredOption('--mint <address>', "mint address ('SOL' for native transfers)")
     .requiredOption('--amount <baseUnits>', 'expected amount, a decimal string of base units')
     .option('--deposit-address <address>', 'token account or owner wallet the payment goes to')
     .option('--reference <key>', 'Solana Pay reference key')
     .option('--merchant <id>', 'merchant id', 'default')
-    .action(withSchemaHint(async (o: { id: string; mint: string; amount: string; depositAddress?: string; reference?: string; merchant: string }) => {
-      await withPoolFromEnv({ max: 1 }, async (db) => {
-        const { created, invoice: row } = await createLedger({ db }).createInvoice({
-          id: o.id,
-          mint: o.mint,
-          expectedAmount: baseUnits(o.amount),
-          depositAddress: o.depositAddress ?? null,
-          referenceKey: o.reference ?? null,
-          merchant: o.merchant,
-        });
-        process.stdout.write(`${JSON.stringify({ created, invoice: { ...row, expectedAmount: row.expectedAmount.toString(), creditedAmount: row.creditedAmount.toString() } })}\n`);
-      });
-    }));
+    .action(
+      withSchemaHint(
+        async (o: {
+          id: string;
+          mint: string;
+          amount: string;
+          depositAddress?: string;
+          reference?: string;
+          merchant: string;
+        }) => {
+          await withPoolFromEnv({ max: 1 }, async (db) => {
+            const { created, invoice: row } = await createLedger({ db }).createInvoice({
+              id: o.id,
+              mint: o.mint,
+              expectedAmount: baseUnits(o.amount),
+              depositAddress: o.depositAddress ?? null,
+              referenceKey: o.reference ?? null,
+              merchant: o.merchant,
+            });
+            process.stdout.write(
+              `${JSON.stringify({ created, invoice: { ...row, expectedAmount: row.expectedAmount.toString(), creditedAmount: row.creditedAmount.toString() } })}\n`,
+            );
+          });
+        },
+      ),
+    );
 }
 
 function registerReport(program: Command): void {
   program
     .command('report')
-    .description('ledger totals: per invoice (expected, credited, status), receipts, duplicates per source, exceptions by kind, outbox states')
+    .description(
+      'ledger totals: per invoice (expected, credited, status), receipts, duplicates per source, exceptions by kind, outbox states',
+    )
     .option('--json', 'print JSON (the stable format)')
-    .action(withSchemaHint(async (o: { json?: boolean }) => {
-      await withPoolFromEnv({ max: 6 }, async (db) => {
-        const r = { ...(await createLedger({ db }).report()), exceptionStates: await exceptionStates(db) };
-        process.stdout.write(o.json ? `${JSON.stringify(r)}\n` : formatReport(r));
-      });
-    }));
+    .action(
+      withSchemaHint(async (o: { json?: boolean }) => {
+        await withPoolFromEnv({ max: 6 }, async (db) => {
+          const r = { ...(await createLedger({ db }).report()), exceptionStates: await exceptionStates(db) };
+          process.stdout.write(o.json ? `${JSON.stringify(r)}\n` : formatReport(r));
+        });
+      }),
+    );
 }
 
 /** SIGTERM waits for the deliveries in flight (each at most the delivery timeout), plus time to mark them. */
@@ -150,79 +193,123 @@ function outboxGraceMs(deliveryTimeoutMs: number): number {
 }
 
 function registerOutbox(program: Command): void {
-  const outbox = program.command('outbox').description('the fulfilment outbox: deliver invoice.paid webhooks, replay dead letters');
+  const outbox = program
+    .command('outbox')
+    .description('the fulfilment outbox: deliver invoice.paid webhooks, replay dead letters');
   outbox
     .command('run')
-    .description('deliver due outbox rows to the merchant webhook (Idempotency-Key = fulfilment id, X-Oncepay-Signature = HMAC-SHA256)')
+    .description(
+      'deliver due outbox rows to the merchant webhook (Idempotency-Key = fulfilment id, X-Oncepay-Signature = HMAC-SHA256)',
+    )
     .option('--once', 'one claim round, then exit')
     .option('--drain', 'run until nothing is pending or delivering (dead letters excepted), then exit')
     .option('--url <url>', "webhook URL for every row (else the merchant's merchants.webhook_url)")
     .option('--secret <secret>', 'HMAC secret (else ONCEPAY_WEBHOOK_SECRET, else merchants.webhook_secret)')
     .option('--batch-size <n>', 'rows claimed per round', positiveInt('--batch-size'), 10)
-    .option('--lease-seconds <s>', 'a delivering row whose worker died is reclaimed after this', nonNegative('--lease-seconds'), 60)
+    .option(
+      '--lease-seconds <s>',
+      'a delivering row whose worker died is reclaimed after this',
+      nonNegative('--lease-seconds'),
+      60,
+    )
     .option('--max-attempts <n>', 'attempts before a row is dead-lettered', positiveInt('--max-attempts'), 10)
-    .option('--backoff-base-ms <ms>', 'first retry delay (doubles per attempt, with jitter)', nonNegative('--backoff-base-ms'), 1000)
+    .option(
+      '--backoff-base-ms <ms>',
+      'first retry delay (doubles per attempt, with jitter)',
+      nonNegative('--backoff-base-ms'),
+      1000,
+    )
     .option('--backoff-cap-ms <ms>', 'longest retry delay', nonNegative('--backoff-cap-ms'), 3_600_000)
     .option('--poll-ms <ms>', 'sleep between empty rounds', nonNegative('--poll-ms'), 1000)
     .option('--timeout-ms <ms>', 'HTTP timeout per delivery', positiveInt('--timeout-ms'), 10_000)
-    .option('--metrics-port <port>', 'serve /metrics, /healthz and /readyz on 127.0.0.1:<port> while running', nonNegative('--metrics-port'))
-    .addHelpText('after', shutdownHelp('--timeout-ms + 5 s', 'claims nothing more; deliveries in flight finish and are marked'))
-    .action(withSchemaHint(async (o: {
-      once?: boolean; drain?: boolean; url?: string; secret?: string; batchSize: number; leaseSeconds: number; maxAttempts: number;
-      backoffBaseMs: number; backoffCapMs: number; pollMs: number; timeoutMs: number; metricsPort?: number;
-    }) => {
-      const log = logger('outbox');
-      const db = createPoolFromEnv({ max: Math.max(2, o.batchSize + 1), name: 'outbox-run' });
-      const stop = onStopSignals(log, outboxGraceMs(o.timeoutMs));
-      // The gauges read the table at scrape time; `worker` is assigned before any scrape can happen.
-      const metrics = o.metricsPort === undefined ? undefined : createIndexerMetrics({ outboxStats: () => worker.stats() });
-      const worker = createOutboxWorker({
-        db,
-        log,
-        deliver: createWebhookDelivery({ timeoutMs: o.timeoutMs }),
-        url: o.url,
-        secret: o.secret ?? process.env.ONCEPAY_WEBHOOK_SECRET,
-        batchSize: o.batchSize,
-        leaseSeconds: o.leaseSeconds,
-        maxAttempts: o.maxAttempts,
-        backoffBaseSeconds: o.backoffBaseMs / 1000,
-        backoffCapSeconds: o.backoffCapMs / 1000,
-        pollMs: o.pollMs,
-        metrics,
-      });
-      const server = metrics ? await serveMetrics({ port: o.metricsPort, registry: metrics.registry, db }) : undefined;
-      if (server) log.info({ url: server.url }, 'serving metrics');
-      try {
-        const result = o.once ? await worker.runOnce(stop.signal) : await worker.run({ signal: stop.signal, drain: o.drain });
-        process.stdout.write(`${JSON.stringify(result)}\n`);
-      } finally {
-        stop.dispose();
-        await server?.close();
-        await db.end();
-      }
-    }));
+    .option(
+      '--metrics-port <port>',
+      'serve /metrics, /healthz and /readyz on 127.0.0.1:<port> while running',
+      nonNegative('--metrics-port'),
+    )
+    .addHelpText(
+      'after',
+      shutdownHelp('--timeout-ms + 5 s', 'claims nothing more; deliveries in flight finish and are marked'),
+    )
+    .action(
+      withSchemaHint(
+        async (o: {
+          once?: boolean;
+          drain?: boolean;
+          url?: string;
+          secret?: string;
+          batchSize: number;
+          leaseSeconds: number;
+          maxAttempts: number;
+          backoffBaseMs: number;
+          backoffCapMs: number;
+          pollMs: number;
+          timeoutMs: number;
+          metricsPort?: number;
+        }) => {
+          const log = logger('outbox');
+          const db = createPoolFromEnv({ max: Math.max(2, o.batchSize + 1), name: 'outbox-run' });
+          const stop = onStopSignals(log, outboxGraceMs(o.timeoutMs));
+          // The gauges read the table at scrape time; `worker` is assigned before any scrape can happen.
+          const metrics =
+            o.metricsPort === undefined ? undefined : createIndexerMetrics({ outboxStats: () => worker.stats() });
+          const worker = createOutboxWorker({
+            db,
+            log,
+            deliver: createWebhookDelivery({ timeoutMs: o.timeoutMs }),
+            url: o.url,
+            secret: o.secret ?? process.env.ONCEPAY_WEBHOOK_SECRET,
+            batchSize: o.batchSize,
+            leaseSeconds: o.leaseSeconds,
+            maxAttempts: o.maxAttempts,
+            backoffBaseSeconds: o.backoffBaseMs / 1000,
+            backoffCapSeconds: o.backoffCapMs / 1000,
+            pollMs: o.pollMs,
+            metrics,
+          });
+          const server = metrics
+            ? await serveMetrics({ port: o.metricsPort, registry: metrics.registry, db })
+            : undefined;
+          if (server) log.info({ url: server.url }, 'serving metrics');
+          try {
+            const result = o.once
+              ? await worker.runOnce(stop.signal)
+              : await worker.run({ signal: stop.signal, drain: o.drain });
+            process.stdout.write(`${JSON.stringify(result)}\n`);
+          } finally {
+            stop.dispose();
+            await server?.close();
+            await db.end();
+          }
+        },
+      ),
+    );
   outbox
     .command('replay')
     .description('put dead letters back to pending with a fresh attempt budget')
     .argument('[id]', 'outbox id or fulfilment id')
     .option('--all-dead', 'every dead letter')
-    .action(withSchemaHint(async (id: string | undefined, o: { allDead?: boolean }) => {
-      if ((id === undefined) === !o.allDead) throw new Error('give exactly one of <id> or --all-dead');
-      await withPoolFromEnv({ max: 1 }, async (db) => {
-        const requeued = await replayDeadLetters(db, o.allDead ? { all: true } : { id: id! });
-        process.stdout.write(`${JSON.stringify({ requeued })}\n`);
-      });
-    }));
+    .action(
+      withSchemaHint(async (id: string | undefined, o: { allDead?: boolean }) => {
+        if ((id === undefined) === !o.allDead) throw new Error('give exactly one of <id> or --all-dead');
+        await withPoolFromEnv({ max: 1 }, async (db) => {
+          const requeued = await replayDeadLetters(db, o.allDead ? { all: true } : { id: id! });
+          process.stdout.write(`${JSON.stringify({ requeued })}\n`);
+        });
+      }),
+    );
   outbox
     .command('set-target')
     .description("set a merchant's webhook URL and HMAC secret (the merchants table)")
     .requiredOption('--merchant <id>', 'merchant id', 'default')
     .requiredOption('--url <url>', 'webhook URL')
     .requiredOption('--secret <secret>', 'HMAC-SHA256 secret')
-    .action(withSchemaHint(async (o: { merchant: string; url: string; secret: string }) => {
-      await withPoolFromEnv({ max: 1 }, async (db) => {
-        await db.query(upsertMerchantTarget(o.merchant, o.url, o.secret));
-        process.stdout.write(`${JSON.stringify({ merchant: o.merchant, url: o.url })}\n`);
-      });
-    }));
+    .action(
+      withSchemaHint(async (o: { merchant: string; url: string; secret: string }) => {
+        await withPoolFromEnv({ max: 1 }, async (db) => {
+          await db.query(upsertMerchantTarget(o.merchant, o.url, o.secret));
+          process.stdout.write(`${JSON.stringify({ merchant: o.merchant, url: o.url })}\n`);
+        });
+      }),
+    );
 }

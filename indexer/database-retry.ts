@@ -32,7 +32,10 @@ export async function retryWhileDatabaseUnavailable<T>(step: () => Promise<T>, o
     } catch (e) {
       if (!isDatabaseUnavailable(e) || o.signal?.aborted) throw e;
       const waitMs = backoffDelay(retry, policy, random());
-      o.log?.warn({ what: o.what, err: (e as Error).message, code: (e as { code?: string }).code, retry, waitMs }, 'database unavailable; backing off');
+      o.log?.warn(
+        { what: o.what, err: (e as Error).message, code: (e as { code?: string }).code, retry, waitMs },
+        'database unavailable; backing off',
+      );
       try {
         await abortableSleep(waitMs, o.signal);
       } catch {

@@ -29,7 +29,9 @@ export interface OutboxStats {
   oldestAgeSeconds: number;
 }
 
-export function createIndexerMetrics(opts: { defaults?: boolean; outboxStats?: () => Promise<OutboxStats> } = {}): IndexerMetrics {
+export function createIndexerMetrics(
+  opts: { defaults?: boolean; outboxStats?: () => Promise<OutboxStats> } = {},
+): IndexerMetrics {
   const registry = new Registry();
   if (opts.defaults) collectDefaultMetrics({ register: registry });
   const stats = opts.outboxStats;
@@ -39,30 +41,79 @@ export function createIndexerMetrics(opts: { defaults?: boolean; outboxStats?: (
   let known: OutboxStats = { depth: 0, oldestAgeSeconds: 0 };
   let last: Promise<OutboxStats> | undefined;
   const read = () =>
-    (last ??= (stats ? stats().then((s) => (known = s), () => known) : Promise.resolve(known)).finally(() => setImmediate(() => (last = undefined))));
-  const outboxDeliveriesTotal = new Counter({ name: 'oncepay_outbox_deliveries_total', help: 'Outbox delivery attempts, by result', labelNames: ['result'], registers: [registry] });
+    (last ??= (
+      stats
+        ? stats().then(
+            (s) => (known = s),
+            () => known,
+          )
+        : Promise.resolve(known)
+    ).finally(() => setImmediate(() => (last = undefined))));
+  const outboxDeliveriesTotal = new Counter({
+    name: 'oncepay_outbox_deliveries_total',
+    help: 'Outbox delivery attempts, by result',
+    labelNames: ['result'],
+    registers: [registry],
+  });
   // Every result exported from the start (at 0): the first dead letter is then an increase Prometheus can see
   // (a series born at 1 is not), which deploy/prometheus's OncepayOutboxDeadLetter alert relies on.
   for (const result of OUTBOX_DELIVERY_RESULTS) outboxDeliveriesTotal.inc({ result }, 0);
   return {
     registry,
-    receiptsTotal: new Counter({ name: 'oncepay_receipts_total', help: 'Receipts newly inserted into the ledger', labelNames: ['cluster', 'source'], registers: [registry] }),
-    duplicatesTotal: new Counter({ name: 'oncepay_receipt_duplicates_total', help: 'Receipt deliveries that were already in the ledger', labelNames: ['cluster', 'source'], registers: [registry] }),
-    exceptionsTotal: new Counter({ name: 'oncepay_exceptions_total', help: 'Payment exceptions raised, by kind', labelNames: ['kind'], registers: [registry] }),
-    checkpointLagSlots: new Gauge({ name: 'oncepay_checkpoint_lag_slots', help: 'Slots between the chain tip and the checkpoint', labelNames: ['cluster', 'source'], registers: [registry] }),
+    receiptsTotal: new Counter({
+      name: 'oncepay_receipts_total',
+      help: 'Receipts newly inserted into the ledger',
+      labelNames: ['cluster', 'source'],
+      registers: [registry],
+    }),
+    duplicatesTotal: new Counter({
+      name: 'oncepay_receipt_duplicates_total',
+      help: 'Receipt deliveries that were already in the ledger',
+      labelNames: ['cluster', 'source'],
+      registers: [registry],
+    }),
+    exceptionsTotal: new Counter({
+      name: 'oncepay_exceptions_total',
+      help: 'Payment exceptions raised, by kind',
+      labelNames: ['kind'],
+      registers: [registry],
+    }),
+    checkpointLagSlots: new Gauge({
+      name: 'oncepay_checkpoint_lag_slots',
+      help: 'Slots between the chain tip and the checkpoint',
+      labelNames: ['cluster', 'source'],
+      registers: [registry],
+    }),
     outboxDepth: new Gauge({
       name: 'oncepay_outbox_depth',
       help: 'Outbox rows pending or being delivered',
       registers: [registry],
-      ...(stats ? { async collect(this: Gauge) { this.set((await read()).depth); } } : {}),
+      ...(stats
+        ? {
+            async collect(this: Gauge) {
+              this.set((await read()).depth);
+            },
+          }
+        : {}),
     }),
     outboxOldestAgeSeconds: new Gauge({
       name: 'oncepay_outbox_oldest_age_seconds',
       help: 'Age of the oldest undelivered outbox row',
       registers: [registry],
-      ...(stats ? { async collect(this: Gauge) { this.set((await read()).oldestAgeSeconds); } } : {}),
+      ...(stats
+        ? {
+            async collect(this: Gauge) {
+              this.set((await read()).oldestAgeSeconds);
+            },
+          }
+        : {}),
     }),
-    rpcErrorsTotal: new Counter({ name: 'oncepay_rpc_errors_total', help: 'RPC errors, by kind', labelNames: ['kind'], registers: [registry] }),
+    rpcErrorsTotal: new Counter({
+      name: 'oncepay_rpc_errors_total',
+      help: 'RPC errors, by kind',
+      labelNames: ['kind'],
+      registers: [registry],
+    }),
     outboxDeliveriesTotal,
   };
 }
@@ -74,12 +125,19 @@ export interface MetricsServer {
 }
 
 /** Serve `GET /metrics` on 127.0.0.1 (port 0 = ephemeral), and `GET /healthz`, `GET /readyz` for `db`. */
-export function serveMetrics(opts: { port?: number; host?: string; registry: Registry; db?: Pick<Pool, 'query'> }): Promise<MetricsServer> {
+export function serveMetrics(opts: {
+  port?: number;
+  host?: string;
+  registry: Registry;
+  db?: Pick<Pool, 'query'>;
+}): Promise<MetricsServer> {
   const host = opts.host ?? '127.0.0.1';
   const server = http.createServer((req, res) => {
     const path = (req.url ?? '').split('?')[0];
     if (req.method === 'GET' && opts.db && isHealthPath(path)) {
-      void answerHealth(path, opts.db).then((a) => res.writeHead(a.status, { 'content-type': 'application/json', ...a.headers }).end(JSON.stringify(a.body)));
+      void answerHealth(path, opts.db).then((a) =>
+        res.writeHead(a.status, { 'content-type': 'application/json', ...a.headers }).end(JSON.stringify(a.body)),
+      );
       return;
     }
     if (req.method !== 'GET' || path !== '/metrics') {
@@ -98,10 +156,11 @@ export function serveMetrics(opts: { port?: number; host?: string; registry: Reg
       resolve({
         port,
         url: `http://${host}:${port}/metrics`,
-        close: () => new Promise<void>((res) => {
-          server.closeAllConnections?.();
-          server.close(() => res());
-        }),
+        close: () =>
+          new Promise<void>((res) => {
+            server.closeAllConnections?.();
+            server.close(() => res());
+          }),
       });
     });
   });

@@ -2,7 +2,14 @@
 // Transactions execute at once into the pending slot; sealing the slot turns them into a block (status
 // processed → confirmed), and `finalityDepth` slots later the block is finalized. One fork, no votes, no leaders.
 import crypto from 'node:crypto';
-import { Keypair, SystemProgram, Transaction, ComputeBudgetProgram, PublicKey, VersionedTransaction } from '@solana/web3.js';
+import {
+  Keypair,
+  SystemProgram,
+  Transaction,
+  ComputeBudgetProgram,
+  PublicKey,
+  VersionedTransaction,
+} from '@solana/web3.js';
 import bs58 from 'bs58';
 import { LiteSVM } from 'litesvm';
 import { OncepayError, isOncepayError } from '../common/errors';
@@ -10,13 +17,30 @@ import { failpoint } from '../common/failpoint';
 import { logger } from '../common/log';
 import { LOCALNET_CODES } from './codes';
 import { LAMPORTS_PER_SIGNATURE, messageFee } from './fee';
-import { AccountSnapshot, ExecutionCapture, RpcMeta, RpcTxError, buildMeta, isExecutionError, rpcInnerInstructions, toRpcTxError, txErrorMessage } from './encode';
+import {
+  AccountSnapshot,
+  ExecutionCapture,
+  RpcMeta,
+  RpcTxError,
+  buildMeta,
+  isExecutionError,
+  rpcInnerInstructions,
+  toRpcTxError,
+  txErrorMessage,
+} from './encode';
 import type { LedgerStore } from './persist';
 import { ADDRESS_LOOKUP_TABLE_PROGRAM_ID, SYSTEM_PROGRAM_ID } from './program-ids';
 import { RPC, RpcError, invalidParams } from './rpc-error';
 import { decodeMint } from './token-state';
 import type { BlockRecord, Commitment, TxRecord } from './types';
-import { LoadedAddresses, WireTransaction, allAccountKeys, decodeWireTransaction, lookupTableAddresses, resolveLookups } from './wire';
+import {
+  LoadedAddresses,
+  WireTransaction,
+  allAccountKeys,
+  decodeWireTransaction,
+  lookupTableAddresses,
+  resolveLookups,
+} from './wire';
 
 /** Blocks a blockhash stays usable for (Agave MAX_PROCESSING_AGE); lastValidBlockHeight = height + this. */
 export const MAX_BLOCKHASH_AGE = 150;
@@ -27,17 +51,32 @@ const FAUCET_LAMPORTS = 500_000_000n * 1_000_000_000n;
 const SLOT_HASHES_MAX = 512;
 
 // LiteSVM's native object (the public class wraps it in `inner`): we feed it wire bytes directly.
-interface NativeAccount { lamports(): bigint; data(): Uint8Array; owner(): Uint8Array; executable(): boolean; rentEpoch(): bigint }
+interface NativeAccount {
+  lamports(): bigint;
+  data(): Uint8Array;
+  owner(): Uint8Array;
+  executable(): boolean;
+  rentEpoch(): bigint;
+}
 interface NativeMeta {
   logs(): string[];
-  innerInstructions(): Array<Array<{ instruction(): { programIdIndex(): number; accounts(): Uint8Array; data(): Uint8Array }; stackHeight(): number }>>;
+  innerInstructions(): Array<
+    Array<{
+      instruction(): { programIdIndex(): number; accounts(): Uint8Array; data(): Uint8Array };
+      stackHeight(): number;
+    }>
+  >;
   computeUnitsConsumed(): bigint;
   returnData(): { programId(): Uint8Array; data(): Uint8Array };
   toString(): string;
 }
 // Send returns TransactionMetadata (success) or FailedTransactionMetadata {err(), meta()}; simulate returns
 // SimulatedTransactionInfo {meta(), postAccounts()} or FailedTransactionMetadata.
-interface NativeResult { err?: () => unknown; meta?: () => NativeMeta; postAccounts?: () => Array<{ address: Uint8Array; account(): NativeAccount }> }
+interface NativeResult {
+  err?: () => unknown;
+  meta?: () => NativeMeta;
+  postAccounts?: () => Array<{ address: Uint8Array; account(): NativeAccount }>;
+}
 
 function metaOf(r: NativeResult): NativeMeta {
   return typeof r.meta === 'function' ? r.meta() : (r as unknown as NativeMeta);
@@ -57,7 +96,10 @@ interface NativeSvm {
   setSlotHashes(hashes: Array<{ slot: bigint; hash: string }>): void;
 }
 
-export interface ProgramSpec { programId: string; path: string }
+export interface ProgramSpec {
+  programId: string;
+  path: string;
+}
 
 export interface ChainOptions {
   slotMs: number;
@@ -89,7 +131,11 @@ export type ChainEvent =
   | { type: 'slot'; slot: number; parent: number; root: number }
   | { type: 'status'; signature: string; slot: number; commitment: Commitment; err: RpcTxError | null };
 
-interface Located { block: BlockRecord; index: number; seq: number }
+interface Located {
+  block: BlockRecord;
+  index: number;
+  seq: number;
+}
 
 export interface Chain {
   readonly svm: LiteSVM;
@@ -106,14 +152,20 @@ export interface Chain {
   isBlockhashValid(blockhash: string): boolean;
   lastValidBlockHeight(blockhash: string): number | null;
   submit(bytes: Uint8Array, opts: { skipPreflight?: boolean }): string;
-  simulate(bytes: Uint8Array, opts: { sigVerify?: boolean; replaceRecentBlockhash?: boolean; accounts?: string[] }): SimulationResult;
+  simulate(
+    bytes: Uint8Array,
+    opts: { sigVerify?: boolean; replaceRecentBlockhash?: boolean; accounts?: string[] },
+  ): SimulationResult;
   feeForMessage(messageBytes: Uint8Array): bigint | null;
   airdrop(address: string, lamports: bigint): string;
   signatureStatus(signature: string, searchHistory: boolean): SignatureStatus | null;
   findTransaction(signature: string): { record: TxRecord; block: BlockRecord } | null;
   /** A landed transaction's record, sealed or still in the pending slot. */
   recordOf(signature: string): TxRecord | null;
-  signaturesForAddress(address: string, opts: { before?: string; until?: string; limit: number }): Array<{ record: TxRecord; block: BlockRecord }>;
+  signaturesForAddress(
+    address: string,
+    opts: { before?: string; until?: string; limit: number },
+  ): Array<{ record: TxRecord; block: BlockRecord }>;
   getAccount(address: string): AccountSnapshot | null;
   /** The account as of the asked commitment (processed = latest executed state). */
   accountAt(address: string, c: Commitment): AccountSnapshot | null;
@@ -141,7 +193,12 @@ function snapshotOf(a: NativeAccount | null): AccountSnapshot | null {
 
 function sameAccount(a: AccountSnapshot | null, b: AccountSnapshot | null): boolean {
   if (a === null || b === null) return a === b;
-  return a.lamports === b.lamports && a.owner === b.owner && a.executable === b.executable && Buffer.from(a.data).equals(Buffer.from(b.data));
+  return (
+    a.lamports === b.lamports &&
+    a.owner === b.owner &&
+    a.executable === b.executable &&
+    Buffer.from(a.data).equals(Buffer.from(b.data))
+  );
 }
 
 function configure(svm: LiteSVM): void {
@@ -235,7 +292,8 @@ export function createChain(opts: ChainOptions): Chain {
     b.txs.forEach((t, index) => {
       sigIndex.set(t.signature, { block: b, index, seq: seq++ });
       // Keys are known from execution; only records read back from the ledger are decoded again.
-      const keys = keysOf.get(t) ?? allAccountKeys(decodeWireTransaction(Buffer.from(t.wire, 'base64')), t.meta.loadedAddresses);
+      const keys =
+        keysOf.get(t) ?? allAccountKeys(decodeWireTransaction(Buffer.from(t.wire, 'base64')), t.meta.loadedAddresses);
       keysOf.delete(t);
       for (const k of new Set(keys)) {
         let list = addrIndex.get(k);
@@ -287,7 +345,10 @@ export function createChain(opts: ChainOptions): Chain {
 
   if (loaded && (loaded.blocks.length === 0 || !loaded.snapshot)) {
     // Never start a fresh chain over a ledger we cannot read: that would silently forget its history.
-    throw new OncepayError(LOCALNET_CODES.LEDGER_CORRUPT, `ledger ${ledger?.dir} has no ${loaded.snapshot ? 'blocks' : 'state.bin'}; start with --reset to wipe it`);
+    throw new OncepayError(
+      LOCALNET_CODES.LEDGER_CORRUPT,
+      `ledger ${ledger?.dir} has no ${loaded.snapshot ? 'blocks' : 'state.bin'}; start with --reset to wipe it`,
+    );
   }
   if (loaded && loaded.snapshot) {
     svm = LiteSVM.fromBytes(loaded.snapshot);
@@ -308,8 +369,13 @@ export function createChain(opts: ChainOptions): Chain {
       space: 0n,
     } as never);
     const genesis: BlockRecord = {
-      slot: 0, parentSlot: 0, blockhash: genesisHash, previousBlockhash: bs58.encode(new Uint8Array(32)),
-      blockHeight: 0, blockTime: Math.floor(Date.now() / 1000), txs: [],
+      slot: 0,
+      parentSlot: 0,
+      blockhash: genesisHash,
+      previousBlockhash: bs58.encode(new Uint8Array(32)),
+      blockHeight: 0,
+      blockTime: Math.floor(Date.now() / 1000),
+      txs: [],
     };
     indexBlock(genesis);
     pushSlotHash(genesis);
@@ -326,7 +392,11 @@ export function createChain(opts: ChainOptions): Chain {
     try {
       svm.addProgramFromFile(p.programId as never, p.path);
     } catch (e) {
-      throw new OncepayError(LOCALNET_CODES.PROGRAM_LOAD_FAILED, `cannot load program ${p.path}: ${(e as Error).message}`, { ...p });
+      throw new OncepayError(
+        LOCALNET_CODES.PROGRAM_LOAD_FAILED,
+        `cannot load program ${p.path}: ${(e as Error).message}`,
+        { ...p },
+      );
     }
   }
   pending = { slot: tipBlock().slot + 1, txs: [], sigs: new Map() };
@@ -345,7 +415,7 @@ export function createChain(opts: ChainOptions): Chain {
   };
   const decimalsOf = (mint: string): number | null => {
     const a = getAccount(mint);
-    return a ? decodeMint(a.owner, a.data)?.decimals ?? null : null;
+    return a ? (decodeMint(a.owner, a.data)?.decimals ?? null) : null;
   };
 
   const blockhashValid = (bh: string): boolean => {
@@ -375,7 +445,10 @@ export function createChain(opts: ChainOptions): Chain {
     try {
       return decodeWireTransaction(bytes);
     } catch (e) {
-      if (isOncepayError(e)) throw invalidParams(`failed to deserialize solana_transaction::versioned::VersionedTransaction: ${(e as Error).message}`);
+      if (isOncepayError(e))
+        throw invalidParams(
+          `failed to deserialize solana_transaction::versioned::VersionedTransaction: ${(e as Error).message}`,
+        );
       throw e;
     }
   };
@@ -403,8 +476,14 @@ export function createChain(opts: ChainOptions): Chain {
     }
     const loadedAddrs = resolve(wire);
     const empty: SimulationResult = {
-      err: null, logs: [], unitsConsumed: 0n, returnData: null, innerInstructions: [], postAccounts: new Map(),
-      replacementBlockhash: replacement, fee: 0n,
+      err: null,
+      logs: [],
+      unitsConsumed: 0n,
+      returnData: null,
+      innerInstructions: [],
+      postAccounts: new Map(),
+      replacementBlockhash: replacement,
+      fee: 0n,
     };
     if (!blockhashValid(wire.recentBlockhash)) return { ...empty, err: 'BlockhashNotFound' };
     const r = runSim(bytes, wire, o.sigVerify ?? false);
@@ -421,7 +500,10 @@ export function createChain(opts: ChainOptions): Chain {
       err,
       logs: meta.logs(),
       unitsConsumed: meta.computeUnitsConsumed(),
-      returnData: rd.data().length > 0 ? { programId: bs58.encode(rd.programId()), data: [Buffer.from(rd.data()).toString('base64'), 'base64'] } : null,
+      returnData:
+        rd.data().length > 0
+          ? { programId: bs58.encode(rd.programId()), data: [Buffer.from(rd.data()).toString('base64'), 'base64'] }
+          : null,
       innerInstructions: rpcInnerInstructions(innerOf(meta)),
       postAccounts,
       replacementBlockhash: replacement,
@@ -454,20 +536,31 @@ export function createChain(opts: ChainOptions): Chain {
     const decimals = (mint: string): number => {
       // The mint is usually one of the transaction's keys: prefer its post state, then pre, then current.
       const i = keys.indexOf(mint);
-      const m = i >= 0 ? post[i] ?? pre[i] : null;
+      const m = i >= 0 ? (post[i] ?? pre[i]) : null;
       const d = m ? decodeMint(m.owner, m.data)?.decimals : undefined;
       return d ?? decimalsOf(mint) ?? 0;
     };
     const rd = meta.returnData();
     const rpcMeta = buildMeta({
-      keys, pre, post, decimalsOf: decimals, err, fee: feeOf(meta, wire), logs: meta.logs(),
+      keys,
+      pre,
+      post,
+      decimalsOf: decimals,
+      err,
+      fee: feeOf(meta, wire),
+      logs: meta.logs(),
       inner: innerOf(meta),
       computeUnits: meta.computeUnitsConsumed(),
       loaded: loadedAddrs,
       returnData: { programId: bs58.encode(rd.programId()), data: rd.data() },
     });
     failpoint('localnet.after_execute_before_seal');
-    const rec: TxRecord = { signature: wire.signature, slot: pending.slot, wire: Buffer.from(wire.bytes).toString('base64'), meta: rpcMeta };
+    const rec: TxRecord = {
+      signature: wire.signature,
+      slot: pending.slot,
+      wire: Buffer.from(wire.bytes).toString('base64'),
+      meta: rpcMeta,
+    };
     keysOf.set(rec, keys);
     pending.txs.push(rec);
     pending.sigs.set(rec.signature, rec);
@@ -484,7 +577,11 @@ export function createChain(opts: ChainOptions): Chain {
       const r = runSim(wire.bytes, wire, true);
       if (r.err) {
         const err = toRpcTxError(r.err());
-        if (err === 'SignatureFailure') throw new RpcError(RPC.TRANSACTION_SIGNATURE_VERIFICATION_FAILURE, 'Transaction signature verification failure');
+        if (err === 'SignatureFailure')
+          throw new RpcError(
+            RPC.TRANSACTION_SIGNATURE_VERIFICATION_FAILURE,
+            'Transaction signature verification failure',
+          );
         const meta = metaOf(r);
         throw preflightFailure(err, meta.logs(), meta.computeUnitsConsumed());
       }
@@ -508,8 +605,13 @@ export function createChain(opts: ChainOptions): Chain {
     const prev = tipBlock();
     const blockhash = bs58.encode(sha(prev.blockhash, String(slot), ...pending.txs.map((t) => t.signature)));
     const block: BlockRecord = {
-      slot, parentSlot: prev.slot, blockhash, previousBlockhash: prev.blockhash, blockHeight: prev.blockHeight + 1,
-      blockTime: Math.floor(Date.now() / 1000), txs: pending.txs,
+      slot,
+      parentSlot: prev.slot,
+      blockhash,
+      previousBlockhash: prev.blockhash,
+      blockHeight: prev.blockHeight + 1,
+      blockTime: Math.floor(Date.now() / 1000),
+      txs: pending.txs,
     };
     for (const t of block.txs) t.slot = slot;
     indexBlock(block);
@@ -525,9 +627,11 @@ export function createChain(opts: ChainOptions): Chain {
     setClock(pending.slot);
     const newlyFinal = advanceFinality();
     emit({ type: 'slot', slot, parent: prev.slot, root: finalizedBlock().slot });
-    for (const t of block.txs) emit({ type: 'status', signature: t.signature, slot, commitment: 'confirmed', err: t.meta.err });
+    for (const t of block.txs)
+      emit({ type: 'status', signature: t.signature, slot, commitment: 'confirmed', err: t.meta.err });
     for (const b of newlyFinal) {
-      for (const t of b.txs) emit({ type: 'status', signature: t.signature, slot: b.slot, commitment: 'finalized', err: t.meta.err });
+      for (const t of b.txs)
+        emit({ type: 'status', signature: t.signature, slot: b.slot, commitment: 'finalized', err: t.meta.err });
     }
   };
 
@@ -590,7 +694,14 @@ export function createChain(opts: ChainOptions): Chain {
     },
     signatureStatus(signature, searchHistory) {
       const p = pending.sigs.get(signature);
-      if (p) return { slot: pending.slot, confirmations: 0, err: p.meta.err, status: p.meta.status, confirmationStatus: 'processed' };
+      if (p)
+        return {
+          slot: pending.slot,
+          confirmations: 0,
+          err: p.meta.err,
+          status: p.meta.status,
+          confirmationStatus: 'processed',
+        };
       const loc = sigIndex.get(signature);
       if (!loc) return null;
       const tip = tipBlock().slot;
@@ -617,8 +728,8 @@ export function createChain(opts: ChainOptions): Chain {
     },
     signaturesForAddress(address, o) {
       const list = addrIndex.get(address) ?? [];
-      const beforeSeq = o.before !== undefined ? sigIndex.get(o.before)?.seq ?? -1 : Infinity;
-      const untilSeq = o.until !== undefined ? sigIndex.get(o.until)?.seq ?? -1 : -1;
+      const beforeSeq = o.before !== undefined ? (sigIndex.get(o.before)?.seq ?? -1) : Infinity;
+      const untilSeq = o.until !== undefined ? (sigIndex.get(o.until)?.seq ?? -1) : -1;
       const out: Array<{ record: TxRecord; block: BlockRecord }> = [];
       for (let i = list.length - 1; i >= 0 && out.length < o.limit; i--) {
         const loc = sigIndex.get(list[i])!;

@@ -8,29 +8,96 @@ import { LoadedAddresses, WireTransaction, allAccountKeys, isSigner, isWritable 
 
 // Order = LiteSVM's (Agave's) enum discriminants: never reorder.
 const TX_ERR_NAMES = [
-  'AccountInUse', 'AccountLoadedTwice', 'AccountNotFound', 'ProgramAccountNotFound', 'InsufficientFundsForFee',
-  'InvalidAccountForFee', 'AlreadyProcessed', 'BlockhashNotFound', 'CallChainTooDeep', 'MissingSignatureForFee',
-  'InvalidAccountIndex', 'SignatureFailure', 'InvalidProgramForExecution', 'SanitizeFailure', 'ClusterMaintenance',
-  'AccountBorrowOutstanding', 'WouldExceedMaxBlockCostLimit', 'UnsupportedVersion', 'InvalidWritableAccount',
-  'WouldExceedMaxAccountCostLimit', 'WouldExceedAccountDataBlockLimit', 'TooManyAccountLocks',
-  'AddressLookupTableNotFound', 'InvalidAddressLookupTableOwner', 'InvalidAddressLookupTableData',
-  'InvalidAddressLookupTableIndex', 'InvalidRentPayingAccount', 'WouldExceedMaxVoteCostLimit',
-  'WouldExceedAccountDataTotalLimit', 'MaxLoadedAccountsDataSizeExceeded', 'ResanitizationNeeded',
-  'InvalidLoadedAccountsDataSizeLimit', 'UnbalancedTransaction', 'ProgramCacheHitMaxLimit', 'CommitCancelled',
+  'AccountInUse',
+  'AccountLoadedTwice',
+  'AccountNotFound',
+  'ProgramAccountNotFound',
+  'InsufficientFundsForFee',
+  'InvalidAccountForFee',
+  'AlreadyProcessed',
+  'BlockhashNotFound',
+  'CallChainTooDeep',
+  'MissingSignatureForFee',
+  'InvalidAccountIndex',
+  'SignatureFailure',
+  'InvalidProgramForExecution',
+  'SanitizeFailure',
+  'ClusterMaintenance',
+  'AccountBorrowOutstanding',
+  'WouldExceedMaxBlockCostLimit',
+  'UnsupportedVersion',
+  'InvalidWritableAccount',
+  'WouldExceedMaxAccountCostLimit',
+  'WouldExceedAccountDataBlockLimit',
+  'TooManyAccountLocks',
+  'AddressLookupTableNotFound',
+  'InvalidAddressLookupTableOwner',
+  'InvalidAddressLookupTableData',
+  'InvalidAddressLookupTableIndex',
+  'InvalidRentPayingAccount',
+  'WouldExceedMaxVoteCostLimit',
+  'WouldExceedAccountDataTotalLimit',
+  'MaxLoadedAccountsDataSizeExceeded',
+  'ResanitizationNeeded',
+  'InvalidLoadedAccountsDataSizeLimit',
+  'UnbalancedTransaction',
+  'ProgramCacheHitMaxLimit',
+  'CommitCancelled',
 ] as const;
 const IX_ERR_NAMES = [
-  'GenericError', 'InvalidArgument', 'InvalidInstructionData', 'InvalidAccountData', 'AccountDataTooSmall',
-  'InsufficientFunds', 'IncorrectProgramId', 'MissingRequiredSignature', 'AccountAlreadyInitialized',
-  'UninitializedAccount', 'UnbalancedInstruction', 'ModifiedProgramId', 'ExternalAccountLamportSpend',
-  'ExternalAccountDataModified', 'ReadonlyLamportChange', 'ReadonlyDataModified', 'DuplicateAccountIndex',
-  'ExecutableModified', 'RentEpochModified', 'NotEnoughAccountKeys', 'AccountDataSizeChanged', 'AccountNotExecutable',
-  'AccountBorrowFailed', 'AccountBorrowOutstanding', 'DuplicateAccountOutOfSync', 'InvalidError',
-  'ExecutableDataModified', 'ExecutableLamportChange', 'ExecutableAccountNotRentExempt', 'UnsupportedProgramId',
-  'CallDepth', 'MissingAccount', 'ReentrancyNotAllowed', 'MaxSeedLengthExceeded', 'InvalidSeeds', 'InvalidRealloc',
-  'ComputationalBudgetExceeded', 'PrivilegeEscalation', 'ProgramEnvironmentSetupFailure', 'ProgramFailedToComplete',
-  'ProgramFailedToCompile', 'Immutable', 'IncorrectAuthority', 'AccountNotRentExempt', 'InvalidAccountOwner',
-  'ArithmeticOverflow', 'UnsupportedSysvar', 'IllegalOwner', 'MaxAccountsDataAllocationsExceeded',
-  'MaxAccountsExceeded', 'MaxInstructionTraceLengthExceeded', 'BuiltinProgramsMustConsumeComputeUnits', 'BorshIoError',
+  'GenericError',
+  'InvalidArgument',
+  'InvalidInstructionData',
+  'InvalidAccountData',
+  'AccountDataTooSmall',
+  'InsufficientFunds',
+  'IncorrectProgramId',
+  'MissingRequiredSignature',
+  'AccountAlreadyInitialized',
+  'UninitializedAccount',
+  'UnbalancedInstruction',
+  'ModifiedProgramId',
+  'ExternalAccountLamportSpend',
+  'ExternalAccountDataModified',
+  'ReadonlyLamportChange',
+  'ReadonlyDataModified',
+  'DuplicateAccountIndex',
+  'ExecutableModified',
+  'RentEpochModified',
+  'NotEnoughAccountKeys',
+  'AccountDataSizeChanged',
+  'AccountNotExecutable',
+  'AccountBorrowFailed',
+  'AccountBorrowOutstanding',
+  'DuplicateAccountOutOfSync',
+  'InvalidError',
+  'ExecutableDataModified',
+  'ExecutableLamportChange',
+  'ExecutableAccountNotRentExempt',
+  'UnsupportedProgramId',
+  'CallDepth',
+  'MissingAccount',
+  'ReentrancyNotAllowed',
+  'MaxSeedLengthExceeded',
+  'InvalidSeeds',
+  'InvalidRealloc',
+  'ComputationalBudgetExceeded',
+  'PrivilegeEscalation',
+  'ProgramEnvironmentSetupFailure',
+  'ProgramFailedToComplete',
+  'ProgramFailedToCompile',
+  'Immutable',
+  'IncorrectAuthority',
+  'AccountNotRentExempt',
+  'InvalidAccountOwner',
+  'ArithmeticOverflow',
+  'UnsupportedSysvar',
+  'IllegalOwner',
+  'MaxAccountsDataAllocationsExceeded',
+  'MaxAccountsExceeded',
+  'MaxInstructionTraceLengthExceeded',
+  'BuiltinProgramsMustConsumeComputeUnits',
+  'BorshIoError',
 ] as const;
 
 /** A TransactionError as the RPC serialises it: "BlockhashNotFound" or {"InstructionError":[0,{"Custom":6000}]}. */
@@ -56,7 +123,8 @@ export function toRpcTxError(e: unknown): RpcTxError {
     return { InstructionError: [n.index as number, instructionErrorToRpc((n.err as () => unknown).call(n))] };
   }
   if (name.includes('DuplicateInstruction')) return { DuplicateInstruction: n.index as number };
-  if (name.includes('InsufficientFundsForRent')) return { InsufficientFundsForRent: { account_index: n.accountIndex as number } };
+  if (name.includes('InsufficientFundsForRent'))
+    return { InsufficientFundsForRent: { account_index: n.accountIndex as number } };
   if (name.includes('ProgramExecutionTemporarilyRestricted')) {
     return { ProgramExecutionTemporarilyRestricted: { account_index: n.accountIndex as number } };
   }
@@ -91,7 +159,7 @@ const TX_MESSAGES: Record<string, string> = {
   BlockhashNotFound: 'Blockhash not found',
   SignatureFailure: 'Transaction did not pass signature verification',
   SanitizeFailure: 'Transaction failed to sanitize accounts offsets correctly',
-  AddressLookupTableNotFound: 'Transaction loads an address table account that doesn\'t exist',
+  AddressLookupTableNotFound: "Transaction loads an address table account that doesn't exist",
   UnsupportedVersion: 'Transaction version is unsupported',
 };
 
@@ -102,20 +170,25 @@ export function txErrorMessage(err: RpcTxError): string {
     const [i, ie] = err.InstructionError as [number, unknown];
     let text: string;
     if (typeof ie === 'string') text = IX_MESSAGES[ie] ?? ie;
-    else if (ie && typeof ie === 'object' && 'Custom' in ie) text = `custom program error: 0x${(ie as { Custom: number }).Custom.toString(16)}`;
+    else if (ie && typeof ie === 'object' && 'Custom' in ie)
+      text = `custom program error: 0x${(ie as { Custom: number }).Custom.toString(16)}`;
     else text = JSON.stringify(ie);
     return `Error processing Instruction ${i}: ${text}`;
   }
   if ('InsufficientFundsForRent' in err) {
     return `Transaction results in an account (${(err.InsufficientFundsForRent as { account_index: number }).account_index}) with insufficient funds for rent`;
   }
-  if ('DuplicateInstruction' in err) return `Transaction contains a duplicate instruction (${String(err.DuplicateInstruction)}) that is not allowed`;
+  if ('DuplicateInstruction' in err)
+    return `Transaction contains a duplicate instruction (${String(err.DuplicateInstruction)}) that is not allowed`;
   return JSON.stringify(err);
 }
 
 /** Errors after which a transaction still lands (fee paid, block entry with `err`), as on a real cluster. */
 export function isExecutionError(err: RpcTxError): boolean {
-  return typeof err === 'object' && ('InstructionError' in err || 'InsufficientFundsForRent' in err || 'ProgramExecutionTemporarilyRestricted' in err);
+  return (
+    typeof err === 'object' &&
+    ('InstructionError' in err || 'InsufficientFundsForRent' in err || 'ProgramExecutionTemporarilyRestricted' in err)
+  );
 }
 
 export interface AccountSnapshot {
@@ -158,13 +231,23 @@ export interface RpcMeta {
   returnData?: { programId: string; data: [string, 'base64'] };
 }
 
-function tokenBalances(keys: string[], states: Array<AccountSnapshot | null>, decimalsOf: (mint: string) => number): RpcTokenBalance[] {
+function tokenBalances(
+  keys: string[],
+  states: Array<AccountSnapshot | null>,
+  decimalsOf: (mint: string) => number,
+): RpcTokenBalance[] {
   const out: RpcTokenBalance[] = [];
   states.forEach((s, i) => {
     if (!s) return;
     const t = decodeTokenAccount(s.owner, s.data);
     if (!t) return;
-    out.push({ accountIndex: i, mint: t.mint, owner: t.owner, programId: s.owner, uiTokenAmount: uiTokenAmount(t.amount, decimalsOf(t.mint)) });
+    out.push({
+      accountIndex: i,
+      mint: t.mint,
+      owner: t.owner,
+      programId: s.owner,
+      uiTokenAmount: uiTokenAmount(t.amount, decimalsOf(t.mint)),
+    });
   });
   return out;
 }
@@ -190,7 +273,12 @@ export function rpcInnerInstructions(inner: ExecutionCapture['inner']): RpcMeta[
   return inner
     .map((list, index) => ({
       index,
-      instructions: list.map((ix) => ({ programIdIndex: ix.programIdIndex, accounts: ix.accounts, data: bs58.encode(ix.data), stackHeight: ix.stackHeight })),
+      instructions: list.map((ix) => ({
+        programIdIndex: ix.programIdIndex,
+        accounts: ix.accounts,
+        data: bs58.encode(ix.data),
+        stackHeight: ix.stackHeight,
+      })),
     }))
     .filter((x) => x.instructions.length > 0);
 }
@@ -212,7 +300,10 @@ export function buildMeta(c: ExecutionCapture): RpcMeta {
     computeUnitsConsumed: c.computeUnits,
   };
   if (c.returnData && c.returnData.data.length > 0) {
-    meta.returnData = { programId: c.returnData.programId, data: [Buffer.from(c.returnData.data).toString('base64'), 'base64'] };
+    meta.returnData = {
+      programId: c.returnData.programId,
+      data: [Buffer.from(c.returnData.data).toString('base64'), 'base64'],
+    };
   }
   return meta;
 }
@@ -224,13 +315,21 @@ function compiledJson(tx: WireTransaction): Record<string, unknown> {
     accountKeys: tx.staticKeys,
     header: tx.header,
     recentBlockhash: tx.recentBlockhash,
-    instructions: tx.instructions.map((ix) => ({ programIdIndex: ix.programIdIndex, accounts: ix.accounts, data: bs58.encode(ix.data), stackHeight: null })),
+    instructions: tx.instructions.map((ix) => ({
+      programIdIndex: ix.programIdIndex,
+      accounts: ix.accounts,
+      data: bs58.encode(ix.data),
+      stackHeight: null,
+    })),
   };
   if (tx.version === 0) message.addressTableLookups = tx.lookups;
   return { signatures: tx.signatures, message };
 }
 
-export function parsedAccountKeys(tx: WireTransaction, loaded: LoadedAddresses): Array<{ pubkey: string; writable: boolean; signer: boolean; source: string }> {
+export function parsedAccountKeys(
+  tx: WireTransaction,
+  loaded: LoadedAddresses,
+): Array<{ pubkey: string; writable: boolean; signer: boolean; source: string }> {
   return allAccountKeys(tx, loaded).map((pubkey, i) => ({
     pubkey,
     writable: isWritable(tx, loaded, i),
@@ -244,7 +343,14 @@ function parsedJson(tx: WireTransaction, loaded: LoadedAddresses): Record<string
   const message: Record<string, unknown> = {
     accountKeys: parsedAccountKeys(tx, loaded),
     recentBlockhash: tx.recentBlockhash,
-    instructions: tx.instructions.map((ix) => parseInstruction(keys[ix.programIdIndex], ix.accounts.map((a) => keys[a]), ix.data, null)),
+    instructions: tx.instructions.map((ix) =>
+      parseInstruction(
+        keys[ix.programIdIndex],
+        ix.accounts.map((a) => keys[a]),
+        ix.data,
+        null,
+      ),
+    ),
   };
   if (tx.version === 0) message.addressTableLookups = tx.lookups;
   return { signatures: tx.signatures, message };
@@ -274,7 +380,12 @@ export function encodeMeta(meta: RpcMeta, tx: WireTransaction, encoding: TxEncod
     innerInstructions: meta.innerInstructions.map((g) => ({
       index: g.index,
       instructions: g.instructions.map((ix) =>
-        parseInstruction(keys[ix.programIdIndex], ix.accounts.map((a) => keys[a]), bs58.decode(ix.data), ix.stackHeight),
+        parseInstruction(
+          keys[ix.programIdIndex],
+          ix.accounts.map((a) => keys[a]),
+          bs58.decode(ix.data),
+          ix.stackHeight,
+        ),
       ),
     })),
   };
@@ -308,7 +419,13 @@ function parsedAccountData(s: AccountSnapshot, decimalsOf: (mint: string) => num
       program,
       parsed: {
         type: 'mint',
-        info: { decimals: m.decimals, freezeAuthority: m.freezeAuthority, isInitialized: m.isInitialized, mintAuthority: m.mintAuthority, supply: m.supply.toString() },
+        info: {
+          decimals: m.decimals,
+          freezeAuthority: m.freezeAuthority,
+          isInitialized: m.isInitialized,
+          mintAuthority: m.mintAuthority,
+          supply: m.supply.toString(),
+        },
       },
       space: s.data.length,
     };
@@ -329,5 +446,12 @@ export function encodeAccount(
   if (data === undefined || data === null) {
     data = encoding === 'base58' ? [bs58.encode(bytes), 'base58'] : [Buffer.from(bytes).toString('base64'), 'base64'];
   }
-  return { data, executable: s.executable, lamports: s.lamports, owner: s.owner, rentEpoch: s.rentEpoch, space: s.data.length };
+  return {
+    data,
+    executable: s.executable,
+    lamports: s.lamports,
+    owner: s.owner,
+    rentEpoch: s.rentEpoch,
+    space: s.data.length,
+  };
 }

@@ -34,5 +34,8 @@ export function messageFee(messageBytes: Uint8Array): { recentBlockhash: string;
   const units = limit ?? others * DEFAULT_UNITS_PER_INSTRUCTION;
   const capped = units > MAX_COMPUTE_UNIT_LIMIT ? MAX_COMPUTE_UNIT_LIMIT : units;
   const priority = (price * capped + 999_999n) / 1_000_000n;
-  return { recentBlockhash: m.recentBlockhash, fee: LAMPORTS_PER_SIGNATURE * BigInt(m.header.numRequiredSignatures) + priority };
+  return {
+    recentBlockhash: m.recentBlockhash,
+    fee: LAMPORTS_PER_SIGNATURE * BigInt(m.header.numRequiredSignatures) + priority,
+  };
 }

@@ -64,9 +64,13 @@ export async function startLocalnet(opts: LocalnetOptions = {}): Promise<Localne
   const log = logger('localnet');
   const slotMs = opts.slotMs ?? 400;
   const finalityDepth = opts.finalityDepth ?? 32;
-  if (!Number.isInteger(slotMs) || slotMs < 0) throw new OncepayError(LOCALNET_CODES.INVALID_OPTION, `slotMs must be a non-negative integer, got ${slotMs}`);
+  if (!Number.isInteger(slotMs) || slotMs < 0)
+    throw new OncepayError(LOCALNET_CODES.INVALID_OPTION, `slotMs must be a non-negative integer, got ${slotMs}`);
   if (!Number.isInteger(finalityDepth) || finalityDepth < 0) {
-    throw new OncepayError(LOCALNET_CODES.INVALID_OPTION, `finalityDepth must be a non-negative integer, got ${finalityDepth}`);
+    throw new OncepayError(
+      LOCALNET_CODES.INVALID_OPTION,
+      `finalityDepth must be a non-negative integer, got ${finalityDepth}`,
+    );
   }
   const ownDir = opts.ledgerDir === undefined;
   const ledgerDir = opts.ledgerDir ?? fs.mkdtempSync(path.join(os.tmpdir(), 'oncepay-localnet-'));
@@ -81,7 +85,13 @@ export async function startLocalnet(opts: LocalnetOptions = {}): Promise<Localne
 
   const boot = async (): Promise<void> => {
     chain = createChain({ slotMs, finalityDepth, programs: opts.programs, ledger: store });
-    server = await startRpcServer({ chain, faults: responseFaults, host: '127.0.0.1', port, wsOnNextPort: opts.wsOnNextPort ?? true });
+    server = await startRpcServer({
+      chain,
+      faults: responseFaults,
+      host: '127.0.0.1',
+      port,
+      wsOnNextPort: opts.wsOnNextPort ?? true,
+    });
     port = server.port;
     chain.start();
     running = true;

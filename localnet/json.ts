@@ -15,7 +15,11 @@ export function stringifyLedger(value: unknown): string {
 
 export function parseLedger<T>(text: string): T {
   return JSON.parse(text, (_k, v) =>
-    v !== null && typeof v === 'object' && !Array.isArray(v) && typeof v.$big === 'string' && Object.keys(v).length === 1
+    v !== null &&
+    typeof v === 'object' &&
+    !Array.isArray(v) &&
+    typeof v.$big === 'string' &&
+    Object.keys(v).length === 1
       ? BigInt(v.$big)
       : v,
   ) as T;

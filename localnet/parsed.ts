@@ -28,7 +28,10 @@ function parseSystem(a: string[], d: Uint8Array): { type: string; info: Record<s
   switch (u32(d, 0)) {
     case 0: // CreateAccount
       if (d.length < 52 || a.length < 2) return null;
-      return { type: 'createAccount', info: { source: a[0], newAccount: a[1], lamports: u64(d, 4), space: u64(d, 12), owner: key(d, 20) } };
+      return {
+        type: 'createAccount',
+        info: { source: a[0], newAccount: a[1], lamports: u64(d, 4), space: u64(d, 12), owner: key(d, 20) },
+      };
     case 1: // Assign
       if (d.length < 36 || a.length < 1) return null;
       return { type: 'assign', info: { account: a[0], owner: key(d, 4) } };
@@ -71,22 +74,50 @@ function parseToken(a: string[], d: Uint8Array): { type: string; info: Record<st
       return { type: 'initializeAccount3', info: { account: a[0], mint: a[1], owner: key(d, 1) } };
     case 3: // Transfer
       if (!need(3, 9)) return null;
-      return { type: 'transfer', info: { source: a[0], destination: a[1], ...signers(a, 2, 'authority', 'multisigAuthority'), amount: u64(d, 1).toString() } };
+      return {
+        type: 'transfer',
+        info: {
+          source: a[0],
+          destination: a[1],
+          ...signers(a, 2, 'authority', 'multisigAuthority'),
+          amount: u64(d, 1).toString(),
+        },
+      };
     case 7: // MintTo
       if (!need(3, 9)) return null;
       return { type: 'mintTo', info: { mint: a[0], account: a[1], mintAuthority: a[2], amount: u64(d, 1).toString() } };
     case 8: // Burn
       if (!need(3, 9)) return null;
-      return { type: 'burn', info: { account: a[0], mint: a[1], ...signers(a, 2, 'authority', 'multisigAuthority'), amount: u64(d, 1).toString() } };
+      return {
+        type: 'burn',
+        info: {
+          account: a[0],
+          mint: a[1],
+          ...signers(a, 2, 'authority', 'multisigAuthority'),
+          amount: u64(d, 1).toString(),
+        },
+      };
     case 9: // CloseAccount
       if (!need(3, 1)) return null;
       return { type: 'closeAccount', info: { account: a[0], destination: a[1], owner: a[2] } };
     case 12: // TransferChecked
       if (!need(4, 10)) return null;
-      return { type: 'transferChecked', info: { source: a[0], mint: a[1], destination: a[2], ...signers(a, 3, 'authority', 'multisigAuthority'), tokenAmount: tokenAmount(u64(d, 1), d[9]) } };
+      return {
+        type: 'transferChecked',
+        info: {
+          source: a[0],
+          mint: a[1],
+          destination: a[2],
+          ...signers(a, 3, 'authority', 'multisigAuthority'),
+          tokenAmount: tokenAmount(u64(d, 1), d[9]),
+        },
+      };
     case 14: // MintToChecked
       if (!need(3, 10)) return null;
-      return { type: 'mintToChecked', info: { mint: a[0], account: a[1], mintAuthority: a[2], tokenAmount: tokenAmount(u64(d, 1), d[9]) } };
+      return {
+        type: 'mintToChecked',
+        info: { mint: a[0], account: a[1], mintAuthority: a[2], tokenAmount: tokenAmount(u64(d, 1), d[9]) },
+      };
     case 22: // InitializeImmutableOwner
       if (!need(1, 1)) return null;
       return { type: 'initializeImmutableOwner', info: { account: a[0] } };
@@ -95,7 +126,10 @@ function parseToken(a: string[], d: Uint8Array): { type: string; info: Record<st
       return {
         type: 'transferCheckedWithFee',
         info: {
-          source: a[0], mint: a[1], destination: a[2], ...signers(a, 3, 'authority', 'multisigAuthority'),
+          source: a[0],
+          mint: a[1],
+          destination: a[2],
+          ...signers(a, 3, 'authority', 'multisigAuthority'),
           tokenAmount: tokenAmount(u64(d, 2), d[10]),
           feeAmount: tokenAmount(u64(d, 11), d[10]),
         },
@@ -118,11 +152,19 @@ function parseAta(a: string[], d: Uint8Array): { type: string; info: Record<stri
   if (a.length < 6) return null;
   const type = d.length === 0 || d[0] === 0 ? 'create' : d[0] === 1 ? 'createIdempotent' : null;
   if (!type) return null;
-  return { type, info: { source: a[0], account: a[1], wallet: a[2], mint: a[3], systemProgram: a[4], tokenProgram: a[5] } };
+  return {
+    type,
+    info: { source: a[0], account: a[1], wallet: a[2], mint: a[3], systemProgram: a[4], tokenProgram: a[5] },
+  };
 }
 
 /** One instruction in the jsonParsed shape; `accounts` are already resolved to addresses. */
-export function parseInstruction(programId: string, accounts: string[], data: Uint8Array, stackHeight: number | null): ParsedIx | PartialIx {
+export function parseInstruction(
+  programId: string,
+  accounts: string[],
+  data: Uint8Array,
+  stackHeight: number | null,
+): ParsedIx | PartialIx {
   let program: string | null = null;
   let parsed: { type: string; info: Record<string, unknown> } | null = null;
   if (programId === SYSTEM_PROGRAM_ID) {

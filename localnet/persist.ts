@@ -113,4 +113,3 @@ export function createLedgerStore(dir: string): LedgerStore {
     },
   };
 }
-

@@ -31,11 +31,25 @@ export interface RpcServer {
 
 type JsonRpcRequest = { jsonrpc?: unknown; id?: unknown; method?: unknown; params?: unknown };
 
-function dispatchOne(chain: Chain, req: JsonRpcRequest, m: { requests: Counter; errors: Counter }): unknown | undefined {
+function dispatchOne(
+  chain: Chain,
+  req: JsonRpcRequest,
+  m: { requests: Counter; errors: Counter },
+): unknown | undefined {
   const hasId = req !== null && typeof req === 'object' && 'id' in req;
   const id = hasId ? req.id : null;
-  const error = (code: number, message: string, data?: unknown): unknown => ({ jsonrpc: '2.0', error: data === undefined ? { code, message } : { code, message, data }, id });
-  if (req === null || typeof req !== 'object' || Array.isArray(req) || req.jsonrpc !== '2.0' || typeof req.method !== 'string') {
+  const error = (code: number, message: string, data?: unknown): unknown => ({
+    jsonrpc: '2.0',
+    error: data === undefined ? { code, message } : { code, message, data },
+    id,
+  });
+  if (
+    req === null ||
+    typeof req !== 'object' ||
+    Array.isArray(req) ||
+    req.jsonrpc !== '2.0' ||
+    typeof req.method !== 'string'
+  ) {
     return error(RPC.INVALID_REQUEST, 'Invalid request');
   }
   const method = req.method;
@@ -80,13 +94,50 @@ function readBody(req: http.IncomingMessage): Promise<Buffer | null> {
 export async function startRpcServer(o: RpcServerOptions): Promise<RpcServer> {
   const log = logger('localnet.server');
   const registry = new Registry();
-  const requests = new Counter({ name: 'oncepay_localnet_rpc_requests_total', help: 'JSON-RPC calls by method', labelNames: ['method'], registers: [registry] });
-  const errors = new Counter({ name: 'oncepay_localnet_rpc_errors_total', help: 'JSON-RPC error answers by method and code', labelNames: ['method', 'code'], registers: [registry] });
-  const faultsInjected = new Counter({ name: 'oncepay_localnet_faults_injected_total', help: 'Injected faults by kind', labelNames: ['kind'], registers: [registry] });
-  new Gauge({ name: 'oncepay_localnet_slot', help: 'Tip slot', registers: [registry], collect() { this.set(o.chain.tipSlot()); } });
-  const landed = new Counter({ name: 'oncepay_localnet_transactions_total', help: 'Transactions landed (executed into a slot)', registers: [registry] });
-  const blocksMade = new Counter({ name: 'oncepay_localnet_blocks_total', help: 'Blocks sealed', registers: [registry] });
-  new Gauge({ name: 'oncepay_localnet_finalized_slot', help: 'Finalized slot', registers: [registry], collect() { this.set(o.chain.finalizedSlot()); } });
+  const requests = new Counter({
+    name: 'oncepay_localnet_rpc_requests_total',
+    help: 'JSON-RPC calls by method',
+    labelNames: ['method'],
+    registers: [registry],
+  });
+  const errors = new Counter({
+    name: 'oncepay_localnet_rpc_errors_total',
+    help: 'JSON-RPC error answers by method and code',
+    labelNames: ['method', 'code'],
+    registers: [registry],
+  });
+  const faultsInjected = new Counter({
+    name: 'oncepay_localnet_faults_injected_total',
+    help: 'Injected faults by kind',
+    labelNames: ['kind'],
+    registers: [registry],
+  });
+  new Gauge({
+    name: 'oncepay_localnet_slot',
+    help: 'Tip slot',
+    registers: [registry],
+    collect() {
+      this.set(o.chain.tipSlot());
+    },
+  });
+  const landed = new Counter({
+    name: 'oncepay_localnet_transactions_total',
+    help: 'Transactions landed (executed into a slot)',
+    registers: [registry],
+  });
+  const blocksMade = new Counter({
+    name: 'oncepay_localnet_blocks_total',
+    help: 'Blocks sealed',
+    registers: [registry],
+  });
+  new Gauge({
+    name: 'oncepay_localnet_finalized_slot',
+    help: 'Finalized slot',
+    registers: [registry],
+    collect() {
+      this.set(o.chain.finalizedSlot());
+    },
+  });
   const offMetrics = o.chain.subscribe((e) => {
     if (e.type === 'slot') blocksMade.inc();
     else if (e.commitment === 'processed') landed.inc();
@@ -135,8 +186,10 @@ export async function startRpcServer(o: RpcServerOptions): Promise<RpcServer> {
   const handle = async (req: http.IncomingMessage, res: http.ServerResponse): Promise<void> => {
     const url = req.url ?? '/';
     if (req.method === 'GET' && url === '/health') return send(res, 200, 'ok', 'text/plain');
-    if (req.method === 'GET' && url === '/metrics') return send(res, 200, await registry.metrics(), registry.contentType);
-    if (req.method !== 'POST') return send(res, 405, 'Used HTTP Method is not allowed. POST or OPTIONS is required', 'text/plain');
+    if (req.method === 'GET' && url === '/metrics')
+      return send(res, 200, await registry.metrics(), registry.contentType);
+    if (req.method !== 'POST')
+      return send(res, 405, 'Used HTTP Method is not allowed. POST or OPTIONS is required', 'text/plain');
     const body = await readBody(req);
     if (body === null) return send(res, 413, 'Payload Too Large', 'text/plain');
     if (url.startsWith('/admin/')) {
@@ -151,7 +204,11 @@ export async function startRpcServer(o: RpcServerOptions): Promise<RpcServer> {
     try {
       parsed = JSON.parse(body.toString('utf8'));
     } catch {
-      return send(res, 200, JSON.stringify({ jsonrpc: '2.0', error: { code: RPC.PARSE_ERROR, message: 'Parse error' }, id: null }));
+      return send(
+        res,
+        200,
+        JSON.stringify({ jsonrpc: '2.0', error: { code: RPC.PARSE_ERROR, message: 'Parse error' }, id: null }),
+      );
     }
     const calls = Array.isArray(parsed) ? (parsed as JsonRpcRequest[]) : [parsed as JsonRpcRequest];
     const methods = calls.map((c) => (c && typeof c === 'object' && typeof c.method === 'string' ? c.method : ''));
@@ -161,7 +218,15 @@ export async function startRpcServer(o: RpcServerOptions): Promise<RpcServer> {
       log.info({ kind: failure.kind, methods }, 'injecting failure');
       if (failure.kind === '429') {
         const ids = calls.map((c) => c?.id ?? null);
-        return send(res, 429, JSON.stringify({ jsonrpc: '2.0', error: { code: 429, message: 'Too many requests for a specific RPC call' }, id: ids[0] }));
+        return send(
+          res,
+          429,
+          JSON.stringify({
+            jsonrpc: '2.0',
+            error: { code: 429, message: 'Too many requests for a specific RPC call' },
+            id: ids[0],
+          }),
+        );
       }
       if (failure.kind === '500') return send(res, 500, 'Internal Server Error', 'text/plain');
       // timeout: nothing executes, nothing answers; the socket dies later.
@@ -170,8 +235,16 @@ export async function startRpcServer(o: RpcServerOptions): Promise<RpcServer> {
     }
     let out: string;
     if (Array.isArray(parsed)) {
-      if (calls.length === 0) out = JSON.stringify({ jsonrpc: '2.0', error: { code: RPC.INVALID_REQUEST, message: 'Invalid request' }, id: null });
-      else out = stringifyRpc(calls.map((c) => dispatchOne(o.chain, c, { requests, errors })).filter((x) => x !== undefined));
+      if (calls.length === 0)
+        out = JSON.stringify({
+          jsonrpc: '2.0',
+          error: { code: RPC.INVALID_REQUEST, message: 'Invalid request' },
+          id: null,
+        });
+      else
+        out = stringifyRpc(
+          calls.map((c) => dispatchOne(o.chain, c, { requests, errors })).filter((x) => x !== undefined),
+        );
     } else {
       const r = dispatchOne(o.chain, parsed as JsonRpcRequest, { requests, errors });
       out = r === undefined ? '' : stringifyRpc(r);
@@ -225,7 +298,10 @@ export async function startRpcServer(o: RpcServerOptions): Promise<RpcServer> {
       wsPort = await listen(s, port + 1);
       wsServer = s;
     } catch (err) {
-      log.warn({ port: port + 1, err: (err as Error).message }, 'websocket port+1 unavailable; websockets stay on the RPC port');
+      log.warn(
+        { port: port + 1, err: (err as Error).message },
+        'websocket port+1 unavailable; websockets stay on the RPC port',
+      );
     }
   }
 

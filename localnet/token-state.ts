@@ -31,11 +31,14 @@ export function isTokenProgram(owner: string): boolean {
 }
 
 const buf = (d: Uint8Array): Buffer => Buffer.from(d.buffer, d.byteOffset, d.byteLength);
-const optKey = (d: Uint8Array, o: number): string | null => (buf(d).readUInt32LE(o) === 1 ? bs58.encode(d.subarray(o + 4, o + 36)) : null);
+const optKey = (d: Uint8Array, o: number): string | null =>
+  buf(d).readUInt32LE(o) === 1 ? bs58.encode(d.subarray(o + 4, o + 36)) : null;
 
 export function decodeTokenAccount(owner: string, data: Uint8Array): TokenAccountState | null {
   if (!isTokenProgram(owner)) return null;
-  const ok = data.length === ACCOUNT_LEN || (owner === TOKEN_2022_PROGRAM_ID && data.length > ACCOUNT_LEN && data[ACCOUNT_TYPE_OFFSET] === 2);
+  const ok =
+    data.length === ACCOUNT_LEN ||
+    (owner === TOKEN_2022_PROGRAM_ID && data.length > ACCOUNT_LEN && data[ACCOUNT_TYPE_OFFSET] === 2);
   if (!ok || data[108] === 0) return null;
   const b = buf(data);
   return {
@@ -52,7 +55,9 @@ export function decodeTokenAccount(owner: string, data: Uint8Array): TokenAccoun
 
 export function decodeMint(owner: string, data: Uint8Array): MintState | null {
   if (!isTokenProgram(owner)) return null;
-  const ok = data.length === MINT_LEN || (owner === TOKEN_2022_PROGRAM_ID && data.length > ACCOUNT_LEN && data[ACCOUNT_TYPE_OFFSET] === 1);
+  const ok =
+    data.length === MINT_LEN ||
+    (owner === TOKEN_2022_PROGRAM_ID && data.length > ACCOUNT_LEN && data[ACCOUNT_TYPE_OFFSET] === 1);
   if (!ok || data[45] === 0) return null;
   return {
     mintAuthority: optKey(data, 0),
@@ -73,7 +78,10 @@ export function formatUiAmount(amount: bigint, decimals: number): string {
 }
 
 /** The RPC's UiTokenAmount; the float `uiAmount` is display only (the exact value is `amount`). */
-export function uiTokenAmount(amount: bigint, decimals: number): { amount: string; decimals: number; uiAmount: number; uiAmountString: string } {
+export function uiTokenAmount(
+  amount: bigint,
+  decimals: number,
+): { amount: string; decimals: number; uiAmount: number; uiAmountString: string } {
   const uiAmountString = formatUiAmount(amount, decimals);
   return { amount: amount.toString(), decimals, uiAmount: Number(uiAmountString), uiAmountString };
 }

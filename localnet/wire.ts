@@ -40,7 +40,10 @@ export function decodeWireTransaction(bytes: Uint8Array): WireTransaction {
   try {
     tx = VersionedTransaction.deserialize(bytes);
   } catch (e) {
-    throw new OncepayError(LOCALNET_CODES.MALFORMED_TRANSACTION, `failed to deserialize transaction: ${(e as Error).message}`);
+    throw new OncepayError(
+      LOCALNET_CODES.MALFORMED_TRANSACTION,
+      `failed to deserialize transaction: ${(e as Error).message}`,
+    );
   }
   const m = tx.message;
   if (tx.signatures.length === 0 || tx.signatures.length !== m.header.numRequiredSignatures) {
@@ -101,11 +104,13 @@ export function resolveLookups(lookups: WireLookup[], tableOf: (key: string) => 
   for (const l of lookups) {
     const table = tableOf(l.accountKey);
     for (const i of l.writableIndexes) {
-      if (i >= table.length) throw new OncepayError(LOCALNET_CODES.LOOKUP_TABLE_NOT_FOUND, `lookup index ${i} out of range`);
+      if (i >= table.length)
+        throw new OncepayError(LOCALNET_CODES.LOOKUP_TABLE_NOT_FOUND, `lookup index ${i} out of range`);
       writable.push(table[i]);
     }
     for (const i of l.readonlyIndexes) {
-      if (i >= table.length) throw new OncepayError(LOCALNET_CODES.LOOKUP_TABLE_NOT_FOUND, `lookup index ${i} out of range`);
+      if (i >= table.length)
+        throw new OncepayError(LOCALNET_CODES.LOOKUP_TABLE_NOT_FOUND, `lookup index ${i} out of range`);
       readonly.push(table[i]);
     }
   }

@@ -13,9 +13,23 @@ import { wireOf } from './methods/records';
 
 const RANK: Record<Commitment, number> = { processed: 0, confirmed: 1, finalized: 2 };
 
-interface SigSub { id: number; signature: string; commitment: Commitment }
-interface LogsSub { id: number; mentions: string | null; commitment: Commitment }
-interface AccountSub { id: number; address: string; commitment: Commitment; encoding: AccountEncoding; last: string }
+interface SigSub {
+  id: number;
+  signature: string;
+  commitment: Commitment;
+}
+interface LogsSub {
+  id: number;
+  mentions: string | null;
+  commitment: Commitment;
+}
+interface AccountSub {
+  id: number;
+  address: string;
+  commitment: Commitment;
+  encoding: AccountEncoding;
+  last: string;
+}
 
 export interface Subscriptions {
   handleUpgrade(req: IncomingMessage, socket: Socket, head: Buffer): void;
@@ -40,7 +54,11 @@ export function createSubscriptions(chain: Chain): Subscriptions {
     };
     const notifySig = (s: SigSub, slot: number, err: unknown): void => {
       sigSubs.delete(s.id);
-      send({ jsonrpc: '2.0', method: 'signatureNotification', params: { result: { context: { apiVersion: API_VERSION, slot }, value: { err } }, subscription: s.id } });
+      send({
+        jsonrpc: '2.0',
+        method: 'signatureNotification',
+        params: { result: { context: { apiVersion: API_VERSION, slot }, value: { err } }, subscription: s.id },
+      });
     };
     const logsSubs = new Map<number, LogsSub>();
     const accountSubs = new Map<number, AccountSub>();
@@ -51,8 +69,14 @@ export function createSubscriptions(chain: Chain): Subscriptions {
     };
     const off = chain.subscribe((e: ChainEvent) => {
       if (e.type === 'slot') {
-        for (const id of slotSubs) send({ jsonrpc: '2.0', method: 'slotNotification', params: { result: { parent: e.parent, root: e.root, slot: e.slot }, subscription: id } });
-        for (const id of rootSubs) send({ jsonrpc: '2.0', method: 'rootNotification', params: { result: e.root, subscription: id } });
+        for (const id of slotSubs)
+          send({
+            jsonrpc: '2.0',
+            method: 'slotNotification',
+            params: { result: { parent: e.parent, root: e.root, slot: e.slot }, subscription: id },
+          });
+        for (const id of rootSubs)
+          send({ jsonrpc: '2.0', method: 'rootNotification', params: { result: e.root, subscription: id } });
         return;
       }
       for (const s of [...sigSubs.values()]) {
@@ -65,8 +89,15 @@ export function createSubscriptions(chain: Chain): Subscriptions {
       for (const s of logsSubs.values()) {
         if (RANK[e.commitment] !== RANK[s.commitment] || (s.mentions !== null && !keys.includes(s.mentions))) continue;
         send({
-          jsonrpc: '2.0', method: 'logsNotification',
-          params: { result: { context: { apiVersion: API_VERSION, slot: e.slot }, value: { signature: e.signature, err: e.err, logs: rec.meta.logMessages } }, subscription: s.id },
+          jsonrpc: '2.0',
+          method: 'logsNotification',
+          params: {
+            result: {
+              context: { apiVersion: API_VERSION, slot: e.slot },
+              value: { signature: e.signature, err: e.err, logs: rec.meta.logMessages },
+            },
+            subscription: s.id,
+          },
         });
       }
       for (const s of accountSubs.values()) {
@@ -75,7 +106,11 @@ export function createSubscriptions(chain: Chain): Subscriptions {
         const text = stringifyRpc(value);
         if (text === s.last) continue;
         s.last = text;
-        send({ jsonrpc: '2.0', method: 'accountNotification', params: { result: { context: { apiVersion: API_VERSION, slot: e.slot }, value }, subscription: s.id } });
+        send({
+          jsonrpc: '2.0',
+          method: 'accountNotification',
+          params: { result: { context: { apiVersion: API_VERSION, slot: e.slot }, value }, subscription: s.id },
+        });
       }
     });
     ws.on('close', () => off());
@@ -119,7 +154,11 @@ export function createSubscriptions(chain: Chain): Subscriptions {
             send({ jsonrpc: '2.0', error: { code: -32602, message: 'Invalid params' }, id });
             return;
           }
-          const sub: LogsSub = { id: nextId++, mentions, commitment: commitmentOf(((params[1] ?? {}) as { commitment?: unknown }).commitment) };
+          const sub: LogsSub = {
+            id: nextId++,
+            mentions,
+            commitment: commitmentOf(((params[1] ?? {}) as { commitment?: unknown }).commitment),
+          };
           logsSubs.set(sub.id, sub);
           send({ jsonrpc: '2.0', result: sub.id, id });
           return;
@@ -130,8 +169,15 @@ export function createSubscriptions(chain: Chain): Subscriptions {
             return;
           }
           const cfg = (params[1] ?? {}) as { commitment?: unknown; encoding?: unknown };
-          const encoding: AccountEncoding = cfg.encoding === 'jsonParsed' ? 'jsonParsed' : cfg.encoding === 'base58' ? 'base58' : 'base64';
-          const sub: AccountSub = { id: nextId++, address: params[0], commitment: commitmentOf(cfg.commitment), encoding, last: '' };
+          const encoding: AccountEncoding =
+            cfg.encoding === 'jsonParsed' ? 'jsonParsed' : cfg.encoding === 'base58' ? 'base58' : 'base64';
+          const sub: AccountSub = {
+            id: nextId++,
+            address: params[0],
+            commitment: commitmentOf(cfg.commitment),
+            encoding,
+            last: '',
+          };
           sub.last = stringifyRpc(accountValue(sub));
           accountSubs.set(sub.id, sub);
           send({ jsonrpc: '2.0', result: sub.id, id });

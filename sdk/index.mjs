@@ -2,5 +2,15 @@
 // share one OncePay class and one OncepayError. Keep the names in step with sdk/index.ts (a test checks).
 import sdk from '../dist/sdk/index.js';
 
-export const { OncePay, readKeypairFile, deriveOperation, deriveOpId, refundPayoutId, FINDINGS, ONCEPAY_PROGRAM_ID, OncepayError, isOncepayError } = sdk;
+export const {
+  OncePay,
+  readKeypairFile,
+  deriveOperation,
+  deriveOpId,
+  refundPayoutId,
+  FINDINGS,
+  ONCEPAY_PROGRAM_ID,
+  OncepayError,
+  isOncepayError,
+} = sdk;
 export default sdk;

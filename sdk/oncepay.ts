@@ -16,17 +16,40 @@ import { exceptionTotals, getException, listExceptions } from '../app/exception/
 import { prepareRefund, refundException, resolveException } from '../app/exception/refund';
 import { ExceptionFilter, ExceptionTotals } from '../app/exception/types';
 import { MerchantAccount } from '../app/merchant/account';
-import { MerchantChain, MerchantChange, MerchantInit, initMerchant, readMerchantAccount, setMerchantPaused, setMerchantPayoutAuthority } from '../app/merchant/lifecycle';
+import {
+  MerchantChain,
+  MerchantChange,
+  MerchantInit,
+  initMerchant,
+  readMerchantAccount,
+  setMerchantPaused,
+  setMerchantPayoutAuthority,
+} from '../app/merchant/lifecycle';
 import { createConnectionChain } from '../app/payout/chain';
 import { createPayout } from '../app/payout/create-payout';
 import { ExecuteDeps, RunDeps, executePayout } from '../app/payout/execute-payout';
 import { ONCEPAY_PROGRAM_ID, merchantAddress } from '../app/payout/program';
-import { MerchantRow, getMerchant, getMerchantByAddress, getPayout, insertMerchant, listAttempts } from '../app/payout/queries';
+import {
+  MerchantRow,
+  getMerchant,
+  getMerchantByAddress,
+  getPayout,
+  insertMerchant,
+  listAttempts,
+} from '../app/payout/queries';
 import { resumePayouts } from '../app/payout/resume';
 import { startPayoutWorker } from '../app/payout/worker';
 import { address } from '../app/types';
 import { VaultCheck, VaultCreated, checkVault, createVault } from '../app/vault/vault';
-import { ExceptionView, OncePayOptions, Payout, PayoutInput, PayoutSigners, PayoutWorker, RegisteredMerchant } from './types';
+import {
+  ExceptionView,
+  OncePayOptions,
+  Payout,
+  PayoutInput,
+  PayoutSigners,
+  PayoutWorker,
+  RegisteredMerchant,
+} from './types';
 import { toExceptionView, toPayout, toRegistered } from './views';
 import { SDK_CODES } from './codes';
 
@@ -42,7 +65,11 @@ export class OncePay {
   private constructor(opts: OncePayOptions) {
     this.opts = opts;
     this.programId = key(opts.programId ?? ONCEPAY_PROGRAM_ID);
-    this.conn = opts.connection ?? (opts.rpcUrl ? new Connection(opts.rpcUrl, { commitment: 'confirmed', disableRetryOnRateLimit: true }) : undefined);
+    this.conn =
+      opts.connection ??
+      (opts.rpcUrl
+        ? new Connection(opts.rpcUrl, { commitment: 'confirmed', disableRetryOnRateLimit: true })
+        : undefined);
   }
 
   /** Open the database pool (lazily connected) and the RPC connection. Call `close()` when done. */
@@ -52,7 +79,12 @@ export class OncePay {
 
   /** The database pool, opened on first use (on-chain-only calls never touch the database). */
   private get db(): Pool {
-    this.pool ??= createPool({ url: this.opts.databaseUrl ?? resolveDatabaseUrl(), schema: this.opts.schema, max: this.opts.maxConnections, applicationName: 'oncepay-sdk' });
+    this.pool ??= createPool({
+      url: this.opts.databaseUrl ?? resolveDatabaseUrl(),
+      schema: this.opts.schema,
+      max: this.opts.maxConnections,
+      applicationName: 'oncepay-sdk',
+    });
     return this.pool;
   }
 
@@ -69,12 +101,20 @@ export class OncePay {
   }
 
   private get connection(): Connection {
-    if (!this.conn) throw new OncepayError(SDK_CODES.RPC_MISSING, 'this call reads or writes the chain: pass rpcUrl (or connection) to OncePay.connect');
+    if (!this.conn)
+      throw new OncepayError(
+        SDK_CODES.RPC_MISSING,
+        'this call reads or writes the chain: pass rpcUrl (or connection) to OncePay.connect',
+      );
     return this.conn;
   }
 
   private chain(): MerchantChain {
-    return { connection: this.connection, programId: this.programId, send: { commitment: this.opts.commitment, pollIntervalMs: this.opts.pollIntervalMs } };
+    return {
+      connection: this.connection,
+      programId: this.programId,
+      send: { commitment: this.opts.commitment, pollIntervalMs: this.opts.pollIntervalMs },
+    };
   }
 
   // ---- the merchant on-chain ----
@@ -89,8 +129,16 @@ export class OncePay {
    * exists already, nothing is sent and `created: false` says so, with `matches` telling whether its payout
    * authority is the one asked for.
    */
-  initMerchant(o: { authority: Keypair; payoutAuthority?: PublicKey | string; payer?: Keypair }): Promise<MerchantInit> {
-    return initMerchant(this.chain(), { authority: o.authority, payoutAuthority: key(o.payoutAuthority ?? o.authority.publicKey), payer: o.payer });
+  initMerchant(o: {
+    authority: Keypair;
+    payoutAuthority?: PublicKey | string;
+    payer?: Keypair;
+  }): Promise<MerchantInit> {
+    return initMerchant(this.chain(), {
+      authority: o.authority,
+      payoutAuthority: key(o.payoutAuthority ?? o.authority.publicKey),
+      payer: o.payer,
+    });
   }
 
   /** The merchant config at a merchant PDA (see merchantAddress), or null when there is none. */
@@ -116,8 +164,16 @@ export class OncePay {
   }
 
   /** What the vault's and its mint's settings let others do, or do to payouts (delegates, fees, hooks, freezing…). */
-  checkVault(o: { merchant: PublicKey | string; vault?: PublicKey | string; mint?: PublicKey | string }): Promise<VaultCheck> {
-    return checkVault(this.chain(), { merchant: key(o.merchant), vault: o.vault ? key(o.vault) : undefined, mint: o.mint ? key(o.mint) : undefined });
+  checkVault(o: {
+    merchant: PublicKey | string;
+    vault?: PublicKey | string;
+    mint?: PublicKey | string;
+  }): Promise<VaultCheck> {
+    return checkVault(this.chain(), {
+      merchant: key(o.merchant),
+      vault: o.vault ? key(o.vault) : undefined,
+      mint: o.mint ? key(o.mint) : undefined,
+    });
   }
 
   // ---- merchants in the database ----
@@ -126,10 +182,17 @@ export class OncePay {
    * Register a merchant (its config PDA and vault) for payouts and the HTTP API. Returns its API key once, when
    * created; a merchant already registered is returned as is (`created: false`, `apiKey: null`).
    */
-  async registerMerchant(o: { name: string; merchant: PublicKey | string; vault: PublicKey | string; tokenProgram?: PublicKey | string; apiKey?: string }): Promise<{ merchant: RegisteredMerchant; created: boolean; apiKey: string | null }> {
+  async registerMerchant(o: {
+    name: string;
+    merchant: PublicKey | string;
+    vault: PublicKey | string;
+    tokenProgram?: PublicKey | string;
+    apiKey?: string;
+  }): Promise<{ merchant: RegisteredMerchant; created: boolean; apiKey: string | null }> {
     const merchantAddr = address(key(o.merchant), 'merchant');
     const existing = await getMerchantByAddress(this.db, merchantAddr);
-    if (existing && existing.programId === this.programId.toBase58()) return { merchant: toRegistered(existing), created: false, apiKey: null };
+    if (existing && existing.programId === this.programId.toBase58())
+      return { merchant: toRegistered(existing), created: false, apiKey: null };
     let tokenProgram = o.tokenProgram ? key(o.tokenProgram) : undefined;
     if (!tokenProgram && this.conn) tokenProgram = (await this.conn.getAccountInfo(key(o.vault), 'confirmed'))?.owner;
     // An API key is a credential, not an operation key: random is right here.
@@ -155,7 +218,10 @@ export class OncePay {
   // ---- payouts ----
 
   /** Store a payout (idempotent on payoutId: `created: false` returns the stored one). Nothing is signed yet. */
-  async createPayout(merchant: RegisteredMerchant | string, input: PayoutInput): Promise<{ payout: Payout; created: boolean }> {
+  async createPayout(
+    merchant: RegisteredMerchant | string,
+    input: PayoutInput,
+  ): Promise<{ payout: Payout; created: boolean }> {
     const m = await this.merchantRow(merchant);
     const { row, created } = await createPayout(this.db, m, {
       payoutId: input.payoutId,
@@ -214,7 +280,12 @@ export class OncePay {
    * with one SKIP LOCKED statement and executes it. Any number of processes may run workers on one database.
    * `stop({ graceMs })` drains it. Keep `maxConnections` above `concurrency`.
    */
-  startWorker(o: { authority: Keypair; payer?: Keypair; concurrency: number; onFinished?: (p: Payout) => void }): PayoutWorker {
+  startWorker(o: {
+    authority: Keypair;
+    payer?: Keypair;
+    concurrency: number;
+    onFinished?: (p: Payout) => void;
+  }): PayoutWorker {
     const w = startPayoutWorker({
       ...this.runDeps(o),
       db: this.db,
@@ -246,14 +317,20 @@ export class OncePay {
    * whose payoutId is `refund:<cluster>:<signature>:<ix>:<inner>` of the exception's receipt. Running it again —
    * concurrently, or after a crash — finishes that one refund; it never creates a second.
    */
-  async refundException(id: string, o: PayoutSigners & { to?: PublicKey | string; merchant?: RegisteredMerchant | string }): Promise<{ exception: ExceptionView; created: boolean }> {
+  async refundException(
+    id: string,
+    o: PayoutSigners & { to?: PublicKey | string; merchant?: RegisteredMerchant | string },
+  ): Promise<{ exception: ExceptionView; created: boolean }> {
     const merchant = o.merchant ? await this.merchantRow(o.merchant) : undefined;
     const r = await refundException(this.executeDeps(o), id, { merchant, to: o.to ? key(o.to).toBase58() : undefined });
     return { exception: await this.view(id), created: r.created };
   }
 
   /** Store the refund payout and its link without executing it (executePayout / resumePayouts do that later). */
-  async prepareRefund(id: string, o: { to?: PublicKey | string; merchant?: RegisteredMerchant | string } = {}): Promise<{ exception: ExceptionView; payout: Payout; created: boolean }> {
+  async prepareRefund(
+    id: string,
+    o: { to?: PublicKey | string; merchant?: RegisteredMerchant | string } = {},
+  ): Promise<{ exception: ExceptionView; payout: Payout; created: boolean }> {
     const merchant = o.merchant ? await this.merchantRow(o.merchant) : undefined;
     const r = await prepareRefund(this.db, id, { merchant, to: o.to ? key(o.to).toBase58() : undefined });
     return { exception: await this.view(id), payout: await this.mustPayout(r.payout.id), created: r.created };

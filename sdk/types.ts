@@ -6,7 +6,13 @@ export type { MerchantAccount } from '../app/merchant/account';
 export type { MerchantInit, MerchantChange } from '../app/merchant/lifecycle';
 export type { VaultCreated, VaultCheck } from '../app/vault/vault';
 export type { VaultFinding, FindingSeverity } from '../app/vault/findings';
-export type { ExceptionKind, ExceptionState, ExceptionReceipt, ExceptionFilter, ExceptionTotals } from '../app/exception/types';
+export type {
+  ExceptionKind,
+  ExceptionState,
+  ExceptionReceipt,
+  ExceptionFilter,
+  ExceptionTotals,
+} from '../app/exception/types';
 import type { ExceptionKind, ExceptionReceipt, ExceptionState } from '../app/exception/types';
 
 export interface OncePayOptions {

@@ -6,7 +6,14 @@ import { AttemptRow, MerchantRow, PayoutRow } from '../app/payout/queries';
 import { ExceptionView, Payout, PayoutState, RegisteredMerchant } from './types';
 
 export function toRegistered(m: MerchantRow): RegisteredMerchant {
-  return { id: m.id, name: m.name, programId: m.programId, merchant: m.merchantAddress, vault: m.vault, tokenProgram: m.tokenProgram };
+  return {
+    id: m.id,
+    name: m.name,
+    programId: m.programId,
+    merchant: m.merchantAddress,
+    vault: m.vault,
+    tokenProgram: m.tokenProgram,
+  };
 }
 
 export function toPayout(p: PayoutRow, attempts: AttemptRow[]): Payout {
@@ -21,7 +28,11 @@ export function toPayout(p: PayoutRow, attempts: AttemptRow[]): Payout {
     amount: BigInt(v.amount),
     opId: v.opId,
     opPda: v.opPda,
-    proof: v.proof && { signature: v.proof.signature, slot: v.proof.slot === null ? null : BigInt(v.proof.slot), opPda: v.proof.opPda },
+    proof: v.proof && {
+      signature: v.proof.signature,
+      slot: v.proof.slot === null ? null : BigInt(v.proof.slot),
+      opPda: v.proof.opPda,
+    },
     attempts: attempts.length,
     conflict: v.conflict,
     error: v.error,

@@ -23,7 +23,10 @@ function fromFastifyError(e: FastifyError): ApiError {
     const field = v?.instancePath?.replace(/^\//, '');
     if (field === 'amount') return new ApiError('AMOUNT_MALFORMED');
     if (field === 'payoutId') return new ApiError('PAYOUT_ID_MALFORMED');
-    return new ApiError('BODY_INVALID', `${e.validationContext ?? 'request'}${v?.instancePath ?? ''} ${v?.message ?? 'is invalid'}`);
+    return new ApiError(
+      'BODY_INVALID',
+      `${e.validationContext ?? 'request'}${v?.instancePath ?? ''} ${v?.message ?? 'is invalid'}`,
+    );
   }
   if (e.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') return new ApiError('CONTENT_TYPE_UNSUPPORTED');
   if (e.code === 'FST_ERR_CTP_BODY_TOO_LARGE') return new ApiError('BODY_TOO_LARGE');
@@ -43,7 +46,11 @@ export async function buildApiApp(opts: ApiAppOptions): Promise<FastifyInstance>
   await app.register(swagger, {
     openapi: {
       openapi: '3.0.3',
-      info: { title: 'oncepay merchant API', version: '1.0.0', description: 'Idempotent payouts executed exactly once on Solana.' },
+      info: {
+        title: 'oncepay merchant API',
+        version: '1.0.0',
+        description: 'Idempotent payouts executed exactly once on Solana.',
+      },
       components: { securitySchemes: { bearer: { type: 'http', scheme: 'bearer' } } },
     },
     // Shared schemas keep their $id as the component name (ApiError, not def-0).
@@ -51,7 +58,11 @@ export async function buildApiApp(opts: ApiAppOptions): Promise<FastifyInstance>
   });
 
   app.setErrorHandler((err: FastifyError, req, reply) => {
-    if (replyIfDatabaseUnavailable(err, reply)) return void log.warn({ code: 'DATABASE_UNAVAILABLE', url: req.url, err: err.message }, 'request refused: database unavailable');
+    if (replyIfDatabaseUnavailable(err, reply))
+      return void log.warn(
+        { code: 'DATABASE_UNAVAILABLE', url: req.url, err: err.message },
+        'request refused: database unavailable',
+      );
     const e = fromFastifyError(err);
     if (e.status >= 500) log.error({ err: err.message, stack: err.stack, url: req.url }, 'request failed');
     else log.warn({ code: e.code, url: req.url, detail: e.message }, 'request refused');

@@ -9,12 +9,18 @@ export const API_ERRORS = {
   IDEMPOTENCY_KEY_MISSING: { status: 400, message: 'the Idempotency-Key header is required' },
   IDEMPOTENCY_KEY_MALFORMED: { status: 400, message: 'Idempotency-Key must be 1–255 visible ASCII characters' },
   IDEMPOTENCY_CONFLICT: { status: 409, message: 'this Idempotency-Key was used with a different request body' },
-  IDEMPOTENCY_IN_PROGRESS: { status: 409, message: 'a request with this Idempotency-Key is still being processed; retry later' },
+  IDEMPOTENCY_IN_PROGRESS: {
+    status: 409,
+    message: 'a request with this Idempotency-Key is still being processed; retry later',
+  },
   BODY_MALFORMED: { status: 400, message: 'the body is not valid JSON' },
   BODY_INVALID: { status: 400, message: 'the body does not match the schema' },
   CONTENT_TYPE_UNSUPPORTED: { status: 415, message: 'send application/json' },
   BODY_TOO_LARGE: { status: 413, message: 'the body is too large' },
-  AMOUNT_MALFORMED: { status: 400, message: 'amount must be a decimal string of base units without sign, decimals, exponent or leading zeros' },
+  AMOUNT_MALFORMED: {
+    status: 400,
+    message: 'amount must be a decimal string of base units without sign, decimals, exponent or leading zeros',
+  },
   AMOUNT_OUT_OF_RANGE: { status: 400, message: 'amount must be at most 18446744073709551615 (u64)' },
   AMOUNT_ZERO: { status: 400, message: 'amount must be at least 1 base unit' },
   PAYOUT_ID_MALFORMED: { status: 400, message: 'payoutId must be 1–200 bytes of UTF-8 without control characters' },
@@ -80,7 +86,8 @@ const FROM_ONCEPAY: Record<string, ApiErrorCode> = {
 
 export function toApiError(e: unknown): ApiError {
   if (e instanceof ApiError) return e;
-  if (isOncepayError(e) && FROM_ONCEPAY[e.code]) return new ApiError(FROM_ONCEPAY[e.code], e.message.replace(/^ONCEPAY__[A-Z_]+: /, ''));
+  if (isOncepayError(e) && FROM_ONCEPAY[e.code])
+    return new ApiError(FROM_ONCEPAY[e.code], e.message.replace(/^ONCEPAY__[A-Z_]+: /, ''));
   return new ApiError('INTERNAL');
 }
 

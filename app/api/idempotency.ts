@@ -52,7 +52,13 @@ export const DEFAULT_LEGACY_STALE_MS = 60_000;
  * Claim the key for this request on `c`, the connection that will also run the effect and completeKey: the claim
  * commits at once (so a concurrent duplicate sees it in flight) and lives as long as c's session.
  */
-export async function claimKey(c: PoolClient, merchantId: string, key: string, requestHash: string, legacyStaleMs = DEFAULT_LEGACY_STALE_MS): Promise<Claim> {
+export async function claimKey(
+  c: PoolClient,
+  merchantId: string,
+  key: string,
+  requestHash: string,
+  legacyStaleMs = DEFAULT_LEGACY_STALE_MS,
+): Promise<Claim> {
   const ins = await c.query(
     `INSERT INTO idempotency_keys (merchant_id, key, request_hash, state, locked_at, holder_pid, holder_started)
      SELECT $1, $2, $3, 'in_flight', now(), me.pid, me.backend_start FROM ${ME} me
@@ -83,7 +89,13 @@ export async function claimKey(c: PoolClient, merchantId: string, key: string, r
  * Store the response; run in the same transaction as the effect, on the claiming connection. Refuses (throws, so
  * the effect rolls back) if this session no longer holds the key.
  */
-export async function completeKey(c: PoolClient, merchantId: string, key: string, status: number, body: unknown): Promise<void> {
+export async function completeKey(
+  c: PoolClient,
+  merchantId: string,
+  key: string,
+  status: number,
+  body: unknown,
+): Promise<void> {
   const r = await c.query(
     `UPDATE idempotency_keys SET state = 'complete', response_status = $3, response_body = $4, completed_at = now(), locked_at = NULL,
             holder_pid = NULL, holder_started = NULL
@@ -148,9 +160,15 @@ export async function withIdempotencyKey(
 export const MIN_KEY_RETENTION_MS = 24 * 3600 * 1000;
 
 /** Delete completed keys older than retentionMs (at least 24 h). Returns how many went. */
-export async function pruneIdempotencyKeys(db: Pool | PoolClient, retentionMs: number = MIN_KEY_RETENTION_MS): Promise<number> {
+export async function pruneIdempotencyKeys(
+  db: Pool | PoolClient,
+  retentionMs: number = MIN_KEY_RETENTION_MS,
+): Promise<number> {
   if (!(retentionMs >= MIN_KEY_RETENTION_MS)) {
-    throw new OncepayError(IDEMPOTENCY_RETENTION_TOO_SHORT, `idempotency keys are kept at least 24 h, asked for ${retentionMs} ms`);
+    throw new OncepayError(
+      IDEMPOTENCY_RETENTION_TOO_SHORT,
+      `idempotency keys are kept at least 24 h, asked for ${retentionMs} ms`,
+    );
   }
   const r = await db.query(
     `DELETE FROM idempotency_keys WHERE state = 'complete' AND created_at < now() - make_interval(secs => $1::double precision / 1000)`,

@@ -37,7 +37,12 @@ export async function payoutRoutes(app: FastifyInstance, opts: PayoutRoutesOptio
         headers: {
           type: 'object',
           required: ['idempotency-key'],
-          properties: { 'idempotency-key': { type: 'string', description: 'Client-chosen key, 1–255 visible ASCII characters, kept ≥ 24 h.' } },
+          properties: {
+            'idempotency-key': {
+              type: 'string',
+              description: 'Client-chosen key, 1–255 visible ASCII characters, kept ≥ 24 h.',
+            },
+          },
         },
         body: createPayoutBodySchema,
         response: {
@@ -63,23 +68,35 @@ export async function payoutRoutes(app: FastifyInstance, opts: PayoutRoutesOptio
       const key = req.headers['idempotency-key'] as string;
       // Validation first (nothing is claimed for a request that can never succeed).
       const prepared = preparePayout(merchant, req.body);
-      const canonical = { payoutId: prepared.payoutId, recipient: prepared.recipient, mint: prepared.mint, amount: prepared.amount.toString() };
+      const canonical = {
+        payoutId: prepared.payoutId,
+        recipient: prepared.recipient,
+        mint: prepared.mint,
+        amount: prepared.amount.toString(),
+      };
       const hash = canonicalRequestHash('POST', '/v1/payouts', canonical);
 
       // Claim, insert and store the answer on one connection (idempotency.ts): a retry sees this request in
       // flight exactly as long as its database session lives.
-      const outcome = await withIdempotencyKey(db, merchant.id, key, hash, async (c) => {
-        const r = await insertPayout(c, prepared);
-        if (r.created) {
-          return { status: 201, body: payoutView(r.row, []) };
-        }
-        // Another key already created this business operation: never a second payout.
-        const e = new ApiError(
-          'PAYOUT_ID_EXISTS',
-          `payoutId ${JSON.stringify(prepared.payoutId)} already exists as payout ${r.row.id}${sameTerms(r.row, prepared) ? ' (same terms)' : ' with other terms'}`,
-        );
-        return { status: e.status, body: e.body() };
-      }, opts.idempotencyStaleMs);
+      const outcome = await withIdempotencyKey(
+        db,
+        merchant.id,
+        key,
+        hash,
+        async (c) => {
+          const r = await insertPayout(c, prepared);
+          if (r.created) {
+            return { status: 201, body: payoutView(r.row, []) };
+          }
+          // Another key already created this business operation: never a second payout.
+          const e = new ApiError(
+            'PAYOUT_ID_EXISTS',
+            `payoutId ${JSON.stringify(prepared.payoutId)} already exists as payout ${r.row.id}${sameTerms(r.row, prepared) ? ' (same terms)' : ' with other terms'}`,
+          );
+          return { status: e.status, body: e.body() };
+        },
+        opts.idempotencyStaleMs,
+      );
       if (outcome.kind === 'conflict') throw new ApiError('IDEMPOTENCY_CONFLICT');
       if (outcome.kind === 'in_progress') throw new ApiError('IDEMPOTENCY_IN_PROGRESS');
       if (outcome.kind === 'replay') {
@@ -98,7 +115,13 @@ export async function payoutRoutes(app: FastifyInstance, opts: PayoutRoutesOptio
         summary: 'A payout, its attempts and its on-chain proof',
         security: [{ bearer: [] }],
         params: { type: 'object', required: ['id'], properties: { id: { type: 'string' } } },
-        response: { 200: payoutSchema, 401: errorResponses[401], 404: errorResponses[404], 500: errorResponses[500], 503: errorResponses[503] },
+        response: {
+          200: payoutSchema,
+          401: errorResponses[401],
+          404: errorResponses[404],
+          500: errorResponses[500],
+          503: errorResponses[503],
+        },
       },
     },
     async (req) => {

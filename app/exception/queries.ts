@@ -42,7 +42,12 @@ function toException(r: Raw): ExceptionRow {
     },
     state: r.state,
     resolution: r.resolution
-      ? { kind: r.resolution, payoutRowId: r.refund_payout_id === null ? null : String(r.refund_payout_id), note: r.note, at: r.resolved_at }
+      ? {
+          kind: r.resolution,
+          payoutRowId: r.refund_payout_id === null ? null : String(r.refund_payout_id),
+          note: r.note,
+          at: r.resolved_at,
+        }
       : null,
   };
 }
@@ -90,7 +95,9 @@ export async function merchantIdByVault(db: Db, vault: string): Promise<string |
 
 /** Count and sum of exceptions per state (every state present, zero when none). */
 export async function exceptionTotals(db: Db): Promise<ExceptionTotals> {
-  const { rows } = await db.query(`SELECT state, count(*)::bigint AS n, COALESCE(sum(amount::numeric), 0)::text AS amount FROM (${SELECT}) s GROUP BY state`);
+  const { rows } = await db.query(
+    `SELECT state, count(*)::bigint AS n, COALESCE(sum(amount::numeric), 0)::text AS amount FROM (${SELECT}) s GROUP BY state`,
+  );
   const out = Object.fromEntries(EXCEPTION_STATES.map((s) => [s, { count: 0, amount: 0n }])) as ExceptionTotals;
   for (const r of rows) out[r.state as ExceptionState] = { count: Number(r.n), amount: BigInt(r.amount) };
   return out;
@@ -99,5 +106,7 @@ export async function exceptionTotals(db: Db): Promise<ExceptionTotals> {
 /** exceptionTotals with amounts as decimal strings: the `exceptionStates` of `oncepay report --json`. */
 export async function exceptionStates(db: Db): Promise<Record<ExceptionState, { count: number; amount: string }>> {
   const t = await exceptionTotals(db);
-  return Object.fromEntries(EXCEPTION_STATES.map((s) => [s, { count: t[s].count, amount: t[s].amount.toString() }])) as Record<ExceptionState, { count: number; amount: string }>;
+  return Object.fromEntries(
+    EXCEPTION_STATES.map((s) => [s, { count: t[s].count, amount: t[s].amount.toString() }]),
+  ) as Record<ExceptionState, { count: number; amount: string }>;
 }

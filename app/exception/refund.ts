@@ -20,7 +20,11 @@ import { ExceptionRow } from './types';
 export function refundTerms(e: ExceptionRow, to?: string): PayoutInput {
   const mint = e.receipt.mint;
   if (!mint || mint === 'SOL') {
-    throw new OncepayError(EXCEPTION_CODES.REFUND_UNSUPPORTED, `exception ${e.id} is in ${mint ?? 'an unknown mint'}: the payout program refunds SPL tokens only; resolve it instead`, { id: e.id });
+    throw new OncepayError(
+      EXCEPTION_CODES.REFUND_UNSUPPORTED,
+      `exception ${e.id} is in ${mint ?? 'an unknown mint'}: the payout program refunds SPL tokens only; resolve it instead`,
+      { id: e.id },
+    );
   }
   return {
     payoutId: refundPayoutId(e.receipt),
@@ -45,17 +49,29 @@ function notFound(id: string): OncepayError {
  * Store the refund payout and link it to the exception (once). A second call — concurrent, or after a crash —
  * finds the link and returns the same payout row; with other terms (another `to`) it refuses.
  */
-export async function prepareRefund(pool: Pool, id: string, o: { merchant?: MerchantRow; to?: string } = {}): Promise<RefundPrepared> {
+export async function prepareRefund(
+  pool: Pool,
+  id: string,
+  o: { merchant?: MerchantRow; to?: string } = {},
+): Promise<RefundPrepared> {
   return inTransaction(pool, async (c) => {
     const e = await getException(c, id, { lock: true });
     if (!e) throw notFound(id);
     if (e.resolution?.kind === 'resolved') {
-      throw new OncepayError(EXCEPTION_CODES.ALREADY_RESOLVED, `exception ${id} was resolved (${e.resolution.note}); it is not refunded`, { id });
+      throw new OncepayError(
+        EXCEPTION_CODES.ALREADY_RESOLVED,
+        `exception ${id} was resolved (${e.resolution.note}); it is not refunded`,
+        { id },
+      );
     }
     if (e.resolution?.kind === 'refund') {
       const payout = (await getPayout(c, e.resolution.payoutRowId!))!;
       if (o.to && address(o.to, 'refund recipient') !== payout.recipient) {
-        throw new OncepayError(EXCEPTION_CODES.REFUND_TERMS_DIFFER, `exception ${id} is already refunded to ${payout.recipient} (payout ${payout.id}), not ${o.to}`, { id, payout: payout.id });
+        throw new OncepayError(
+          EXCEPTION_CODES.REFUND_TERMS_DIFFER,
+          `exception ${id} is already refunded to ${payout.recipient} (payout ${payout.id}), not ${o.to}`,
+          { id, payout: payout.id },
+        );
       }
       return { exception: e, payout, created: false };
     }
@@ -63,7 +79,11 @@ export async function prepareRefund(pool: Pool, id: string, o: { merchant?: Merc
     const merchant = o.merchant ?? (await merchantForReceipt(c, e));
     const { row, created } = await createPayout(c, merchant, terms);
     if (!created && !sameTerms(row, preparePayout(merchant, terms))) {
-      throw new OncepayError(EXCEPTION_CODES.REFUND_TERMS_DIFFER, `payout ${terms.payoutId} exists with other terms (payout ${row.id})`, { id, payout: row.id });
+      throw new OncepayError(
+        EXCEPTION_CODES.REFUND_TERMS_DIFFER,
+        `payout ${terms.payoutId} exists with other terms (payout ${row.id})`,
+        { id, payout: row.id },
+      );
     }
     await insertRefundLink(c, e.id, row.id);
     return { exception: (await getException(c, id))!, payout: row, created };
@@ -89,7 +109,11 @@ export interface RefundResult extends RefundPrepared {
 }
 
 /** prepareRefund, then execute (or finish executing) the refund payout with the payout SDK's rules. */
-export async function refundException(deps: ExecuteDeps, id: string, o: { merchant?: MerchantRow; to?: string } = {}): Promise<RefundResult> {
+export async function refundException(
+  deps: ExecuteDeps,
+  id: string,
+  o: { merchant?: MerchantRow; to?: string } = {},
+): Promise<RefundResult> {
   const prepared = await prepareRefund(deps.db, id, o);
   failpoint('exception.refund_after_link');
   await executePayout(prepared.payout, deps);
@@ -98,13 +122,21 @@ export async function refundException(deps: ExecuteDeps, id: string, o: { mercha
 }
 
 /** Close an exception without moving money. Idempotent for a resolved one; refused for a refunded one. */
-export async function resolveException(pool: Pool, id: string, note: string): Promise<{ exception: ExceptionRow; changed: boolean }> {
+export async function resolveException(
+  pool: Pool,
+  id: string,
+  note: string,
+): Promise<{ exception: ExceptionRow; changed: boolean }> {
   if (!note.trim()) throw new OncepayError(EXCEPTION_CODES.NOTE_MISSING, 'say why with --note');
   return inTransaction(pool, async (c) => {
     const e = await getException(c, id, { lock: true });
     if (!e) throw notFound(id);
     if (e.resolution?.kind === 'refund') {
-      throw new OncepayError(EXCEPTION_CODES.ALREADY_REFUNDED, `exception ${id} has refund payout ${e.resolution.payoutRowId}; it cannot be resolved instead`, { id });
+      throw new OncepayError(
+        EXCEPTION_CODES.ALREADY_REFUNDED,
+        `exception ${id} has refund payout ${e.resolution.payoutRowId}; it cannot be resolved instead`,
+        { id },
+      );
     }
     const changed = await insertResolved(c, id, note.trim());
     return { exception: (await getException(c, id))!, changed };

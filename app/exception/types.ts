@@ -7,7 +7,13 @@ export type { ExceptionKind };
  *  refund_failed: the refund payout failed (see its error; retry with `payout execute --retry-failed`) ·
  *  resolved: closed by an operator without moving money. */
 export type ExceptionState = 'open' | 'refunding' | 'refunded' | 'refund_failed' | 'resolved';
-export const EXCEPTION_STATES: readonly ExceptionState[] = ['open', 'refunding', 'refunded', 'refund_failed', 'resolved'];
+export const EXCEPTION_STATES: readonly ExceptionState[] = [
+  'open',
+  'refunding',
+  'refunded',
+  'refund_failed',
+  'resolved',
+];
 
 /** The receipt an exception keeps: where the money came from and went. */
 export interface ExceptionReceipt {

@@ -25,9 +25,16 @@ export interface MerchantAccount {
 export function decodeMerchantAccount(addr: Address | string, data: Uint8Array): MerchantAccount {
   const b = Buffer.from(data);
   if (b.length < MERCHANT_ACCOUNT_LEN || !b.subarray(0, 8).equals(MERCHANT_ACCOUNT_DISCRIMINATOR)) {
-    throw new OncepayError(MERCHANT_CODES.ACCOUNT_MALFORMED, `${addr} is not an oncepay merchant config (${b.length} bytes)`, { address: addr });
+    throw new OncepayError(
+      MERCHANT_CODES.ACCOUNT_MALFORMED,
+      `${addr} is not an oncepay merchant config (${b.length} bytes)`,
+      { address: addr },
+    );
   }
-  if (b[72] > 1) throw new OncepayError(MERCHANT_CODES.ACCOUNT_MALFORMED, `${addr}: paused flag is ${b[72]}, not a bool`, { address: addr });
+  if (b[72] > 1)
+    throw new OncepayError(MERCHANT_CODES.ACCOUNT_MALFORMED, `${addr}: paused flag is ${b[72]}, not a bool`, {
+      address: addr,
+    });
   return {
     address: address(addr, 'merchant'),
     merchantAuthority: address(new PublicKey(b.subarray(8, 40))),

@@ -2,7 +2,12 @@
 // authority. Each function reads the chain first and reports what it found, so running it twice is harmless.
 import { Connection, Keypair, PublicKey } from '@solana/web3.js';
 import { OncepayError } from '../../common/errors';
-import { initializeMerchantInstruction, merchantAddress, setPausedInstruction, setPayoutAuthorityInstruction } from '../payout/program';
+import {
+  initializeMerchantInstruction,
+  merchantAddress,
+  setPausedInstruction,
+  setPayoutAuthorityInstruction,
+} from '../payout/program';
 import { Address, address } from '../types';
 import { MerchantAccount, decodeMerchantAccount } from './account';
 import { MERCHANT_CODES } from './codes';
@@ -15,12 +20,18 @@ export interface MerchantChain {
 }
 
 /** The merchant config at `merchant`, or null when no account exists there. */
-export async function readMerchantAccount(c: MerchantChain, merchant: PublicKey | string): Promise<MerchantAccount | null> {
+export async function readMerchantAccount(
+  c: MerchantChain,
+  merchant: PublicKey | string,
+): Promise<MerchantAccount | null> {
   const key = new PublicKey(merchant);
   const info = await c.connection.getAccountInfo(key, c.send?.commitment ?? 'confirmed');
   if (!info) return null;
   if (!info.owner.equals(c.programId)) {
-    throw new OncepayError(MERCHANT_CODES.ACCOUNT_MALFORMED, `${key.toBase58()} is owned by ${info.owner.toBase58()}, not the oncepay program ${c.programId.toBase58()}`);
+    throw new OncepayError(
+      MERCHANT_CODES.ACCOUNT_MALFORMED,
+      `${key.toBase58()} is owned by ${info.owner.toBase58()}, not the oncepay program ${c.programId.toBase58()}`,
+    );
   }
   return decodeMerchantAccount(key.toBase58(), info.data);
 }
@@ -36,12 +47,17 @@ export interface MerchantInit {
 }
 
 /** initialize_merchant, unless the config already exists (then it is reported, with whether it matches). */
-export async function initMerchant(c: MerchantChain, o: { authority: Keypair; payoutAuthority: PublicKey; payer?: Keypair }): Promise<MerchantInit> {
+export async function initMerchant(
+  c: MerchantChain,
+  o: { authority: Keypair; payoutAuthority: PublicKey; payer?: Keypair },
+): Promise<MerchantInit> {
   const { merchant } = merchantAddress(c.programId, o.authority.publicKey);
   const found = (account: MerchantAccount, created: boolean, signature: string | null): MerchantInit => ({
     merchant: account.address,
     created,
-    matches: account.payoutAuthority === o.payoutAuthority.toBase58() && account.merchantAuthority === o.authority.publicKey.toBase58(),
+    matches:
+      account.payoutAuthority === o.payoutAuthority.toBase58() &&
+      account.merchantAuthority === o.authority.publicKey.toBase58(),
     account,
     signature,
   });
@@ -55,14 +71,20 @@ export async function initMerchant(c: MerchantChain, o: { authority: Keypair; pa
     return found(await mustRead(c, merchant), true, landed.signature);
   } catch (e) {
     // Another process created it between our read and our transaction: report it like any existing config.
-    if (e instanceof TransactionFailed && e.programError === 'MerchantAlreadyInitialized') return found(await mustRead(c, merchant), false, null);
+    if (e instanceof TransactionFailed && e.programError === 'MerchantAlreadyInitialized')
+      return found(await mustRead(c, merchant), false, null);
     throw e;
   }
 }
 
 async function mustRead(c: MerchantChain, merchant: PublicKey): Promise<MerchantAccount> {
   const a = await readMerchantAccount(c, merchant);
-  if (!a) throw new OncepayError(MERCHANT_CODES.NOT_INITIALIZED, `no merchant config at ${merchant.toBase58()}: run \`oncepay merchant init\``, { merchant: merchant.toBase58() });
+  if (!a)
+    throw new OncepayError(
+      MERCHANT_CODES.NOT_INITIALIZED,
+      `no merchant config at ${merchant.toBase58()}: run \`oncepay merchant init\``,
+      { merchant: merchant.toBase58() },
+    );
   return a;
 }
 
@@ -82,7 +104,10 @@ async function change(
   const { merchant } = merchantAddress(c.programId, authority.publicKey);
   const before = await mustRead(c, merchant);
   if (before.merchantAuthority !== authority.publicKey.toBase58()) {
-    throw new OncepayError(MERCHANT_CODES.AUTHORITY_MISMATCH, `${authority.publicKey.toBase58()} is not the merchant authority of ${merchant.toBase58()}`);
+    throw new OncepayError(
+      MERCHANT_CODES.AUTHORITY_MISMATCH,
+      `${authority.publicKey.toBase58()} is not the merchant authority of ${merchant.toBase58()}`,
+    );
   }
   if (already(before)) return { account: before, changed: false, signature: null };
   const landed = await sendAndConfirm(c.connection, [ix()], [authority], c.send);
@@ -91,10 +116,24 @@ async function change(
 
 /** set_paused: a paused merchant's payouts fail with MerchantPaused until unpaused. */
 export function setMerchantPaused(c: MerchantChain, authority: Keypair, paused: boolean): Promise<MerchantChange> {
-  return change(c, authority, (a) => a.paused === paused, () => setPausedInstruction(c.programId, authority.publicKey, paused));
+  return change(
+    c,
+    authority,
+    (a) => a.paused === paused,
+    () => setPausedInstruction(c.programId, authority.publicKey, paused),
+  );
 }
 
 /** set_payout_authority: from the next attempt on, only `next` can sign this merchant's payouts. */
-export function setMerchantPayoutAuthority(c: MerchantChain, authority: Keypair, next: PublicKey): Promise<MerchantChange> {
-  return change(c, authority, (a) => a.payoutAuthority === address(next), () => setPayoutAuthorityInstruction(c.programId, authority.publicKey, next));
+export function setMerchantPayoutAuthority(
+  c: MerchantChain,
+  authority: Keypair,
+  next: PublicKey,
+): Promise<MerchantChange> {
+  return change(
+    c,
+    authority,
+    (a) => a.payoutAuthority === address(next),
+    () => setPayoutAuthorityInstruction(c.programId, authority.publicKey, next),
+  );
 }

@@ -2,7 +2,14 @@
 // account) and wait until it is confirmed. These operations are idempotent by nature — a second
 // initialize_merchant fails with MerchantAlreadyInitialized, setting a flag twice leaves it set — so after an
 // expired blockhash it is safe to sign again; no journal is needed (payouts have one: app/payout).
-import { Commitment, Connection, Keypair, Transaction, TransactionError, TransactionInstruction } from '@solana/web3.js';
+import {
+  Commitment,
+  Connection,
+  Keypair,
+  Transaction,
+  TransactionError,
+  TransactionInstruction,
+} from '@solana/web3.js';
 import idl from '../../idl/oncepay.json';
 import { OncepayError } from '../../common/errors';
 import { customErrorCode } from '../payout/program';
@@ -22,7 +29,9 @@ export interface Landed {
   slot: bigint;
 }
 
-const PROGRAM_ERROR_NAMES = new Map<number, string>((idl.errors as Array<{ code: number; name: string }>).map((e) => [e.code, e.name]));
+const PROGRAM_ERROR_NAMES = new Map<number, string>(
+  (idl.errors as Array<{ code: number; name: string }>).map((e) => [e.code, e.name]),
+);
 
 /** The oncepay program's error name for a transaction error (e.g. "MerchantAlreadyInitialized"), if it is one. */
 export function programErrorName(err: TransactionError | null | unknown): string | undefined {
@@ -32,8 +41,16 @@ export function programErrorName(err: TransactionError | null | unknown): string
 
 /** A transaction that landed with an error: `programError` names the oncepay error when there is one. */
 export class TransactionFailed extends OncepayError {
-  constructor(readonly signature: string, readonly err: unknown, readonly programError: string | undefined) {
-    super(MERCHANT_CODES.TRANSACTION_FAILED, `transaction ${signature} failed: ${programError ?? JSON.stringify(err)}`, { signature, programError });
+  constructor(
+    readonly signature: string,
+    readonly err: unknown,
+    readonly programError: string | undefined,
+  ) {
+    super(
+      MERCHANT_CODES.TRANSACTION_FAILED,
+      `transaction ${signature} failed: ${programError ?? JSON.stringify(err)}`,
+      { signature, programError },
+    );
   }
 }
 
@@ -44,7 +61,12 @@ const sleep = (ms: number, signal?: AbortSignal) =>
   });
 
 /** Sign (signers[0] pays), send, and wait for the commitment; throws TransactionFailed when it landed with an error. */
-export async function sendAndConfirm(connection: Connection, ixs: TransactionInstruction[], signers: Keypair[], opts: SendOptions = {}): Promise<Landed> {
+export async function sendAndConfirm(
+  connection: Connection,
+  ixs: TransactionInstruction[],
+  signers: Keypair[],
+  opts: SendOptions = {},
+): Promise<Landed> {
   const poll = opts.pollIntervalMs ?? 400;
   const commitment = opts.commitment ?? 'confirmed';
   const maxSignings = opts.maxSignings ?? 3;
@@ -59,7 +81,9 @@ export async function sendAndConfirm(connection: Connection, ixs: TransactionIns
       opts.signal?.throwIfAborted();
       await sleep(poll, opts.signal);
       const s = (await connection.getSignatureStatuses([lastSignature], { searchTransactionHistory: true })).value[0];
-      const reached = s && (s.confirmationStatus === 'finalized' || (commitment === 'confirmed' && s.confirmationStatus === 'confirmed'));
+      const reached =
+        s &&
+        (s.confirmationStatus === 'finalized' || (commitment === 'confirmed' && s.confirmationStatus === 'confirmed'));
       if (s && reached) {
         if (s.err) throw new TransactionFailed(lastSignature, s.err, programErrorName(s.err));
         return { signature: lastSignature, slot: BigInt(s.slot) };
@@ -67,8 +91,13 @@ export async function sendAndConfirm(connection: Connection, ixs: TransactionIns
       if (s) continue; // seen, not yet at the commitment
       // Not seen: only a finalized block height past the lifetime proves it can no longer land.
       if ((await connection.getBlockHeight('finalized')) > lastValidBlockHeight) break;
-      if (round % 5 === 4) await connection.sendRawTransaction(bytes, { skipPreflight: true, maxRetries: 0 }).catch(() => undefined);
+      if (round % 5 === 4)
+        await connection.sendRawTransaction(bytes, { skipPreflight: true, maxRetries: 0 }).catch(() => undefined);
     }
   }
-  throw new OncepayError(MERCHANT_CODES.TRANSACTION_EXPIRED, `transaction not confirmed after ${maxSignings} signings (last ${lastSignature})`, { signature: lastSignature });
+  throw new OncepayError(
+    MERCHANT_CODES.TRANSACTION_EXPIRED,
+    `transaction not confirmed after ${maxSignings} signings (last ${lastSignature})`,
+    { signature: lastSignature },
+  );
 }

@@ -6,7 +6,19 @@ import { Signature, signature as toSignature } from '../types';
 import { executePayoutInstruction } from './program';
 import { PayoutRow } from './queries';
 
-export type AttemptTerms = Pick<PayoutRow, 'programId' | 'merchantAddress' | 'opPda' | 'vault' | 'mint' | 'recipient' | 'tokenProgram' | 'opId' | 'amount' | 'opBump'>;
+export type AttemptTerms = Pick<
+  PayoutRow,
+  | 'programId'
+  | 'merchantAddress'
+  | 'opPda'
+  | 'vault'
+  | 'mint'
+  | 'recipient'
+  | 'tokenProgram'
+  | 'opId'
+  | 'amount'
+  | 'opBump'
+>;
 
 export function buildAttemptTransaction(
   p: AttemptTerms,
@@ -14,7 +26,11 @@ export function buildAttemptTransaction(
   lifetime: { blockhash: string; lastValidBlockHeight: bigint },
 ): { bytes: Buffer; signature: Signature } {
   const payer = keys.payer ?? keys.authority;
-  const tx = new Transaction({ feePayer: payer.publicKey, blockhash: lifetime.blockhash, lastValidBlockHeight: Number(lifetime.lastValidBlockHeight) });
+  const tx = new Transaction({
+    feePayer: payer.publicKey,
+    blockhash: lifetime.blockhash,
+    lastValidBlockHeight: Number(lifetime.lastValidBlockHeight),
+  });
   tx.add(
     executePayoutInstruction(
       new PublicKey(p.programId),

@@ -27,7 +27,9 @@ export interface PayoutChain {
    */
   getOpAccount(pda: Address, programId: Address, commitment: 'confirmed' | 'finalized'): Promise<OpAccount | null>;
   /** Transactions that touched the op account (at confirmed), oldest first (to name the attempt that created it). */
-  opAccountSignatures(pda: Address): Promise<Array<{ signature: Signature; slot: bigint; err: TransactionError | null }>>;
+  opAccountSignatures(
+    pda: Address,
+  ): Promise<Array<{ signature: Signature; slot: bigint; err: TransactionError | null }>>;
 }
 
 export interface ConnectionChainOptions {
@@ -58,7 +60,9 @@ export function createConnectionChain(opts: ConnectionChainOptions): PayoutChain
     },
     async signatureStatuses(signatures) {
       if (signatures.length === 0) return [];
-      const r = await connection.getSignatureStatuses(signatures, { searchTransactionHistory: opts.searchTransactionHistory ?? true });
+      const r = await connection.getSignatureStatuses(signatures, {
+        searchTransactionHistory: opts.searchTransactionHistory ?? true,
+      });
       return r.value.map((s): SignatureStatus => {
         if (!s) return { found: false };
         const slot = BigInt(s.slot);

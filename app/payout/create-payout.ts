@@ -55,6 +55,10 @@ export function sameTerms(row: PayoutRow, p: ReturnType<typeof preparePayout>): 
   return row.recipient === p.recipient && row.mint === p.mint && row.amount === p.amount;
 }
 
-export async function createPayout(db: Pool | PoolClient, merchant: MerchantRow, input: PayoutInput): Promise<{ row: PayoutRow; created: boolean }> {
+export async function createPayout(
+  db: Pool | PoolClient,
+  merchant: MerchantRow,
+  input: PayoutInput,
+): Promise<{ row: PayoutRow; created: boolean }> {
   return insertPayout(db, preparePayout(merchant, input));
 }

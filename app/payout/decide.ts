@@ -23,7 +23,11 @@ export type AttemptStep =
  * `expired`: whether the finalized block height is past the attempt's lastValidBlockHeight (undefined: not
  * asked). `sentRecently`: this process sent the bytes less than a rebroadcast interval ago.
  */
-export function decideAttempt(obs: { status: SignatureStatus; expired: boolean | undefined; sentRecently?: boolean }): AttemptStep {
+export function decideAttempt(obs: {
+  status: SignatureStatus;
+  expired: boolean | undefined;
+  sentRecently?: boolean;
+}): AttemptStep {
   const s = obs.status;
   if (s.found) {
     if (!s.settled) return { kind: 'wait' };

@@ -112,7 +112,10 @@ function sleep(ms: number, signal?: AbortSignal): Promise<void> {
 }
 
 function aborted(): OncepayError {
-  return new OncepayError(PAYOUT_ABORTED, 'payout execution aborted; the journal keeps every attempt, run it again or `oncepay payout resume`');
+  return new OncepayError(
+    PAYOUT_ABORTED,
+    'payout execution aborted; the journal keeps every attempt, run it again or `oncepay payout resume`',
+  );
 }
 
 const OPEN = new Set(['built', 'sent']);
@@ -158,7 +161,12 @@ function markedChain(chain: PayoutChain): PayoutChain {
  * through it (see lock.ts). Throws on a database error (the lock may be gone with the connection), on abort, and
  * after `maxChainFailures` chain failures in a row; the journal is consistent at every one of those points.
  */
-export async function runPayoutLocked(db: PoolClient, id: string, runDeps: RunDeps, claimed?: PayoutRow): Promise<PayoutResult> {
+export async function runPayoutLocked(
+  db: PoolClient,
+  id: string,
+  runDeps: RunDeps,
+  claimed?: PayoutRow,
+): Promise<PayoutResult> {
   const deps: LockedDeps = { ...runDeps, db, chain: markedChain(runDeps.chain) };
   const log = (deps.log ?? logger('payout')).child({ payout: id });
   const maxChainFailures = deps.maxChainFailures ?? Infinity;
@@ -174,7 +182,8 @@ export async function runPayoutLocked(db: PoolClient, id: string, runDeps: RunDe
   // hold the row's lock, so no other worker writes to it.
   // `claimed`: the row as the claim read it, under the lock we hold since; a pending row has no attempt yet
   // (insertAttempt moves it to executing in the same statement).
-  let loaded: Journal | undefined = claimed?.id === id && claimed.state === 'pending' ? { p: claimed, attempts: [] } : undefined;
+  let loaded: Journal | undefined =
+    claimed?.id === id && claimed.state === 'pending' ? { p: claimed, attempts: [] } : undefined;
   // A bookkeeping write in flight on our connection (markAttemptSent): the connection runs it before any later
   // query; awaited before the next read or write of ours, so its failure stops the run there.
   let writing: Promise<void> | undefined;
@@ -206,7 +215,10 @@ export async function runPayoutLocked(db: PoolClient, id: string, runDeps: RunDe
         // Before signing anything new, the op account is the final word: an earlier attempt (ours, or another
         // journal's) may have executed. Read at finalized: absent there means absent on every fork. (The
         // blockhash is fetched alongside; it is only used if the op account is absent.)
-        const [op, lifetime] = await Promise.all([deps.chain.getOpAccount(p.opPda, p.programId, 'finalized'), deps.chain.latestBlockhash()]);
+        const [op, lifetime] = await Promise.all([
+          deps.chain.getOpAccount(p.opPda, p.programId, 'finalized'),
+          deps.chain.latestBlockhash(),
+        ]);
         if (op) {
           await settleFromOp(p, op, attempts, deps, log);
           loaded = undefined;
@@ -214,7 +226,10 @@ export async function runPayoutLocked(db: PoolClient, id: string, runDeps: RunDe
         }
         const a = await signAttempt(p, lifetime, deps);
         m.attempts.inc({ outcome: 'built' });
-        log.info({ attempt: a.attemptNo, signature: a.signature, lastValidBlockHeight: a.lastValidBlockHeight.toString() }, 'attempt persisted');
+        log.info(
+          { attempt: a.attemptNo, signature: a.signature, lastValidBlockHeight: a.lastValidBlockHeight.toString() },
+          'attempt persisted',
+        );
         failpoint('payout.after_persist_before_send');
         // What insertAttempt wrote; no need to read it back.
         loaded = { p: { ...p, state: 'executing' }, attempts: [...attempts, a] };
@@ -236,7 +251,8 @@ export async function runPayoutLocked(db: PoolClient, id: string, runDeps: RunDe
         // Expiry is only worth a call when we would act on it: not found, and not just sent by us.
         const last = lastSend.get(a.id);
         const sentRecently = a.status === 'sent' && last !== undefined && performance.now() - last < rebroadcast;
-        const expired = status.found || sentRecently ? undefined : unsent.has(a.id) ? false : await deps.chain.blockhashExpired(a);
+        const expired =
+          status.found || sentRecently ? undefined : unsent.has(a.id) ? false : await deps.chain.blockhashExpired(a);
         const step = decideAttempt({ status, expired, sentRecently });
         switch (step.kind) {
           case 'landed': {
@@ -251,9 +267,16 @@ export async function runPayoutLocked(db: PoolClient, id: string, runDeps: RunDe
             break;
           }
           case 'consumed': {
-            await settleAttempt(deps.db, a.id, { status: 'failed', slot: step.slot, error: 'OperationAlreadyConsumed' });
+            await settleAttempt(deps.db, a.id, {
+              status: 'failed',
+              slot: step.slot,
+              error: 'OperationAlreadyConsumed',
+            });
             m.attempts.inc({ outcome: 'consumed' });
-            log.warn({ attempt: a.attemptNo, signature: a.signature }, 'attempt found the op already consumed: looking up the winner');
+            log.warn(
+              { attempt: a.attemptNo, signature: a.signature },
+              'attempt found the op already consumed: looking up the winner',
+            );
             // We saw the error at `confirmed`; the creating transaction is at least as old, so read at confirmed.
             const op = await waitForOpAccount(p, deps, poll);
             attempts = await listAttempts(deps.db, id);
@@ -298,7 +321,10 @@ export async function runPayoutLocked(db: PoolClient, id: string, runDeps: RunDe
             } else {
               await settleAttempt(deps.db, a.id, { status: 'expired' });
               m.attempts.inc({ outcome: 'expired' });
-              log.info({ attempt: a.attemptNo, signature: a.signature }, 'attempt expired unlanded and the op account is absent at finalized');
+              log.info(
+                { attempt: a.attemptNo, signature: a.signature },
+                'attempt expired unlanded and the op account is absent at finalized',
+              );
             }
             settled = true;
             break;
@@ -316,7 +342,11 @@ export async function runPayoutLocked(db: PoolClient, id: string, runDeps: RunDe
       // RPC trouble (timeouts, 429s, dropped connections): it decides nothing. Look again after a pause.
       chainFailures += 1;
       if (chainFailures >= maxChainFailures) {
-        throw new OncepayError(PAYOUT_CHAIN_UNAVAILABLE, `${chainFailures} chain calls in a row failed (last: ${e.message}); the journal keeps every attempt`, { id });
+        throw new OncepayError(
+          PAYOUT_CHAIN_UNAVAILABLE,
+          `${chainFailures} chain calls in a row failed (last: ${e.message}); the journal keeps every attempt`,
+          { id },
+        );
       }
       log.warn({ err: e.message }, 'chain call failed; retrying');
     }
@@ -324,7 +354,11 @@ export async function runPayoutLocked(db: PoolClient, id: string, runDeps: RunDe
   }
 }
 
-async function signAttempt(p: PayoutRow, lifetime: { blockhash: string; lastValidBlockHeight: bigint }, deps: LockedDeps): Promise<AttemptRow> {
+async function signAttempt(
+  p: PayoutRow,
+  lifetime: { blockhash: string; lastValidBlockHeight: bigint },
+  deps: LockedDeps,
+): Promise<AttemptRow> {
   const { bytes, signature } = buildAttemptTransaction(p, { authority: deps.authority, payer: deps.payer }, lifetime);
   return insertAttempt(deps.db, { payoutId: p.id, signature, ...lifetime, txBytes: bytes });
 }
@@ -344,7 +378,13 @@ async function waitForOpAccount(p: PayoutRow, deps: LockedDeps, poll: number): P
  * The op account exists: the operation executed. Name the attempt that did it (ours first, else the op
  * account's own history), and finish — `conflict` when the account records other terms than this row.
  */
-async function settleFromOp(p: PayoutRow, op: OpAccount, attempts: AttemptRow[], deps: LockedDeps, log: Logger): Promise<void> {
+async function settleFromOp(
+  p: PayoutRow,
+  op: OpAccount,
+  attempts: AttemptRow[],
+  deps: LockedDeps,
+  log: Logger,
+): Promise<void> {
   const mismatches: TermsMismatch[] = compareTerms(
     { opId: p.opId, merchant: p.merchantAddress, recipient: p.recipient, mint: p.mint, amount: p.amount },
     op,
@@ -368,7 +408,10 @@ async function settleFromOp(p: PayoutRow, op: OpAccount, attempts: AttemptRow[],
       await settleAttempt(deps.db, a.id, { status: 'landed', slot: winner.slot });
     } else if (OPEN.has(a.status)) {
       // Can no longer move money: the op is consumed (if it ever lands it fails with 6000).
-      await settleAttempt(deps.db, a.id, { status: 'failed', error: `superseded: op already executed${winner ? ` by ${winner.signature}` : ''}` });
+      await settleAttempt(deps.db, a.id, {
+        status: 'failed',
+        error: `superseded: op already executed${winner ? ` by ${winner.signature}` : ''}`,
+      });
     }
   }
   if (mismatches.length > 0) {
@@ -381,7 +424,14 @@ async function settleFromOp(p: PayoutRow, op: OpAccount, attempts: AttemptRow[],
         slot: op.slot,
         conflict: {
           mismatches,
-          opAccount: { opId: op.opId, merchant: op.merchant, recipient: op.recipient, mint: op.mint, amount: op.amount.toString(), slot: op.slot.toString() },
+          opAccount: {
+            opId: op.opId,
+            merchant: op.merchant,
+            recipient: op.recipient,
+            mint: op.mint,
+            amount: op.amount.toString(),
+            slot: op.slot.toString(),
+          },
         },
         error: 'the op account records other terms than this row',
       },

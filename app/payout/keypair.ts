@@ -11,12 +11,20 @@ export function readKeypairFile(path: string): Keypair {
   try {
     const mode = fs.statSync(path).mode & 0o777;
     if (mode & 0o077) {
-      throw new OncepayError(KEYPAIR_CODES.PERMISSIONS_TOO_OPEN, `keypair file ${path} is open to group or others (mode ${mode.toString(8)}): chmod 600 it`, { path });
+      throw new OncepayError(
+        KEYPAIR_CODES.PERMISSIONS_TOO_OPEN,
+        `keypair file ${path} is open to group or others (mode ${mode.toString(8)}): chmod 600 it`,
+        { path },
+      );
     }
     text = fs.readFileSync(path, 'utf8');
   } catch (e) {
     if (e instanceof OncepayError) throw e;
-    throw new OncepayError(KEYPAIR_MALFORMED, `cannot read keypair file ${path}: ${(e as NodeJS.ErrnoException).code ?? 'unreadable'}`, { path });
+    throw new OncepayError(
+      KEYPAIR_MALFORMED,
+      `cannot read keypair file ${path}: ${(e as NodeJS.ErrnoException).code ?? 'unreadable'}`,
+      { path },
+    );
   }
   let bytes: unknown;
   try {

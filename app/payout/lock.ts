@@ -78,7 +78,12 @@ export async function unlockPayout(conn: DedicatedConnection, id: string): Promi
 }
 
 /** `wait`: block up to timeoutMs; `skip`: return null at once if another worker holds the row. */
-export async function lockPayout(pool: Pool, id: string, mode: 'wait' | 'skip', timeoutMs = 120_000): Promise<PayoutLock | null> {
+export async function lockPayout(
+  pool: Pool,
+  id: string,
+  mode: 'wait' | 'skip',
+  timeoutMs = 120_000,
+): Promise<PayoutLock | null> {
   const conn = await checkoutDedicated(pool);
   const c = conn.client;
   const key = payoutLockKey('$1::bigint');
@@ -95,7 +100,11 @@ export async function lockPayout(pool: Pool, id: string, mode: 'wait' | 'skip', 
         await c.query(`SELECT pg_advisory_lock(${key})`, [id]);
       } catch (e) {
         if ((e as { code?: string }).code === '55P03') {
-          throw new OncepayError(PAYOUT_LOCK_TIMEOUT, `payout ${id} is held by another worker for more than ${timeoutMs} ms`, { id });
+          throw new OncepayError(
+            PAYOUT_LOCK_TIMEOUT,
+            `payout ${id} is held by another worker for more than ${timeoutMs} ms`,
+            { id },
+          );
         }
         throw e;
       } finally {

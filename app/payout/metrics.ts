@@ -24,12 +24,32 @@ function counter<L extends string>(name: string, help: string, labelNames: L[]):
 
 export function payoutMetrics(): PayoutMetrics {
   metrics ??= {
-    attempts: counter('oncepay_payout_attempts_total', 'Payout attempts settled, by outcome (built, landed, failed, consumed, expired)', ['outcome']),
-    sends: counter('oncepay_payout_sends_total', 'Sends of a signed attempt (first or rebroadcast of the same bytes), by outcome (ok, or error: delivery unknown)', ['kind', 'outcome']),
+    attempts: counter(
+      'oncepay_payout_attempts_total',
+      'Payout attempts settled, by outcome (built, landed, failed, consumed, expired)',
+      ['outcome'],
+    ),
+    sends: counter(
+      'oncepay_payout_sends_total',
+      'Sends of a signed attempt (first or rebroadcast of the same bytes), by outcome (ok, or error: delivery unknown)',
+      ['kind', 'outcome'],
+    ),
     payouts: counter('oncepay_payouts_finished_total', 'Payouts finished, by final state', ['state']),
-    conflicts: counter('oncepay_payout_conflicts_total', 'Payouts whose op account records other terms than the row (state conflict)', []),
-    claims: counter('oncepay_payout_worker_claims_total', 'Claim statements of the payout worker pool, by result (claimed, empty, busy: locked by another session, error: database)', ['result']),
-    handbacks: counter('oncepay_payout_worker_handbacks_total', 'Claimed payouts given back unfinished, by reason (drain, chain_unavailable, error)', ['reason']),
+    conflicts: counter(
+      'oncepay_payout_conflicts_total',
+      'Payouts whose op account records other terms than the row (state conflict)',
+      [],
+    ),
+    claims: counter(
+      'oncepay_payout_worker_claims_total',
+      'Claim statements of the payout worker pool, by result (claimed, empty, busy: locked by another session, error: database)',
+      ['result'],
+    ),
+    handbacks: counter(
+      'oncepay_payout_worker_handbacks_total',
+      'Claimed payouts given back unfinished, by reason (drain, chain_unavailable, error)',
+      ['reason'],
+    ),
   };
   return metrics;
 }

@@ -28,7 +28,11 @@ export const SET_PAYOUT_AUTHORITY_DISCRIMINATOR = discriminator('global:set_payo
  * initialize_merchant(payout_authority, merchant_bump), signed and paid by the merchant authority: accounts as in
  * idl/oncepay.json. Returns the merchant config PDA (seeds "merchant" ‖ authority) with the instruction.
  */
-export function initializeMerchantInstruction(programId: PublicKey, authority: PublicKey, payoutAuthority: PublicKey): { ix: TransactionInstruction; merchant: PublicKey } {
+export function initializeMerchantInstruction(
+  programId: PublicKey,
+  authority: PublicKey,
+  payoutAuthority: PublicKey,
+): { ix: TransactionInstruction; merchant: PublicKey } {
   const { merchant, bump } = merchantAddress(programId, authority);
   const ix = new TransactionInstruction({
     programId,
@@ -50,7 +54,11 @@ export function merchantAddress(programId: PublicKey, authority: PublicKey): { m
 }
 
 /** The two accounts of set_paused / set_payout_authority: the merchant authority (signer) and its config PDA. */
-function merchantAuthorityInstruction(programId: PublicKey, authority: PublicKey, data: Buffer): TransactionInstruction {
+function merchantAuthorityInstruction(
+  programId: PublicKey,
+  authority: PublicKey,
+  data: Buffer,
+): TransactionInstruction {
   return new TransactionInstruction({
     programId,
     keys: [
@@ -62,13 +70,29 @@ function merchantAuthorityInstruction(programId: PublicKey, authority: PublicKey
 }
 
 /** set_paused(paused: bool), signed by the merchant authority. */
-export function setPausedInstruction(programId: PublicKey, authority: PublicKey, paused: boolean): TransactionInstruction {
-  return merchantAuthorityInstruction(programId, authority, Buffer.concat([SET_PAUSED_DISCRIMINATOR, Buffer.from([paused ? 1 : 0])]));
+export function setPausedInstruction(
+  programId: PublicKey,
+  authority: PublicKey,
+  paused: boolean,
+): TransactionInstruction {
+  return merchantAuthorityInstruction(
+    programId,
+    authority,
+    Buffer.concat([SET_PAUSED_DISCRIMINATOR, Buffer.from([paused ? 1 : 0])]),
+  );
 }
 
 /** set_payout_authority(new_payout_authority: Pubkey), signed by the merchant authority. */
-export function setPayoutAuthorityInstruction(programId: PublicKey, authority: PublicKey, newPayoutAuthority: PublicKey): TransactionInstruction {
-  return merchantAuthorityInstruction(programId, authority, Buffer.concat([SET_PAYOUT_AUTHORITY_DISCRIMINATOR, newPayoutAuthority.toBuffer()]));
+export function setPayoutAuthorityInstruction(
+  programId: PublicKey,
+  authority: PublicKey,
+  newPayoutAuthority: PublicKey,
+): TransactionInstruction {
+  return merchantAuthorityInstruction(
+    programId,
+    authority,
+    Buffer.concat([SET_PAYOUT_AUTHORITY_DISCRIMINATOR, newPayoutAuthority.toBuffer()]),
+  );
 }
 
 export interface ExecutePayoutAccounts {
@@ -139,7 +163,10 @@ export function decodeOpAccount(data: Uint8Array, opts: { discriminator?: Buffer
     throw new OncepayError(OP_ACCOUNT_MALFORMED, `op account is ${b.length} bytes, expected ≥ ${OP_ACCOUNT_LEN}`);
   }
   if (!b.subarray(0, 8).equals(disc)) {
-    throw new OncepayError(OP_ACCOUNT_MALFORMED, `op account discriminator ${b.subarray(0, 8).toString('hex')} ≠ ${disc.toString('hex')}`);
+    throw new OncepayError(
+      OP_ACCOUNT_MALFORMED,
+      `op account discriminator ${b.subarray(0, 8).toString('hex')} ≠ ${disc.toString('hex')}`,
+    );
   }
   const key = (o: number) => address(new PublicKey(b.subarray(o, o + 32)));
   return {

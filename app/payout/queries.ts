@@ -130,7 +130,14 @@ function toAttempt(r: Raw): AttemptRow {
 
 export async function insertMerchant(
   db: Db,
-  m: { name: string; apiKeyHash: string; programId: Address; merchantAddress: Address; vault: Address; tokenProgram?: Address },
+  m: {
+    name: string;
+    apiKeyHash: string;
+    programId: Address;
+    merchantAddress: Address;
+    vault: Address;
+    tokenProgram?: Address;
+  },
 ): Promise<MerchantRow> {
   const { rows } = await db.query(
     `INSERT INTO api_merchants (name, api_key_hash, program_id, merchant_address, vault, token_program)
@@ -151,7 +158,9 @@ export async function getMerchant(db: Db, id: string): Promise<MerchantRow | nul
 }
 
 export async function getMerchantByAddress(db: Db, merchantAddress: string): Promise<MerchantRow | null> {
-  const { rows } = await db.query('SELECT * FROM api_merchants WHERE merchant_address = $1 ORDER BY id LIMIT 1', [merchantAddress]);
+  const { rows } = await db.query('SELECT * FROM api_merchants WHERE merchant_address = $1 ORDER BY id LIMIT 1', [
+    merchantAddress,
+  ]);
   return rows[0] ? toMerchant(rows[0]) : null;
 }
 
@@ -182,11 +191,26 @@ export async function insertPayout(db: Db, p: NewPayout): Promise<{ row: PayoutR
                           amount, op_id, op_pda, op_bump)
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9::numeric, $10, $11, $12)
      ON CONFLICT (merchant_id, payout_id) DO NOTHING RETURNING *`,
-    [p.merchantId, p.payoutId, p.programId, p.merchantAddress, p.vault, p.tokenProgram, p.recipient, p.mint,
-      p.amount.toString(), p.opId, p.opPda, p.opBump],
+    [
+      p.merchantId,
+      p.payoutId,
+      p.programId,
+      p.merchantAddress,
+      p.vault,
+      p.tokenProgram,
+      p.recipient,
+      p.mint,
+      p.amount.toString(),
+      p.opId,
+      p.opPda,
+      p.opBump,
+    ],
   );
   if (ins.rows[0]) return { row: toPayout(ins.rows[0]), created: true };
-  const { rows } = await db.query('SELECT * FROM payouts WHERE merchant_id = $1 AND payout_id = $2', [p.merchantId, p.payoutId]);
+  const { rows } = await db.query('SELECT * FROM payouts WHERE merchant_id = $1 AND payout_id = $2', [
+    p.merchantId,
+    p.payoutId,
+  ]);
   return { row: toPayout(rows[0]), created: false };
 }
 
@@ -196,8 +220,15 @@ export async function getPayout(db: Db, id: string): Promise<PayoutRow | null> {
   return rows[0] ? toPayout(rows[0]) : null;
 }
 
-export async function getPayoutByMerchantPayoutId(db: Db, merchantId: string, payoutId: string): Promise<PayoutRow | null> {
-  const { rows } = await db.query('SELECT * FROM payouts WHERE merchant_id = $1 AND payout_id = $2', [merchantId, payoutId]);
+export async function getPayoutByMerchantPayoutId(
+  db: Db,
+  merchantId: string,
+  payoutId: string,
+): Promise<PayoutRow | null> {
+  const { rows } = await db.query('SELECT * FROM payouts WHERE merchant_id = $1 AND payout_id = $2', [
+    merchantId,
+    payoutId,
+  ]);
   return rows[0] ? toPayout(rows[0]) : null;
 }
 
@@ -218,8 +249,14 @@ export interface PayoutOutcome {
 const FINISH_SET = `state = $2, result_signature = $3, result_slot = $4, conflict = $5, last_error = $6, updated_at = now(), finished_at = now()`;
 
 function finishValues(id: string, r: PayoutOutcome): unknown[] {
-  return [id, r.state, r.signature ?? null, r.slot === undefined || r.slot === null ? null : r.slot.toString(),
-    r.conflict === undefined ? null : JSON.stringify(r.conflict), r.error ?? null];
+  return [
+    id,
+    r.state,
+    r.signature ?? null,
+    r.slot === undefined || r.slot === null ? null : r.slot.toString(),
+    r.conflict === undefined ? null : JSON.stringify(r.conflict),
+    r.error ?? null,
+  ];
 }
 
 /**
@@ -227,12 +264,20 @@ function finishValues(id: string, r: PayoutOutcome): unknown[] {
  * row, or null when it was final already.
  */
 export async function finishPayout(db: Db, id: string, r: PayoutOutcome): Promise<PayoutRow | null> {
-  const { rows } = await db.query(`UPDATE payouts SET ${FINISH_SET} WHERE id = $1 AND state IN ('pending', 'executing') RETURNING *`, finishValues(id, r));
+  const { rows } = await db.query(
+    `UPDATE payouts SET ${FINISH_SET} WHERE id = $1 AND state IN ('pending', 'executing') RETURNING *`,
+    finishValues(id, r),
+  );
   return rows[0] ? toPayout(rows[0]) : null;
 }
 
 /** An attempt found landed without error: the attempt and its payout settle together, in one statement. */
-export async function finishLanded(db: Db, id: string, attemptId: string, landed: { signature: Signature; slot: bigint }): Promise<PayoutRow | null> {
+export async function finishLanded(
+  db: Db,
+  id: string,
+  attemptId: string,
+  landed: { signature: Signature; slot: bigint },
+): Promise<PayoutRow | null> {
   const values = finishValues(id, { state: 'succeeded', signature: landed.signature, slot: landed.slot });
   const { rows } = await db.query(
     `WITH attempt AS (
@@ -317,7 +362,10 @@ export async function settleAttempt(
  * another session (`oncepay payout execute`) took the lock in between: hand the row back. The claim's own columns
  * are bookkeeping (the lock is the hold), so it does not wait for a WAL flush.
  */
-export async function claimDuePayout(c: PoolClient, worker: string): Promise<{ row: PayoutRow; locked: boolean } | null> {
+export async function claimDuePayout(
+  c: PoolClient,
+  worker: string,
+): Promise<{ row: PayoutRow; locked: boolean } | null> {
   const { rows } = await c.query(
     `WITH held AS MATERIALIZED (${HELD_ADVISORY_LOCKS}),
           due AS (

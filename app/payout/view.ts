@@ -60,7 +60,9 @@ export function payoutView(p: PayoutRow, attempts: AttemptRow[]): PayoutView {
     opPda: p.opPda,
     programId: p.programId,
     merchant: p.merchantAddress,
-    proof: executed ? { signature: p.resultSignature, slot: p.resultSlot === null ? null : p.resultSlot.toString(), opPda: p.opPda } : null,
+    proof: executed
+      ? { signature: p.resultSignature, slot: p.resultSlot === null ? null : p.resultSlot.toString(), opPda: p.opPda }
+      : null,
     conflict: p.conflict ?? null,
     error: p.lastError,
     attempts: attempts.map(attemptView),

@@ -172,10 +172,16 @@ export function startPayoutWorker(opts: PayoutWorkerOptions): PayoutWorker {
         handedBack.push(row.id);
         // Say what is left open, so nothing is abandoned silently: the next claim resolves it by the journal.
         const open = await listAttempts(conn.client, row.id).then(
-          (as) => as.filter((a) => a.status === 'built' || a.status === 'sent').map((a) => ({ attempt: a.attemptNo, signature: a.signature, status: a.status })),
+          (as) =>
+            as
+              .filter((a) => a.status === 'built' || a.status === 'sent')
+              .map((a) => ({ attempt: a.attemptNo, signature: a.signature, status: a.status })),
           () => 'unknown (database unavailable)',
         );
-        log.warn({ payout: row.id, open }, 'stopping: payout handed back unfinished; the next claim resolves it from the journal');
+        log.warn(
+          { payout: row.id, open },
+          'stopping: payout handed back unfinished; the next claim resolves it from the journal',
+        );
         await unlockPayout(conn, row.id);
         return 'ran';
       }
@@ -196,7 +202,10 @@ export function startPayoutWorker(opts: PayoutWorkerOptions): PayoutWorker {
       // the server if it is still alive; the row stays due for any worker once the database is back.
       m.handbacks.inc({ reason: 'error' });
       conn.release(e as Error);
-      log.warn({ payout: row.id, err: (e as Error).message }, 'database unavailable while running a payout; it stays due, backing off');
+      log.warn(
+        { payout: row.id, err: (e as Error).message },
+        'database unavailable while running a payout; it stays due, backing off',
+      );
       return 'database_error';
     } finally {
       inFlight.delete(row.id);

@@ -25,7 +25,8 @@ export function assessMint(mint: Mint): VaultFinding[] {
       code: FINDINGS.MINT_PERMANENT_DELEGATE,
       severity: 'danger',
       holder: delegate.delegate.toBase58(),
-      meaning: 'the permanent delegate can transfer or burn the vault\'s tokens at any time, without the program or the merchant',
+      meaning:
+        "the permanent delegate can transfer or burn the vault's tokens at any time, without the program or the merchant",
     });
   }
   const fee = getTransferFeeConfig(mint);
@@ -34,7 +35,9 @@ export function assessMint(mint: Mint): VaultFinding[] {
     out.push({
       code: FINDINGS.MINT_TRANSFER_FEE,
       severity: 'warning',
-      holder: fee.transferFeeConfigAuthority.equals(PublicKey.default) ? undefined : fee.transferFeeConfigAuthority.toBase58(),
+      holder: fee.transferFeeConfigAuthority.equals(PublicKey.default)
+        ? undefined
+        : fee.transferFeeConfigAuthority.toBase58(),
       meaning: `every transfer withholds a fee (${f.transferFeeBasisPoints} bps, at most ${f.maximumFee} base units from epoch ${f.epoch}): the recipient receives less than the payout amount, while the op account records the full amount`,
     });
   }
@@ -44,7 +47,8 @@ export function assessMint(mint: Mint): VaultFinding[] {
       code: FINDINGS.MINT_TRANSFER_HOOK,
       severity: 'danger',
       holder: hook.programId.toBase58(),
-      meaning: 'transfers call a hook program whose extra accounts the oncepay program does not forward: payouts in this mint fail',
+      meaning:
+        'transfers call a hook program whose extra accounts the oncepay program does not forward: payouts in this mint fail',
     });
   }
   const state = getDefaultAccountState(mint);
@@ -52,7 +56,8 @@ export function assessMint(mint: Mint): VaultFinding[] {
     out.push({
       code: FINDINGS.MINT_DEFAULT_FROZEN,
       severity: 'warning',
-      meaning: 'new token accounts of this mint start frozen: a payout to a recipient account (or from a vault) not yet thawed by the freeze authority fails',
+      meaning:
+        'new token accounts of this mint start frozen: a payout to a recipient account (or from a vault) not yet thawed by the freeze authority fails',
     });
   }
   if (mint.freezeAuthority) {
@@ -60,7 +65,8 @@ export function assessMint(mint: Mint): VaultFinding[] {
       code: FINDINGS.MINT_FREEZE_AUTHORITY,
       severity: 'warning',
       holder: mint.freezeAuthority.toBase58(),
-      meaning: 'the freeze authority can freeze the vault (every payout fails until it thaws it) or any recipient\'s account',
+      meaning:
+        "the freeze authority can freeze the vault (every payout fails until it thaws it) or any recipient's account",
     });
   }
   const pausable = getPausableConfig(mint);
@@ -73,7 +79,11 @@ export function assessMint(mint: Mint): VaultFinding[] {
     });
   }
   if (types.has(ExtensionType.NonTransferable)) {
-    out.push({ code: FINDINGS.MINT_NON_TRANSFERABLE, severity: 'danger', meaning: 'tokens of this mint cannot be transferred: payouts fail' });
+    out.push({
+      code: FINDINGS.MINT_NON_TRANSFERABLE,
+      severity: 'danger',
+      meaning: 'tokens of this mint cannot be transferred: payouts fail',
+    });
   }
   return out;
 }
@@ -90,7 +100,11 @@ export function assessVault(vault: Account, mint: Mint, merchant: PublicKey): Va
     });
   }
   if (!vault.mint.equals(mint.address)) {
-    out.push({ code: FINDINGS.VAULT_MINT_MISMATCH, severity: 'danger', meaning: `the vault holds mint ${vault.mint.toBase58()}, not ${mint.address.toBase58()}: payouts in that mint fail (MintMismatch)` });
+    out.push({
+      code: FINDINGS.VAULT_MINT_MISMATCH,
+      severity: 'danger',
+      meaning: `the vault holds mint ${vault.mint.toBase58()}, not ${mint.address.toBase58()}: payouts in that mint fail (MintMismatch)`,
+    });
   }
   if (vault.delegate && vault.delegatedAmount > 0n) {
     out.push({
@@ -105,11 +119,16 @@ export function assessVault(vault: Account, mint: Mint, merchant: PublicKey): Va
       code: FINDINGS.VAULT_CLOSE_AUTHORITY,
       severity: 'warning',
       holder: vault.closeAuthority.toBase58(),
-      meaning: 'the close authority can close the vault once it is empty and take its rent; payouts then fail until a new vault is created and registered',
+      meaning:
+        'the close authority can close the vault once it is empty and take its rent; payouts then fail until a new vault is created and registered',
     });
   }
   if (vault.isFrozen) {
-    out.push({ code: FINDINGS.VAULT_FROZEN, severity: 'danger', meaning: 'the vault is frozen: every payout from it fails until the freeze authority thaws it' });
+    out.push({
+      code: FINDINGS.VAULT_FROZEN,
+      severity: 'danger',
+      meaning: 'the vault is frozen: every payout from it fails until the freeze authority thaws it',
+    });
   }
   return [...out, ...assessMint(mint)];
 }

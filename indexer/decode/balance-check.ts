@@ -48,7 +48,10 @@ export function decodedMovements(receipts: readonly Receipt[]): AccountMovement[
 }
 
 function mismatch(signature: string, what: string, context: Record<string, unknown>): OncepayError {
-  return new OncepayError(DECODE_CODES.BALANCE_MISMATCH, `transaction ${signature}: ${what}`, { signature, ...context });
+  return new OncepayError(DECODE_CODES.BALANCE_MISMATCH, `transaction ${signature}: ${what}`, {
+    signature,
+    ...context,
+  });
 }
 
 /** Throws ONCEPAY__DECODE__BALANCE_MISMATCH when a decoded transfer disagrees with the token balances. */
@@ -56,14 +59,22 @@ export function assertTransfersMatchBalances(signature: string, receipts: readon
   for (const m of decodedMovements(receipts)) {
     if (view.blurred.has(m.account)) continue;
     const i = view.indexOf.get(m.account);
-    if (i === undefined) throw mismatch(signature, `token account ${m.account} is not among the transaction's accounts`, { account: m.account });
+    if (i === undefined)
+      throw mismatch(signature, `token account ${m.account} is not among the transaction's accounts`, {
+        account: m.account,
+      });
     const pre = view.pre.get(i);
     const post = view.post.get(i);
     for (const b of [pre, post]) {
       if (b !== undefined && m.mint !== null && b.mint !== m.mint) {
-        throw mismatch(signature, `token account ${m.account} holds mint ${b.mint}, the transfer names ${m.mint}`, { account: m.account, mint: m.mint, balanceMint: b.mint });
+        throw mismatch(signature, `token account ${m.account} holds mint ${b.mint}, the transfer names ${m.mint}`, {
+          account: m.account,
+          mint: m.mint,
+          balanceMint: b.mint,
+        });
       }
-      if (b !== undefined && b.amount === null) throw mismatch(signature, `token balance of ${m.account} is unreadable`, { account: m.account });
+      if (b !== undefined && b.amount === null)
+        throw mismatch(signature, `token balance of ${m.account} is unreadable`, { account: m.account });
     }
     // No pre entry: the account was created in this transaction. No post entry: it holds nothing afterwards
     // (a close would have blurred it, so here it simply was never a token account the runtime reported).

@@ -37,7 +37,10 @@ export function decodeBlock(block: unknown, opts: DecodeBlockOptions = {}): Rece
       return decodeTransaction(tx, { cluster: opts.cluster });
     } catch (e) {
       if (e instanceof OncepayError) {
-        const named = new OncepayError(e.code, `transactions[${i}]: ${e.message.replace(`${e.code}: `, '')}`, { ...e.context, transaction: i });
+        const named = new OncepayError(e.code, `transactions[${i}]: ${e.message.replace(`${e.code}: `, '')}`, {
+          ...e.context,
+          transaction: i,
+        });
         if (e.code === DECODE_CODES.BALANCE_MISMATCH && opts.onBalanceMismatch) {
           opts.onBalanceMismatch(named, i);
           return [];

@@ -30,7 +30,11 @@ function authorityAndExtras(info: Record<string, unknown>, type: string): { auth
   return { authority, extras: signers as string[] };
 }
 
-function tokenAmount(info: Record<string, unknown>, field: string, type: string): { amount: bigint; decimals: number | null } {
+function tokenAmount(
+  info: Record<string, unknown>,
+  field: string,
+  type: string,
+): { amount: bigint; decimals: number | null } {
   const ta = info[field];
   if (!isRecord(ta)) throw new OncepayError(DECODE_CODES.MALFORMED_INSTRUCTION, `parsed ${type} lacks info.${field}`);
   const decimals = typeof ta.decimals === 'number' && Number.isInteger(ta.decimals) ? ta.decimals : null;

@@ -56,14 +56,36 @@ export function decodeRawTransfer(programId: string, accounts: string[], data: U
     need(data.length >= 9, `token transfer data is ${data.length} bytes, expected 9`);
     need(accounts.length >= 3, `token transfer has ${accounts.length} accounts, expected ≥ 3`);
     const [source, destination, authority, ...extras] = accounts;
-    return { program, kind: 'transfer', source, destination, mint: null, authority, amount: u64(data, 1), fee: null, decimals: null, extras };
+    return {
+      program,
+      kind: 'transfer',
+      source,
+      destination,
+      mint: null,
+      authority,
+      amount: u64(data, 1),
+      fee: null,
+      decimals: null,
+      extras,
+    };
   }
   if (tag === 12) {
     // 12 - TransferChecked
     need(data.length >= 10, `token transferChecked data is ${data.length} bytes, expected 10`);
     need(accounts.length >= 4, `token transferChecked has ${accounts.length} accounts, expected ≥ 4`);
     const [source, mint, destination, authority, ...extras] = accounts;
-    return { program, kind: 'transferChecked', source, destination, mint, authority, amount: u64(data, 1), fee: null, decimals: data[9], extras };
+    return {
+      program,
+      kind: 'transferChecked',
+      source,
+      destination,
+      mint,
+      authority,
+      amount: u64(data, 1),
+      fee: null,
+      decimals: data[9],
+      extras,
+    };
   }
   if (tag === 26 && programId === TOKEN_2022_PROGRAM && data[1] === 1) {
     // 26 - TransferFeeExtension, 1 - TransferCheckedWithFee
@@ -72,12 +94,29 @@ export function decodeRawTransfer(programId: string, accounts: string[], data: U
     const [source, mint, destination, authority, ...extras] = accounts;
     const amount = u64(data, 2);
     const fee = u64(data, 11);
-    return { program, kind: 'transferCheckedWithFee', source, destination, mint, authority, amount, fee, decimals: data[10], extras };
+    return {
+      program,
+      kind: 'transferCheckedWithFee',
+      source,
+      destination,
+      mint,
+      authority,
+      amount,
+      fee,
+      decimals: data[10],
+      extras,
+    };
   }
   return null;
 }
 
-function sol(source: string, destination: string, authority: string, lamports: bigint, extras: string[]): InstructionTransfer {
+function sol(
+  source: string,
+  destination: string,
+  authority: string,
+  lamports: bigint,
+  extras: string[],
+): InstructionTransfer {
   return {
     program: 'system',
     kind: 'systemTransfer',

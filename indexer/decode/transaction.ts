@@ -7,7 +7,18 @@ import { accountKeys, loadedAddresses, type Keys } from './account-keys';
 import { assertTransfersMatchBalances } from './balance-check';
 import { outOfRange } from './amount-field';
 import { DECODE_CODES } from './codes';
-import { array, isAddress, isIndex, isRecord, malformed, optionalArray, record, show, withPath, type Json } from './json-shape';
+import {
+  array,
+  isAddress,
+  isIndex,
+  isRecord,
+  malformed,
+  optionalArray,
+  record,
+  show,
+  withPath,
+  type Json,
+} from './json-shape';
 import { decodeParsedTransfer } from './parsed-instruction';
 import { receiptProgramOf, SYSTEM_PROGRAM } from './programs';
 import { decodeRawTransfer } from './raw-instruction';
@@ -38,7 +49,12 @@ function decodeInstruction(ix: unknown, keys: Keys, path: string, blurred: Set<s
     const programId = typeof ix.programIdIndex === 'number' ? keys.keys[ix.programIdIndex] : ix.programId;
     const program = typeof programId === 'string' ? receiptProgramOf(programId) : null;
     if (program !== null && programId !== SYSTEM_PROGRAM) {
-      const named = ix.parsed !== undefined ? parsedAccounts(ix.parsed) : (Array.isArray(ix.accounts) ? ix.accounts : []).map((a) => (isIndex(a, keys.keys.length) ? keys.keys[a] : a));
+      const named =
+        ix.parsed !== undefined
+          ? parsedAccounts(ix.parsed)
+          : (Array.isArray(ix.accounts) ? ix.accounts : []).map((a) =>
+              isIndex(a, keys.keys.length) ? keys.keys[a] : a,
+            );
       for (const a of named) if (typeof a === 'string') blurred.add(a);
     }
   }
@@ -131,9 +147,13 @@ export function decodeTransaction(value: unknown, opts: DecodeOptions = {}): Rec
   if (!isRecord(input)) throw malformed('transaction result is not an object');
   const version = input.version;
   if (!(version === undefined || version === null || version === 'legacy' || version === 0)) {
-    throw new OncepayError(DECODE_CODES.UNSUPPORTED_VERSION, `transaction version ${show(version)} is not legacy or 0`, {
-      version: show(version),
-    });
+    throw new OncepayError(
+      DECODE_CODES.UNSUPPORTED_VERSION,
+      `transaction version ${show(version)} is not legacy or 0`,
+      {
+        version: show(version),
+      },
+    );
   }
   const txField = input.transaction;
   let tx: Json;
@@ -148,14 +168,21 @@ export function decodeTransaction(value: unknown, opts: DecodeOptions = {}): Rec
     }
     tx = wire as unknown as Json;
   } else if (typeof txField === 'string') {
-    throw new OncepayError(DECODE_CODES.UNSUPPORTED_ENCODING, 'transaction is a bare string: expected json, jsonParsed, or ["<bytes>", "base64"]');
+    throw new OncepayError(
+      DECODE_CODES.UNSUPPORTED_ENCODING,
+      'transaction is a bare string: expected json, jsonParsed, or ["<bytes>", "base64"]',
+    );
   } else {
     tx = record(input, 'transaction', 'result');
   }
   const signature = signatureOf(tx);
   const meta = input.meta;
   if (meta === undefined || meta === null) {
-    throw new OncepayError(DECODE_CODES.MISSING_META, `transaction ${signature} has no meta: cannot tell success from failure`, { signature });
+    throw new OncepayError(
+      DECODE_CODES.MISSING_META,
+      `transaction ${signature} has no meta: cannot tell success from failure`,
+      { signature },
+    );
   }
   if (!isRecord(meta)) throw malformed('meta is not an object');
   const slot = slotOf(input.slot);
@@ -163,12 +190,15 @@ export function decodeTransaction(value: unknown, opts: DecodeOptions = {}): Rec
   // A failed transaction moved no tokens (only its fee): no receipts. `err` is the field; `status` is its older
   // twin ({"Ok":null} / {"Err":…}); either saying failure is enough, and saying neither is not success.
   if (meta.err === undefined && !isRecord(meta.status)) throw malformed('meta has neither err nor status');
-  if ((meta.err !== null && meta.err !== undefined) || (isRecord(meta.status) && meta.status.Err !== undefined)) return [];
+  if ((meta.err !== null && meta.err !== undefined) || (isRecord(meta.status) && meta.status.Err !== undefined))
+    return [];
 
   const message = record(tx, 'message', 'transaction');
   const rawKeys = array(message, 'accountKeys', 'transaction.message');
   const parsed = rawKeys.length > 0 && isRecord(rawKeys[0]);
-  const isLegacy = Array.isArray(txField) ? tx.version === 'legacy' : version === 'legacy' || version === undefined || version === null;
+  const isLegacy = Array.isArray(txField)
+    ? tx.version === 'legacy'
+    : version === 'legacy' || version === undefined || version === null;
   if (isLegacy && loadedAddresses(meta).length > 0) throw malformed('legacy transaction with meta.loadedAddresses');
   const keys = accountKeys(message, meta, parsed);
   const pre = tokenBalances(meta, 'preTokenBalances', keys.keys.length);

@@ -38,7 +38,10 @@ export function decodeWireTransaction(encoded: string, encoding: string): WireTr
       throw bad('not base58');
     }
   } else {
-    throw new OncepayError(DECODE_CODES.UNSUPPORTED_ENCODING, `transaction encoding ${JSON.stringify(encoding)} is not supported`);
+    throw new OncepayError(
+      DECODE_CODES.UNSUPPORTED_ENCODING,
+      `transaction encoding ${JSON.stringify(encoding)} is not supported`,
+    );
   }
   let at = 0;
   const take = (n: number): Uint8Array => {
@@ -65,7 +68,10 @@ export function decodeWireTransaction(encoded: string, encoding: string): WireTr
   let version: 'legacy' | 0 = 'legacy';
   if (bytes[at] !== undefined && (bytes[at] & 0x80) !== 0) {
     const v = u8() & 0x7f;
-    if (v !== 0) throw new OncepayError(DECODE_CODES.UNSUPPORTED_VERSION, `transaction version ${v} is not legacy or 0`, { version: String(v) });
+    if (v !== 0)
+      throw new OncepayError(DECODE_CODES.UNSUPPORTED_VERSION, `transaction version ${v} is not legacy or 0`, {
+        version: String(v),
+      });
     version = 0;
   }
   const header = { numRequiredSignatures: u8(), numReadonlySignedAccounts: u8(), numReadonlyUnsignedAccounts: u8() };

@@ -10,7 +10,12 @@ export function signBody(secret: string, timestamp: number, body: string): strin
 }
 
 /** For receivers (and tests): true when the header is a valid MAC of this body, at most `toleranceSeconds` old. */
-export function verifySignature(secret: string, header: string, body: string, opts: { nowSeconds: number; toleranceSeconds?: number }): boolean {
+export function verifySignature(
+  secret: string,
+  header: string,
+  body: string,
+  opts: { nowSeconds: number; toleranceSeconds?: number },
+): boolean {
   const parts = new Map(header.split(',').map((kv) => kv.split('=', 2) as [string, string]));
   const t = Number(parts.get('t'));
   const v1 = parts.get('v1');

@@ -23,7 +23,9 @@ export interface WebhookDeliveryOptions {
   fetch?: typeof fetch;
 }
 
-export function createWebhookDelivery(opts: WebhookDeliveryOptions = {}): (req: DeliveryRequest, signal?: AbortSignal) => Promise<DeliveryResult> {
+export function createWebhookDelivery(
+  opts: WebhookDeliveryOptions = {},
+): (req: DeliveryRequest, signal?: AbortSignal) => Promise<DeliveryResult> {
   const timeoutMs = opts.timeoutMs ?? 10_000;
   const now = opts.nowSeconds ?? (() => Math.floor(Date.now() / 1000));
   const doFetch = opts.fetch ?? fetch;
@@ -47,7 +49,10 @@ export function createWebhookDelivery(opts: WebhookDeliveryOptions = {}): (req: 
       return { ok: false, status: res.status, error: `HTTP ${res.status}` };
     } catch (e) {
       const err = e as Error & { cause?: { code?: string } };
-      const what = err.name === 'TimeoutError' ? `timeout after ${timeoutMs} ms` : `${err.name}: ${err.message}${err.cause?.code ? ` (${err.cause.code})` : ''}`;
+      const what =
+        err.name === 'TimeoutError'
+          ? `timeout after ${timeoutMs} ms`
+          : `${err.name}: ${err.message}${err.cause?.code ? ` (${err.cause.code})` : ''}`;
       return { ok: false, status: null, error: what };
     }
   };

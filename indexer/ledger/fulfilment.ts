@@ -6,7 +6,15 @@ import * as crypto from 'crypto';
 const DOMAIN = 'oncepay:fulfilment:v1';
 
 export function fulfilmentOpId(invoiceId: string): string {
-  return 'ful_' + crypto.createHash('sha256').update(DOMAIN).update(Buffer.from([0])).update(invoiceId, 'utf8').digest('hex');
+  return (
+    'ful_' +
+    crypto
+      .createHash('sha256')
+      .update(DOMAIN)
+      .update(Buffer.from([0]))
+      .update(invoiceId, 'utf8')
+      .digest('hex')
+  );
 }
 
 export interface InvoicePaidPayload {
@@ -20,7 +28,12 @@ export interface InvoicePaidPayload {
 }
 
 /** The body the merchant receives. Built from durable invoice fields only, so every attempt sends the same bytes. */
-export function invoicePaidPayload(inv: { id: string; merchant: string; mint: string; expectedAmount: bigint }): InvoicePaidPayload {
+export function invoicePaidPayload(inv: {
+  id: string;
+  merchant: string;
+  mint: string;
+  expectedAmount: bigint;
+}): InvoicePaidPayload {
   return {
     type: 'invoice.paid',
     fulfilmentId: fulfilmentOpId(inv.id),

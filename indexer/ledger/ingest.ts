@@ -25,7 +25,12 @@ export interface DecodedInput {
 /** Pure: text → receipts + problems. */
 export function decodeInput(text: string, opts: { cluster?: string } = {}): DecodedInput {
   const { items, errors } = readTransactionsInputLenient(text);
-  const problems: InputProblem[] = errors.map((e) => ({ line: e.line, ...(e.index === undefined ? {} : { index: e.index }), code: e.code, message: e.message }));
+  const problems: InputProblem[] = errors.map((e) => ({
+    line: e.line,
+    ...(e.index === undefined ? {} : { index: e.index }),
+    code: e.code,
+    message: e.message,
+  }));
   const receipts: Receipt[] = [];
   items.forEach((tx, i) => {
     try {
@@ -78,7 +83,12 @@ export async function ingestReceipts(
     const batch = input.receipts.slice(i, i + opts.batchSize);
     let max: bigint | null = null;
     for (const r of batch) if (typeof r.slot === 'bigint' && (max === null || r.slot > max)) max = r.slot;
-    const res = await ledger.applyBatch({ cluster: opts.cluster, source: opts.source, receipts: batch, ...(max === null ? {} : { checkpoint: { slot: max } }) });
+    const res = await ledger.applyBatch({
+      cluster: opts.cluster,
+      source: opts.source,
+      receipts: batch,
+      ...(max === null ? {} : { checkpoint: { slot: max } }),
+    });
     s.batches += 1;
     s.inserted += res.inserted;
     s.duplicates += res.duplicates;

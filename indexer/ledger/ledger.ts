@@ -14,8 +14,23 @@ import type { IndexerMetrics } from '../metrics';
 import { LEDGER_CODES } from './codes';
 import { fulfilmentOpId, invoicePaidPayload } from './fulfilment';
 import * as q from './queries';
-import type { ApplyBatchInput, ApplyBatchResult, InvoiceRow, LedgerReport, NewInvoice, RaisedException, ReceiptSource } from './types';
-import { assertCluster, assertSource, compareReceipts, partitionReceipts, receiptKey, uniqueReceipts } from './validate';
+import type {
+  ApplyBatchInput,
+  ApplyBatchResult,
+  InvoiceRow,
+  LedgerReport,
+  NewInvoice,
+  RaisedException,
+  ReceiptSource,
+} from './types';
+import {
+  assertCluster,
+  assertSource,
+  compareReceipts,
+  partitionReceipts,
+  receiptKey,
+  uniqueReceipts,
+} from './validate';
 
 export interface LedgerDeps {
   db: Pool;
@@ -46,7 +61,8 @@ export function createLedger(deps: LedgerDeps): Ledger {
     assertSource(input.source);
     const checkpoint = input.checkpoint === undefined ? undefined : slotText(input.checkpoint.slot);
     const { good, rejected } = partitionReceipts(input.receipts, input.cluster);
-    for (const r of rejected) log.error({ code: r.code, index: r.index, cluster: input.cluster, source: input.source }, r.message);
+    for (const r of rejected)
+      log.error({ code: r.code, index: r.index, cluster: input.cluster, source: input.source }, r.message);
     const batch = uniqueReceipts(good);
     for (let tries = 1; ; tries++) {
       const client = await db.connect();
@@ -81,7 +97,14 @@ export function createLedger(deps: LedgerDeps): Ledger {
     delivered: number,
     checkpoint: string | undefined,
   ): Promise<ApplyBatchResult> {
-    const result: ApplyBatchResult = { inserted: 0, duplicates: 0, credited: [], exceptions: [], fulfilled: [], rejected: [] };
+    const result: ApplyBatchResult = {
+      inserted: 0,
+      duplicates: 0,
+      credited: [],
+      exceptions: [],
+      fulfilled: [],
+      rejected: [],
+    };
     await client.query('BEGIN');
     // 1. Which receipts are new (identity only: cheap for a mostly-duplicate batch).
     const unknown = batch.length === 0 ? [] : await unknownReceipts(client, cluster, batch);
@@ -94,17 +117,32 @@ export function createLedger(deps: LedgerDeps): Ledger {
       let plan = matchBatch(chain, invoices);
       const planned = new Map(chain.map((r, i) => [receiptKey(r), plan.outcomes[i].invoiceId]));
       // 3. Insert. RETURNING lists the rows this transaction inserted: only those may be credited.
-      const rows = (await client.query<{ id: string; signature: string; ix_index: number; inner_index: number }>(
-        q.insertReceipts(cluster, source, columns(unknown, planned)),
-      )).rows;
-      const ids = new Map(rows.map((row) => [receiptKey({ signature: row.signature, ixIndex: row.ix_index, innerIndex: row.inner_index }), row.id]));
+      const rows = (
+        await client.query<{ id: string; signature: string; ix_index: number; inner_index: number }>(
+          q.insertReceipts(cluster, source, columns(unknown, planned)),
+        )
+      ).rows;
+      const ids = new Map(
+        rows.map((row) => [
+          receiptKey({ signature: row.signature, ixIndex: row.ix_index, innerIndex: row.inner_index }),
+          row.id,
+        ]),
+      );
       inserted = chain.filter((r) => ids.has(receiptKey(r)));
       if (inserted.length < chain.length) {
         // Another transaction inserted some of them since step 1: plan again on what we did insert, and fix
         // the invoice id of any row whose match changed with it.
         plan = matchBatch(inserted, invoices);
-        const fix = inserted.map((r, i) => [r, plan.outcomes[i].invoiceId] as const).filter(([r, inv]) => planned.get(receiptKey(r)) !== inv);
-        if (fix.length > 0) await client.query(q.setReceiptInvoices(fix.map(([r]) => ids.get(receiptKey(r))!), fix.map(([, inv]) => inv)));
+        const fix = inserted
+          .map((r, i) => [r, plan.outcomes[i].invoiceId] as const)
+          .filter(([r, inv]) => planned.get(receiptKey(r)) !== inv);
+        if (fix.length > 0)
+          await client.query(
+            q.setReceiptInvoices(
+              fix.map(([r]) => ids.get(receiptKey(r))!),
+              fix.map(([, inv]) => inv),
+            ),
+          );
       }
       await writePlan(client, inserted, (r) => ids.get(receiptKey(r))!, plan, result);
     }
@@ -133,8 +171,20 @@ export function createLedger(deps: LedgerDeps): Ledger {
   }
 
   /** Credits, exceptions, fulfilments + outbox rows of the inserted receipts (in chain order, as planned). */
-  async function writePlan(client: PoolClient, inserted: Receipt[], idOf: (r: Receipt) => string, plan: BatchOutcome, result: ApplyBatchResult): Promise<void> {
-    const ex = { kinds: [] as string[], receiptIds: [] as string[], invoiceIds: [] as (string | null)[], amounts: [] as string[], details: [] as string[] };
+  async function writePlan(
+    client: PoolClient,
+    inserted: Receipt[],
+    idOf: (r: Receipt) => string,
+    plan: BatchOutcome,
+    result: ApplyBatchResult,
+  ): Promise<void> {
+    const ex = {
+      kinds: [] as string[],
+      receiptIds: [] as string[],
+      invoiceIds: [] as (string | null)[],
+      amounts: [] as string[],
+      details: [] as string[],
+    };
     const credited = new Map<string, bigint>();
     plan.outcomes.forEach((o, i) => {
       const r = inserted[i];
@@ -145,16 +195,30 @@ export function createLedger(deps: LedgerDeps): Ledger {
         ex.invoiceIds.push(e.invoiceId);
         ex.amounts.push(e.amount.toString());
         ex.details.push(e.detail);
-        const raised: RaisedException = { kind: e.kind, invoiceId: e.invoiceId, amount: e.amount, signature: r.signature, ixIndex: r.ixIndex, innerIndex: r.innerIndex };
+        const raised: RaisedException = {
+          kind: e.kind,
+          invoiceId: e.invoiceId,
+          amount: e.amount,
+          signature: r.signature,
+          ixIndex: r.ixIndex,
+          innerIndex: r.innerIndex,
+        };
         result.exceptions.push(raised);
       }
       if (o.paidNow && o.invoiceId) result.fulfilled.push(o.invoiceId);
     });
     const changed = plan.invoices;
     if (changed.length > 0) {
-      await client.query(q.updateInvoiceCredits(changed.map((i) => i.id), changed.map((i) => i.creditedAmount.toString()), changed.map((i) => i.status === 'paid')));
+      await client.query(
+        q.updateInvoiceCredits(
+          changed.map((i) => i.id),
+          changed.map((i) => i.creditedAmount.toString()),
+          changed.map((i) => i.status === 'paid'),
+        ),
+      );
     }
-    if (ex.kinds.length > 0) await client.query(q.insertExceptions(ex.kinds, ex.receiptIds, ex.invoiceIds, ex.amounts, ex.details));
+    if (ex.kinds.length > 0)
+      await client.query(q.insertExceptions(ex.kinds, ex.receiptIds, ex.invoiceIds, ex.amounts, ex.details));
     if (result.fulfilled.length > 0) {
       const byId = new Map(changed.map((i) => [i.id, i]));
       const paid = result.fulfilled.map((id) => byId.get(id)!);
@@ -197,18 +261,38 @@ export function createLedger(deps: LedgerDeps): Ledger {
     if (!isBaseUnits(inv.expectedAmount) || inv.expectedAmount === 0n) throw bad('amount must be a u64 above 0');
     const depositAddress = inv.depositAddress ?? null;
     const referenceKey = inv.referenceKey ?? null;
-    if (depositAddress === null && referenceKey === null) throw bad('an invoice needs a deposit address or a reference key');
+    if (depositAddress === null && referenceKey === null)
+      throw bad('an invoice needs a deposit address or a reference key');
     const merchant = inv.merchant ?? 'default';
-    const { rows } = await db.query(q.insertInvoice({ id: inv.id, merchant, mint: inv.mint, expected: inv.expectedAmount.toString(), depositAddress, referenceKey }));
+    const { rows } = await db.query(
+      q.insertInvoice({
+        id: inv.id,
+        merchant,
+        mint: inv.mint,
+        expected: inv.expectedAmount.toString(),
+        depositAddress,
+        referenceKey,
+      }),
+    );
     const existing = await getInvoice(inv.id);
     if (!existing) {
       // Not inserted and not there: the reference key belongs to another invoice.
-      throw new OncepayError(LEDGER_CODES.INVOICE_CONFLICT, `reference key ${referenceKey} already belongs to another invoice`, { id: inv.id, referenceKey });
+      throw new OncepayError(
+        LEDGER_CODES.INVOICE_CONFLICT,
+        `reference key ${referenceKey} already belongs to another invoice`,
+        { id: inv.id, referenceKey },
+      );
     }
     const same =
-      existing.merchant === merchant && existing.mint === inv.mint && existing.expectedAmount === inv.expectedAmount &&
-      existing.depositAddress === depositAddress && existing.referenceKey === referenceKey;
-    if (!same) throw new OncepayError(LEDGER_CODES.INVOICE_CONFLICT, `invoice ${inv.id} exists with other fields`, { id: inv.id });
+      existing.merchant === merchant &&
+      existing.mint === inv.mint &&
+      existing.expectedAmount === inv.expectedAmount &&
+      existing.depositAddress === depositAddress &&
+      existing.referenceKey === referenceKey;
+    if (!same)
+      throw new OncepayError(LEDGER_CODES.INVOICE_CONFLICT, `invoice ${inv.id} exists with other fields`, {
+        id: inv.id,
+      });
     return { created: rows.length === 1, invoice: existing };
   }
 
@@ -234,9 +318,23 @@ export function createLedger(deps: LedgerDeps): Ledger {
     const outbox: Record<string, number> = { pending: 0, delivering: 0, delivered: 0, dead: 0 };
     for (const r of out.rows) outbox[r.state] = Number(r.n);
     return {
-      invoices: inv.rows.map((r) => ({ id: r.id, merchant: r.merchant, mint: r.mint, expected: r.expected, credited: r.credited, status: r.status, paidAt: r.paid_at })),
+      invoices: inv.rows.map((r) => ({
+        id: r.id,
+        merchant: r.merchant,
+        mint: r.mint,
+        expected: r.expected,
+        credited: r.credited,
+        status: r.status,
+        paidAt: r.paid_at,
+      })),
       receipts: { total, matched, bySource },
-      deliveries: del.rows.map((r) => ({ cluster: r.cluster, source: r.source, delivered: Number(r.delivered), inserted: Number(r.inserted), duplicates: Number(r.duplicates) })),
+      deliveries: del.rows.map((r) => ({
+        cluster: r.cluster,
+        source: r.source,
+        delivered: Number(r.delivered),
+        inserted: Number(r.inserted),
+        duplicates: Number(r.duplicates),
+      })),
       exceptions,
       outbox,
       checkpoints: cp.rows,
@@ -252,7 +350,12 @@ export function createLedger(deps: LedgerDeps): Ledger {
  */
 async function unknownReceipts(client: PoolClient, cluster: string, batch: Receipt[]): Promise<Receipt[]> {
   const { rows } = await client.query<{ ord: number }>(
-    q.selectUnknownReceipts(cluster, batch.map((r) => r.signature), batch.map((r) => r.ixIndex), batch.map((r) => r.innerIndex)),
+    q.selectUnknownReceipts(
+      cluster,
+      batch.map((r) => r.signature),
+      batch.map((r) => r.ixIndex),
+      batch.map((r) => r.innerIndex),
+    ),
   );
   return rows.map((r) => batch[r.ord - 1]).sort(compareReceipts);
 }
@@ -272,7 +375,10 @@ function compareSlot(a: bigint | null, b: bigint | null): number {
 function slotText(slot: bigint | number): string {
   const s = typeof slot === 'number' ? (Number.isSafeInteger(slot) ? BigInt(slot) : -1n) : slot;
   if (typeof s !== 'bigint' || s < 0n || s > (1n << 63n) - 1n) {
-    throw new OncepayError(LEDGER_CODES.INVALID_CHECKPOINT, `checkpoint slot ${String(slot)} is not a non-negative integer`);
+    throw new OncepayError(
+      LEDGER_CODES.INVALID_CHECKPOINT,
+      `checkpoint slot ${String(slot)} is not a non-negative integer`,
+    );
   }
   return s.toString();
 }

@@ -67,7 +67,12 @@ export function insertReceipts(cluster: string, firstSource: string, c: ReceiptC
  * LATERAL … LIMIT 1 pins the plan to one probe of the unique index per receipt: a NOT EXISTS anti-join lets the
  * planner hash the whole receipts table instead, which grows with the ledger.
  */
-export function selectUnknownReceipts(cluster: string, signatures: string[], ixIndexes: number[], innerIndexes: number[]): Query {
+export function selectUnknownReceipts(
+  cluster: string,
+  signatures: string[],
+  ixIndexes: number[],
+  innerIndexes: number[],
+): Query {
   return {
     text: `SELECT u.ord::int AS ord
              FROM unnest($2::text[], $3::int[], $4::int[]) WITH ORDINALITY AS u(signature, ix_index, inner_index, ord)
@@ -120,7 +125,13 @@ export function updateInvoiceCredits(ids: string[], credited: string[], paid: bo
   };
 }
 
-export function insertExceptions(kinds: string[], receiptIds: string[], invoiceIds: (string | null)[], amounts: string[], details: string[]): Query {
+export function insertExceptions(
+  kinds: string[],
+  receiptIds: string[],
+  invoiceIds: (string | null)[],
+  amounts: string[],
+  details: string[],
+): Query {
   return {
     text: `INSERT INTO exceptions (kind, receipt_id, invoice_id, amount, detail)
            SELECT u.kind::exception_kind, u.receipt_id, u.invoice_id, u.amount, u.detail
@@ -175,10 +186,20 @@ export function advanceCheckpoint(cluster: string, source: string, slot: string)
 }
 
 export function getCheckpoint(cluster: string, source: string): Query {
-  return { text: `SELECT slot FROM checkpoints WHERE cluster = $1 AND source = $2::receipt_source`, values: [cluster, source] };
+  return {
+    text: `SELECT slot FROM checkpoints WHERE cluster = $1 AND source = $2::receipt_source`,
+    values: [cluster, source],
+  };
 }
 
-export function insertInvoice(inv: { id: string; merchant: string; mint: string; expected: string; depositAddress: string | null; referenceKey: string | null }): Query {
+export function insertInvoice(inv: {
+  id: string;
+  merchant: string;
+  mint: string;
+  expected: string;
+  depositAddress: string | null;
+  referenceKey: string | null;
+}): Query {
   return {
     text: `INSERT INTO invoices (id, merchant, mint, expected_amount, deposit_address, reference_key)
            VALUES ($1, $2, $3, $4, $5, $6)

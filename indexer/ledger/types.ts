@@ -65,7 +65,15 @@ export interface InvoiceRow extends Omit<InvoiceState, 'createdSeq'> {
 }
 
 export interface LedgerReport {
-  invoices: Array<{ id: string; merchant: string; mint: string; expected: string; credited: string; status: 'open' | 'paid'; paidAt: string | null }>;
+  invoices: Array<{
+    id: string;
+    merchant: string;
+    mint: string;
+    expected: string;
+    credited: string;
+    status: 'open' | 'paid';
+    paidAt: string | null;
+  }>;
   receipts: { total: number; matched: number; bySource: Record<string, number> };
   deliveries: Array<{ cluster: string; source: string; delivered: number; inserted: number; duplicates: number }>;
   exceptions: Record<string, { count: number; amount: string }>;

@@ -13,21 +13,28 @@ function isText(x: unknown): x is string {
 /** Returns null if the receipt can be stored, else why not. */
 export function receiptProblem(r: Receipt, cluster?: string): string | null {
   if (r === null || typeof r !== 'object') return 'not an object';
-  if (cluster !== undefined && r.cluster !== undefined && r.cluster !== cluster) return `receipt is from cluster ${r.cluster}, batch is for ${cluster}`;
+  if (cluster !== undefined && r.cluster !== undefined && r.cluster !== cluster)
+    return `receipt is from cluster ${r.cluster}, batch is for ${cluster}`;
   if (!isText(r.signature)) return 'signature missing';
   if (!Number.isSafeInteger(r.ixIndex) || r.ixIndex < 0) return `ixIndex ${String(r.ixIndex)} is not an index`;
-  if (!Number.isSafeInteger(r.innerIndex) || r.innerIndex < -1) return `innerIndex ${String(r.innerIndex)} is not -1 or an index`;
+  if (!Number.isSafeInteger(r.innerIndex) || r.innerIndex < -1)
+    return `innerIndex ${String(r.innerIndex)} is not -1 or an index`;
   if (typeof r.amount !== 'bigint') return `amount must be a bigint, got ${typeof r.amount}`;
   if (!isBaseUnits(r.amount)) return `amount ${r.amount} is not a u64`;
   if (!isText(r.source) || !isText(r.destination)) return 'source / destination missing';
   if (r.mint !== null && !isText(r.mint)) return 'mint must be a string or null';
-  if (r.destinationOwner !== null && r.destinationOwner !== undefined && !isText(r.destinationOwner)) return 'destinationOwner must be a string or null';
-  if (r.slot !== null && r.slot !== undefined && (typeof r.slot !== 'bigint' || r.slot < 0n)) return 'slot must be a non-negative bigint or null';
+  if (r.destinationOwner !== null && r.destinationOwner !== undefined && !isText(r.destinationOwner))
+    return 'destinationOwner must be a string or null';
+  if (r.slot !== null && r.slot !== undefined && (typeof r.slot !== 'bigint' || r.slot < 0n))
+    return 'slot must be a non-negative bigint or null';
   if (!isText(r.program) || !isText(r.kind)) return 'program / kind missing';
   return null;
 }
 
-export function partitionReceipts(receipts: readonly Receipt[], cluster?: string): { good: Receipt[]; rejected: RejectedReceipt[] } {
+export function partitionReceipts(
+  receipts: readonly Receipt[],
+  cluster?: string,
+): { good: Receipt[]; rejected: RejectedReceipt[] } {
   const good: Receipt[] = [];
   const rejected: RejectedReceipt[] = [];
   receipts.forEach((r, index) => {
@@ -40,7 +47,10 @@ export function partitionReceipts(receipts: readonly Receipt[], cluster?: string
 
 export function assertSource(source: string): asserts source is ReceiptSource {
   if (!(RECEIPT_SOURCES as readonly string[]).includes(source)) {
-    throw new OncepayError(LEDGER_CODES.INVALID_SOURCE, `source must be one of ${RECEIPT_SOURCES.join(', ')}, got ${JSON.stringify(source)}`);
+    throw new OncepayError(
+      LEDGER_CODES.INVALID_SOURCE,
+      `source must be one of ${RECEIPT_SOURCES.join(', ')}, got ${JSON.stringify(source)}`,
+    );
   }
 }
 

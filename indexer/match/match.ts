@@ -3,7 +3,9 @@
 import type { ExceptionKind, InvoiceState, MatchReceipt, ReceiptOutcome, BatchOutcome } from './types';
 
 function paysAddress(inv: InvoiceState, r: MatchReceipt): boolean {
-  return inv.depositAddress !== null && (inv.depositAddress === r.destination || inv.depositAddress === r.destinationOwner);
+  return (
+    inv.depositAddress !== null && (inv.depositAddress === r.destination || inv.depositAddress === r.destinationOwner)
+  );
 }
 
 /**
@@ -23,7 +25,10 @@ function byAge(a: InvoiceState, b: InvoiceState): number {
 }
 
 /** The invoice a receipt is for, or whether it at least went to an address we watch. */
-export function selectInvoice(r: MatchReceipt, invoices: readonly InvoiceState[]): { invoice: InvoiceState | null; watched: boolean } {
+export function selectInvoice(
+  r: MatchReceipt,
+  invoices: readonly InvoiceState[],
+): { invoice: InvoiceState | null; watched: boolean } {
   const byRef = invoices.filter((inv) => referenceHit(inv, r)).sort(byAge);
   if (byRef.length > 0) return { invoice: byRef[0], watched: true };
   // Address-only invoices: the oldest open one at that address, else the newest paid one (a late payment).
@@ -35,29 +40,51 @@ export function selectInvoice(r: MatchReceipt, invoices: readonly InvoiceState[]
 }
 
 /** One receipt against the current invoice states. Returns the outcome and the invoice's next state. */
-export function matchReceipt(r: MatchReceipt, invoices: readonly InvoiceState[]): { outcome: ReceiptOutcome; next: InvoiceState | null } {
+export function matchReceipt(
+  r: MatchReceipt,
+  invoices: readonly InvoiceState[],
+): { outcome: ReceiptOutcome; next: InvoiceState | null } {
   const { invoice, watched } = selectInvoice(r, invoices);
   const none: ReceiptOutcome = { invoiceId: null, credit: 0n, exceptions: [], paidNow: false };
   if (!invoice) {
     if (!watched) return { outcome: none, next: null };
-    return { outcome: { ...none, exceptions: [exc('unknown_reference', r.amount, null, 'no invoice matches the reference or address')] }, next: null };
+    return {
+      outcome: {
+        ...none,
+        exceptions: [exc('unknown_reference', r.amount, null, 'no invoice matches the reference or address')],
+      },
+      next: null,
+    };
   }
   const base: ReceiptOutcome = { invoiceId: invoice.id, credit: 0n, exceptions: [], paidNow: false };
   if (r.mint === null) {
-    return { outcome: { ...base, exceptions: [exc('unknown_mint', r.amount, invoice.id, `invoice expects ${invoice.mint}`)] }, next: null };
+    return {
+      outcome: { ...base, exceptions: [exc('unknown_mint', r.amount, invoice.id, `invoice expects ${invoice.mint}`)] },
+      next: null,
+    };
   }
   if (r.mint !== invoice.mint) {
-    return { outcome: { ...base, exceptions: [exc('mint_mismatch', r.amount, invoice.id, `paid in ${r.mint}, invoice expects ${invoice.mint}`)] }, next: null };
+    return {
+      outcome: {
+        ...base,
+        exceptions: [exc('mint_mismatch', r.amount, invoice.id, `paid in ${r.mint}, invoice expects ${invoice.mint}`)],
+      },
+      next: null,
+    };
   }
   if (invoice.status === 'paid') {
-    return { outcome: { ...base, exceptions: [exc('late_payment', r.amount, invoice.id, 'invoice already paid')] }, next: null };
+    return {
+      outcome: { ...base, exceptions: [exc('late_payment', r.amount, invoice.id, 'invoice already paid')] },
+      next: null,
+    };
   }
   const remaining = invoice.expectedAmount - invoice.creditedAmount;
   const credit = r.amount < remaining ? r.amount : remaining;
   const excess = r.amount - credit;
   const creditedAmount = invoice.creditedAmount + credit;
   const paidNow = creditedAmount === invoice.expectedAmount;
-  const exceptions = excess > 0n ? [exc('overpayment', excess, invoice.id, `expected ${invoice.expectedAmount}, excess ${excess}`)] : [];
+  const exceptions =
+    excess > 0n ? [exc('overpayment', excess, invoice.id, `expected ${invoice.expectedAmount}, excess ${excess}`)] : [];
   const next: InvoiceState = { ...invoice, creditedAmount, status: paidNow ? 'paid' : 'open' };
   return { outcome: { invoiceId: invoice.id, credit, exceptions, paidNow }, next };
 }
@@ -83,7 +110,10 @@ export function matchBatch(receipts: readonly MatchReceipt[], invoices: readonly
     for (const k of [r.destination, r.destinationOwner, ...(r.references ?? []), ...(r.accountKeys ?? [])]) {
       if (k !== null) for (const id of byKey.get(k) ?? []) ids.add(id);
     }
-    const { outcome, next } = matchReceipt(r, [...ids].map((id) => state.get(id)!));
+    const { outcome, next } = matchReceipt(
+      r,
+      [...ids].map((id) => state.get(id)!),
+    );
     if (next) state.set(next.id, next);
     outcomes.push(outcome);
   }

@@ -1,7 +1,13 @@
 // Shapes the matcher works on. Amounts are bigint base units.
 
 /** Exception kinds, mirrored by the `exception_kind` enum in migrations/0001_ledger.sql (see its comment). */
-export const EXCEPTION_KINDS = ['overpayment', 'late_payment', 'unknown_reference', 'mint_mismatch', 'unknown_mint'] as const;
+export const EXCEPTION_KINDS = [
+  'overpayment',
+  'late_payment',
+  'unknown_reference',
+  'mint_mismatch',
+  'unknown_mint',
+] as const;
 export type ExceptionKind = (typeof EXCEPTION_KINDS)[number];
 
 export interface InvoiceState {

@@ -42,7 +42,15 @@ export function markDelivered(id: string, status: number): Query {
  * as pg-boss does), or dead after maxAttempts. Guarded by the attempt number so a worker whose lease was taken
  * over cannot overwrite the newer attempt's state.
  */
-export function markFailed(id: string, attempt: number, maxAttempts: number, baseSeconds: number, capSeconds: number, error: string, status: number | null): Query {
+export function markFailed(
+  id: string,
+  attempt: number,
+  maxAttempts: number,
+  baseSeconds: number,
+  capSeconds: number,
+  error: string,
+  status: number | null,
+): Query {
   return {
     text: `UPDATE outbox
               SET state = CASE WHEN attempts >= $3 THEN 'dead'::outbox_state ELSE 'pending'::outbox_state END,

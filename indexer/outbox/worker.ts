@@ -60,35 +60,64 @@ export function createOutboxWorker(o: OutboxWorkerOptions): OutboxWorker {
   const cap = o.backoffCapSeconds ?? 3600;
   const pollMs = o.pollMs ?? 1000;
   for (const [name, v] of Object.entries({ batchSize, leaseSeconds, maxAttempts, base, cap, pollMs })) {
-    if (!(typeof v === 'number' && Number.isFinite(v) && v >= 0) || ((name === 'batchSize' || name === 'maxAttempts') && v < 1)) {
+    if (
+      !(typeof v === 'number' && Number.isFinite(v) && v >= 0) ||
+      ((name === 'batchSize' || name === 'maxAttempts') && v < 1)
+    ) {
       throw new OncepayError(OUTBOX_CODES.INVALID_OPTION, `${name} must be a positive number, got ${v}`);
     }
   }
 
-  async function deliverOne(row: ClaimedRow, signal?: AbortSignal, markSignal?: AbortSignal): Promise<'delivered' | 'failed' | 'dead'> {
+  async function deliverOne(
+    row: ClaimedRow,
+    signal?: AbortSignal,
+    markSignal?: AbortSignal,
+  ): Promise<'delivered' | 'failed' | 'dead'> {
     const url = o.url ?? row.webhook_url;
     const secret = o.secret ?? row.webhook_secret;
     let result: DeliveryResult;
-    if (!url) result = { ok: false, status: null, error: `${OUTBOX_CODES.NO_TARGET}: no webhook URL for merchant ${row.merchant}` };
-    else if (!secret) result = { ok: false, status: null, error: `${OUTBOX_CODES.NO_SECRET}: no webhook secret for merchant ${row.merchant}` };
+    if (!url)
+      result = {
+        ok: false,
+        status: null,
+        error: `${OUTBOX_CODES.NO_TARGET}: no webhook URL for merchant ${row.merchant}`,
+      };
+    else if (!secret)
+      result = {
+        ok: false,
+        status: null,
+        error: `${OUTBOX_CODES.NO_SECRET}: no webhook secret for merchant ${row.merchant}`,
+      };
     else {
-      result = await o.deliver({ idempotencyKey: row.idempotency_key, topic: row.topic, body: JSON.stringify(row.payload), target: { url, secret } }, signal);
+      result = await o.deliver(
+        {
+          idempotencyKey: row.idempotency_key,
+          topic: row.topic,
+          body: JSON.stringify(row.payload),
+          target: { url, secret },
+        },
+        signal,
+      );
       failpoint('outbox.after_response_before_mark');
     }
     const ctx = { outboxId: row.id, fulfilmentId: row.fulfilment_id, attempt: row.attempts };
     // The merchant has answered: record it even if the database is away for a while (backoff with jitter), so
     // the row is not delivered again after its lease. Stopping gives up the wait; the lease hands the row back.
-    const mark = <T>(what: string, step: () => Promise<T>) => retryWhileDatabaseUnavailable(step, { signal: markSignal, log, what });
+    const mark = <T>(what: string, step: () => Promise<T>) =>
+      retryWhileDatabaseUnavailable(step, { signal: markSignal, log, what });
     if (result.ok) {
       await mark('outbox mark delivered', () => o.db.query(q.markDelivered(row.id, result.status)));
       o.metrics?.outboxDeliveriesTotal.inc({ result: 'delivered' });
       log.info({ ...ctx, status: result.status }, 'outbox row delivered');
       return 'delivered';
     }
-    const { rows } = await mark('outbox mark failed', () => o.db.query(q.markFailed(row.id, row.attempts, maxAttempts, base, cap, result.error, result.status)));
+    const { rows } = await mark('outbox mark failed', () =>
+      o.db.query(q.markFailed(row.id, row.attempts, maxAttempts, base, cap, result.error, result.status)),
+    );
     const state = rows[0]?.state as string | undefined;
     o.metrics?.outboxDeliveriesTotal.inc({ result: state === 'dead' ? 'dead' : 'failed' });
-    if (state === 'dead') log.error({ ...ctx, code: OUTBOX_CODES.DEAD_LETTER, error: result.error }, 'outbox row dead-lettered');
+    if (state === 'dead')
+      log.error({ ...ctx, code: OUTBOX_CODES.DEAD_LETTER, error: result.error }, 'outbox row dead-lettered');
     else log.warn({ ...ctx, error: result.error, status: result.status }, 'outbox delivery failed, will retry');
     return state === 'dead' ? 'dead' : 'failed';
   }
@@ -100,7 +129,8 @@ export function createOutboxWorker(o: OutboxWorkerOptions): OutboxWorker {
     const results = settled.map((x) => (x.status === 'fulfilled' ? x.value : undefined));
     const unmarked = settled.filter((x): x is PromiseRejectedResult => x.status === 'rejected');
     // A row whose result could not be recorded stays 'delivering' and is claimed again after its lease.
-    for (const x of unmarked) log.error({ err: (x.reason as Error).message }, 'outbox row not marked; its lease hands it back');
+    for (const x of unmarked)
+      log.error({ err: (x.reason as Error).message }, 'outbox row not marked; its lease hands it back');
     return {
       claimed: rows.length,
       delivered: results.filter((r) => r === 'delivered').length,
@@ -131,8 +161,21 @@ export function createOutboxWorker(o: OutboxWorkerOptions): OutboxWorker {
       } catch (e) {
         // A failed round (the database away) must not end the loop: the rows stay claimable. Back off with jitter.
         failures++;
-        const waitMs = backoffDelay(failures, { baseMs: Math.max(pollMs, 100), capMs: FAILED_ROUND_BACKOFF_CAP_MS }, Math.random());
-        log.error({ err: (e as Error).message, code: (e as { code?: string }).code, databaseUnavailable: isDatabaseUnavailable(e), failures, waitMs }, 'outbox round failed');
+        const waitMs = backoffDelay(
+          failures,
+          { baseMs: Math.max(pollMs, 100), capMs: FAILED_ROUND_BACKOFF_CAP_MS },
+          Math.random(),
+        );
+        log.error(
+          {
+            err: (e as Error).message,
+            code: (e as { code?: string }).code,
+            databaseUnavailable: isDatabaseUnavailable(e),
+            failures,
+            waitMs,
+          },
+          'outbox round failed',
+        );
         await sleep(waitMs, opts.signal);
       }
     }
@@ -170,7 +213,9 @@ function sleep(ms: number, signal?: AbortSignal): Promise<void> {
 export async function replayDeadLetters(db: Pool, target: { id: string } | { all: true }): Promise<string[]> {
   const { rows } = await db.query('all' in target ? q.replayAllDead() : q.replayDead(target.id));
   if ('id' in target && rows.length === 0) {
-    throw new OncepayError(OUTBOX_CODES.NOT_DEAD, `no dead outbox row with id or fulfilment id ${target.id}`, { id: target.id });
+    throw new OncepayError(OUTBOX_CODES.NOT_DEAD, `no dead outbox row with id or fulfilment id ${target.id}`, {
+      id: target.id,
+    });
   }
   return rows.map((r) => String(r.id));
 }

@@ -43,7 +43,9 @@ export type RpcErrorKind =
 
 /** Kinds that another attempt may fix. */
 export function isRetryable(kind: RpcErrorKind): boolean {
-  return kind === 'http_429' || kind === 'http_5xx' || kind === 'timeout' || kind === 'network' || kind === 'node_unhealthy';
+  return (
+    kind === 'http_429' || kind === 'http_5xx' || kind === 'timeout' || kind === 'network' || kind === 'node_unhealthy'
+  );
 }
 
 export function kindOfHttpStatus(status: number): RpcErrorKind | undefined {

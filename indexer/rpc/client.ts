@@ -4,7 +4,16 @@
 // them as a status so the scanner can pass the first and stop at the second.
 import { OncepayError } from '../../common/errors';
 import { parseJsonExact } from '../decode/json-reader';
-import { backoffDelay, DEFAULT_RETRY, isRetryable, kindOfHttpStatus, kindOfRpcCode, retryAfterMs, RetryPolicy, RpcErrorKind } from './backoff';
+import {
+  backoffDelay,
+  DEFAULT_RETRY,
+  isRetryable,
+  kindOfHttpStatus,
+  kindOfRpcCode,
+  retryAfterMs,
+  RetryPolicy,
+  RpcErrorKind,
+} from './backoff';
 import {
   RPC_ABORTED,
   RPC_ERROR_RESPONSE,
@@ -47,7 +56,11 @@ export interface RpcClient {
   getBlocks(start: number, end: number, commitment: Commitment, opts?: CallOptions): Promise<number[]>;
   getBlock(slot: number, commitment: Commitment, opts?: CallOptions): Promise<BlockResult>;
   /** getTransaction (`json` encoding, v0 included) at `commitment`; null when the node has no such transaction there. */
-  getTransaction(signature: string, commitment: Commitment, opts?: CallOptions): Promise<Record<string, unknown> | null>;
+  getTransaction(
+    signature: string,
+    commitment: Commitment,
+    opts?: CallOptions,
+  ): Promise<Record<string, unknown> | null>;
 }
 
 /** One failed attempt, classified. Thrown out of `call` only when not retryable or retries ran out. */
@@ -56,7 +69,12 @@ export class RpcCallError extends OncepayError {
   readonly rpcCode: number | null;
   /** The server's `Retry-After` (HTTP errors only), within the policy cap: waited instead of the backoff. */
   retryAfterMs?: number;
-  constructor(code: string, kind: RpcErrorKind, message: string, context: Record<string, unknown> & { rpcCode?: number | null } = {}) {
+  constructor(
+    code: string,
+    kind: RpcErrorKind,
+    message: string,
+    context: Record<string, unknown> & { rpcCode?: number | null } = {},
+  ) {
     super(code, message, { kind, ...context });
     this.name = 'RpcCallError';
     this.kind = kind;
@@ -108,13 +126,21 @@ export function createRpcClient(opts: RpcClientOptions): RpcClient {
     } catch (e) {
       if (signal?.aborted) throw abortError(signal);
       if (timeout.aborted) {
-        throw new RpcCallError(RPC_TIMEOUT, 'timeout', `${method}: no response within ${policy.timeoutMs} ms`, { method });
+        throw new RpcCallError(RPC_TIMEOUT, 'timeout', `${method}: no response within ${policy.timeoutMs} ms`, {
+          method,
+        });
       }
-      throw new RpcCallError(RPC_NETWORK, 'network', `${method}: ${(e as Error).message}`, { method, cause: String((e as Error).cause ?? '') });
+      throw new RpcCallError(RPC_NETWORK, 'network', `${method}: ${(e as Error).message}`, {
+        method,
+        cause: String((e as Error).cause ?? ''),
+      });
     }
     const httpKind = kindOfHttpStatus(res.status);
     if (httpKind) {
-      const err = new RpcCallError(RPC_HTTP_STATUS, httpKind, `${method}: HTTP ${res.status}`, { method, status: res.status });
+      const err = new RpcCallError(RPC_HTTP_STATUS, httpKind, `${method}: HTTP ${res.status}`, {
+        method,
+        status: res.status,
+      });
       err.retryAfterMs = retryAfterMs(res.headers.get('retry-after'), policy.capMs);
       throw err;
     }
@@ -123,18 +149,28 @@ export function createRpcClient(opts: RpcClientOptions): RpcClient {
       // Exact integers: a u64 beyond 2^53 in a block (lamport balances) must not be rounded on the way in.
       body = parseJsonExact(text) as typeof body;
     } catch {
-      throw new RpcCallError(RPC_MALFORMED_RESPONSE, 'malformed', `${method}: response is not JSON`, { method, head: text.slice(0, 200) });
+      throw new RpcCallError(RPC_MALFORMED_RESPONSE, 'malformed', `${method}: response is not JSON`, {
+        method,
+        head: text.slice(0, 200),
+      });
     }
     if (body === null || typeof body !== 'object' || Array.isArray(body)) {
-      throw new RpcCallError(RPC_MALFORMED_RESPONSE, 'malformed', `${method}: response is not a JSON-RPC object`, { method });
+      throw new RpcCallError(RPC_MALFORMED_RESPONSE, 'malformed', `${method}: response is not a JSON-RPC object`, {
+        method,
+      });
     }
     if (body.error) {
       const code = typeof body.error.code === 'number' ? body.error.code : null;
       const kind = code === null ? 'rpc_error' : kindOfRpcCode(code);
-      throw new RpcCallError(RPC_ERROR_RESPONSE, kind, `${method}: ${String(body.error.message ?? 'error')}`, { method, rpcCode: code });
+      throw new RpcCallError(RPC_ERROR_RESPONSE, kind, `${method}: ${String(body.error.message ?? 'error')}`, {
+        method,
+        rpcCode: code,
+      });
     }
     if (!('result' in body)) {
-      throw new RpcCallError(RPC_MALFORMED_RESPONSE, 'malformed', `${method}: response has neither result nor error`, { method });
+      throw new RpcCallError(RPC_MALFORMED_RESPONSE, 'malformed', `${method}: response has neither result nor error`, {
+        method,
+      });
     }
     return body.result;
   }
@@ -150,11 +186,16 @@ export function createRpcClient(opts: RpcClientOptions): RpcClient {
         opts.onError?.(e.kind, method);
         if (!isRetryable(e.kind)) throw e;
         if (n >= policy.attempts) {
-          throw new RpcCallError(RPC_RETRIES_EXHAUSTED, e.kind, `${method}: gave up after ${n} attempts: ${e.message}`, {
-            method,
-            attempts: n,
-            rpcCode: e.rpcCode,
-          });
+          throw new RpcCallError(
+            RPC_RETRIES_EXHAUSTED,
+            e.kind,
+            `${method}: gave up after ${n} attempts: ${e.message}`,
+            {
+              method,
+              attempts: n,
+              rpcCode: e.rpcCode,
+            },
+          );
         }
         const delayMs = e.retryAfterMs ?? backoffDelay(n, policy, random());
         opts.onRetry?.({ method, kind: e.kind, attempt: n, delayMs });
@@ -168,16 +209,26 @@ export function createRpcClient(opts: RpcClientOptions): RpcClient {
     async getSlot(commitment, o) {
       const slot = await call<unknown>('getSlot', [{ commitment }], o);
       if (typeof slot !== 'number' || !Number.isSafeInteger(slot) || slot < 0) {
-        throw new RpcCallError(RPC_MALFORMED_RESPONSE, 'malformed', `getSlot: not a slot: ${JSON.stringify(slot)}`, { method: 'getSlot' });
+        throw new RpcCallError(RPC_MALFORMED_RESPONSE, 'malformed', `getSlot: not a slot: ${JSON.stringify(slot)}`, {
+          method: 'getSlot',
+        });
       }
       return slot;
     },
     async getBlocks(start, end, commitment, o) {
       const slots = await call<unknown>('getBlocks', [start, end, { commitment }], o);
-      if (!Array.isArray(slots) || !slots.every((s) => typeof s === 'number' && Number.isSafeInteger(s) && s >= start && s <= end)) {
-        throw new RpcCallError(RPC_MALFORMED_RESPONSE, 'malformed', `getBlocks(${start}, ${end}): not a list of slots in range`, {
-          method: 'getBlocks',
-        });
+      if (
+        !Array.isArray(slots) ||
+        !slots.every((s) => typeof s === 'number' && Number.isSafeInteger(s) && s >= start && s <= end)
+      ) {
+        throw new RpcCallError(
+          RPC_MALFORMED_RESPONSE,
+          'malformed',
+          `getBlocks(${start}, ${end}): not a list of slots in range`,
+          {
+            method: 'getBlocks',
+          },
+        );
       }
       return [...(slots as number[])].sort((a, b) => a - b);
     },
@@ -185,7 +236,16 @@ export function createRpcClient(opts: RpcClientOptions): RpcClient {
       try {
         const block = await call<unknown>(
           'getBlock',
-          [slot, { commitment, encoding: 'json', transactionDetails: 'full', rewards: false, maxSupportedTransactionVersion: 0 }],
+          [
+            slot,
+            {
+              commitment,
+              encoding: 'json',
+              transactionDetails: 'full',
+              rewards: false,
+              maxSupportedTransactionVersion: 0,
+            },
+          ],
           o,
         );
         if (block === null || typeof block !== 'object') {
@@ -194,7 +254,8 @@ export function createRpcClient(opts: RpcClientOptions): RpcClient {
         }
         return { status: 'ok', slot, block };
       } catch (e) {
-        if (e instanceof RpcCallError && e.kind === 'slot_skipped') return { status: 'skipped', slot, rpcCode: e.rpcCode ?? 0 };
+        if (e instanceof RpcCallError && e.kind === 'slot_skipped')
+          return { status: 'skipped', slot, rpcCode: e.rpcCode ?? 0 };
         if (e instanceof RpcCallError && e.kind === 'block_not_available') {
           return { status: 'not_available', slot, rpcCode: e.rpcCode, message: e.message };
         }
@@ -202,10 +263,16 @@ export function createRpcClient(opts: RpcClientOptions): RpcClient {
       }
     },
     async getTransaction(signature, commitment, o) {
-      const tx = await call<unknown>('getTransaction', [signature, { commitment, encoding: 'json', maxSupportedTransactionVersion: 0 }], o);
+      const tx = await call<unknown>(
+        'getTransaction',
+        [signature, { commitment, encoding: 'json', maxSupportedTransactionVersion: 0 }],
+        o,
+      );
       if (tx === null) return null;
       if (typeof tx !== 'object' || Array.isArray(tx)) {
-        throw new RpcCallError(RPC_MALFORMED_RESPONSE, 'malformed', `getTransaction(${signature}): not a transaction`, { method: 'getTransaction' });
+        throw new RpcCallError(RPC_MALFORMED_RESPONSE, 'malformed', `getTransaction(${signature}): not a transaction`, {
+          method: 'getTransaction',
+        });
       }
       return tx as Record<string, unknown>;
     },

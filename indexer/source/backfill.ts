@@ -49,12 +49,28 @@ export interface BackfillDeps {
   onProgress?: (p: BackfillProgress) => void;
 }
 
-export async function runBackfill(deps: BackfillDeps, o: BackfillOptions, signal?: AbortSignal): Promise<BackfillResult> {
+export async function runBackfill(
+  deps: BackfillDeps,
+  o: BackfillOptions,
+  signal?: AbortSignal,
+): Promise<BackfillResult> {
   if (!Number.isSafeInteger(o.fromSlot) || !Number.isSafeInteger(o.toSlot) || o.fromSlot < 0 || o.toSlot < o.fromSlot) {
-    throw new OncepayError(SOURCE_CODES.INVALID_OPTION, `backfill range must be 0 ≤ from ≤ to, got ${o.fromSlot}..${o.toSlot}`);
+    throw new OncepayError(
+      SOURCE_CODES.INVALID_OPTION,
+      `backfill range must be 0 ≤ from ≤ to, got ${o.fromSlot}..${o.toSlot}`,
+    );
   }
   const metrics = deps.metrics ?? NO_METRICS;
-  const r: BackfillResult = { done: 0, total: o.toSlot - o.fromSlot + 1, blocks: 0, receipts: 0, inserted: 0, duplicates: 0, failed: 0, failures: [] };
+  const r: BackfillResult = {
+    done: 0,
+    total: o.toSlot - o.fromSlot + 1,
+    blocks: 0,
+    receipts: 0,
+    inserted: 0,
+    duplicates: 0,
+    failed: 0,
+    failures: [],
+  };
   try {
     await backfillRange(deps, o, r, metrics, signal);
   } catch (e) {
@@ -65,13 +81,26 @@ export async function runBackfill(deps: BackfillDeps, o: BackfillOptions, signal
   return r;
 }
 
-async function backfillRange(deps: BackfillDeps, o: BackfillOptions, r: BackfillResult, metrics: SourceMetrics, signal?: AbortSignal): Promise<void> {
+async function backfillRange(
+  deps: BackfillDeps,
+  o: BackfillOptions,
+  r: BackfillResult,
+  metrics: SourceMetrics,
+  signal?: AbortSignal,
+): Promise<void> {
   for (let start = o.fromSlot; start <= o.toSlot; start += o.listSpan) {
     const end = Math.min(o.toSlot, start + o.listSpan - 1);
     const listed = await deps.rpc.getBlocks(start, end, o.commitment, { signal });
     for (const part of chunks(listed, o.chunkSize)) {
       if (signal?.aborted) throw signal.reason ?? new Error('aborted');
-      const outcomes = await readSlots({ rpc: deps.rpc, decode: deps.decode, commitment: o.commitment, slots: part, concurrency: o.concurrency, signal });
+      const outcomes = await readSlots({
+        rpc: deps.rpc,
+        decode: deps.decode,
+        commitment: o.commitment,
+        slots: part,
+        concurrency: o.concurrency,
+        signal,
+      });
       const receipts: Receipt[] = [];
       for (const x of outcomes) {
         if (x.status === 'ok') {
@@ -89,11 +118,14 @@ async function backfillRange(deps: BackfillDeps, o: BackfillOptions, r: Backfill
       if (receipts.length > 0) {
         // A database outage waits (backoff with jitter) instead of ending the run; the batch is one transaction of
         // UNIQUE receipts, so trying it again after an answer that was lost applies it once.
-        const applied = await retryWhileDatabaseUnavailable(() => deps.ledger.applyBatch({ cluster: o.cluster, source: 'backfill', receipts }), {
-          signal,
-          log: deps.log,
-          what: 'backfill batch',
-        });
+        const applied = await retryWhileDatabaseUnavailable(
+          () => deps.ledger.applyBatch({ cluster: o.cluster, source: 'backfill', receipts }),
+          {
+            signal,
+            log: deps.log,
+            what: 'backfill batch',
+          },
+        );
         r.inserted += applied.inserted;
         r.duplicates += applied.duplicates;
         r.receipts += receipts.length;
@@ -107,5 +139,13 @@ async function backfillRange(deps: BackfillDeps, o: BackfillOptions, r: Backfill
 }
 
 function progressOf(r: BackfillResult): BackfillProgress {
-  return { done: r.done, total: r.total, blocks: r.blocks, receipts: r.receipts, inserted: r.inserted, duplicates: r.duplicates, failed: r.failed };
+  return {
+    done: r.done,
+    total: r.total,
+    blocks: r.blocks,
+    receipts: r.receipts,
+    inserted: r.inserted,
+    duplicates: r.duplicates,
+    failed: r.failed,
+  };
 }

@@ -38,10 +38,16 @@ async function readOne(i: ReadSlotsInput, slot: number): Promise<SlotOutcome<Rec
     // A caller's abort is not a property of the slot: let it end the pass.
     if (i.signal?.aborted) throw e;
     const code = e instanceof RpcCallError ? e.code : SOURCE_CODES.BLOCK_FETCH_FAILED;
-    return { slot, status: 'failed', code: SOURCE_CODES.BLOCK_FETCH_FAILED, message: `${code}: ${(e as Error).message}` };
+    return {
+      slot,
+      status: 'failed',
+      code: SOURCE_CODES.BLOCK_FETCH_FAILED,
+      message: `${code}: ${(e as Error).message}`,
+    };
   }
   if (r.status === 'skipped') return { slot, status: 'skipped' };
-  if (r.status === 'not_available') return { slot, status: 'failed', code: SOURCE_CODES.BLOCK_NOT_AVAILABLE, message: r.message };
+  if (r.status === 'not_available')
+    return { slot, status: 'failed', code: SOURCE_CODES.BLOCK_NOT_AVAILABLE, message: r.message };
   try {
     return { slot, status: 'ok', receipts: i.decode(r.block, slot) };
   } catch (e) {

@@ -52,9 +52,23 @@ function assertFinalized(c: string): void {
 function withRpcOptions(cmd: Command): Command {
   return cmd
     .option('--rpc <url>', 'JSON-RPC endpoint (env ONCEPAY_RPC_URL)', process.env.ONCEPAY_RPC_URL ?? DEFAULT_RPC)
-    .option('--cluster <name>', 'cluster name, part of every receipt key (env ONCEPAY_CLUSTER)', process.env.ONCEPAY_CLUSTER ?? 'localnet')
-    .option('--rpc-timeout-ms <ms>', 'deadline of one RPC attempt', intOption('--rpc-timeout-ms', 1), DEFAULT_RETRY.timeoutMs)
-    .option('--rpc-attempts <n>', 'attempts per RPC call (retries on 429, 5xx, timeouts, network errors)', intOption('--rpc-attempts', 1), DEFAULT_RETRY.attempts);
+    .option(
+      '--cluster <name>',
+      'cluster name, part of every receipt key (env ONCEPAY_CLUSTER)',
+      process.env.ONCEPAY_CLUSTER ?? 'localnet',
+    )
+    .option(
+      '--rpc-timeout-ms <ms>',
+      'deadline of one RPC attempt',
+      intOption('--rpc-timeout-ms', 1),
+      DEFAULT_RETRY.timeoutMs,
+    )
+    .option(
+      '--rpc-attempts <n>',
+      'attempts per RPC call (retries on 429, 5xx, timeouts, network errors)',
+      intOption('--rpc-attempts', 1),
+      DEFAULT_RETRY.attempts,
+    );
 }
 
 /** What every source command needs: a logger, the metrics registry, the pool and the ledger over it. */
@@ -91,7 +105,9 @@ function wire(o: RpcOpts, component: string, command: string) {
 }
 
 export function registerSources(program: Command): void {
-  const indexer = program.commands.find((c) => c.name() === 'indexer') ?? program.command('indexer').description('the receipts indexer');
+  const indexer =
+    program.commands.find((c) => c.name() === 'indexer') ??
+    program.command('indexer').description('the receipts indexer');
 
   withRpcOptions(
     indexer
@@ -103,132 +119,279 @@ export function registerSources(program: Command): void {
         'finalized: the ledger is fed from finalized blocks. confirmed: the same, plus confirmed blocks above the checkpoint kept as provisional_receipts (never credited) and settled final / reversed once finalized',
       ),
     )
-    .option('--rescan-window <slots>', 'slots below the checkpoint read again each pass', intOption('--rescan-window'), DEFAULT_SCANNER.rescanWindow)
-    .option('--from-slot <slot>', 'first slot when there is no checkpoint yet (default: tip − rescan window)', intOption('--from-slot'))
+    .option(
+      '--rescan-window <slots>',
+      'slots below the checkpoint read again each pass',
+      intOption('--rescan-window'),
+      DEFAULT_SCANNER.rescanWindow,
+    )
+    .option(
+      '--from-slot <slot>',
+      'first slot when there is no checkpoint yet (default: tip − rescan window)',
+      intOption('--from-slot'),
+    )
     .option('--poll-ms <ms>', 'wait between passes once caught up', intOption('--poll-ms', 1), DEFAULT_SCANNER.pollMs)
-    .option('--max-slots-per-pass <n>', 'new slots per pass', intOption('--max-slots-per-pass', 1), DEFAULT_SCANNER.maxSlotsPerPass)
-    .option('--chunk-size <blocks>', 'blocks per ledger transaction', intOption('--chunk-size', 1), DEFAULT_SCANNER.chunkSize)
+    .option(
+      '--max-slots-per-pass <n>',
+      'new slots per pass',
+      intOption('--max-slots-per-pass', 1),
+      DEFAULT_SCANNER.maxSlotsPerPass,
+    )
+    .option(
+      '--chunk-size <blocks>',
+      'blocks per ledger transaction',
+      intOption('--chunk-size', 1),
+      DEFAULT_SCANNER.chunkSize,
+    )
     .option('--concurrency <n>', 'getBlock calls in flight', intOption('--concurrency', 1), DEFAULT_SCANNER.concurrency)
-    .option('--metrics-port <port>', 'serve Prometheus /metrics on 127.0.0.1:<port> (0 = any free port)', intOption('--metrics-port'))
+    .option(
+      '--metrics-port <port>',
+      'serve Prometheus /metrics on 127.0.0.1:<port> (0 = any free port)',
+      intOption('--metrics-port'),
+    )
     .option('--once', `run passes until caught up (or stopped by a slot: exit code ${EXIT_STOPPED_AT_SLOT}), then exit`)
-    .addHelpText('after', '\nPrints {cluster, checkpoint, target, stoppedAt} as JSON on exit. With --metrics-port also /healthz and /readyz.')
-    .addHelpText('after', shutdownHelp(undefined, 'finishes the ledger batch in flight (the checkpoint moves with it) and stops'))
-    .action(async (o: RpcOpts & { commitment: string; rescanWindow: number; fromSlot?: number; pollMs: number; maxSlotsPerPass: number; chunkSize: number; concurrency: number; metricsPort?: number; once?: boolean }) => {
-      const w = wire(o, 'scanner', 'indexer-run');
-      const stop = onStopSignals(w.log);
-      const server = o.metricsPort === undefined ? undefined : await serveMetrics({ port: o.metricsPort, registry: w.indexerMetrics.registry, db: w.pool });
-      if (server) w.log.info({ url: server.url }, 'metrics listening');
-      try {
-        const scanner = createScanner(
-          {
-            rpc: w.rpc,
-            ledger: w.ledger,
-            decode: w.decode,
-            log: w.log,
-            metrics: w.metrics,
-            provisional:
-              o.commitment === 'confirmed'
-                ? createProvisionalTracker({ db: w.pool, rpc: w.rpc, decode: w.decode, concurrency: o.concurrency, maxSlots: o.maxSlotsPerPass, log: w.log })
-                : undefined,
-          },
-          {
-            cluster: o.cluster,
-            commitment: o.commitment === 'confirmed' ? 'confirmed' : 'finalized',
-            rescanWindow: o.rescanWindow,
-            fromSlot: o.fromSlot,
-            pollMs: o.pollMs,
-            maxSlotsPerPass: o.maxSlotsPerPass,
-            chunkSize: o.chunkSize,
-            concurrency: o.concurrency,
-          },
-        );
-        w.log.info({ rpc: o.rpc, cluster: o.cluster, rescanWindow: o.rescanWindow }, 'scanner starting');
-        const last = await scanner.run({ signal: stop.signal, once: o.once });
-        // Stopped while the database is away: the last pass's checkpoint is what was committed.
-        const checkpoint = await w.ledger.getCheckpoint(o.cluster, 'scanner').catch((e) => {
-          if (!isDatabaseUnavailable(e)) throw e;
-          return last?.checkpointAfter == null ? null : BigInt(last.checkpointAfter);
-        });
-        process.stdout.write(`${JSON.stringify({ cluster: o.cluster, checkpoint: checkpoint === null ? null : checkpoint.toString(), target: last?.target ?? null, stoppedAt: last?.stoppedAt ?? null })}\n`);
-        // --once that ended below the tip because a slot could not be processed: say so in the exit code.
-        if (o.once && last?.stoppedAt) process.exitCode = EXIT_STOPPED_AT_SLOT;
-      } finally {
-        stop.dispose();
-        await server?.close();
-        await w.pool.end();
-      }
-    });
+    .addHelpText(
+      'after',
+      '\nPrints {cluster, checkpoint, target, stoppedAt} as JSON on exit. With --metrics-port also /healthz and /readyz.',
+    )
+    .addHelpText(
+      'after',
+      shutdownHelp(undefined, 'finishes the ledger batch in flight (the checkpoint moves with it) and stops'),
+    )
+    .action(
+      async (
+        o: RpcOpts & {
+          commitment: string;
+          rescanWindow: number;
+          fromSlot?: number;
+          pollMs: number;
+          maxSlotsPerPass: number;
+          chunkSize: number;
+          concurrency: number;
+          metricsPort?: number;
+          once?: boolean;
+        },
+      ) => {
+        const w = wire(o, 'scanner', 'indexer-run');
+        const stop = onStopSignals(w.log);
+        const server =
+          o.metricsPort === undefined
+            ? undefined
+            : await serveMetrics({ port: o.metricsPort, registry: w.indexerMetrics.registry, db: w.pool });
+        if (server) w.log.info({ url: server.url }, 'metrics listening');
+        try {
+          const scanner = createScanner(
+            {
+              rpc: w.rpc,
+              ledger: w.ledger,
+              decode: w.decode,
+              log: w.log,
+              metrics: w.metrics,
+              provisional:
+                o.commitment === 'confirmed'
+                  ? createProvisionalTracker({
+                      db: w.pool,
+                      rpc: w.rpc,
+                      decode: w.decode,
+                      concurrency: o.concurrency,
+                      maxSlots: o.maxSlotsPerPass,
+                      log: w.log,
+                    })
+                  : undefined,
+            },
+            {
+              cluster: o.cluster,
+              commitment: o.commitment === 'confirmed' ? 'confirmed' : 'finalized',
+              rescanWindow: o.rescanWindow,
+              fromSlot: o.fromSlot,
+              pollMs: o.pollMs,
+              maxSlotsPerPass: o.maxSlotsPerPass,
+              chunkSize: o.chunkSize,
+              concurrency: o.concurrency,
+            },
+          );
+          w.log.info({ rpc: o.rpc, cluster: o.cluster, rescanWindow: o.rescanWindow }, 'scanner starting');
+          const last = await scanner.run({ signal: stop.signal, once: o.once });
+          // Stopped while the database is away: the last pass's checkpoint is what was committed.
+          const checkpoint = await w.ledger.getCheckpoint(o.cluster, 'scanner').catch((e) => {
+            if (!isDatabaseUnavailable(e)) throw e;
+            return last?.checkpointAfter == null ? null : BigInt(last.checkpointAfter);
+          });
+          process.stdout.write(
+            `${JSON.stringify({ cluster: o.cluster, checkpoint: checkpoint === null ? null : checkpoint.toString(), target: last?.target ?? null, stoppedAt: last?.stoppedAt ?? null })}\n`,
+          );
+          // --once that ended below the tip because a slot could not be processed: say so in the exit code.
+          if (o.once && last?.stoppedAt) process.exitCode = EXIT_STOPPED_AT_SLOT;
+        } finally {
+          stop.dispose();
+          await server?.close();
+          await w.pool.end();
+        }
+      },
+    );
 
   withRpcOptions(
     indexer
       .command('backfill')
-      .description('read a slot range through the same path as the scanner (source "backfill"); safe beside a running scanner'),
+      .description(
+        'read a slot range through the same path as the scanner (source "backfill"); safe beside a running scanner',
+      ),
   )
     .requiredOption('--from-slot <slot>', 'first slot (inclusive)', intOption('--from-slot'))
     .requiredOption('--to-slot <slot>', 'last slot (inclusive)', intOption('--to-slot'))
     .addOption(commitmentOption())
-    .option('--chunk-size <blocks>', 'blocks per ledger transaction', intOption('--chunk-size', 1), DEFAULT_SCANNER.chunkSize)
+    .option(
+      '--chunk-size <blocks>',
+      'blocks per ledger transaction',
+      intOption('--chunk-size', 1),
+      DEFAULT_SCANNER.chunkSize,
+    )
     .option('--concurrency <n>', 'getBlock calls in flight', intOption('--concurrency', 1), DEFAULT_SCANNER.concurrency)
     .option('--list-span <slots>', 'slots per getBlocks call', intOption('--list-span', 1), 5000)
-    .addHelpText('after', '\nPrints a JSON summary; after a stop it carries interrupted.resumeFromSlot (run again from there).')
+    .addHelpText(
+      'after',
+      '\nPrints a JSON summary; after a stop it carries interrupted.resumeFromSlot (run again from there).',
+    )
     .addHelpText('after', shutdownHelp(undefined, 'finishes the ledger batch in flight and stops'))
-    .action(async (o: RpcOpts & { fromSlot: number; toSlot: number; commitment: string; chunkSize: number; concurrency: number; listSpan: number }) => {
-      assertFinalized(o.commitment);
-      const w = wire(o, 'backfill', 'indexer-backfill');
-      const stop = onStopSignals(w.log);
-      const tty = process.stderr.isTTY === true;
-      const bar = tty ? new cliProgress.SingleBar({ stream: process.stderr, format: 'backfill [{bar}] {value}/{total} slots | {blocks} blocks | {inserted} new | {duplicates} dup | {failed} failed' }, cliProgress.Presets.shades_classic) : undefined;
-      bar?.start(o.toSlot - o.fromSlot + 1, 0, { blocks: 0, inserted: 0, duplicates: 0, failed: 0 });
-      try {
-        const r = await runBackfill(
-          {
-            rpc: w.rpc,
-            ledger: w.ledger,
-            decode: w.decode,
-            log: w.log,
-            metrics: w.metrics,
-            onProgress: (p) => {
-              if (bar) bar.update(p.done, { blocks: p.blocks, inserted: p.inserted, duplicates: p.duplicates, failed: p.failed });
-              else process.stderr.write(`${JSON.stringify({ level: 'info', msg: 'backfill progress', ...p })}\n`);
+    .action(
+      async (
+        o: RpcOpts & {
+          fromSlot: number;
+          toSlot: number;
+          commitment: string;
+          chunkSize: number;
+          concurrency: number;
+          listSpan: number;
+        },
+      ) => {
+        assertFinalized(o.commitment);
+        const w = wire(o, 'backfill', 'indexer-backfill');
+        const stop = onStopSignals(w.log);
+        const tty = process.stderr.isTTY === true;
+        const bar = tty
+          ? new cliProgress.SingleBar(
+              {
+                stream: process.stderr,
+                format:
+                  'backfill [{bar}] {value}/{total} slots | {blocks} blocks | {inserted} new | {duplicates} dup | {failed} failed',
+              },
+              cliProgress.Presets.shades_classic,
+            )
+          : undefined;
+        bar?.start(o.toSlot - o.fromSlot + 1, 0, { blocks: 0, inserted: 0, duplicates: 0, failed: 0 });
+        try {
+          const r = await runBackfill(
+            {
+              rpc: w.rpc,
+              ledger: w.ledger,
+              decode: w.decode,
+              log: w.log,
+              metrics: w.metrics,
+              onProgress: (p) => {
+                if (bar)
+                  bar.update(p.done, {
+                    blocks: p.blocks,
+                    inserted: p.inserted,
+                    duplicates: p.duplicates,
+                    failed: p.failed,
+                  });
+                else process.stderr.write(`${JSON.stringify({ level: 'info', msg: 'backfill progress', ...p })}\n`);
+              },
             },
-          },
-          { cluster: o.cluster, fromSlot: o.fromSlot, toSlot: o.toSlot, commitment: 'finalized', listSpan: o.listSpan, chunkSize: o.chunkSize, concurrency: o.concurrency },
-          stop.signal,
-        );
-        bar?.stop();
-        process.stdout.write(`${JSON.stringify(r)}\n`);
-        if (r.failures.length > 0) {
-          throw new OncepayError(SOURCE_CODES.BACKFILL_INCOMPLETE, `${r.failures.length} slot(s) could not be processed; run the backfill again for them`, {
-            slots: r.failures.map((f) => f.slot),
-          });
+            {
+              cluster: o.cluster,
+              fromSlot: o.fromSlot,
+              toSlot: o.toSlot,
+              commitment: 'finalized',
+              listSpan: o.listSpan,
+              chunkSize: o.chunkSize,
+              concurrency: o.concurrency,
+            },
+            stop.signal,
+          );
+          bar?.stop();
+          process.stdout.write(`${JSON.stringify(r)}\n`);
+          if (r.failures.length > 0) {
+            throw new OncepayError(
+              SOURCE_CODES.BACKFILL_INCOMPLETE,
+              `${r.failures.length} slot(s) could not be processed; run the backfill again for them`,
+              {
+                slots: r.failures.map((f) => f.slot),
+              },
+            );
+          }
+        } finally {
+          bar?.stop();
+          stop.dispose();
+          await w.pool.end();
         }
-      } finally {
-        bar?.stop();
-        stop.dispose();
-        await w.pool.end();
-      }
-    });
+      },
+    );
 
   withRpcOptions(
     indexer
       .command('webhook')
-      .description('serve POST /v1/webhooks/:provider (+ /metrics, /healthz, /readyz): each delivery is a hint, verified against the chain before anything is credited'),
+      .description(
+        'serve POST /v1/webhooks/:provider (+ /metrics, /healthz, /readyz): each delivery is a hint, verified against the chain before anything is credited',
+      ),
   )
     .option('--port <port>', 'port (0 = any free port)', intOption('--port'), 8787)
     .option('--host <host>', 'address to listen on', '127.0.0.1')
-    .option('--secret-file <path>', 'file holding the shared secret(s), one per line (several while rotating); or env ONCEPAY_WEBHOOK_SECRET')
-    .option('--secret <secret>', 'the shared secret on the command line (visible in `ps`: prefer --secret-file or the env)')
-    .option('--signature-tolerance <seconds>', 'largest |now − t| of a signature `t=…,v1=…` (replays outside it are refused)', intOption('--signature-tolerance', 1), DEFAULT_TOLERANCE_S)
-    .option('--legacy-signature', 'DEPRECATED: also accept the untimestamped `sha256=` HMAC and the bare secret (replayable)')
+    .option(
+      '--secret-file <path>',
+      'file holding the shared secret(s), one per line (several while rotating); or env ONCEPAY_WEBHOOK_SECRET',
+    )
+    .option(
+      '--secret <secret>',
+      'the shared secret on the command line (visible in `ps`: prefer --secret-file or the env)',
+    )
+    .option(
+      '--signature-tolerance <seconds>',
+      'largest |now − t| of a signature `t=…,v1=…` (replays outside it are refused)',
+      intOption('--signature-tolerance', 1),
+      DEFAULT_TOLERANCE_S,
+    )
+    .option(
+      '--legacy-signature',
+      'DEPRECATED: also accept the untimestamped `sha256=` HMAC and the bare secret (replayable)',
+    )
     .option('--require-signature', 'with --legacy-signature: demand the legacy HMAC, not just the bare secret')
-    .addOption(commitmentOption('commitment getTransaction is asked at before a delivery is credited').default('finalized'))
-    .option('--hint-max-age <seconds>', 'a signature the chain has not confirmed by then is dropped (reason not_found / rpc_error)', intOption('--hint-max-age', 1), DEFAULT_HINT_MAX_AGE_MS / 1000)
-    .option('--recheck-ms <ms>', 'first wait before a pending signature is checked again (doubles, with jitter, up to 60 s)', intOption('--recheck-ms', 1), DEFAULT_RECHECK.baseMs)
-    .option('--inline-check-ms <ms>', 'how long a delivery waits for the first chain check of its signatures before answering (202 if still pending)', intOption('--inline-check-ms', 0), DEFAULT_INLINE_CHECK_MS)
+    .addOption(
+      commitmentOption('commitment getTransaction is asked at before a delivery is credited').default('finalized'),
+    )
+    .option(
+      '--hint-max-age <seconds>',
+      'a signature the chain has not confirmed by then is dropped (reason not_found / rpc_error)',
+      intOption('--hint-max-age', 1),
+      DEFAULT_HINT_MAX_AGE_MS / 1000,
+    )
+    .option(
+      '--recheck-ms <ms>',
+      'first wait before a pending signature is checked again (doubles, with jitter, up to 60 s)',
+      intOption('--recheck-ms', 1),
+      DEFAULT_RECHECK.baseMs,
+    )
+    .option(
+      '--inline-check-ms <ms>',
+      'how long a delivery waits for the first chain check of its signatures before answering (202 if still pending)',
+      intOption('--inline-check-ms', 0),
+      DEFAULT_INLINE_CHECK_MS,
+    )
     .option('--trust-provider', 'DANGEROUS: credit what deliveries say without asking the chain (the old behaviour)')
-    .option('--body-limit <bytes>', 'largest body accepted (larger → 413)', intOption('--body-limit', 1), DEFAULT_BODY_LIMIT)
-    .addHelpText('after', '\nWhile the database is away deliveries get 503 + Retry-After ({code: "DATABASE_UNAVAILABLE"}); /healthz and /readyz report it.')
-    .addHelpText('after', shutdownHelp(undefined, 'stops accepting, answers the deliveries in flight and ends the background chain checks'))
+    .option(
+      '--body-limit <bytes>',
+      'largest body accepted (larger → 413)',
+      intOption('--body-limit', 1),
+      DEFAULT_BODY_LIMIT,
+    )
+    .addHelpText(
+      'after',
+      '\nWhile the database is away deliveries get 503 + Retry-After ({code: "DATABASE_UNAVAILABLE"}); /healthz and /readyz report it.',
+    )
+    .addHelpText(
+      'after',
+      shutdownHelp(undefined, 'stops accepting, answers the deliveries in flight and ends the background chain checks'),
+    )
     .action(
       async (
         o: RpcOpts & {
@@ -249,7 +412,10 @@ export function registerSources(program: Command): void {
       ) => {
         const secrets = webhookSecrets(o);
         const w = wire(o, 'webhook', 'indexer-webhook');
-        if (o.secret !== undefined) w.log.warn('--secret is visible to every user of this machine (ps); use --secret-file or ONCEPAY_WEBHOOK_SECRET');
+        if (o.secret !== undefined)
+          w.log.warn(
+            '--secret is visible to every user of this machine (ps); use --secret-file or ONCEPAY_WEBHOOK_SECRET',
+          );
         const webhookMetrics = createWebhookMetrics(w.indexerMetrics.registry);
         const verifier = o.trustProvider
           ? undefined
@@ -283,7 +449,10 @@ export function registerSources(program: Command): void {
         });
         const stop = onStopSignals(w.log);
         const address = await app.listen({ port: o.port, host: o.host });
-        w.log.info({ address, verified: !o.trustProvider, rpc: o.trustProvider ? undefined : o.rpc, commitment: o.commitment }, 'webhook receiver listening');
+        w.log.info(
+          { address, verified: !o.trustProvider, rpc: o.trustProvider ? undefined : o.rpc, commitment: o.commitment },
+          'webhook receiver listening',
+        );
         process.stdout.write(`${JSON.stringify({ listening: address })}\n`);
         // The background re-check of pending hints runs in this process until it stops.
         const rechecks = verifier?.run({ signal: stop.signal, pollMs: Math.min(o.recheckMs, 1000) });
@@ -311,6 +480,10 @@ function webhookSecrets(o: { secretFile?: string; secret?: string }): string[] {
   } else if (o.secret !== undefined) {
     secrets = [o.secret];
   }
-  if (secrets.length === 0) throw new OncepayError(SOURCE_CODES.INVALID_OPTION, 'a webhook secret is required: --secret-file, ONCEPAY_WEBHOOK_SECRET or --secret');
+  if (secrets.length === 0)
+    throw new OncepayError(
+      SOURCE_CODES.INVALID_OPTION,
+      'a webhook secret is required: --secret-file, ONCEPAY_WEBHOOK_SECRET or --secret',
+    );
   return secrets;
 }

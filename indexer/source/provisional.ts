@@ -86,12 +86,25 @@ export function createProvisionalTracker(deps: {
       if (confirmedTarget > finalizedCheckpoint) {
         const end = Math.min(confirmedTarget, finalizedCheckpoint + deps.maxSlots);
         const listed = await deps.rpc.getBlocks(finalizedCheckpoint + 1, end, 'confirmed', { signal });
-        const outcomes = await readSlots({ rpc: deps.rpc, decode: deps.decode, commitment: 'confirmed', slots: listed, concurrency: deps.concurrency, signal });
-        const rows = outcomes.flatMap((o) => (o.status === 'ok' ? o.receipts.map((receipt) => ({ slot: o.slot, receipt })) : []));
+        const outcomes = await readSlots({
+          rpc: deps.rpc,
+          decode: deps.decode,
+          commitment: 'confirmed',
+          slots: listed,
+          concurrency: deps.concurrency,
+          signal,
+        });
+        const rows = outcomes.flatMap((o) =>
+          o.status === 'ok' ? o.receipts.map((receipt) => ({ slot: o.slot, receipt })) : [],
+        );
         await store.upsert(cluster, rows);
         seen = rows.length;
       }
-      if (settled.reversed > 0) deps.log?.warn({ cluster, reversed: settled.reversed }, 'provisional receipts reversed: their confirmed block did not become final');
+      if (settled.reversed > 0)
+        deps.log?.warn(
+          { cluster, reversed: settled.reversed },
+          'provisional receipts reversed: their confirmed block did not become final',
+        );
       return { confirmedTarget, seen, ...settled };
     },
   };

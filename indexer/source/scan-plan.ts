@@ -64,7 +64,14 @@ export function planChunk<R>(
         ignored.push({ slot: o.slot, code: o.code, message: o.message });
         continue;
       }
-      return { receipts, checkpoint: o.slot - 1, stoppedAt: { slot: o.slot, code: o.code, message: o.message }, ignored, blocks, skipped };
+      return {
+        receipts,
+        checkpoint: o.slot - 1,
+        stoppedAt: { slot: o.slot, code: o.code, message: o.message },
+        ignored,
+        blocks,
+        skipped,
+      };
     }
     if (o.status === 'skipped') skipped++;
     else {

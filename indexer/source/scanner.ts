@@ -82,7 +82,13 @@ export function createScanner(deps: ScannerDeps, options: ScannerOptions): Scann
   async function runPass(signal?: AbortSignal): Promise<PassResult> {
     const target = await deps.rpc.getSlot('finalized', { signal });
     const checkpointBefore = toSlotNumber(await deps.ledger.getCheckpoint(o.cluster, source));
-    const range = scanRange({ checkpoint: checkpointBefore, fromSlot: o.fromSlot, target, rescanWindow: o.rescanWindow, maxSlotsPerPass: o.maxSlotsPerPass });
+    const range = scanRange({
+      checkpoint: checkpointBefore,
+      fromSlot: o.fromSlot,
+      target,
+      rescanWindow: o.rescanWindow,
+      maxSlotsPerPass: o.maxSlotsPerPass,
+    });
     const result: PassResult = {
       target,
       range,
@@ -97,16 +103,32 @@ export function createScanner(deps: ScannerDeps, options: ScannerOptions): Scann
       caughtUp: checkpointBefore !== null && checkpointBefore >= target,
     };
     if (!range) {
-      if (checkpointBefore !== null) metrics.setCheckpointLag(o.cluster, source, Math.max(0, target - checkpointBefore));
+      if (checkpointBefore !== null)
+        metrics.setCheckpointLag(o.cluster, source, Math.max(0, target - checkpointBefore));
       return withProvisional(result, signal);
     }
     const listed = await deps.rpc.getBlocks(range.start, range.end, 'finalized', { signal });
     const parts = chunks(listed, o.chunkSize);
     if (parts.length === 0) parts.push([]);
     for (let c = 0; c < parts.length; c++) {
-      const outcomes = await readSlots({ rpc: deps.rpc, decode: deps.decode, commitment: 'finalized', slots: parts[c], concurrency: o.concurrency, signal });
-      const plan = planChunk(outcomes, { nextListed: parts[c + 1]?.[0] ?? null, end: range.end, previousCheckpoint: checkpointBefore });
-      for (const f of plan.ignored) log?.warn({ slot: f.slot, code: f.code, err: f.message }, 'slot in the re-scan window failed again; it was processed before');
+      const outcomes = await readSlots({
+        rpc: deps.rpc,
+        decode: deps.decode,
+        commitment: 'finalized',
+        slots: parts[c],
+        concurrency: o.concurrency,
+        signal,
+      });
+      const plan = planChunk(outcomes, {
+        nextListed: parts[c + 1]?.[0] ?? null,
+        end: range.end,
+        previousCheckpoint: checkpointBefore,
+      });
+      for (const f of plan.ignored)
+        log?.warn(
+          { slot: f.slot, code: f.code, err: f.message },
+          'slot in the re-scan window failed again; it was processed before',
+        );
       const failed = outcomes.filter((x) => x.status === 'failed').length - plan.ignored.length;
       metrics.countSlots(o.cluster, source, 'block', plan.blocks);
       metrics.countSlots(o.cluster, source, 'skipped', plan.skipped);
@@ -115,7 +137,12 @@ export function createScanner(deps: ScannerDeps, options: ScannerOptions): Scann
       // current one: harmless, the ledger only ever raises a checkpoint (GREATEST).
       const checkpoint = plan.checkpoint >= 0 ? { slot: plan.checkpoint } : undefined;
       if (plan.receipts.length > 0 || checkpoint) {
-        const applied = await deps.ledger.applyBatch({ cluster: o.cluster, source, receipts: plan.receipts, checkpoint });
+        const applied = await deps.ledger.applyBatch({
+          cluster: o.cluster,
+          source,
+          receipts: plan.receipts,
+          checkpoint,
+        });
         failpoint('scanner.after_batch_commit');
         result.inserted += applied.inserted;
         result.duplicates += applied.duplicates;
@@ -127,7 +154,10 @@ export function createScanner(deps: ScannerDeps, options: ScannerOptions): Scann
       if (checkpoint) result.checkpointAfter = Math.max(result.checkpointAfter ?? -1, checkpoint.slot);
       if (plan.stoppedAt) {
         result.stoppedAt = plan.stoppedAt;
-        log?.warn({ slot: plan.stoppedAt.slot, code: plan.stoppedAt.code, err: plan.stoppedAt.message }, 'checkpoint stops before this slot; next pass retries it');
+        log?.warn(
+          { slot: plan.stoppedAt.slot, code: plan.stoppedAt.code, err: plan.stoppedAt.message },
+          'checkpoint stops before this slot; next pass retries it',
+        );
         break;
       }
     }
@@ -180,7 +210,10 @@ export function createScanner(deps: ScannerDeps, options: ScannerOptions): Scann
         try {
           // A failed pass (RPC or database away) is simply run again: the checkpoint only covers committed
           // batches and the ledger inserts each receipt once. Jitter keeps restarted scanners from retrying in step.
-          await abortableSleep(backoffDelay(failures, { baseMs: o.pollMs, capMs: FAILED_PASS_BACKOFF_CAP_MS }, Math.random()), signal);
+          await abortableSleep(
+            backoffDelay(failures, { baseMs: o.pollMs, capMs: FAILED_PASS_BACKOFF_CAP_MS }, Math.random()),
+            signal,
+          );
         } catch {
           break;
         }

@@ -29,7 +29,14 @@ export interface AuthConfig {
   requireSignature?: boolean;
 }
 
-export type AuthFailure = 'no_credentials' | 'malformed_signature' | 'bad_signature' | 'timestamp_outside_window' | 'legacy_scheme' | 'bad_secret' | 'signature_required';
+export type AuthFailure =
+  | 'no_credentials'
+  | 'malformed_signature'
+  | 'bad_signature'
+  | 'timestamp_outside_window'
+  | 'legacy_scheme'
+  | 'bad_secret'
+  | 'signature_required';
 export type AuthResult = { ok: true; via: 'v1' | 'legacy' } | { ok: false; reason: AuthFailure };
 
 export function constantTimeEqual(a: string | Buffer, b: string | Buffer): boolean {
@@ -79,7 +86,11 @@ function one(h: string | string[] | undefined): string | undefined {
   return Array.isArray(h) ? h[0] : h;
 }
 
-function authenticateLegacy(cfg: AuthConfig, headers: Record<string, string | string[] | undefined>, raw: Buffer): AuthResult {
+function authenticateLegacy(
+  cfg: AuthConfig,
+  headers: Record<string, string | string[] | undefined>,
+  raw: Buffer,
+): AuthResult {
   const matchesASecret = (presented: string, expected: (s: string) => string) => {
     let ok = false;
     for (const s of cfg.secrets) ok = constantTimeEqual(presented, expected(s)) || ok; // no early exit
@@ -89,12 +100,16 @@ function authenticateLegacy(cfg: AuthConfig, headers: Record<string, string | st
   let any = false;
   const sig = one(headers[SIGNATURE_HEADER]);
   if (sig !== undefined) {
-    if (!matchesASecret(sig.trim().toLowerCase(), (s) => signBodyLegacy(s, raw))) return { ok: false, reason: 'bad_signature' };
+    if (!matchesASecret(sig.trim().toLowerCase(), (s) => signBodyLegacy(s, raw)))
+      return { ok: false, reason: 'bad_signature' };
     signed = true;
     any = true;
   }
   const authz = one(headers.authorization);
-  for (const presented of [one(headers[SECRET_HEADER]), authz === undefined ? undefined : authz.replace(/^Bearer\s+/i, '')]) {
+  for (const presented of [
+    one(headers[SECRET_HEADER]),
+    authz === undefined ? undefined : authz.replace(/^Bearer\s+/i, ''),
+  ]) {
     if (presented === undefined) continue;
     if (!matchesASecret(presented, (s) => s)) return { ok: false, reason: 'bad_secret' };
     any = true;
@@ -105,13 +120,19 @@ function authenticateLegacy(cfg: AuthConfig, headers: Record<string, string | st
 }
 
 /** Authenticate a delivery's raw bytes at unix time `nowS`. */
-export function authenticate(cfg: AuthConfig, headers: Record<string, string | string[] | undefined>, raw: Buffer, nowS: number): AuthResult {
+export function authenticate(
+  cfg: AuthConfig,
+  headers: Record<string, string | string[] | undefined>,
+  raw: Buffer,
+  nowS: number,
+): AuthResult {
   if (cfg.secrets.length === 0) return { ok: false, reason: 'no_credentials' };
   const sig = one(headers[SIGNATURE_HEADER]);
   const timestamped = sig !== undefined && /(^|,)\s*(t|v1)=/.test(sig);
   if (!timestamped) {
     if (cfg.legacy) return authenticateLegacy(cfg, headers, raw);
-    const presentedLegacy = sig !== undefined || headers[SECRET_HEADER] !== undefined || headers.authorization !== undefined;
+    const presentedLegacy =
+      sig !== undefined || headers[SECRET_HEADER] !== undefined || headers.authorization !== undefined;
     return { ok: false, reason: presentedLegacy ? 'legacy_scheme' : 'no_credentials' };
   }
   const parsed = parseSignatureHeader(sig!);
@@ -123,6 +144,7 @@ export function authenticate(cfg: AuthConfig, headers: Record<string, string | s
   }
   if (!matched) return { ok: false, reason: 'bad_signature' };
   // Checked after the HMAC: only a genuine (if old) delivery learns that its timestamp is the problem.
-  if (Math.abs(nowS - parsed.t) > (cfg.toleranceS ?? DEFAULT_TOLERANCE_S)) return { ok: false, reason: 'timestamp_outside_window' };
+  if (Math.abs(nowS - parsed.t) > (cfg.toleranceS ?? DEFAULT_TOLERANCE_S))
+    return { ok: false, reason: 'timestamp_outside_window' };
   return { ok: true, via: 'v1' };
 }

@@ -22,7 +22,12 @@ export const EVENT_ID_HEADERS = ['x-oncepay-event-id', 'webhook-id', 'x-event-id
 const EVENT_ID = /^[\x21-\x7e]{1,200}$/;
 
 export type ParsedDelivery =
-  | { ok: true; items: unknown[]; bodyEventId: string | null; shape: 'transaction' | 'rpc-envelope' | 'array' | 'events-envelope' }
+  | {
+      ok: true;
+      items: unknown[];
+      bodyEventId: string | null;
+      shape: 'transaction' | 'rpc-envelope' | 'array' | 'events-envelope';
+    }
   | { ok: false; code: string; message: string };
 
 function isRecord(v: unknown): v is Record<string, unknown> {
@@ -40,28 +45,49 @@ export function parseDelivery(raw: Buffer): ParsedDelivery {
   try {
     v = parseJsonExact(text);
   } catch (e) {
-    return { ok: false, code: WEBHOOK_CODES.MALFORMED_JSON, message: isOncepayError(e) ? e.message : 'body is not JSON' };
+    return {
+      ok: false,
+      code: WEBHOOK_CODES.MALFORMED_JSON,
+      message: isOncepayError(e) ? e.message : 'body is not JSON',
+    };
   }
   if (Array.isArray(v)) return { ok: true, items: v, bodyEventId: null, shape: 'array' };
-  if (!isRecord(v)) return { ok: false, code: WEBHOOK_CODES.UNSUPPORTED_SHAPE, message: 'body is neither an object nor an array' };
+  if (!isRecord(v))
+    return { ok: false, code: WEBHOOK_CODES.UNSUPPORTED_SHAPE, message: 'body is neither an object nor an array' };
   for (const field of ['events', 'transactions', 'data', 'signatures']) {
     if (Array.isArray(v[field])) {
       const idField = v.eventId ?? v.event_id ?? v.id;
       if (idField !== undefined && idField !== null && (typeof idField !== 'string' || !EVENT_ID.test(idField))) {
-        return { ok: false, code: WEBHOOK_CODES.INVALID_EVENT_ID, message: 'envelope id must be 1–200 printable ASCII characters' };
+        return {
+          ok: false,
+          code: WEBHOOK_CODES.INVALID_EVENT_ID,
+          message: 'envelope id must be 1–200 printable ASCII characters',
+        };
       }
-      return { ok: true, items: v[field] as unknown[], bodyEventId: (idField as string | undefined) ?? null, shape: 'events-envelope' };
+      return {
+        ok: true,
+        items: v[field] as unknown[],
+        bodyEventId: (idField as string | undefined) ?? null,
+        shape: 'events-envelope',
+      };
     }
   }
   if ('jsonrpc' in v && 'result' in v) {
     return { ok: true, items: [v.result], bodyEventId: null, shape: 'rpc-envelope' };
   }
   if ('transaction' in v) return { ok: true, items: [v], bodyEventId: null, shape: 'transaction' };
-  return { ok: false, code: WEBHOOK_CODES.UNSUPPORTED_SHAPE, message: 'expected a transaction, an array of them, or { events: [...] }' };
+  return {
+    ok: false,
+    code: WEBHOOK_CODES.UNSUPPORTED_SHAPE,
+    message: 'expected a transaction, an array of them, or { events: [...] }',
+  };
 }
 
 /** The event id from headers (first of EVENT_ID_HEADERS present) else the body's; undefined if one is invalid. */
-export function eventIdOf(headers: Record<string, string | string[] | undefined>, bodyEventId: string | null): { ok: true; eventId: string | null } | { ok: false } {
+export function eventIdOf(
+  headers: Record<string, string | string[] | undefined>,
+  bodyEventId: string | null,
+): { ok: true; eventId: string | null } | { ok: false } {
   for (const h of EVENT_ID_HEADERS) {
     const v = headers[h];
     if (v === undefined) continue;

@@ -36,10 +36,16 @@ function isRecord(v: unknown): v is Record<string, unknown> {
 }
 
 /** Classify a getTransaction result (null = not found at that commitment) with the given decoder. */
-export function classifyChainAnswer(tx: Record<string, unknown> | null, decode: (tx: unknown) => Receipt[]): ChainAnswer {
+export function classifyChainAnswer(
+  tx: Record<string, unknown> | null,
+  decode: (tx: unknown) => Receipt[],
+): ChainAnswer {
   if (tx === null) return { kind: 'not_found' };
   const meta = tx.meta;
-  if (isRecord(meta) && ((meta.err !== null && meta.err !== undefined) || (isRecord(meta.status) && meta.status.Err !== undefined))) {
+  if (
+    isRecord(meta) &&
+    ((meta.err !== null && meta.err !== undefined) || (isRecord(meta.status) && meta.status.Err !== undefined))
+  ) {
     return { kind: 'failed_on_chain', err: meta.err ?? meta.status };
   }
   try {
@@ -55,14 +61,27 @@ export function classifyChainAnswer(tx: Record<string, unknown> | null, decode: 
  * (failed, refused) → drop now; not (yet) seen or the RPC failing → check again later with capped exponential
  * backoff and jitter, until the hint has expired, then drop with what was last seen.
  */
-export function nextHintStep(hint: { checks: number; expired: boolean }, answer: ChainAnswer, policy: RecheckPolicy, random: number): HintStep {
+export function nextHintStep(
+  hint: { checks: number; expired: boolean },
+  answer: ChainAnswer,
+  policy: RecheckPolicy,
+  random: number,
+): HintStep {
   switch (answer.kind) {
     case 'confirmed':
       return { action: 'credit', receipts: answer.receipts };
     case 'failed_on_chain':
-      return { action: 'drop', reason: 'failed_on_chain', detail: `the transaction failed on chain: ${JSON.stringify(answer.err)}` };
+      return {
+        action: 'drop',
+        reason: 'failed_on_chain',
+        detail: `the transaction failed on chain: ${JSON.stringify(answer.err)}`,
+      };
     case 'refused':
-      return { action: 'drop', reason: answer.code === DECODE_CODES.BALANCE_MISMATCH ? 'balance_mismatch' : 'malformed', detail: answer.message };
+      return {
+        action: 'drop',
+        reason: answer.code === DECODE_CODES.BALANCE_MISMATCH ? 'balance_mismatch' : 'malformed',
+        detail: answer.message,
+      };
     case 'not_found':
     case 'rpc_error': {
       const lastError = answer.kind === 'not_found' ? 'not found at the configured commitment' : answer.message;
@@ -83,19 +102,27 @@ export interface ClaimedTransfer {
 
 export function claimOf(receipts: readonly Receipt[]): ClaimedTransfer[] {
   return receipts
-    .map((r) => ({ ixIndex: r.ixIndex, innerIndex: r.innerIndex, mint: r.mint, destination: r.destination, amount: r.amount.toString() }))
+    .map((r) => ({
+      ixIndex: r.ixIndex,
+      innerIndex: r.innerIndex,
+      mint: r.mint,
+      destination: r.destination,
+      amount: r.amount.toString(),
+    }))
     .sort((a, b) => a.ixIndex - b.ixIndex || a.innerIndex - b.innerIndex);
 }
 
 /** Where the delivery's claim and the chain's transaction disagree (null: they agree). */
 export function claimDisagreement(claimed: readonly ClaimedTransfer[], chain: readonly Receipt[]): string | null {
   const truth = claimOf(chain);
-  if (claimed.length !== truth.length) return `the delivery claims ${claimed.length} transfer(s), the chain has ${truth.length}`;
+  if (claimed.length !== truth.length)
+    return `the delivery claims ${claimed.length} transfer(s), the chain has ${truth.length}`;
   for (let i = 0; i < truth.length; i++) {
     const a = claimed[i];
     const b = truth[i];
     for (const k of ['ixIndex', 'innerIndex', 'mint', 'destination', 'amount'] as const) {
-      if (a[k] !== b[k]) return `transfer ${b.ixIndex}/${b.innerIndex}: the delivery says ${k} ${String(a[k])}, the chain ${String(b[k])}`;
+      if (a[k] !== b[k])
+        return `transfer ${b.ixIndex}/${b.innerIndex}: the delivery says ${k} ${String(a[k])}, the chain ${String(b[k])}`;
     }
   }
   return null;

@@ -48,7 +48,10 @@ export function createWebhookStore(db: Db) {
   return {
     /** The recorded body hash of this event, or null if the event is new. */
     async findEvent(provider: string, eventId: string): Promise<string | null> {
-      const { rows } = await db.query<{ body_sha256: string }>('SELECT body_sha256 FROM webhook_events WHERE provider = $1 AND event_id = $2', [provider, eventId]);
+      const { rows } = await db.query<{ body_sha256: string }>(
+        'SELECT body_sha256 FROM webhook_events WHERE provider = $1 AND event_id = $2',
+        [provider, eventId],
+      );
       return rows[0]?.body_sha256 ?? null;
     },
     /** True if this call recorded the event; false if another delivery of it got there first. */
@@ -85,7 +88,13 @@ export function createWebhookStore(db: Db) {
      * dropped only because the chain had not shown it (not_found, rpc_error) is reopened by a new delivery; a
      * pending, credited or refuted one is left as it is.
      */
-    async holdHints(cluster: string, provider: string, eventId: string | null, hints: NewHint[], maxAgeMs: number): Promise<Array<{ id: string; signature: string; state: HintState }>> {
+    async holdHints(
+      cluster: string,
+      provider: string,
+      eventId: string | null,
+      hints: NewHint[],
+      maxAgeMs: number,
+    ): Promise<Array<{ id: string; signature: string; state: HintState }>> {
       if (hints.length === 0) return [];
       await db.query(
         `INSERT INTO webhook_hints (cluster, signature, provider, event_id, claimed, expires_at)
@@ -96,7 +105,14 @@ export function createWebhookStore(db: Db) {
                 expires_at = EXCLUDED.expires_at, provider = EXCLUDED.provider, event_id = EXCLUDED.event_id,
                 claimed = COALESCE(EXCLUDED.claimed, webhook_hints.claimed)
           WHERE webhook_hints.state = 'dropped' AND webhook_hints.drop_reason IN ('not_found', 'rpc_error')`,
-        [cluster, provider, eventId, hints.map((h) => h.signature), hints.map((h) => (h.claimed === null ? null : JSON.stringify(h.claimed))), maxAgeMs],
+        [
+          cluster,
+          provider,
+          eventId,
+          hints.map((h) => h.signature),
+          hints.map((h) => (h.claimed === null ? null : JSON.stringify(h.claimed))),
+          maxAgeMs,
+        ],
       );
       const { rows } = await db.query<{ id: string; signature: string; state: HintState }>(
         'SELECT id::text, signature, state::text FROM webhook_hints WHERE cluster = $1 AND signature = ANY($2::text[])',
@@ -110,7 +126,10 @@ export function createWebhookStore(db: Db) {
      * due. SKIP LOCKED + the lease let several verifiers (processes) share the table; a holder that dies only
      * delays its hints until the lease ends.
      */
-    async leaseHints(cluster: string, opts: { ids?: string[]; limit: number; leaseMs: number }): Promise<ClaimedHint[]> {
+    async leaseHints(
+      cluster: string,
+      opts: { ids?: string[]; limit: number; leaseMs: number },
+    ): Promise<ClaimedHint[]> {
       const { rows } = await db.query(
         `WITH due AS (
            SELECT id FROM webhook_hints
@@ -125,7 +144,15 @@ export function createWebhookStore(db: Db) {
          RETURNING h.id::text, h.signature, h.provider, h.event_id, h.claimed, h.checks, (h.expires_at <= now()) AS expired`,
         [cluster, opts.ids ?? null, opts.limit, opts.leaseMs],
       );
-      return rows.map((r) => ({ id: r.id, signature: r.signature, provider: r.provider, eventId: r.event_id, claimed: r.claimed, checks: r.checks, expired: r.expired }));
+      return rows.map((r) => ({
+        id: r.id,
+        signature: r.signature,
+        provider: r.provider,
+        eventId: r.event_id,
+        claimed: r.claimed,
+        checks: r.checks,
+        expired: r.expired,
+      }));
     },
     async settleCredited(id: string, r: { slot: bigint | null; receipts: number; inserted: number }): Promise<void> {
       await db.query(
@@ -150,10 +177,16 @@ export function createWebhookStore(db: Db) {
     },
     /** Give a leased hint back unchecked (the check was interrupted). */
     async release(id: string): Promise<void> {
-      await db.query(`UPDATE webhook_hints SET lease_until = NULL, checks = greatest(checks - 1, 0) WHERE id = $1 AND state = 'pending'`, [id]);
+      await db.query(
+        `UPDATE webhook_hints SET lease_until = NULL, checks = greatest(checks - 1, 0) WHERE id = $1 AND state = 'pending'`,
+        [id],
+      );
     },
     async countPending(cluster: string): Promise<number> {
-      const { rows } = await db.query<{ n: number }>(`SELECT count(*)::int AS n FROM webhook_hints WHERE cluster = $1 AND state = 'pending'`, [cluster]);
+      const { rows } = await db.query<{ n: number }>(
+        `SELECT count(*)::int AS n FROM webhook_hints WHERE cluster = $1 AND state = 'pending'`,
+        [cluster],
+      );
       return rows[0].n;
     },
   };

@@ -13,7 +13,14 @@ import type { Receipt } from '../decode/receipt';
 import { abortableSleep, type Commitment, type RpcClient } from '../rpc';
 import { WEBHOOK_CODES } from './codes';
 import type { LedgerPort } from './ports';
-import { ChainAnswer, classifyChainAnswer, claimDisagreement, DEFAULT_RECHECK, nextHintStep, RecheckPolicy } from './webhook-hint-plan';
+import {
+  ChainAnswer,
+  classifyChainAnswer,
+  claimDisagreement,
+  DEFAULT_RECHECK,
+  nextHintStep,
+  RecheckPolicy,
+} from './webhook-hint-plan';
 import { NO_WEBHOOK_METRICS, WebhookMetrics } from './webhook-metrics';
 import { ClaimedHint, createWebhookStore } from './webhook-store';
 
@@ -49,11 +56,22 @@ export interface CheckSummary {
   duplicates: number;
 }
 
-const EMPTY: CheckSummary = { checked: 0, credited: 0, dropped: 0, pending: 0, receipts: 0, inserted: 0, duplicates: 0 };
+const EMPTY: CheckSummary = {
+  checked: 0,
+  credited: 0,
+  dropped: 0,
+  pending: 0,
+  receipts: 0,
+  inserted: 0,
+  duplicates: 0,
+};
 
 /** JSON of a chain answer for a dead letter (u64 values the exact reader gave as bigint become decimal strings). */
 function chainBytes(tx: unknown): Buffer {
-  return Buffer.from(JSON.stringify(tx, (_k, v) => (typeof v === 'bigint' ? v.toString() : v)), 'utf8');
+  return Buffer.from(
+    JSON.stringify(tx, (_k, v) => (typeof v === 'bigint' ? v.toString() : v)),
+    'utf8',
+  );
 }
 
 export function createChainVerifier(opts: ChainVerifierOptions) {
@@ -88,12 +106,36 @@ export function createChainVerifier(opts: ChainVerifierOptions) {
     if (step.action === 'drop') {
       if (step.reason === 'balance_mismatch' || step.reason === 'malformed') {
         metrics.countVerificationFailure(step.reason);
-        const code = answer.kind === 'refused' && answer.code === DECODE_CODES.BALANCE_MISMATCH ? WEBHOOK_CODES.BALANCE_MISMATCH : WEBHOOK_CODES.CHAIN_TRANSACTION_REFUSED;
-        await store.deadLetter([{ provider: h.provider, eventId: h.eventId, itemIndex: null, reason: code, detail: step.detail, rawBody: chainBytes(tx), origin: 'chain', signature: h.signature }]);
+        const code =
+          answer.kind === 'refused' && answer.code === DECODE_CODES.BALANCE_MISMATCH
+            ? WEBHOOK_CODES.BALANCE_MISMATCH
+            : WEBHOOK_CODES.CHAIN_TRANSACTION_REFUSED;
+        await store.deadLetter([
+          {
+            provider: h.provider,
+            eventId: h.eventId,
+            itemIndex: null,
+            reason: code,
+            detail: step.detail,
+            rawBody: chainBytes(tx),
+            origin: 'chain',
+            signature: h.signature,
+          },
+        ]);
       }
       await store.settleDropped(h.id, step.reason, step.detail);
       metrics.countDropped(step.reason);
-      log?.warn({ signature: h.signature, provider: h.provider, eventId: h.eventId, reason: step.reason, detail: step.detail, checks: h.checks }, 'webhook hint dropped: the chain does not confirm it');
+      log?.warn(
+        {
+          signature: h.signature,
+          provider: h.provider,
+          eventId: h.eventId,
+          reason: step.reason,
+          detail: step.detail,
+          checks: h.checks,
+        },
+        'webhook hint dropped: the chain does not confirm it',
+      );
       return { ...EMPTY, checked: 1, dropped: 1 };
     }
     // Confirmed: the chain's transaction is what gets credited. A delivery that described it otherwise is counted.
@@ -101,13 +143,20 @@ export function createChainVerifier(opts: ChainVerifierOptions) {
       const disagreement = claimDisagreement(h.claimed, step.receipts);
       if (disagreement !== null) {
         metrics.countVerificationFailure('body_mismatch');
-        log?.warn({ signature: h.signature, provider: h.provider, eventId: h.eventId, disagreement }, 'webhook delivery disagrees with the chain; the chain wins');
+        log?.warn(
+          { signature: h.signature, provider: h.provider, eventId: h.eventId, disagreement },
+          'webhook delivery disagrees with the chain; the chain wins',
+        );
       }
     }
     let inserted = 0;
     let duplicates = 0;
     if (step.receipts.length > 0) {
-      const applied = await opts.ledger.applyBatch({ cluster: opts.cluster, source: 'webhook', receipts: step.receipts });
+      const applied = await opts.ledger.applyBatch({
+        cluster: opts.cluster,
+        source: 'webhook',
+        receipts: step.receipts,
+      });
       inserted = applied.inserted;
       duplicates = applied.duplicates;
       if ((applied.rejected ?? []).length > 0) {
@@ -125,8 +174,22 @@ export function createChainVerifier(opts: ChainVerifierOptions) {
         );
       }
     }
-    await store.settleCredited(h.id, { slot: step.receipts[0]?.slot ?? null, receipts: step.receipts.length, inserted });
-    log?.info({ signature: h.signature, provider: h.provider, receipts: step.receipts.length, inserted, duplicates, checks: h.checks }, 'webhook hint confirmed by the chain and applied');
+    await store.settleCredited(h.id, {
+      slot: step.receipts[0]?.slot ?? null,
+      receipts: step.receipts.length,
+      inserted,
+    });
+    log?.info(
+      {
+        signature: h.signature,
+        provider: h.provider,
+        receipts: step.receipts.length,
+        inserted,
+        duplicates,
+        checks: h.checks,
+      },
+      'webhook hint confirmed by the chain and applied',
+    );
     return { ...EMPTY, checked: 1, credited: 1, receipts: step.receipts.length, inserted, duplicates };
   }
 
@@ -156,7 +219,10 @@ export function createChainVerifier(opts: ChainVerifierOptions) {
     },
     /** One round of the background loop: check the hints that are due. */
     async checkDue(signal?: AbortSignal): Promise<CheckSummary> {
-      const sum = await checkLeased(await store.leaseHints(opts.cluster, { limit: opts.batchSize ?? 50, leaseMs }), signal);
+      const sum = await checkLeased(
+        await store.leaseHints(opts.cluster, { limit: opts.batchSize ?? 50, leaseMs }),
+        signal,
+      );
       await refreshPending();
       return sum;
     },

@@ -73,7 +73,17 @@ export interface WebhookAppOptions {
 
 const okBody = {
   type: 'object',
-  required: ['ok', 'duplicate', 'eventId', 'transactions', 'receipts', 'inserted', 'duplicates', 'deadLettered', 'rejected'],
+  required: [
+    'ok',
+    'duplicate',
+    'eventId',
+    'transactions',
+    'receipts',
+    'inserted',
+    'duplicates',
+    'deadLettered',
+    'rejected',
+  ],
   properties: {
     ok: { type: 'boolean' },
     duplicate: { type: 'boolean' },
@@ -85,7 +95,11 @@ const okBody = {
     deadLettered: { type: 'integer' },
     rejected: {
       type: 'array',
-      items: { type: 'object', required: ['index', 'code', 'message'], properties: { index: { type: 'integer' }, code: { type: 'string' }, message: { type: 'string' } } },
+      items: {
+        type: 'object',
+        required: ['index', 'code', 'message'],
+        properties: { index: { type: 'integer' }, code: { type: 'string' }, message: { type: 'string' } },
+      },
     },
     verified: { type: 'boolean' },
     credited: { type: 'integer' },
@@ -133,7 +147,10 @@ function refusalOf(e: OncepayError): { code: string; reason: VerificationFailure
 
 export function buildWebhookApp(opts: WebhookAppOptions): FastifyInstance {
   if (!opts.trustProvider && !opts.verifier) {
-    throw new OncepayError(SOURCE_CODES.INVALID_OPTION, 'the webhook needs a chain verifier (an RPC endpoint), or trustProvider to opt out explicitly');
+    throw new OncepayError(
+      SOURCE_CODES.INVALID_OPTION,
+      'the webhook needs a chain verifier (an RPC endpoint), or trustProvider to opt out explicitly',
+    );
   }
   const store = createWebhookStore(opts.db);
   const metrics = opts.metrics ?? NO_METRICS;
@@ -144,22 +161,34 @@ export function buildWebhookApp(opts: WebhookAppOptions): FastifyInstance {
   const secrets = typeof opts.secret === 'string' ? [opts.secret] : [...opts.secret];
   const app = Fastify({ logger: false, bodyLimit: opts.bodyLimit ?? DEFAULT_BODY_LIMIT });
 
-  if (opts.trustProvider) log?.warn('webhook deliveries are NOT verified against the chain (--trust-provider): whoever holds the secret can credit anything');
-  if (opts.legacySignature) log?.warn('the deprecated untimestamped webhook signature and bare secrets are accepted (--legacy-signature): captured deliveries can be replayed');
+  if (opts.trustProvider)
+    log?.warn(
+      'webhook deliveries are NOT verified against the chain (--trust-provider): whoever holds the secret can credit anything',
+    );
+  if (opts.legacySignature)
+    log?.warn(
+      'the deprecated untimestamped webhook signature and bare secrets are accepted (--legacy-signature): captured deliveries can be replayed',
+    );
 
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('*', { parseAs: 'buffer' }, (_req, body, done) => done(null, body));
 
-  const sendError = (reply: FastifyReply, status: number, code: string, message: string) => reply.status(status).send(httpErrorBody(code, message));
+  const sendError = (reply: FastifyReply, status: number, code: string, message: string) =>
+    reply.status(status).send(httpErrorBody(code, message));
 
   app.setErrorHandler((err: FastifyError, req, reply) => {
-    if (replyIfDatabaseUnavailable(err, reply)) return void log?.warn({ code: 'DATABASE_UNAVAILABLE', url: req.url, err: err.message }, 'webhook delivery refused: database unavailable');
+    if (replyIfDatabaseUnavailable(err, reply))
+      return void log?.warn(
+        { code: 'DATABASE_UNAVAILABLE', url: req.url, err: err.message },
+        'webhook delivery refused: database unavailable',
+      );
     const status = err.statusCode && err.statusCode >= 400 ? err.statusCode : 500;
     let code = (err as { code?: string }).code ?? WEBHOOK_CODES.INTERNAL;
     if (code === 'FST_ERR_CTP_BODY_TOO_LARGE') code = WEBHOOK_CODES.BODY_TOO_LARGE;
     else if (code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') code = WEBHOOK_CODES.UNSUPPORTED_MEDIA_TYPE;
     else if (err.validation) code = WEBHOOK_CODES.INVALID_REQUEST;
-    else if (!code.startsWith('ONCEPAY__')) code = status >= 500 ? WEBHOOK_CODES.INTERNAL : WEBHOOK_CODES.INVALID_REQUEST;
+    else if (!code.startsWith('ONCEPAY__'))
+      code = status >= 500 ? WEBHOOK_CODES.INTERNAL : WEBHOOK_CODES.INVALID_REQUEST;
     if (status >= 500) log?.error({ err: err.message, url: req.url }, 'webhook request failed');
     else log?.warn({ code, status, url: req.url }, err.message);
     void sendError(reply, status, code, status >= 500 ? 'internal error' : err.message);
@@ -183,7 +212,11 @@ export function buildWebhookApp(opts: WebhookAppOptions): FastifyInstance {
     '/v1/webhooks/:provider',
     {
       schema: {
-        params: { type: 'object', required: ['provider'], properties: { provider: { type: 'string', pattern: '^[a-z0-9][a-z0-9_-]{0,39}$' } } },
+        params: {
+          type: 'object',
+          required: ['provider'],
+          properties: { provider: { type: 'string', pattern: '^[a-z0-9][a-z0-9_-]{0,39}$' } },
+        },
         headers: {
           type: 'object',
           properties: {
@@ -192,14 +225,28 @@ export function buildWebhookApp(opts: WebhookAppOptions): FastifyInstance {
             'x-oncepay-event-id': { type: 'string' },
           },
         },
-        response: { 200: okBody, 202: okBody, 400: errorBody, 401: errorBody, 404: errorBody, 413: errorBody, 415: errorBody, 500: errorBody },
+        response: {
+          200: okBody,
+          202: okBody,
+          400: errorBody,
+          401: errorBody,
+          404: errorBody,
+          413: errorBody,
+          415: errorBody,
+          500: errorBody,
+        },
       },
     },
     async (req, reply) => {
       const provider = req.params.provider;
       const raw = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
       const auth = authenticate(
-        { secrets, toleranceS: opts.signatureToleranceS ?? DEFAULT_TOLERANCE_S, legacy: opts.legacySignature, requireSignature: opts.requireSignature },
+        {
+          secrets,
+          toleranceS: opts.signatureToleranceS ?? DEFAULT_TOLERANCE_S,
+          legacy: opts.legacySignature,
+          requireSignature: opts.requireSignature,
+        },
         req.headers,
         raw,
         nowS(),
@@ -210,7 +257,11 @@ export function buildWebhookApp(opts: WebhookAppOptions): FastifyInstance {
         log?.warn({ provider, reason: auth.reason, ip: req.ip }, 'webhook delivery refused: authentication');
         // Nothing about an unauthenticated request is stored: anyone could send it.
         if (auth.reason === 'timestamp_outside_window') {
-          throw httpError(401, WEBHOOK_CODES.TIMESTAMP_OUTSIDE_WINDOW, 'the signature timestamp is outside the accepted window (a replayed delivery, or a clock far off)');
+          throw httpError(
+            401,
+            WEBHOOK_CODES.TIMESTAMP_OUTSIDE_WINDOW,
+            'the signature timestamp is outside the accepted window (a replayed delivery, or a clock far off)',
+          );
         }
         throw httpError(401, WEBHOOK_CODES.UNAUTHORIZED, 'missing or wrong webhook credentials');
       }
@@ -224,7 +275,8 @@ export function buildWebhookApp(opts: WebhookAppOptions): FastifyInstance {
 
       const parsed = parseDelivery(raw);
       const headerId = eventIdOf(req.headers, parsed.ok ? parsed.bodyEventId : null);
-      if (!headerId.ok) return refuseWhole(WEBHOOK_CODES.INVALID_EVENT_ID, 'event id must be 1–200 printable ASCII characters', null);
+      if (!headerId.ok)
+        return refuseWhole(WEBHOOK_CODES.INVALID_EVENT_ID, 'event id must be 1–200 printable ASCII characters', null);
       const eventId = headerId.eventId;
       if (!parsed.ok) return refuseWhole(parsed.code, parsed.message, eventId);
 
@@ -265,7 +317,14 @@ export function buildWebhookApp(opts: WebhookAppOptions): FastifyInstance {
       const deadLetters = () => {
         bad.sort((a, b) => a.index - b.index);
         if (bad.length > 0) log?.warn({ provider, eventId, bad }, 'webhook items dead-lettered');
-        return bad.map((b): DeadLetter => ({ provider, eventId, itemIndex: b.index, reason: b.code, detail: b.message, rawBody: raw }));
+        return bad.map((b): DeadLetter => ({
+          provider,
+          eventId,
+          itemIndex: b.index,
+          reason: b.code,
+          detail: b.message,
+          rawBody: raw,
+        }));
       };
       const refuseItem = (index: number, e: OncepayError) => {
         const r = refusalOf(e);
@@ -274,7 +333,12 @@ export function buildWebhookApp(opts: WebhookAppOptions): FastifyInstance {
       };
       const allRefused = () => {
         metrics.countWebhook(provider, 'dead_letter');
-        return sendError(reply, 400, bad[0].code, `every item was refused (kept in webhook_dead_letters); first: ${bad[0].message}`);
+        return sendError(
+          reply,
+          400,
+          bad[0].code,
+          `every item was refused (kept in webhook_dead_letters); first: ${bad[0].message}`,
+        );
       };
 
       if (!opts.trustProvider) {
@@ -285,7 +349,11 @@ export function buildWebhookApp(opts: WebhookAppOptions): FastifyInstance {
         parsed.items.forEach((item, index) => {
           const signature = signatureOfItem(item);
           if (signature === null) {
-            bad.push({ index, code: WEBHOOK_CODES.MALFORMED_TRANSACTION, message: 'the item names no transaction signature' });
+            bad.push({
+              index,
+              code: WEBHOOK_CODES.MALFORMED_TRANSACTION,
+              message: 'the item names no transaction signature',
+            });
             return;
           }
           let claimed: ClaimedTransfer[] | null = null;
@@ -311,7 +379,15 @@ export function buildWebhookApp(opts: WebhookAppOptions): FastifyInstance {
           await s.deadLetter(deadLetters());
           let duplicate = false;
           if (eventId !== null && !reused) {
-            duplicate = !(await s.recordEvent({ provider, eventId, bodySha256, transactions: parsed.items.length, receipts: 0, inserted: 0, deadLettered: bad.length }));
+            duplicate = !(await s.recordEvent({
+              provider,
+              eventId,
+              bodySha256,
+              transactions: parsed.items.length,
+              receipts: 0,
+              inserted: 0,
+              deadLettered: bad.length,
+            }));
           }
           return { held, duplicate };
         });
@@ -321,8 +397,24 @@ export function buildWebhookApp(opts: WebhookAppOptions): FastifyInstance {
         const pending = open.length - sum.credited - sum.dropped; // incl. hints another request is checking
         const credited = held.filter((h) => h.state === 'credited').length + sum.credited;
         const dropped = held.filter((h) => h.state === 'dropped').length + sum.dropped;
-        metrics.countWebhook(provider, duplicate ? 'duplicate' : pending > 0 ? 'pending' : bad.length > 0 ? 'partial' : 'applied');
-        log?.info({ provider, eventId, items: parsed.items.length, signatures: hints.size, credited, pending, dropped, inserted: sum.inserted, deadLettered: bad.length }, 'webhook delivery held and checked against the chain');
+        metrics.countWebhook(
+          provider,
+          duplicate ? 'duplicate' : pending > 0 ? 'pending' : bad.length > 0 ? 'partial' : 'applied',
+        );
+        log?.info(
+          {
+            provider,
+            eventId,
+            items: parsed.items.length,
+            signatures: hints.size,
+            credited,
+            pending,
+            dropped,
+            inserted: sum.inserted,
+            deadLettered: bad.length,
+          },
+          'webhook delivery held and checked against the chain',
+        );
         return answer(pending > 0 ? 202 : 200, {
           duplicate,
           receipts: sum.receipts,
@@ -366,7 +458,8 @@ export function buildWebhookApp(opts: WebhookAppOptions): FastifyInstance {
         duplicates = applied.duplicates;
         for (const r of applied.rejected ?? []) {
           const index = itemOf[r.index];
-          if (!bad.some((b) => b.index === index)) bad.push({ index, code: WEBHOOK_CODES.RECEIPT_REJECTED, message: `${r.code}: ${r.message}` });
+          if (!bad.some((b) => b.index === index))
+            bad.push({ index, code: WEBHOOK_CODES.RECEIPT_REJECTED, message: `${r.code}: ${r.message}` });
         }
       }
       failpoint('webhook.after_apply');
@@ -375,11 +468,37 @@ export function buildWebhookApp(opts: WebhookAppOptions): FastifyInstance {
       if (parsed.items.length > 0 && bad.length === parsed.items.length) return allRefused();
       let duplicate = false;
       if (eventId !== null && !reused) {
-        duplicate = !(await store.recordEvent({ provider, eventId, bodySha256, transactions: parsed.items.length, receipts: receipts.length, inserted, deadLettered: bad.length }));
+        duplicate = !(await store.recordEvent({
+          provider,
+          eventId,
+          bodySha256,
+          transactions: parsed.items.length,
+          receipts: receipts.length,
+          inserted,
+          deadLettered: bad.length,
+        }));
       }
       metrics.countWebhook(provider, duplicate ? 'duplicate' : bad.length > 0 ? 'partial' : 'applied');
-      log?.info({ provider, eventId, items: parsed.items.length, receipts: receipts.length, inserted, duplicates, deadLettered: bad.length }, 'webhook delivery applied (trusted, not verified)');
-      return answer(200, { duplicate, receipts: receipts.length, inserted, duplicates, deadLettered: bad.length, rejected: bad });
+      log?.info(
+        {
+          provider,
+          eventId,
+          items: parsed.items.length,
+          receipts: receipts.length,
+          inserted,
+          duplicates,
+          deadLettered: bad.length,
+        },
+        'webhook delivery applied (trusted, not verified)',
+      );
+      return answer(200, {
+        duplicate,
+        receipts: receipts.length,
+        inserted,
+        duplicates,
+        deadLettered: bad.length,
+        rejected: bad,
+      });
     },
   );
   return app;

@@ -20,7 +20,8 @@ function accountEncoding(c: Record<string, unknown>): AccountEncoding {
 function dataSliceOf(c: Record<string, unknown>): { offset: number; length: number } | undefined {
   const d = c.dataSlice as { offset?: unknown; length?: unknown } | undefined;
   if (!d) return undefined;
-  if (typeof d.offset !== 'number' || typeof d.length !== 'number') throw invalidParams('Invalid params: dataSlice needs offset and length');
+  if (typeof d.offset !== 'number' || typeof d.length !== 'number')
+    throw invalidParams('Invalid params: dataSlice needs offset and length');
   return { offset: d.offset, length: d.length };
 }
 
@@ -47,9 +48,11 @@ function matches(data: Uint8Array, filters: Filter[]): boolean {
       if (data.length !== f.dataSize) return false;
     } else if (f.memcmp) {
       const { offset, bytes, encoding } = f.memcmp;
-      if (typeof offset !== 'number' || typeof bytes !== 'string') throw invalidParams('Invalid params: memcmp needs offset and bytes');
+      if (typeof offset !== 'number' || typeof bytes !== 'string')
+        throw invalidParams('Invalid params: memcmp needs offset and bytes');
       const want = encoding === 'base64' ? Buffer.from(bytes, 'base64') : Buffer.from(bs58.decode(bytes));
-      if (offset + want.length > data.length || !Buffer.from(data.subarray(offset, offset + want.length)).equals(want)) return false;
+      if (offset + want.length > data.length || !Buffer.from(data.subarray(offset, offset + want.length)).equals(want))
+        return false;
     } else {
       throw invalidParams('Invalid params: unsupported filter');
     }
@@ -87,9 +90,14 @@ export const accountMethods: Record<string, Handler> = {
   getMultipleAccounts: (ctx, p) => {
     const keys = p[0];
     if (!Array.isArray(keys)) throw invalidParams('Invalid params: expected an array of public keys');
-    if (keys.length > MAX_MULTIPLE_ACCOUNTS) throw invalidParams(`Too many inputs provided; max ${MAX_MULTIPLE_ACCOUNTS}`);
+    if (keys.length > MAX_MULTIPLE_ACCOUNTS)
+      throw invalidParams(`Too many inputs provided; max ${MAX_MULTIPLE_ACCOUNTS}`);
     const c = config(p, 1);
-    return withContext(ctx, commitmentOf(c), keys.map((_k, i) => accountValue(ctx, pubkeyParam(keys, i), c)));
+    return withContext(
+      ctx,
+      commitmentOf(c),
+      keys.map((_k, i) => accountValue(ctx, pubkeyParam(keys, i), c)),
+    );
   },
   getBalance: (ctx, p) => {
     const address = pubkeyParam(p, 0);
@@ -118,7 +126,8 @@ export const accountMethods: Record<string, Handler> = {
       if (!m) throw invalidParams('Invalid param: could not find mint');
       programs = [m.owner];
     } else if (typeof filter.programId === 'string') {
-      if (filter.programId !== TOKEN_PROGRAM_ID && filter.programId !== TOKEN_2022_PROGRAM_ID) throw invalidParams('Invalid param: unrecognized Token program id');
+      if (filter.programId !== TOKEN_PROGRAM_ID && filter.programId !== TOKEN_2022_PROGRAM_ID)
+        throw invalidParams('Invalid param: unrecognized Token program id');
       programs = [filter.programId];
     } else {
       throw invalidParams('Invalid params: expected {"mint": …} or {"programId": …}');

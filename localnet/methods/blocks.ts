@@ -11,7 +11,8 @@ const MAX_GET_BLOCKS_RANGE = 500_000;
 export function blockOrError(chain: Chain, slot: number, c: Commitment): BlockRecord {
   if (slot > chain.slotAt(c)) throw new RpcError(RPC.BLOCK_NOT_AVAILABLE, `Block not available for slot ${slot}`);
   const b = chain.getBlock(slot);
-  if (!b) throw new RpcError(RPC.SLOT_SKIPPED, `Slot ${slot} was skipped, or missing due to ledger jump to recent snapshot`);
+  if (!b)
+    throw new RpcError(RPC.SLOT_SKIPPED, `Slot ${slot} was skipped, or missing due to ledger jump to recent snapshot`);
   return b;
 }
 
@@ -43,7 +44,9 @@ export const blockMethods: Record<string, Handler> = {
       case 'none':
         break;
       default:
-        throw invalidParams(`Invalid params: unknown variant \`${String(details)}\`, expected one of \`full\`, \`signatures\`, \`none\`, \`accounts\``);
+        throw invalidParams(
+          `Invalid params: unknown variant \`${String(details)}\`, expected one of \`full\`, \`signatures\`, \`none\`, \`accounts\``,
+        );
     }
     if (c.rewards !== false) out.rewards = [];
     return out;

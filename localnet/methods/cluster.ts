@@ -22,7 +22,13 @@ export const clusterMethods: Record<string, Handler> = {
       transactionCount: chain.transactionCount(),
     };
   },
-  getEpochSchedule: () => ({ firstNormalEpoch: 0, firstNormalSlot: 0, leaderScheduleSlotOffset: SLOTS_PER_EPOCH, slotsPerEpoch: SLOTS_PER_EPOCH, warmup: false }),
+  getEpochSchedule: () => ({
+    firstNormalEpoch: 0,
+    firstNormalSlot: 0,
+    leaderScheduleSlotOffset: SLOTS_PER_EPOCH,
+    slotsPerEpoch: SLOTS_PER_EPOCH,
+    warmup: false,
+  }),
   getVersion: () => ({ 'solana-core': '3.0.0', 'feature-set': 0 }),
   getHealth: () => 'ok',
   getGenesisHash: ({ chain }) => chain.genesisHash,
@@ -30,7 +36,15 @@ export const clusterMethods: Record<string, Handler> = {
   // One node, always the leader.
   getSlotLeader: ({ chain }) => chain.faucet.publicKey.toBase58(),
   getClusterNodes: ({ chain }) => [
-    { pubkey: chain.faucet.publicKey.toBase58(), gossip: null, tpu: null, rpc: null, version: '3.0.0', featureSet: 0, shredVersion: 0 },
+    {
+      pubkey: chain.faucet.publicKey.toBase58(),
+      gossip: null,
+      tpu: null,
+      rpc: null,
+      version: '3.0.0',
+      featureSet: 0,
+      shredVersion: 0,
+    },
   ],
   minimumLedgerSlot: () => 0,
   getLatestBlockhash: (ctx, p) => {
@@ -51,7 +65,8 @@ export const clusterMethods: Record<string, Handler> = {
   getRecentPrioritizationFees: () => [],
   getMinimumBalanceForRentExemption: ({ chain }, p) => {
     const len = p[0];
-    if (typeof len !== 'number' || !Number.isSafeInteger(len) || len < 0) throw invalidParams('Invalid params: invalid type: expected usize');
+    if (typeof len !== 'number' || !Number.isSafeInteger(len) || len < 0)
+      throw invalidParams('Invalid params: invalid type: expected usize');
     return chain.svm.minimumBalanceForRentExemption(BigInt(len));
   },
   requestAirdrop: ({ chain }, p) => {
@@ -63,7 +78,8 @@ export const clusterMethods: Record<string, Handler> = {
     try {
       return chain.airdrop(to, BigInt(lamports));
     } catch (e) {
-      if (e instanceof RpcError && e.code === RPC.SEND_TRANSACTION_PREFLIGHT_FAILURE) throw new RpcError(RPC.INTERNAL, 'Internal error');
+      if (e instanceof RpcError && e.code === RPC.SEND_TRANSACTION_PREFLIGHT_FAILURE)
+        throw new RpcError(RPC.INTERNAL, 'Internal error');
       throw e;
     }
   },

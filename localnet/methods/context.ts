@@ -14,7 +14,8 @@ export type Handler = (ctx: MethodContext, params: unknown[]) => unknown;
 export function config(params: unknown[], i: number): Record<string, unknown> {
   const c = params[i];
   if (c === undefined || c === null) return {};
-  if (typeof c !== 'object' || Array.isArray(c)) throw invalidParams(`Invalid params: invalid type: expected a config map at position ${i}`);
+  if (typeof c !== 'object' || Array.isArray(c))
+    throw invalidParams(`Invalid params: invalid type: expected a config map at position ${i}`);
   return c as Record<string, unknown>;
 }
 
@@ -35,7 +36,9 @@ export function commitmentOf(c: Record<string, unknown>): Commitment {
     case 'max':
       return 'finalized';
     default:
-      throw invalidParams(`Invalid params: unknown variant \`${String(v)}\`, expected one of \`processed\`, \`confirmed\`, \`finalized\``);
+      throw invalidParams(
+        `Invalid params: unknown variant \`${String(v)}\`, expected one of \`processed\`, \`confirmed\`, \`finalized\``,
+      );
   }
 }
 
@@ -52,13 +55,15 @@ export function withContext(ctx: MethodContext, c: Commitment, value: unknown): 
 
 export function slotParam(params: unknown[], i: number): number {
   const v = params[i];
-  if (typeof v !== 'number' || !Number.isSafeInteger(v) || v < 0) throw invalidParams(`Invalid params: invalid type: expected u64 at position ${i}`);
+  if (typeof v !== 'number' || !Number.isSafeInteger(v) || v < 0)
+    throw invalidParams(`Invalid params: invalid type: expected u64 at position ${i}`);
   return v;
 }
 
 export function stringParam(params: unknown[], i: number, what: string): string {
   const v = params[i];
-  if (typeof v !== 'string') throw invalidParams(`Invalid params: invalid type: expected a ${what} string at position ${i}`);
+  if (typeof v !== 'string')
+    throw invalidParams(`Invalid params: invalid type: expected a ${what} string at position ${i}`);
   return v;
 }
 

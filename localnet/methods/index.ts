@@ -5,4 +5,9 @@ import { clusterMethods } from './cluster';
 import type { Handler } from './context';
 import { transactionMethods } from './transactions';
 
-export const METHODS: Record<string, Handler> = { ...clusterMethods, ...blockMethods, ...transactionMethods, ...accountMethods };
+export const METHODS: Record<string, Handler> = {
+  ...clusterMethods,
+  ...blockMethods,
+  ...transactionMethods,
+  ...accountMethods,
+};

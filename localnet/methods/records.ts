@@ -15,13 +15,16 @@ export function wireOf(r: TxRecord): WireTransaction {
 export function encodingOf(c: Record<string, unknown>, fallback: TxEncoding): TxEncoding {
   const e = c.encoding ?? fallback;
   if (e === 'json' || e === 'jsonParsed' || e === 'base64' || e === 'base58') return e;
-  throw invalidParams(`Invalid params: unknown variant \`${String(e)}\`, expected one of \`binary\`, \`base64\`, \`base58\`, \`json\`, \`jsonParsed\``);
+  throw invalidParams(
+    `Invalid params: unknown variant \`${String(e)}\`, expected one of \`binary\`, \`base64\`, \`base58\`, \`json\`, \`jsonParsed\``,
+  );
 }
 
 export function maxVersionOf(c: Record<string, unknown>): number | undefined {
   const v = c.maxSupportedTransactionVersion;
   if (v === undefined || v === null) return undefined;
-  if (typeof v !== 'number' || !Number.isInteger(v) || v < 0) throw invalidParams('Invalid params: invalid maxSupportedTransactionVersion');
+  if (typeof v !== 'number' || !Number.isInteger(v) || v < 0)
+    throw invalidParams('Invalid params: invalid maxSupportedTransactionVersion');
   return v;
 }
 
@@ -35,10 +38,17 @@ function checkVersion(w: WireTransaction, maxVersion: number | undefined): void 
 }
 
 /** `{transaction, meta, version?}` as in getBlock's `transactions` (full details). */
-export function encodeTxWithMeta(r: TxRecord, encoding: TxEncoding, maxVersion: number | undefined): Record<string, unknown> {
+export function encodeTxWithMeta(
+  r: TxRecord,
+  encoding: TxEncoding,
+  maxVersion: number | undefined,
+): Record<string, unknown> {
   const w = wireOf(r);
   checkVersion(w, maxVersion);
-  const out: Record<string, unknown> = { transaction: encodeTransaction(w, r.meta.loadedAddresses, encoding), meta: encodeMeta(r.meta, w, encoding) };
+  const out: Record<string, unknown> = {
+    transaction: encodeTransaction(w, r.meta.loadedAddresses, encoding),
+    meta: encodeMeta(r.meta, w, encoding),
+  };
   if (maxVersion !== undefined) out.version = w.version;
   return out;
 }
@@ -50,7 +60,15 @@ export function encodeTxAccounts(r: TxRecord, maxVersion: number | undefined): R
   const m = r.meta;
   const out: Record<string, unknown> = {
     transaction: { accountKeys: parsedAccountKeys(w, m.loadedAddresses), signatures: w.signatures },
-    meta: { err: m.err, fee: m.fee, postBalances: m.postBalances, postTokenBalances: m.postTokenBalances, preBalances: m.preBalances, preTokenBalances: m.preTokenBalances, status: m.status },
+    meta: {
+      err: m.err,
+      fee: m.fee,
+      postBalances: m.postBalances,
+      postTokenBalances: m.postTokenBalances,
+      preBalances: m.preBalances,
+      preTokenBalances: m.preTokenBalances,
+      status: m.status,
+    },
   };
   if (maxVersion !== undefined) out.version = w.version;
   return out;

@@ -13,7 +13,8 @@ const MAX_SIGNATURES_LIMIT = 1000;
 function wireBytes(p: unknown[], c: Record<string, unknown>): Uint8Array {
   const text = stringParam(p, 0, 'encoded transaction');
   const enc = c.encoding ?? 'base58';
-  if (enc !== 'base58' && enc !== 'base64') throw invalidParams(`Invalid params: unsupported encoding: ${String(enc)}. Supported encodings: base58, base64`);
+  if (enc !== 'base58' && enc !== 'base64')
+    throw invalidParams(`Invalid params: unsupported encoding: ${String(enc)}. Supported encodings: base58, base64`);
   try {
     return decodeWireText(text, enc);
   } catch (e) {
@@ -34,13 +35,19 @@ export const transactionMethods: Record<string, Handler> = {
     }
     const accountsCfg = c.accounts as { addresses?: unknown; encoding?: unknown } | undefined;
     const addresses = Array.isArray(accountsCfg?.addresses) ? (accountsCfg!.addresses as string[]) : undefined;
-    const r = ctx.chain.simulate(wireBytes(p, c), { sigVerify: c.sigVerify === true, replaceRecentBlockhash: c.replaceRecentBlockhash === true, accounts: addresses });
+    const r = ctx.chain.simulate(wireBytes(p, c), {
+      sigVerify: c.sigVerify === true,
+      replaceRecentBlockhash: c.replaceRecentBlockhash === true,
+      accounts: addresses,
+    });
     const accEnc = accountsCfg?.encoding === 'jsonParsed' ? 'jsonParsed' : 'base64';
     return withContext(ctx, commitmentOf(c), {
-      accounts: addresses ? addresses.map((a) => {
-        const s = r.postAccounts.get(a);
-        return s ? encodeAccount(s, accEnc, ctx.chain.decimalsOf) : null;
-      }) : null,
+      accounts: addresses
+        ? addresses.map((a) => {
+            const s = r.postAccounts.get(a);
+            return s ? encodeAccount(s, accEnc, ctx.chain.decimalsOf) : null;
+          })
+        : null,
       err: r.err,
       fee: r.err === 'BlockhashNotFound' ? null : r.fee,
       innerInstructions: c.innerInstructions === true ? r.innerInstructions : null,
@@ -53,10 +60,15 @@ export const transactionMethods: Record<string, Handler> = {
   },
   getSignatureStatuses: (ctx, p) => {
     const sigs = p[0];
-    if (!Array.isArray(sigs) || sigs.some((s) => typeof s !== 'string')) throw invalidParams('Invalid params: expected an array of signatures');
+    if (!Array.isArray(sigs) || sigs.some((s) => typeof s !== 'string'))
+      throw invalidParams('Invalid params: expected an array of signatures');
     if (sigs.length > MAX_STATUSES) throw invalidParams(`Too many inputs provided; max ${MAX_STATUSES}`);
     const search = config(p, 1).searchTransactionHistory === true;
-    return withContext(ctx, 'processed', sigs.map((s: string) => ctx.chain.signatureStatus(s, search)));
+    return withContext(
+      ctx,
+      'processed',
+      sigs.map((s: string) => ctx.chain.signatureStatus(s, search)),
+    );
   },
   getTransaction: ({ chain }, p) => {
     const sig = stringParam(p, 0, 'signature');
@@ -66,7 +78,11 @@ export const transactionMethods: Record<string, Handler> = {
     const maxVersion = maxVersionOf(c);
     const found = chain.findTransaction(sig);
     if (!found || (cm === 'finalized' && found.block.slot > chain.finalizedSlot())) return null;
-    return { blockTime: found.block.blockTime, slot: found.block.slot, ...encodeTxWithMeta(found.record, encoding, maxVersion) };
+    return {
+      blockTime: found.block.blockTime,
+      slot: found.block.slot,
+      ...encodeTxWithMeta(found.record, encoding, maxVersion),
+    };
   },
   getSignaturesForAddress: ({ chain }, p) => {
     const address = pubkeyParam(p, 0);
@@ -78,7 +94,11 @@ export const transactionMethods: Record<string, Handler> = {
     }
     const finalized = chain.finalizedSlot();
     return chain
-      .signaturesForAddress(address, { before: c.before as string | undefined, until: c.until as string | undefined, limit: cm === 'finalized' ? MAX_SIGNATURES_LIMIT * 4 : limit })
+      .signaturesForAddress(address, {
+        before: c.before as string | undefined,
+        until: c.until as string | undefined,
+        limit: cm === 'finalized' ? MAX_SIGNATURES_LIMIT * 4 : limit,
+      })
       .filter((x) => cm !== 'finalized' || x.block.slot <= finalized)
       .slice(0, limit)
       .map(({ record, block }) => ({

@@ -7,13 +7,16 @@ import { ChainFlags, chainFlags, print, withOncePay } from './options';
 
 function oneOf<T extends string>(name: string, values: readonly T[]) {
   return (v: string): T => {
-    if (!(values as readonly string[]).includes(v)) throw new InvalidArgumentError(`${name} must be one of ${values.join(', ')}`);
+    if (!(values as readonly string[]).includes(v))
+      throw new InvalidArgumentError(`${name} must be one of ${values.join(', ')}`);
     return v as T;
   };
 }
 
 export function register(program: Command): void {
-  const exception = program.command('exception').description('ledger exceptions (overpayments, late payments, unknown references…): list, refund once, resolve');
+  const exception = program
+    .command('exception')
+    .description('ledger exceptions (overpayments, late payments, unknown references…): list, refund once, resolve');
 
   chainFlags(
     exception
@@ -24,14 +27,21 @@ export function register(program: Command): void {
       .option('--state <state>', EXCEPTION_STATES.join(' | '), oneOf('--state', EXCEPTION_STATES)),
     false,
   ).action(async (o: ChainFlags & { kind?: ExceptionKind; invoice?: string; state?: ExceptionState }) => {
-    print(await withOncePay(o, (op) => op.listExceptions({ kind: o.kind, invoiceId: o.invoice, state: o.state })), o.json);
+    print(
+      await withOncePay(o, (op) => op.listExceptions({ kind: o.kind, invoiceId: o.invoice, state: o.state })),
+      o.json,
+    );
   });
 
-  chainFlags(exception.command('show').description('one exception, its receipt, and its refund or resolution').argument('<id>', 'exception id'), false).action(
-    async (id: string, o: ChainFlags) => {
-      print(await withOncePay(o, (op) => op.getException(id)), o.json);
-    },
-  );
+  chainFlags(
+    exception
+      .command('show')
+      .description('one exception, its receipt, and its refund or resolution')
+      .argument('<id>', 'exception id'),
+    false,
+  ).action(async (id: string, o: ChainFlags) => {
+    print(await withOncePay(o, (op) => op.getException(id)), o.json);
+  });
 
   chainFlags(
     exception
@@ -43,22 +53,37 @@ export function register(program: Command): void {
       .requiredOption('--authority <keypair>', "keypair file of the paying merchant's payout authority")
       .option('--payer <keypair>', 'fee payer keypair file (default: the authority)')
       .option('--to <address>', "refund to this token account instead of the sender's")
-      .option('--merchant <address|id>', 'the paying merchant (default: the registered merchant whose vault received the money)')
+      .option(
+        '--merchant <address|id>',
+        'the paying merchant (default: the registered merchant whose vault received the money)',
+      )
       .option('--timeout-ms <ms>', 'stop waiting after this long (run the command again to finish)')
       .option('--retry-failed', 're-open a refund that failed with a program error (e.g. after topping up the vault)'),
-  ).action(async (id: string, o: ChainFlags & { authority: string; payer?: string; to?: string; merchant?: string; timeoutMs?: string; retryFailed?: boolean }) => {
-    const r = await withOncePay(o, (op) =>
-      op.refundException(id, {
-        authority: readKeypairFile(o.authority),
-        payer: o.payer ? readKeypairFile(o.payer) : undefined,
-        to: o.to,
-        merchant: o.merchant,
-        signal: o.timeoutMs ? AbortSignal.timeout(Number(o.timeoutMs)) : undefined,
-        retryFailed: o.retryFailed,
-      }),
-    );
-    print(r, o.json);
-  });
+  ).action(
+    async (
+      id: string,
+      o: ChainFlags & {
+        authority: string;
+        payer?: string;
+        to?: string;
+        merchant?: string;
+        timeoutMs?: string;
+        retryFailed?: boolean;
+      },
+    ) => {
+      const r = await withOncePay(o, (op) =>
+        op.refundException(id, {
+          authority: readKeypairFile(o.authority),
+          payer: o.payer ? readKeypairFile(o.payer) : undefined,
+          to: o.to,
+          merchant: o.merchant,
+          signal: o.timeoutMs ? AbortSignal.timeout(Number(o.timeoutMs)) : undefined,
+          retryFailed: o.retryFailed,
+        }),
+      );
+      print(r, o.json);
+    },
+  );
 
   chainFlags(
     exception

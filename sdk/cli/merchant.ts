@@ -10,18 +10,26 @@ import { ChainFlags, chainFlags, print, withOncePay } from './options';
 export const EXIT_MERCHANT_MISMATCH = 3;
 
 export function register(program: Command): void {
-  const merchant = program.command('merchant').description("the merchant's on-chain config: create it, read it, pause, rotate the payout authority");
+  const merchant = program
+    .command('merchant')
+    .description("the merchant's on-chain config: create it, read it, pause, rotate the payout authority");
 
   chainFlags(
     merchant
       .command('init')
-      .description('initialize_merchant (idempotent: a second run reports the existing config and whether it matches; exit 3 when it does not)')
+      .description(
+        'initialize_merchant (idempotent: a second run reports the existing config and whether it matches; exit 3 when it does not)',
+      )
       .requiredOption('--authority <keypair>', 'merchant authority keypair file (Solana CLI JSON; chmod 600)')
       .requiredOption('--payout-authority <pubkey>', 'who signs payouts')
       .option('--payer <keypair>', 'fee and rent payer keypair file (default: the authority)'),
   ).action(async (o: ChainFlags & { authority: string; payoutAuthority: string; payer?: string }) => {
     const r = await withOncePay(o, (op) =>
-      op.initMerchant({ authority: readKeypairFile(o.authority), payoutAuthority: new PublicKey(o.payoutAuthority), payer: o.payer ? readKeypairFile(o.payer) : undefined }),
+      op.initMerchant({
+        authority: readKeypairFile(o.authority),
+        payoutAuthority: new PublicKey(o.payoutAuthority),
+        payer: o.payer ? readKeypairFile(o.payer) : undefined,
+      }),
     );
     print(r, o.json);
     if (!r.matches) process.exitCode = EXIT_MERCHANT_MISMATCH;
@@ -35,18 +43,26 @@ export function register(program: Command): void {
       .option('--merchant-authority <pubkey>', 'or the merchant authority whose PDA to read'),
   ).action(async (o: ChainFlags & { merchant?: string; merchantAuthority?: string }) => {
     await withOncePay(o, async (op) => {
-      const address = o.merchant ?? (o.merchantAuthority ? op.merchantAddress(o.merchantAuthority).toBase58() : undefined);
+      const address =
+        o.merchant ?? (o.merchantAuthority ? op.merchantAddress(o.merchantAuthority).toBase58() : undefined);
       if (!address) throw new OncepayError(OPTION_INVALID, 'give --merchant or --merchant-authority');
       const account = await op.getMerchant(address);
       print({ merchant: address, exists: account !== null, account }, o.json);
     });
   });
 
-  for (const [name, paused] of [['pause', true], ['unpause', false]] as const) {
+  for (const [name, paused] of [
+    ['pause', true],
+    ['unpause', false],
+  ] as const) {
     chainFlags(
       merchant
         .command(name)
-        .description(paused ? 'set_paused(true): every payout fails with MerchantPaused until unpause' : 'set_paused(false): payouts run again')
+        .description(
+          paused
+            ? 'set_paused(true): every payout fails with MerchantPaused until unpause'
+            : 'set_paused(false): payouts run again',
+        )
         .requiredOption('--authority <keypair>', 'merchant authority keypair file'),
     ).action(async (o: ChainFlags & { authority: string }) => {
       print(await withOncePay(o, (op) => op.setPaused(readKeypairFile(o.authority), paused)), o.json);

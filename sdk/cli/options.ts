@@ -13,7 +13,9 @@ export interface ChainFlags {
 }
 
 export function print(x: unknown, json?: boolean): void {
-  process.stdout.write(`${JSON.stringify(x, (_k, v) => (typeof v === 'bigint' ? v.toString() : v), json ? undefined : 2)}\n`);
+  process.stdout.write(
+    `${JSON.stringify(x, (_k, v) => (typeof v === 'bigint' ? v.toString() : v), json ? undefined : 2)}\n`,
+  );
 }
 
 /** --rpc (required when `needsRpc`), --program, --commitment, --poll-ms, --json. */
@@ -23,7 +25,11 @@ export function chainFlags(c: Command, needsRpc = true): Command {
   return c
     .addOption(rpc)
     .option('--program <address>', 'oncepay program id', ONCEPAY_PROGRAM_ID)
-    .addOption(new Option('--commitment <level>', 'commitment at which a transaction counts as landed').choices(['confirmed', 'finalized']).default('confirmed'))
+    .addOption(
+      new Option('--commitment <level>', 'commitment at which a transaction counts as landed')
+        .choices(['confirmed', 'finalized'])
+        .default('confirmed'),
+    )
     .option('--poll-ms <ms>', 'pause between two looks at the chain', '400')
     .option('--json', 'one-line JSON output');
 }

@@ -7,23 +7,34 @@ import { ChainFlags, chainFlags, print, withOncePay } from './options';
 export const EXIT_VAULT_DANGER = 2;
 
 export function register(program: Command): void {
-  const vault = program.command('vault').description("the merchant's vaults (token accounts owned by the merchant PDA)");
+  const vault = program
+    .command('vault')
+    .description("the merchant's vaults (token accounts owned by the merchant PDA)");
 
   chainFlags(
     vault
       .command('create')
-      .description("create the merchant PDA's associated token account for --mint (SPL Token or Token-2022); idempotent")
+      .description(
+        "create the merchant PDA's associated token account for --mint (SPL Token or Token-2022); idempotent",
+      )
       .requiredOption('--merchant <address>', 'merchant config PDA')
       .requiredOption('--mint <address>', 'token mint')
       .requiredOption('--payer <keypair>', 'rent and fee payer keypair file'),
   ).action(async (o: ChainFlags & { merchant: string; mint: string; payer: string }) => {
-    print(await withOncePay(o, (op) => op.createVault({ payer: readKeypairFile(o.payer), merchant: o.merchant, mint: o.mint })), o.json);
+    print(
+      await withOncePay(o, (op) =>
+        op.createVault({ payer: readKeypairFile(o.payer), merchant: o.merchant, mint: o.mint }),
+      ),
+      o.json,
+    );
   });
 
   chainFlags(
     vault
       .command('check')
-      .description('flag what lets someone else move or lock the vault, or breaks payouts: delegates, close authority, permanent delegate, transfer fee, transfer hook, default-frozen accounts, freeze authority (exit 2 on a danger)')
+      .description(
+        'flag what lets someone else move or lock the vault, or breaks payouts: delegates, close authority, permanent delegate, transfer fee, transfer hook, default-frozen accounts, freeze authority (exit 2 on a danger)',
+      )
       .requiredOption('--merchant <address>', 'merchant config PDA')
       .option('--mint <address>', "check the merchant's vault for this mint")
       .option('--vault <address>', 'or this token account'),

@@ -25,9 +25,20 @@ interface RawResponse {
 }
 
 /** One HTTP/1.1 request with the request line exactly as given (no client-side normalisation). */
-function rawRequest(port: number, method: string, target: string, headers: Record<string, string> = {}, body = ''): Promise<RawResponse> {
+function rawRequest(
+  port: number,
+  method: string,
+  target: string,
+  headers: Record<string, string> = {},
+  body = '',
+): Promise<RawResponse> {
   return new Promise((resolve, reject) => {
-    const lines = [`${method} ${target} HTTP/1.1`, 'Host: localhost', 'Connection: close', `Content-Length: ${Buffer.byteLength(body)}`];
+    const lines = [
+      `${method} ${target} HTTP/1.1`,
+      'Host: localhost',
+      'Connection: close',
+      `Content-Length: ${Buffer.byteLength(body)}`,
+    ];
     for (const [k, v] of Object.entries(headers)) lines.push(`${k}: ${v}`);
     // write, not end: node's server aborts a request whose client half-closes before the answer.
     const socket = net.connect(port, '127.0.0.1', () => socket.write(`${lines.join('\r\n')}\r\n\r\n${body}`));
@@ -61,7 +72,10 @@ const GET_VARIANTS: Array<[string, (id: string) => string]> = [
   ['canonical', (id) => `/v1/payouts/${id}`],
   ['percent-encoded prefix', (id) => `/%76%31/payouts/${id}`],
   ['percent-encoded segment', (id) => `/v1/pay%6Fouts/${id}`],
-  ['percent-encoded everything', (id) => `/%76%31/%70%61%79%6f%75%74%73/${[...id].map((c) => '%' + c.charCodeAt(0).toString(16)).join('')}`],
+  [
+    'percent-encoded everything',
+    (id) => `/%76%31/%70%61%79%6f%75%74%73/${[...id].map((c) => '%' + c.charCodeAt(0).toString(16)).join('')}`,
+  ],
   ['double-encoded', (id) => `/%2576%2531/payouts/${id}`],
   ['doubled slash in the middle', (id) => `/v1//payouts/${id}`],
   ['doubled leading slash', (id) => `//v1/payouts/${id}`],
@@ -125,7 +139,13 @@ describe('app/api authentication follows the routes, not the URL string', () => 
 
   before(async () => {
     db = await createTestDb('app_api_auth');
-    await insertMerchant(db.pool, { name: 'A', apiKeyHash: hashApiKey(KEY), programId: address(ONCEPAY_PROGRAM_ID), merchantAddress: pk(), vault: pk() });
+    await insertMerchant(db.pool, {
+      name: 'A',
+      apiKeyHash: hashApiKey(KEY),
+      programId: address(ONCEPAY_PROGRAM_ID),
+      merchantAddress: pk(),
+      vault: pk(),
+    });
     app = await buildApiApp({ db: db.pool });
     await app.listen({ port: 0, host: '127.0.0.1' });
     port = (app.server.address() as net.AddressInfo).port;
@@ -137,7 +157,10 @@ describe('app/api authentication follows the routes, not the URL string', () => 
     });
     expect(r.statusCode, r.body).to.equal(201);
     existing = r.json().id;
-    expect((await app.inject({ method: 'GET', url: `/v1/payouts/${missing}`, headers: { authorization: `Bearer ${KEY}` } })).statusCode).to.equal(404);
+    expect(
+      (await app.inject({ method: 'GET', url: `/v1/payouts/${missing}`, headers: { authorization: `Bearer ${KEY}` } }))
+        .statusCode,
+    ).to.equal(404);
   });
   after(async () => {
     await app?.close();
@@ -164,7 +187,10 @@ describe('app/api authentication follows the routes, not the URL string', () => 
           const injected = await app.inject({ method: method as 'GET', url: path(existing), headers });
           const injectedMissing = await app.inject({ method: method as 'GET', url: path(missing), headers });
           expectRefused({ status: injected.statusCode, body: injected.body }, `inject ${label}`);
-          expect({ s: injectedMissing.statusCode, b: injectedMissing.body }, `inject ${label}`).to.deep.equal({ s: injected.statusCode, b: injected.body });
+          expect({ s: injectedMissing.statusCode, b: injectedMissing.body }, `inject ${label}`).to.deep.equal({
+            s: injected.statusCode,
+            b: injected.body,
+          });
         }
       });
     }
@@ -184,7 +210,10 @@ describe('app/api authentication follows the routes, not the URL string', () => 
         const h = { ...headers, 'content-type': 'application/json', 'idempotency-key': `atk-${Math.random()}` };
         expectRefused(await rawRequest(port, 'POST', target, h, body), `POST ${target} ${JSON.stringify(headers)}`);
         const injected = await app.inject({ method: 'POST', url: target, headers: h, payload: body });
-        expectRefused({ status: injected.statusCode, body: injected.body }, `inject POST ${target} ${JSON.stringify(headers)}`);
+        expectRefused(
+          { status: injected.statusCode, body: injected.body },
+          `inject POST ${target} ${JSON.stringify(headers)}`,
+        );
       }
     }
     expect(await payoutCount()).to.equal(before);
@@ -198,7 +227,9 @@ describe('app/api authentication follows the routes, not the URL string', () => 
       expect(r.status, scheme).to.equal(200);
       expect(JSON.parse(r.body).id).to.equal(existing);
     }
-    const wrongCase = await rawRequest(port, 'GET', `/v1/payouts/${existing}`, { authorization: `bearer ${KEY.toUpperCase()}` });
+    const wrongCase = await rawRequest(port, 'GET', `/v1/payouts/${existing}`, {
+      authorization: `bearer ${KEY.toUpperCase()}`,
+    });
     expect(wrongCase.status).to.equal(401);
   });
 
@@ -213,7 +244,8 @@ describe('app/api authentication follows the routes, not the URL string', () => 
   });
 
   it('public routes stay public: /openapi.json, /metrics, /healthz and /readyz answer without a key', async () => {
-    for (const p of ['/openapi.json', '/metrics', '/healthz', '/readyz']) expect((await rawRequest(port, 'GET', p)).status, p).to.equal(200);
+    for (const p of ['/openapi.json', '/metrics', '/healthz', '/readyz'])
+      expect((await rawRequest(port, 'GET', p)).status, p).to.equal(200);
   });
 
   describe('non-JSON bodies → 415 CONTENT_TYPE_UNSUPPORTED (as /openapi.json documents)', () => {
@@ -232,7 +264,10 @@ describe('app/api authentication follows the routes, not the URL string', () => 
         const before = await payoutCount();
         const r = await rawRequest(port, 'POST', '/v1/payouts', { ...auth, ...ct, 'idempotency-key': `ct-${i}` }, body);
         expect(r.status, r.body).to.equal(415);
-        expect(JSON.parse(r.body)).to.deep.equal({ code: 'CONTENT_TYPE_UNSUPPORTED', message: API_ERRORS.CONTENT_TYPE_UNSUPPORTED.message });
+        expect(JSON.parse(r.body)).to.deep.equal({
+          code: 'CONTENT_TYPE_UNSUPPORTED',
+          message: API_ERRORS.CONTENT_TYPE_UNSUPPORTED.message,
+        });
         expect(await payoutCount()).to.equal(before);
       });
     });

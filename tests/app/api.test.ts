@@ -25,8 +25,20 @@ describe('app/api (merchant API, real PostgreSQL)', () => {
 
   before(async () => {
     db = await createTestDb('app_api');
-    a = await insertMerchant(db.pool, { name: 'A', apiKeyHash: hashApiKey(KEY_A), programId: address(ONCEPAY_PROGRAM_ID), merchantAddress: pk(), vault: pk() });
-    b = await insertMerchant(db.pool, { name: 'B', apiKeyHash: hashApiKey(KEY_B), programId: address(ONCEPAY_PROGRAM_ID), merchantAddress: pk(), vault: pk() });
+    a = await insertMerchant(db.pool, {
+      name: 'A',
+      apiKeyHash: hashApiKey(KEY_A),
+      programId: address(ONCEPAY_PROGRAM_ID),
+      merchantAddress: pk(),
+      vault: pk(),
+    });
+    b = await insertMerchant(db.pool, {
+      name: 'B',
+      apiKeyHash: hashApiKey(KEY_B),
+      programId: address(ONCEPAY_PROGRAM_ID),
+      merchantAddress: pk(),
+      vault: pk(),
+    });
     app = await buildApiApp({ db: db.pool, idempotencyStaleMs: 60_000 });
   });
   after(async () => {
@@ -47,17 +59,29 @@ describe('app/api (merchant API, real PostgreSQL)', () => {
   it('refuses a request without Idempotency-Key (400 IDEMPOTENCY_KEY_MISSING), even with a bad body; nothing stored', async () => {
     const r = await post({ payoutId: 'p-nokey', recipient, mint, amount: '10' });
     expect(r.statusCode).to.equal(400);
-    expect(r.json()).to.deep.equal({ code: 'IDEMPOTENCY_KEY_MISSING', message: API_ERRORS.IDEMPOTENCY_KEY_MISSING.message });
+    expect(r.json()).to.deep.equal({
+      code: 'IDEMPOTENCY_KEY_MISSING',
+      message: API_ERRORS.IDEMPOTENCY_KEY_MISSING.message,
+    });
     const r2 = await post({ amount: 12 });
     expect(r2.json().code).to.equal('IDEMPOTENCY_KEY_MISSING');
     expect(await count()).to.equal(0);
   });
 
   it('refuses a missing or unknown API key (401 UNAUTHORIZED)', async () => {
-    const r = await app.inject({ method: 'POST', url: '/v1/payouts', headers: { 'idempotency-key': 'k' }, payload: {} });
+    const r = await app.inject({
+      method: 'POST',
+      url: '/v1/payouts',
+      headers: { 'idempotency-key': 'k' },
+      payload: {},
+    });
     expect(r.statusCode).to.equal(401);
     expect(r.json().code).to.equal('UNAUTHORIZED');
-    const r2 = await post({ payoutId: 'x', recipient, mint, amount: '1' }, { 'idempotency-key': 'k' }, 'not-a-real-key-of-anyone-123');
+    const r2 = await post(
+      { payoutId: 'x', recipient, mint, amount: '1' },
+      { 'idempotency-key': 'k' },
+      'not-a-real-key-of-anyone-123',
+    );
     expect(r2.statusCode).to.equal(401);
   });
 
@@ -66,7 +90,9 @@ describe('app/api (merchant API, real PostgreSQL)', () => {
     expect(r.statusCode).to.equal(201);
     const body = r.json();
     expect(body).to.include({ payoutId: 'payout-1', state: 'pending', amount: '1500', recipient, mint });
-    expect(body.opId).to.equal(deriveOpId({ programId: ONCEPAY_PROGRAM_ID, merchant: a.merchantAddress, payoutId: 'payout-1' }));
+    expect(body.opId).to.equal(
+      deriveOpId({ programId: ONCEPAY_PROGRAM_ID, merchant: a.merchantAddress, payoutId: 'payout-1' }),
+    );
     expect(body.attempts).to.deep.equal([]);
     // Stored, not executed: the worker pool (`oncepay payout worker`) claims it from the table.
     const stored = await db.pool.query(`SELECT id::text, state FROM payouts WHERE payout_id = 'payout-1'`);
@@ -76,7 +102,9 @@ describe('app/api (merchant API, real PostgreSQL)', () => {
   it('same key + same canonical body → the original status and body (incl. id), nothing new', async () => {
     const first = await post({ payoutId: 'payout-2', recipient, mint, amount: '7' }, { 'idempotency-key': 'key-2' });
     // Same meaning, other key order and spacing: the canonical hash is the same.
-    const again = await post(`{ "amount":"7",  "mint":"${mint}", "recipient":"${recipient}", "payoutId":"payout-2" }`, { 'idempotency-key': 'key-2' });
+    const again = await post(`{ "amount":"7",  "mint":"${mint}", "recipient":"${recipient}", "payoutId":"payout-2" }`, {
+      'idempotency-key': 'key-2',
+    });
     expect(again.statusCode).to.equal(201);
     expect(again.headers['idempotent-replayed']).to.equal('true');
     expect(again.json()).to.deep.equal(first.json());
@@ -103,7 +131,9 @@ describe('app/api (merchant API, real PostgreSQL)', () => {
     const first = post(body, { 'idempotency-key': 'key-4' });
     try {
       for (let i = 0; ; i++) {
-        const { rowCount } = await db.pool.query(`SELECT 1 FROM idempotency_keys WHERE key = 'key-4' AND state = 'in_flight'`);
+        const { rowCount } = await db.pool.query(
+          `SELECT 1 FROM idempotency_keys WHERE key = 'key-4' AND state = 'in_flight'`,
+        );
         if (rowCount) break;
         if (i > 2000) throw new Error('first request never claimed its key');
         await new Promise((r) => setTimeout(r, 5));
@@ -146,19 +176,31 @@ describe('app/api (merchant API, real PostgreSQL)', () => {
     expect(rb.statusCode).to.equal(201);
     expect(rb.headers['idempotent-replayed']).to.equal(undefined);
     expect(rb.json().id).to.not.equal(ra.json().id);
-    expect(rb.json().opId).to.equal(deriveOpId({ programId: ONCEPAY_PROGRAM_ID, merchant: b.merchantAddress, payoutId: 'payout-1' }));
+    expect(rb.json().opId).to.equal(
+      deriveOpId({ programId: ONCEPAY_PROGRAM_ID, merchant: b.merchantAddress, payoutId: 'payout-1' }),
+    );
     expect(rb.json().opId).to.not.equal(ra.json().opId);
     // Each merchant sees only its own payout.
-    const getB = await app.inject({ method: 'GET', url: `/v1/payouts/${ra.json().id}`, headers: { authorization: `Bearer ${KEY_B}` } });
+    const getB = await app.inject({
+      method: 'GET',
+      url: `/v1/payouts/${ra.json().id}`,
+      headers: { authorization: `Bearer ${KEY_B}` },
+    });
     expect(getB.statusCode).to.equal(404);
     expect(getB.json().code).to.equal('PAYOUT_NOT_FOUND');
   });
 
   it('a second key for an existing payoutId → 409 PAYOUT_ID_EXISTS (stored: replays as 409), never a second payout', async () => {
-    const r = await post({ payoutId: 'payout-1', recipient, mint, amount: '1500' }, { 'idempotency-key': 'key-1-other' });
+    const r = await post(
+      { payoutId: 'payout-1', recipient, mint, amount: '1500' },
+      { 'idempotency-key': 'key-1-other' },
+    );
     expect(r.statusCode).to.equal(409);
     expect(r.json().code).to.equal('PAYOUT_ID_EXISTS');
-    const again = await post({ payoutId: 'payout-1', recipient, mint, amount: '1500' }, { 'idempotency-key': 'key-1-other' });
+    const again = await post(
+      { payoutId: 'payout-1', recipient, mint, amount: '1500' },
+      { 'idempotency-key': 'key-1-other' },
+    );
     expect(again.statusCode).to.equal(409);
     expect(again.headers['idempotent-replayed']).to.equal('true');
     expect(await count(`payout_id = 'payout-1' AND merchant_id = $1`, [a.id])).to.equal(1);
@@ -173,12 +215,20 @@ describe('app/api (merchant API, real PostgreSQL)', () => {
     ['amount with an exponent', { payoutId: 'm4', recipient, mint, amount: '1e3' }, 'AMOUNT_MALFORMED'],
     ['amount with leading zeros', { payoutId: 'm5', recipient, mint, amount: '007' }, 'AMOUNT_MALFORMED'],
     ['amount zero (the program refuses it)', { payoutId: 'm0', recipient, mint, amount: '0' }, 'AMOUNT_ZERO'],
-    ['amount = u64::MAX + 1', { payoutId: 'm6', recipient, mint, amount: '18446744073709551616' }, 'AMOUNT_OUT_OF_RANGE'],
+    [
+      'amount = u64::MAX + 1',
+      { payoutId: 'm6', recipient, mint, amount: '18446744073709551616' },
+      'AMOUNT_OUT_OF_RANGE',
+    ],
     ['amount far beyond u64', { payoutId: 'm7', recipient, mint, amount: '9'.repeat(40) }, 'AMOUNT_OUT_OF_RANGE'],
     ['missing amount', { payoutId: 'm8', recipient, mint }, 'BODY_INVALID'],
     ['unknown field', { payoutId: 'm9', recipient, mint, amount: '1', memo: 'x' }, 'BODY_INVALID'],
     ['recipient not an address', { payoutId: 'm10', recipient: 'abc', mint, amount: '1' }, 'ADDRESS_MALFORMED'],
-    ['payout id with a control character', { payoutId: 'a\u0007b', recipient, mint, amount: '1' }, 'PAYOUT_ID_MALFORMED'],
+    [
+      'payout id with a control character',
+      { payoutId: 'a\u0007b', recipient, mint, amount: '1' },
+      'PAYOUT_ID_MALFORMED',
+    ],
     ['payout id of 201 bytes', { payoutId: 'x'.repeat(201), recipient, mint, amount: '1' }, 'PAYOUT_ID_MALFORMED'],
   ];
   bad.forEach(([what, body, code], i) => {
@@ -194,9 +244,15 @@ describe('app/api (merchant API, real PostgreSQL)', () => {
 
   it('a refused body does not burn its key: the corrected request under the same key succeeds', async () => {
     const key = 'key-fixed-later';
-    const r1 = await post({ payoutId: 'payout-6', recipient, mint, amount: '18446744073709551616' }, { 'idempotency-key': key });
+    const r1 = await post(
+      { payoutId: 'payout-6', recipient, mint, amount: '18446744073709551616' },
+      { 'idempotency-key': key },
+    );
     expect(r1.json().code).to.equal('AMOUNT_OUT_OF_RANGE');
-    const r2 = await post({ payoutId: 'payout-6', recipient, mint, amount: '18446744073709551615' }, { 'idempotency-key': key });
+    const r2 = await post(
+      { payoutId: 'payout-6', recipient, mint, amount: '18446744073709551615' },
+      { 'idempotency-key': key },
+    );
     expect(r2.statusCode).to.equal(201);
     expect(r2.json().amount).to.equal('18446744073709551615');
     const { rows } = await db.pool.query(`SELECT amount::text FROM payouts WHERE payout_id = 'payout-6'`);
@@ -207,19 +263,30 @@ describe('app/api (merchant API, real PostgreSQL)', () => {
     const r = await post({ payoutId: 'k', recipient, mint, amount: '1' }, { 'idempotency-key': 'has space' });
     expect(r.statusCode).to.equal(400);
     expect(r.json().code).to.equal('IDEMPOTENCY_KEY_MALFORMED');
-    const r2 = await post('payoutId=x', { 'idempotency-key': 'ct', 'content-type': 'application/x-www-form-urlencoded' });
+    const r2 = await post('payoutId=x', {
+      'idempotency-key': 'ct',
+      'content-type': 'application/x-www-form-urlencoded',
+    });
     expect(r2.statusCode).to.equal(415);
     expect(r2.json().code).to.equal('CONTENT_TYPE_UNSUPPORTED');
   });
 
   it('GET /v1/payouts/:id shows the payout, its attempts and proof; unknown ids are 404', async () => {
     const c = await post({ payoutId: 'payout-7', recipient, mint, amount: '3' }, { 'idempotency-key': 'key-7' });
-    const g = await app.inject({ method: 'GET', url: `/v1/payouts/${c.json().id}`, headers: { authorization: `Bearer ${KEY_A}` } });
+    const g = await app.inject({
+      method: 'GET',
+      url: `/v1/payouts/${c.json().id}`,
+      headers: { authorization: `Bearer ${KEY_A}` },
+    });
     expect(g.statusCode).to.equal(200);
     expect(g.json()).to.deep.equal(c.json());
     expect(g.json()).to.have.property('proof', null);
     for (const id of ['999999999', 'abc', '1;DROP TABLE payouts']) {
-      const r = await app.inject({ method: 'GET', url: `/v1/payouts/${encodeURIComponent(id)}`, headers: { authorization: `Bearer ${KEY_A}` } });
+      const r = await app.inject({
+        method: 'GET',
+        url: `/v1/payouts/${encodeURIComponent(id)}`,
+        headers: { authorization: `Bearer ${KEY_A}` },
+      });
       expect(r.statusCode).to.equal(404);
       expect(r.json().code).to.equal('PAYOUT_NOT_FOUND');
     }
@@ -232,7 +299,10 @@ describe('app/api (merchant API, real PostgreSQL)', () => {
     expect(doc.openapi).to.match(/^3\./);
     const post = doc.paths['/v1/payouts'].post;
     expect(post.requestBody.content['application/json'].schema.required).to.include.members(['payoutId', 'amount']);
-    expect(post.parameters.find((p: { name: string }) => p.name === 'idempotency-key')).to.include({ in: 'header', required: true });
+    expect(post.parameters.find((p: { name: string }) => p.name === 'idempotency-key')).to.include({
+      in: 'header',
+      required: true,
+    });
     expect(Object.keys(post.responses)).to.include.members(['201', '400', '401', '409']);
     expect(doc.paths['/v1/payouts/{id}'].get.responses['200']).to.exist;
     expect(doc.paths['/openapi.json']).to.equal(undefined);

@@ -15,7 +15,9 @@ async function run(args: string[]): Promise<string> {
     return true;
   }) as typeof process.stdout.write;
   try {
-    await buildCli().exitOverride().parseAsync(['node', 'oncepay', ...args]);
+    await buildCli()
+      .exitOverride()
+      .parseAsync(['node', 'oncepay', ...args]);
   } finally {
     process.stdout.write = write;
   }
@@ -44,7 +46,17 @@ describe('app/cli (oncepay payout …)', () => {
   it('every payout command has a description and --help', () => {
     const payout = buildCli().commands.find((c: Command) => c.name() === 'payout')!;
     const names = payout.commands.map((c) => c.name()).sort();
-    expect(names).to.deep.equal(['create', 'execute', 'merchant-add', 'opid', 'prune-keys', 'resume', 'serve', 'show', 'worker']);
+    expect(names).to.deep.equal([
+      'create',
+      'execute',
+      'merchant-add',
+      'opid',
+      'prune-keys',
+      'resume',
+      'serve',
+      'show',
+      'worker',
+    ]);
     for (const c of payout.commands) {
       expect(c.description(), c.name()).to.not.equal('');
       expect(c.helpInformation()).to.contain('--help');
@@ -52,17 +64,49 @@ describe('app/cli (oncepay payout …)', () => {
     const exec = payout.commands.find((c) => c.name() === 'execute')!;
     expect(exec.helpInformation()).to.contain('--rpc').and.contain('--authority').and.contain('--json');
     const worker = payout.commands.find((c) => c.name() === 'worker')!;
-    expect(worker.helpInformation()).to.contain('--concurrency').and.contain('--drain-ms').and.contain('--metrics-port').and.contain('--max-chain-failures');
+    expect(worker.helpInformation())
+      .to.contain('--concurrency')
+      .and.contain('--drain-ms')
+      .and.contain('--metrics-port')
+      .and.contain('--max-chain-failures');
   });
 
   it('merchant-add → create (idempotent on --payout-id) → show, in the ONCEPAY_DB_SCHEMA schema', async () => {
-    const added = JSON.parse(await run(['payout', 'merchant-add', '--name', 'shop', '--merchant', merchant, '--vault', pk(), '--api-key', 'cli-test-key-0123456789', '--json']));
+    const added = JSON.parse(
+      await run([
+        'payout',
+        'merchant-add',
+        '--name',
+        'shop',
+        '--merchant',
+        merchant,
+        '--vault',
+        pk(),
+        '--api-key',
+        'cli-test-key-0123456789',
+        '--json',
+      ]),
+    );
     expect(added).to.include({ name: 'shop', merchant, apiKey: 'cli-test-key-0123456789' });
     const { rows } = await db.pool.query('SELECT api_key_hash FROM api_merchants');
     expect(rows[0].api_key_hash).to.match(/^[0-9a-f]{64}$/); // hashed at rest
     expect(JSON.stringify(rows)).to.not.contain('cli-test-key');
 
-    const args = ['payout', 'create', '--merchant', merchant, '--payout-id', 'cli-1', '--recipient', pk(), '--mint', pk(), '--amount', '18446744073709551615', '--json'];
+    const args = [
+      'payout',
+      'create',
+      '--merchant',
+      merchant,
+      '--payout-id',
+      'cli-1',
+      '--recipient',
+      pk(),
+      '--mint',
+      pk(),
+      '--amount',
+      '18446744073709551615',
+      '--json',
+    ];
     const first = JSON.parse(await run(args));
     expect(first.created).to.equal(true);
     expect(first.payout).to.include({ payoutId: 'cli-1', amount: '18446744073709551615', state: 'pending' });
@@ -78,9 +122,57 @@ describe('app/cli (oncepay payout …)', () => {
   it('bad input fails with a specific error code, and nothing is stored', async () => {
     const before = (await db.pool.query('SELECT count(*)::int AS n FROM payouts')).rows[0].n;
     const cases: Array<[string[], string]> = [
-      [['payout', 'create', '--merchant', merchant, '--payout-id', 'x', '--recipient', pk(), '--mint', pk(), '--amount', '1.5'], 'ONCEPAY__AMOUNT__MALFORMED'],
-      [['payout', 'create', '--merchant', merchant, '--payout-id', 'x', '--recipient', pk(), '--mint', pk(), '--amount', '18446744073709551616'], 'ONCEPAY__AMOUNT__OUT_OF_RANGE'],
-      [['payout', 'create', '--merchant', pk(), '--payout-id', 'x', '--recipient', pk(), '--mint', pk(), '--amount', '1'], 'ONCEPAY__PAYOUT__MERCHANT_NOT_FOUND'],
+      [
+        [
+          'payout',
+          'create',
+          '--merchant',
+          merchant,
+          '--payout-id',
+          'x',
+          '--recipient',
+          pk(),
+          '--mint',
+          pk(),
+          '--amount',
+          '1.5',
+        ],
+        'ONCEPAY__AMOUNT__MALFORMED',
+      ],
+      [
+        [
+          'payout',
+          'create',
+          '--merchant',
+          merchant,
+          '--payout-id',
+          'x',
+          '--recipient',
+          pk(),
+          '--mint',
+          pk(),
+          '--amount',
+          '18446744073709551616',
+        ],
+        'ONCEPAY__AMOUNT__OUT_OF_RANGE',
+      ],
+      [
+        [
+          'payout',
+          'create',
+          '--merchant',
+          pk(),
+          '--payout-id',
+          'x',
+          '--recipient',
+          pk(),
+          '--mint',
+          pk(),
+          '--amount',
+          '1',
+        ],
+        'ONCEPAY__PAYOUT__MERCHANT_NOT_FOUND',
+      ],
       [['payout', 'show', '424242'], 'ONCEPAY__PAYOUT__NOT_FOUND'],
       [['payout', 'opid', '--merchant', 'nope', '--payout-id', 'x'], 'ONCEPAY__PAYOUT__ADDRESS_MALFORMED'],
       [['payout', 'prune-keys', '--hours', '1'], 'ONCEPAY__API__IDEMPOTENCY_RETENTION_TOO_SHORT'],

@@ -21,7 +21,13 @@ describe('app/api/idempotency: a key is held by a database session', () => {
 
   before(async () => {
     db = await createTestDb('idem_holder');
-    m = await insertMerchant(db.pool, { name: 'M', apiKeyHash: hashApiKey('idem-holder-key-0000001'), programId: address(ONCEPAY_PROGRAM_ID), merchantAddress: pk(), vault: pk() });
+    m = await insertMerchant(db.pool, {
+      name: 'M',
+      apiKeyHash: hashApiKey('idem-holder-key-0000001'),
+      programId: address(ONCEPAY_PROGRAM_ID),
+      merchantAddress: pk(),
+      vault: pk(),
+    });
   });
   after(async () => db?.drop());
 
@@ -30,7 +36,14 @@ describe('app/api/idempotency: a key is held by a database session', () => {
     const pool = createPool({ url: db.url, schema: db.schema, max: 1 });
     const c = await pool.connect();
     const pid = (await c.query('SELECT pg_backend_pid() AS pid')).rows[0].pid as number;
-    return { c, pid, close: async () => { c.release(true); await pool.end(); } };
+    return {
+      c,
+      pid,
+      close: async () => {
+        c.release(true);
+        await pool.end();
+      },
+    };
   }
 
   it('a live holder keeps its key (in progress); once its session is terminated the retry takes over at once', async () => {
@@ -64,7 +77,10 @@ describe('app/api/idempotency: a key is held by a database session', () => {
         await c.query(`INSERT INTO effects VALUES ('k-lost')`);
         return { status: 201, body: { ok: true } };
       });
-      const e = await p.then(() => null, (x: Error) => x);
+      const e = await p.then(
+        () => null,
+        (x: Error) => x,
+      );
       expect(e, 'the original request must fail, not answer 2xx').to.be.instanceOf(Error);
       const retry = await withIdempotencyKey(db.pool, m.id, 'k-lost', hash, async (c) => {
         await c.query(`INSERT INTO effects VALUES ('k-lost')`);

@@ -7,7 +7,16 @@ import { isOncepayError } from '../../common/errors';
 
 const vectors = require('../fixtures/op-id-vectors.json') as {
   domain: string;
-  vectors: Array<{ description: string; programId: string; merchant: string; payoutId: string; payoutIdUtf8Hex: string; opId: string; opPda: string; opBump: number }>;
+  vectors: Array<{
+    description: string;
+    programId: string;
+    merchant: string;
+    payoutId: string;
+    payoutIdUtf8Hex: string;
+    opId: string;
+    opPda: string;
+    opBump: number;
+  }>;
 };
 const ROOT = path.resolve(__dirname, '..', '..');
 
@@ -17,7 +26,10 @@ describe('app/op-id', () => {
       expect(Buffer.from(v.payoutId, 'utf8').toString('hex')).to.equal(v.payoutIdUtf8Hex);
       const id = deriveOpId(v);
       expect(id).to.equal(v.opId);
-      expect(deriveOpPda({ programId: v.programId, merchant: v.merchant, opId: id })).to.deep.equal({ address: v.opPda, bump: v.opBump });
+      expect(deriveOpPda({ programId: v.programId, merchant: v.merchant, opId: id })).to.deep.equal({
+        address: v.opPda,
+        bump: v.opBump,
+      });
     });
   }
 
@@ -32,7 +44,9 @@ describe('app/op-id', () => {
     expect(isOpId(v.opId.toUpperCase())).to.equal(false);
     expect(opId(v.opId.toUpperCase())).to.equal(v.opId);
     expect(opId(Buffer.from(v.opId, 'hex'))).to.equal(v.opId);
-    expect(() => assertIsOpId('00')).to.throw().that.satisfies((e: unknown) => isOncepayError(e, 'ONCEPAY__PAYOUT__OP_ID_MALFORMED'));
+    expect(() => assertIsOpId('00'))
+      .to.throw()
+      .that.satisfies((e: unknown) => isOncepayError(e, 'ONCEPAY__PAYOUT__OP_ID_MALFORMED'));
   });
 
   it('refuses payout ids that would not round-trip as bytes', () => {
@@ -48,11 +62,25 @@ describe('app/op-id', () => {
   it('is the same across processes and time (no clock, no randomness)', () => {
     const v = vectors.vectors[6];
     const runs = [0, 1].map(() =>
-      spawnSync(process.execPath, ['bin/oncepay', 'payout', 'opid', '--program', v.programId, '--merchant', v.merchant, '--payout-id', v.payoutId], {
-        cwd: ROOT,
-        encoding: 'utf8',
-        env: { ...process.env, ONCEPAY_FROM_SOURCE: '1', TZ: 'Pacific/Kiritimati' },
-      }),
+      spawnSync(
+        process.execPath,
+        [
+          'bin/oncepay',
+          'payout',
+          'opid',
+          '--program',
+          v.programId,
+          '--merchant',
+          v.merchant,
+          '--payout-id',
+          v.payoutId,
+        ],
+        {
+          cwd: ROOT,
+          encoding: 'utf8',
+          env: { ...process.env, ONCEPAY_FROM_SOURCE: '1', TZ: 'Pacific/Kiritimati' },
+        },
+      ),
     );
     for (const r of runs) {
       expect(r.status, r.stderr).to.equal(0);
@@ -61,8 +89,12 @@ describe('app/op-id', () => {
     // And Math.random / Date are not consulted: poisoning them changes nothing.
     const realRandom = Math.random;
     const realNow = Date.now;
-    Math.random = () => { throw new Error('randomness used'); };
-    Date.now = () => { throw new Error('clock used'); };
+    Math.random = () => {
+      throw new Error('randomness used');
+    };
+    Date.now = () => {
+      throw new Error('clock used');
+    };
     try {
       expect(deriveOperation(v).opId).to.equal(v.opId);
     } finally {

@@ -38,7 +38,12 @@ describe('app/payout on the compiled program (solana-bankrun)', () => {
     dbA = await createTestDb('app_bankrun_a');
     dbB = await createTestDb('app_bankrun_b');
     dbC = await createTestDb('app_bankrun_c');
-    const row = { name: 'm', programId: address(m.programId), merchantAddress: address(m.merchant), vault: address(m.vault) };
+    const row = {
+      name: 'm',
+      programId: address(m.programId),
+      merchantAddress: address(m.merchant),
+      vault: address(m.vault),
+    };
     merchantA = await insertMerchant(dbA.pool, { ...row, apiKeyHash: hashApiKey('bankrun-key-a-0000000') });
     merchantB = await insertMerchant(dbB.pool, { ...row, apiKeyHash: hashApiKey('bankrun-key-b-0000000') });
     merchantC = await insertMerchant(dbC.pool, { ...row, apiKeyHash: hashApiKey('bankrun-key-c-0000000') });
@@ -50,11 +55,19 @@ describe('app/payout on the compiled program (solana-bankrun)', () => {
   });
 
   const deps = (db: TestDb) => ({ db: db.pool, chain: bankrunChain(ctx), authority: m.authority, pollIntervalMs: 10 });
-  const balances = async () => ({ vault: await bankrunTokenBalance(ctx, m.vault), recipient: await bankrunTokenBalance(ctx, recipient) });
+  const balances = async () => ({
+    vault: await bankrunTokenBalance(ctx, m.vault),
+    recipient: await bankrunTokenBalance(ctx, recipient),
+  });
 
   it('executes a payout once: one attempt, one transfer, the op account records the row', async () => {
     const before = await balances();
-    const { row } = await createPayout(dbA.pool, merchantA, { payoutId: 'po-1', recipient: recipient.toBase58(), mint: m.mint.toBase58(), amount: '1000' });
+    const { row } = await createPayout(dbA.pool, merchantA, {
+      payoutId: 'po-1',
+      recipient: recipient.toBase58(),
+      mint: m.mint.toBase58(),
+      amount: '1000',
+    });
     const r = await executePayout(row, deps(dbA));
     expect(r!.state).to.equal('succeeded');
     const after = await balances();
@@ -64,7 +77,13 @@ describe('app/payout on the compiled program (solana-bankrun)', () => {
     expect(attempts.map((a) => a.status)).to.deep.equal(['landed']);
     expect(r!.signature).to.equal(attempts[0].signature);
     const op = decodeOpAccount((await ctx.banksClient.getAccount(new PublicKey(row.opPda)))!.data);
-    expect(op).to.include({ opId: row.opId, merchant: m.merchant.toBase58(), recipient: recipient.toBase58(), mint: m.mint.toBase58(), amount: 1000n });
+    expect(op).to.include({
+      opId: row.opId,
+      merchant: m.merchant.toBase58(),
+      recipient: recipient.toBase58(),
+      mint: m.mint.toBase58(),
+      amount: 1000n,
+    });
     expect(r!.slot).to.equal(op.slot.toString());
   });
 
@@ -72,14 +91,23 @@ describe('app/payout on the compiled program (solana-bankrun)', () => {
     const app = await buildApiApp({ db: dbA.pool });
     try {
       const id = String((await dbA.pool.query(`SELECT id FROM payouts WHERE payout_id = 'po-1'`)).rows[0].id);
-      const r = await app.inject({ method: 'GET', url: `/v1/payouts/${id}`, headers: { authorization: 'Bearer bankrun-key-a-0000000' } });
+      const r = await app.inject({
+        method: 'GET',
+        url: `/v1/payouts/${id}`,
+        headers: { authorization: 'Bearer bankrun-key-a-0000000' },
+      });
       expect(r.statusCode).to.equal(200);
       const v = r.json();
       const [attempt] = await listAttempts(dbA.pool, id);
       expect(v.state).to.equal('succeeded');
       expect(v.proof).to.deep.equal({ signature: attempt.signature, slot: attempt.slot!.toString(), opPda: v.opPda });
       expect(v.attempts).to.have.length(1);
-      expect(v.attempts[0]).to.include({ attemptNo: 1, signature: attempt.signature, status: 'landed', slot: attempt.slot!.toString() });
+      expect(v.attempts[0]).to.include({
+        attemptNo: 1,
+        signature: attempt.signature,
+        status: 'landed',
+        slot: attempt.slot!.toString(),
+      });
     } finally {
       await app.close();
     }
@@ -96,7 +124,12 @@ describe('app/payout on the compiled program (solana-bankrun)', () => {
 
   it('another journal with the same payout id and the same terms: recognises the op as done, pays nothing', async () => {
     const before = await balances();
-    const { row } = await createPayout(dbB.pool, merchantB, { payoutId: 'po-1', recipient: recipient.toBase58(), mint: m.mint.toBase58(), amount: '1000' });
+    const { row } = await createPayout(dbB.pool, merchantB, {
+      payoutId: 'po-1',
+      recipient: recipient.toBase58(),
+      mint: m.mint.toBase58(),
+      amount: '1000',
+    });
     const r = await executePayout(row, deps(dbB));
     expect(r!.state).to.equal('succeeded');
     expect(await balances()).to.deep.equal(before);
@@ -106,7 +139,12 @@ describe('app/payout on the compiled program (solana-bankrun)', () => {
   it('a row that disagrees with the op account (other amount, same payout id) → conflict, flagged, nothing paid', async () => {
     const before = await balances();
     // A third journal re-uses payout id po-1 for another amount (e.g. a restored backup, a reused id).
-    const { row } = await createPayout(dbC.pool, merchantC, { payoutId: 'po-1', recipient: recipient.toBase58(), mint: m.mint.toBase58(), amount: '999' });
+    const { row } = await createPayout(dbC.pool, merchantC, {
+      payoutId: 'po-1',
+      recipient: recipient.toBase58(),
+      mint: m.mint.toBase58(),
+      amount: '999',
+    });
     const conflicts = (await payoutMetrics().conflicts.get()).values[0]?.value ?? 0;
     const r = await executePayout(row, deps(dbC));
     expect(r!.state).to.equal('conflict');
@@ -175,7 +213,12 @@ describe('app/payout on the compiled program (solana-bankrun)', () => {
 
   it('resumePayouts skips a row another worker holds, and finishes it once that worker is gone', async () => {
     const before = await balances();
-    const { row } = await createPayout(dbA.pool, merchantA, { payoutId: 'po-resume', recipient: recipient.toBase58(), mint: m.mint.toBase58(), amount: '5' });
+    const { row } = await createPayout(dbA.pool, merchantA, {
+      payoutId: 'po-resume',
+      recipient: recipient.toBase58(),
+      mint: m.mint.toBase58(),
+      amount: '5',
+    });
     const held = (await lockPayout(dbA.pool, row.id, 'skip'))!;
     try {
       const r = await resumePayouts({ ...deps(dbA), includePending: true });
@@ -188,14 +231,22 @@ describe('app/payout on the compiled program (solana-bankrun)', () => {
     expect(r2.results.map((x) => [x.id, x.state])).to.deep.equal([[row.id, 'succeeded']]);
     expect((await balances()).recipient - before.recipient).to.equal(5n);
     // Pending rows are left alone unless asked for.
-    const { row: pending } = await createPayout(dbA.pool, merchantA, { payoutId: 'po-pending', recipient: recipient.toBase58(), mint: m.mint.toBase58(), amount: '5' });
+    const { row: pending } = await createPayout(dbA.pool, merchantA, {
+      payoutId: 'po-pending',
+      recipient: recipient.toBase58(),
+      mint: m.mint.toBase58(),
+      amount: '5',
+    });
     expect((await resumePayouts(deps(dbA))).results.map((x) => x.id)).to.not.include(pending.id);
   });
 
   it('a program error other than OperationAlreadyConsumed fails the payout without a transfer (vault too small)', async () => {
     const before = await balances();
     const t = { recipient: recipient.toBase58(), mint: m.mint.toBase58(), amount: (before.vault + 1n).toString() };
-    const r = await executePayout((await createPayout(dbA.pool, merchantA, { ...t, payoutId: 'po-too-big' })).row, deps(dbA));
+    const r = await executePayout(
+      (await createPayout(dbA.pool, merchantA, { ...t, payoutId: 'po-too-big' })).row,
+      deps(dbA),
+    );
     expect(r!.state).to.equal('failed');
     expect(JSON.parse(r!.error!)).to.deep.equal({ InstructionError: [0, { Custom: 6004 }] }); // InsufficientVaultBalance
     expect(await balances()).to.deep.equal(before);

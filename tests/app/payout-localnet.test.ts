@@ -17,7 +17,12 @@ import { payoutMetrics } from '../../app/payout/metrics';
 import { getPayout, insertMerchant, listAttempts, MerchantRow, PayoutRow } from '../../app/payout/queries';
 import { address } from '../../app/types';
 import { connectionIo, createTokenAccount, MerchantSetup, tokenBalance } from './helpers/payout-setup';
-import { expectExactlyOneTransfer as exactlyOne, PayoutLocalnet, startPayoutLocalnet, until } from './helpers/payout-localnet';
+import {
+  expectExactlyOneTransfer as exactlyOne,
+  PayoutLocalnet,
+  startPayoutLocalnet,
+  until,
+} from './helpers/payout-localnet';
 
 const ROOT = path.resolve(__dirname, '..', '..');
 
@@ -43,10 +48,19 @@ describe('app/payout on the localnet (fault injection, crashes)', function () {
   afterEach(() => net?.faults.clear());
 
   const chain = (o: Partial<ConnectionChainOptions> = {}) => createConnectionChain({ connection, ...o });
-  const deps = (o: Partial<ExecuteDeps> = {}): ExecuteDeps => ({ db: db.pool, chain: chain(), authority: m.authority, pollIntervalMs: 20, rebroadcastIntervalMs: 100, ...o });
+  const deps = (o: Partial<ExecuteDeps> = {}): ExecuteDeps => ({
+    db: db.pool,
+    chain: chain(),
+    authority: m.authority,
+    pollIntervalMs: 20,
+    rebroadcastIntervalMs: 100,
+    ...o,
+  });
 
   const sendsWithError = async () =>
-    (await payoutMetrics().sends.get()).values.filter((v) => v.labels.outcome === 'error').reduce((n, v) => n + v.value, 0);
+    (await payoutMetrics().sends.get()).values
+      .filter((v) => v.labels.outcome === 'error')
+      .reduce((n, v) => n + v.value, 0);
 
   const newPayout = (amount?: string) => L.newPayout(amount);
   const expectExactlyOneTransfer = (row: PayoutRow, recipient: PublicKey) => exactlyOne(connection, row, recipient);
@@ -116,7 +130,10 @@ describe('app/payout on the localnet (fault injection, crashes)', function () {
     it(`crash (SIGKILL) at ${fp} → \`oncepay payout resume\` finishes with exactly one transfer`, async () => {
       const { row, recipient } = await newPayout();
       const env = { ...db.env, ONCEPAY_FAILPOINT: fp };
-      const crashed = await oncepay(['payout', 'execute', row.id, '--rpc', net.url, '--authority', authorityFile, '--poll-ms', '20', '--json'], { env });
+      const crashed = await oncepay(
+        ['payout', 'execute', row.id, '--rpc', net.url, '--authority', authorityFile, '--poll-ms', '20', '--json'],
+        { env },
+      );
       expect(crashed.signal, crashed.stderr).to.equal('SIGKILL');
       expect(crashed.stderr).to.contain(fp);
       const journal = await listAttempts(db.pool, row.id);
@@ -124,7 +141,10 @@ describe('app/payout on the localnet (fault injection, crashes)', function () {
       expect(journal[0].status).to.equal('built'); // persisted; the send (if any) was never recorded
       expect((await getPayout(db.pool, row.id))!.state).to.equal('executing');
 
-      const resumed = await oncepay(['payout', 'resume', '--rpc', net.url, '--authority', authorityFile, '--poll-ms', '20', '--json'], { env: db.env });
+      const resumed = await oncepay(
+        ['payout', 'resume', '--rpc', net.url, '--authority', authorityFile, '--poll-ms', '20', '--json'],
+        { env: db.env },
+      );
       expect(resumed.code, resumed.stderr).to.equal(0);
       const out = JSON.parse(resumed.stdout) as { results: Array<{ id: string; state: string; signature: string }> };
       const mine = out.results.find((x) => x.id === row.id)!;
@@ -146,7 +166,18 @@ describe('app/payout on the localnet (fault injection, crashes)', function () {
 
   it('two worker processes executing the same row at once → one transfer, both report the same result', async () => {
     const { row, recipient } = await newPayout();
-    const args = ['payout', 'execute', row.id, '--rpc', net.url, '--authority', authorityFile, '--poll-ms', '20', '--json'];
+    const args = [
+      'payout',
+      'execute',
+      row.id,
+      '--rpc',
+      net.url,
+      '--authority',
+      authorityFile,
+      '--poll-ms',
+      '20',
+      '--json',
+    ];
     const [a, b] = await Promise.all([oncepay(args, { env: db.env }), oncepay(args, { env: db.env })]);
     expect(a.code, a.stderr).to.equal(0);
     expect(b.code, b.stderr).to.equal(0);
@@ -159,19 +190,49 @@ describe('app/payout on the localnet (fault injection, crashes)', function () {
   });
 
   it('`oncepay payout serve --rpc --authority`: POST /v1/payouts is executed once; replays change nothing; GET shows the proof', async () => {
-    const recipient = await createTokenAccount(connectionIo(connection), m.authority, m.mint, Keypair.generate().publicKey);
-    const child = spawn(process.execPath, [path.join(ROOT, 'bin', 'oncepay'), 'payout', 'serve', '--port', '0', '--rpc', net.url, '--authority', authorityFile, '--poll-ms', '20'], {
-      cwd: ROOT,
-      env: { ...process.env, ONCEPAY_FROM_SOURCE: '1', NODE_ENV: 'test', ...db.env },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
+    const recipient = await createTokenAccount(
+      connectionIo(connection),
+      m.authority,
+      m.mint,
+      Keypair.generate().publicKey,
+    );
+    const child = spawn(
+      process.execPath,
+      [
+        path.join(ROOT, 'bin', 'oncepay'),
+        'payout',
+        'serve',
+        '--port',
+        '0',
+        '--rpc',
+        net.url,
+        '--authority',
+        authorityFile,
+        '--poll-ms',
+        '20',
+      ],
+      {
+        cwd: ROOT,
+        env: { ...process.env, ONCEPAY_FROM_SOURCE: '1', NODE_ENV: 'test', ...db.env },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      },
+    );
     const exited = new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)));
     try {
       let out = '';
       child.stdout.on('data', (d) => (out += d));
       const base = await until(async () => (/\{"url":"([^"]+)"\}/.exec(out) ?? [])[1], 'serve to listen', 60_000);
-      const headers = { authorization: `Bearer ${L.apiKey}`, 'idempotency-key': 'serve-1', 'content-type': 'application/json' };
-      const body = JSON.stringify({ payoutId: `lp-serve-${++seq}`, recipient: recipient.toBase58(), mint: m.mint.toBase58(), amount: '4242' });
+      const headers = {
+        authorization: `Bearer ${L.apiKey}`,
+        'idempotency-key': 'serve-1',
+        'content-type': 'application/json',
+      };
+      const body = JSON.stringify({
+        payoutId: `lp-serve-${++seq}`,
+        recipient: recipient.toBase58(),
+        mint: m.mint.toBase58(),
+        amount: '4242',
+      });
       const created = await fetch(`${base}/v1/payouts`, { method: 'POST', headers, body });
       expect(created.status).to.equal(201);
       const { id } = (await created.json()) as { id: string };
@@ -179,7 +240,9 @@ describe('app/payout on the localnet (fault injection, crashes)', function () {
       expect(replay.status).to.equal(201);
       expect(((await replay.json()) as { id: string }).id).to.equal(id);
       const done = await until(async () => {
-        const g = (await (await fetch(`${base}/v1/payouts/${id}`, { headers: { authorization: headers.authorization } })).json()) as { state: string; proof: { signature: string } | null };
+        const g = (await (
+          await fetch(`${base}/v1/payouts/${id}`, { headers: { authorization: headers.authorization } })
+        ).json()) as { state: string; proof: { signature: string } | null };
         return g.state === 'succeeded' ? g : undefined;
       }, 'the payout to succeed');
       const row = (await getPayout(db.pool, id))!;
@@ -193,7 +256,10 @@ describe('app/payout on the localnet (fault injection, crashes)', function () {
 
   it('two in-process workers with their own pools on the same row → one transfer, same result', async () => {
     const { row, recipient } = await newPayout();
-    const pools: Pool[] = [createPool({ url: db.url, schema: db.schema }), createPool({ url: db.url, schema: db.schema })];
+    const pools: Pool[] = [
+      createPool({ url: db.url, schema: db.schema }),
+      createPool({ url: db.url, schema: db.schema }),
+    ];
     try {
       const [ra, rb] = await Promise.all(pools.map((p) => executePayout(row, deps({ db: p }))));
       expect(ra).to.deep.equal(rb);
@@ -207,7 +273,12 @@ describe('app/payout on the localnet (fault injection, crashes)', function () {
   it('a different payout row for the same recipient and amount is a second, legitimate transfer', async () => {
     const { row, recipient } = await newPayout('500');
     const r1 = await executePayout(row, deps());
-    const { row: row2 } = await createPayout(db.pool, merchant, { payoutId: `lp-${++seq}`, recipient: recipient.toBase58(), mint: m.mint.toBase58(), amount: '500' });
+    const { row: row2 } = await createPayout(db.pool, merchant, {
+      payoutId: `lp-${++seq}`,
+      recipient: recipient.toBase58(),
+      mint: m.mint.toBase58(),
+      amount: '500',
+    });
     const r2 = await executePayout(row2, deps());
     expect([r1!.state, r2!.state]).to.deep.equal(['succeeded', 'succeeded']);
     expect(r2!.opPda).to.not.equal(r1!.opPda);
@@ -219,9 +290,18 @@ describe('app/payout on the localnet (fault injection, crashes)', function () {
     const other = await createTestDb('app_localnet_b');
     try {
       const mb = await insertMerchant(other.pool, {
-        name: 'm', apiKeyHash: hashApiKey('localnet-key-b-0000000'), programId: address(m.programId), merchantAddress: address(m.merchant), vault: address(m.vault),
+        name: 'm',
+        apiKeyHash: hashApiKey('localnet-key-b-0000000'),
+        programId: address(m.programId),
+        merchantAddress: address(m.merchant),
+        vault: address(m.vault),
       });
-      const { row: twin } = await createPayout(other.pool, mb, { payoutId: row.payoutId, recipient: row.recipient, mint: row.mint, amount: row.amount });
+      const { row: twin } = await createPayout(other.pool, mb, {
+        payoutId: row.payoutId,
+        recipient: row.recipient,
+        mint: row.mint,
+        amount: row.amount,
+      });
       expect(twin.opPda).to.equal(row.opPda);
       const payerB = Keypair.generate();
       const sig = await connection.requestAirdrop(payerB.publicKey, 1_000_000_000);

@@ -27,7 +27,11 @@ describe('app/payout pure parts', () => {
     it('encodes execute_payout exactly as anchor does from the IDL', () => {
       const amount = 18446744073709551615n;
       const ours = encodeExecutePayoutData({ opId: OP, amount, opBump: 254 });
-      const theirs = coder.instruction.encode('execute_payout', { op_id: [...Buffer.from(OP, 'hex')], amount: new BN(amount.toString()), op_bump: 254 });
+      const theirs = coder.instruction.encode('execute_payout', {
+        op_id: [...Buffer.from(OP, 'hex')],
+        amount: new BN(amount.toString()),
+        op_bump: 254,
+      });
       expect(ours.toString('hex')).to.equal(Buffer.from(theirs).toString('hex'));
       const ix = idl.instructions.find((i) => i.name === 'execute_payout')!;
       expect([...EXECUTE_PAYOUT_DISCRIMINATOR]).to.deep.equal(ix.discriminator);
@@ -36,10 +40,26 @@ describe('app/payout pure parts', () => {
 
     it('lists the accounts in the IDL order with the IDL signer/writable flags', () => {
       const k = () => Keypair.generate().publicKey;
-      const ix = executePayoutInstruction(new PublicKey(ONCEPAY_PROGRAM_ID), {
-        payoutAuthority: k(), payer: k(), merchant: k(), operation: k(), vault: k(), mint: k(), recipientToken: k(), tokenProgram: k(),
-      }, { opId: OP, amount: 1n, opBump: 1 });
-      const spec = idl.instructions.find((i) => i.name === 'execute_payout')!.accounts as Array<{ name: string; signer?: boolean; writable?: boolean; address?: string }>;
+      const ix = executePayoutInstruction(
+        new PublicKey(ONCEPAY_PROGRAM_ID),
+        {
+          payoutAuthority: k(),
+          payer: k(),
+          merchant: k(),
+          operation: k(),
+          vault: k(),
+          mint: k(),
+          recipientToken: k(),
+          tokenProgram: k(),
+        },
+        { opId: OP, amount: 1n, opBump: 1 },
+      );
+      const spec = idl.instructions.find((i) => i.name === 'execute_payout')!.accounts as Array<{
+        name: string;
+        signer?: boolean;
+        writable?: boolean;
+        address?: string;
+      }>;
       expect(ix.keys.map((a) => [a.isSigner, a.isWritable])).to.deep.equal(spec.map((a) => [!!a.signer, !!a.writable]));
       expect(ix.keys[8].pubkey.toBase58()).to.equal(spec[8].address);
     });
@@ -51,9 +71,17 @@ describe('app/payout pure parts', () => {
       const { ix, merchant } = initializeMerchantInstruction(programId, authority, payoutAuthority);
       const [pda, bump] = PublicKey.findProgramAddressSync([Buffer.from('merchant'), authority.toBuffer()], programId);
       expect(merchant.toBase58()).to.equal(pda.toBase58());
-      const theirs = coder.instruction.encode('initialize_merchant', { payout_authority: payoutAuthority, merchant_bump: bump });
+      const theirs = coder.instruction.encode('initialize_merchant', {
+        payout_authority: payoutAuthority,
+        merchant_bump: bump,
+      });
       expect(ix.data.toString('hex')).to.equal(Buffer.from(theirs).toString('hex'));
-      const spec = idl.instructions.find((i) => i.name === 'initialize_merchant')!.accounts as Array<{ name: string; signer?: boolean; writable?: boolean; address?: string }>;
+      const spec = idl.instructions.find((i) => i.name === 'initialize_merchant')!.accounts as Array<{
+        name: string;
+        signer?: boolean;
+        writable?: boolean;
+        address?: string;
+      }>;
       expect(ix.keys.map((a) => [a.isSigner, a.isWritable])).to.deep.equal(spec.map((a) => [!!a.signer, !!a.writable]));
       expect(ix.keys[3].pubkey.toBase58()).to.equal(spec[3].address);
     });
@@ -62,14 +90,27 @@ describe('app/payout pure parts', () => {
       const acc = idl.accounts!.find((a) => a.name === 'Operation')!;
       expect([...OP_ACCOUNT_DISCRIMINATOR]).to.deep.equal(acc.discriminator);
       const k = () => Keypair.generate().publicKey;
-      const fields = { op_id: [...Buffer.from(OP, 'hex')], merchant: k(), recipient: k(), mint: k(), amount: new BN('12345678901234567890'), slot: new BN('77'), bump: 253 };
+      const fields = {
+        op_id: [...Buffer.from(OP, 'hex')],
+        merchant: k(),
+        recipient: k(),
+        mint: k(),
+        amount: new BN('12345678901234567890'),
+        slot: new BN('77'),
+        bump: 253,
+      };
       // Encode with anchor's coder (from the IDL), decode with ours.
       return coder.accounts.encode('Operation', fields as never).then((buf) => {
         expect(buf.length).to.equal(OP_ACCOUNT_LEN);
         const d = decodeOpAccount(buf);
         expect(d).to.deep.equal({
-          opId: OP, merchant: fields.merchant.toBase58(), recipient: fields.recipient.toBase58(), mint: fields.mint.toBase58(),
-          amount: 12345678901234567890n, slot: 77n, bump: 253,
+          opId: OP,
+          merchant: fields.merchant.toBase58(),
+          recipient: fields.recipient.toBase58(),
+          mint: fields.mint.toBase58(),
+          amount: 12345678901234567890n,
+          slot: 77n,
+          bump: 253,
         });
       });
     });
@@ -80,31 +121,43 @@ describe('app/payout pure parts', () => {
     });
 
     it('OperationAlreadyConsumed is 6000 in the IDL', () => {
-      expect(idl.errors.find((e) => e.name === 'OperationAlreadyConsumed')!.code).to.equal(PROGRAM_ERRORS.OperationAlreadyConsumed);
+      expect(idl.errors.find((e) => e.name === 'OperationAlreadyConsumed')!.code).to.equal(
+        PROGRAM_ERRORS.OperationAlreadyConsumed,
+      );
     });
   });
 
   describe('decideAttempt', () => {
-    const landedErr = (err: unknown) => ({ status: { found: true as const, settled: true as const, slot: 9n, err: err as never }, expired: undefined });
+    const landedErr = (err: unknown) => ({
+      status: { found: true as const, settled: true as const, slot: 9n, err: err as never },
+      expired: undefined,
+    });
     it('landed without error → landed', () => {
       expect(decideAttempt(landedErr(null))).to.deep.equal({ kind: 'landed', slot: 9n });
     });
     it('landed with custom 6000 → consumed (another attempt won)', () => {
-      expect(decideAttempt(landedErr({ InstructionError: [0, { Custom: 6000 }] }))).to.deep.equal({ kind: 'consumed', slot: 9n });
+      expect(decideAttempt(landedErr({ InstructionError: [0, { Custom: 6000 }] }))).to.deep.equal({
+        kind: 'consumed',
+        slot: 9n,
+      });
     });
     it('landed with another error → failed with that error', () => {
       const s = decideAttempt(landedErr({ InstructionError: [0, { Custom: 6004 }] }));
       expect(s.kind).to.equal('failed');
     });
     it('seen but not settled → wait (never re-sign)', () => {
-      expect(decideAttempt({ status: { found: true, settled: false, slot: 3n }, expired: true })).to.deep.equal({ kind: 'wait' });
+      expect(decideAttempt({ status: { found: true, settled: false, slot: 3n }, expired: true })).to.deep.equal({
+        kind: 'wait',
+      });
     });
     it('not found, blockhash valid or unknown → send the same bytes', () => {
       expect(decideAttempt({ status: { found: false }, expired: false })).to.deep.equal({ kind: 'send' });
       expect(decideAttempt({ status: { found: false }, expired: undefined })).to.deep.equal({ kind: 'send' });
     });
     it('not found, just sent by us → wait (no rebroadcast storm, no expiry call)', () => {
-      expect(decideAttempt({ status: { found: false }, expired: undefined, sentRecently: true })).to.deep.equal({ kind: 'wait' });
+      expect(decideAttempt({ status: { found: false }, expired: undefined, sentRecently: true })).to.deep.equal({
+        kind: 'wait',
+      });
     });
     it('not found after expiry → check the op account (expiry alone proves nothing)', () => {
       expect(decideAttempt({ status: { found: false }, expired: true })).to.deep.equal({ kind: 'check_op' });
@@ -122,7 +175,9 @@ describe('app/payout pure parts', () => {
       expect(compareTerms({ opId: OP, merchant: 'M', recipient: 'R', mint: 'X', amount: 5n }, op)).to.deep.equal([]);
     });
     it('names every differing field', () => {
-      expect(compareTerms({ opId: OP, merchant: 'M', recipient: 'R2', mint: 'X', amount: 6n }, op).map((m) => m.field)).to.deep.equal(['recipient', 'amount']);
+      expect(
+        compareTerms({ opId: OP, merchant: 'M', recipient: 'R2', mint: 'X', amount: 6n }, op).map((m) => m.field),
+      ).to.deep.equal(['recipient', 'amount']);
     });
   });
 

@@ -9,7 +9,12 @@ import { PayoutRow } from '../../app/payout/queries';
 import { FaultDb, startFaultDb, startOncepay, waitFor } from '../faults/support';
 import { stderrJson } from '../indexer/cli/run-cli';
 import { connectionIo, createTokenAccount } from './helpers/payout-setup';
-import { expectExactlyOneTransfer, expectJournalConsistent, PayoutLocalnet, startPayoutLocalnet } from './helpers/payout-localnet';
+import {
+  expectExactlyOneTransfer,
+  expectJournalConsistent,
+  PayoutLocalnet,
+  startPayoutLocalnet,
+} from './helpers/payout-localnet';
 
 const APP = 'oncepay-payout-worker';
 const SPAWN_TIMEOUT_MS = 180_000;
@@ -32,39 +37,88 @@ describe('app/payout worker through a PostgreSQL restart and pg_terminate_backen
   async function payouts(n: number): Promise<Array<{ row: PayoutRow; recipient: PublicKey }>> {
     const out: Array<{ row: PayoutRow; recipient: PublicKey }> = [];
     for (let i = 0; i < n; i++) {
-      const recipient = await createTokenAccount(connectionIo(L.connection), L.m.authority, L.m.mint, Keypair.generate().publicKey);
-      out.push({ recipient, row: (await createPayout(fdb.pool, L.merchant, { payoutId: `wf-${++seq}`, recipient: recipient.toBase58(), mint: L.m.mint.toBase58(), amount: '1000' })).row });
+      const recipient = await createTokenAccount(
+        connectionIo(L.connection),
+        L.m.authority,
+        L.m.mint,
+        Keypair.generate().publicKey,
+      );
+      out.push({
+        recipient,
+        row: (
+          await createPayout(fdb.pool, L.merchant, {
+            payoutId: `wf-${++seq}`,
+            recipient: recipient.toBase58(),
+            mint: L.m.mint.toBase58(),
+            amount: '1000',
+          })
+        ).row,
+      });
     }
     return out;
   }
-  const count = async (sql: string, ids: string[]) => (await fdb.pool.query(`SELECT count(*)::int AS n FROM ${sql}`, [ids])).rows[0].n as number;
+  const count = async (sql: string, ids: string[]) =>
+    (await fdb.pool.query(`SELECT count(*)::int AS n FROM ${sql}`, [ids])).rows[0].n as number;
   const succeeded = (ids: string[]) => count(`payouts WHERE state = 'succeeded' AND id = ANY($1::bigint[])`, ids);
 
   it('stays up through a restart and terminated sessions under load, recovers by itself, pays each payout once', async () => {
     const w = startOncepay(
-      ['payout', 'worker', '--rpc', L.net.url, '--authority', L.authorityFile, '--concurrency', '3', '--poll-ms', '20', '--idle-ms', '50', '--drain-ms', '10000'],
+      [
+        'payout',
+        'worker',
+        '--rpc',
+        L.net.url,
+        '--authority',
+        L.authorityFile,
+        '--concurrency',
+        '3',
+        '--poll-ms',
+        '20',
+        '--idle-ms',
+        '50',
+        '--drain-ms',
+        '10000',
+      ],
       { ...fdb.env, ONCEPAY_LOG_LEVEL: 'info' },
     );
     try {
-      await waitFor(() => w.stderr().includes('payout worker started') || !w.alive(), 'the worker to start', SPAWN_TIMEOUT_MS);
+      await waitFor(
+        () => w.stderr().includes('payout worker started') || !w.alive(),
+        'the worker to start',
+        SPAWN_TIMEOUT_MS,
+      );
       expect(w.alive(), w.stderr()).to.equal(true);
 
       // 1. A restart while payouts are in flight (their sends answered late, so they are mid-payout when it stops).
       L.net.faults.dropNextResponses({ method: 'sendTransaction', mode: 'delay', delayMs: 1500, count: 3 });
       const first = await payouts(6);
       const firstIds = first.map((p) => p.row.id);
-      await waitFor(async () => (await count('payout_attempts WHERE payout_id = ANY($1::bigint[])', firstIds)) >= 2, 'payouts in flight');
+      await waitFor(
+        async () => (await count('payout_attempts WHERE payout_id = ANY($1::bigint[])', firstIds)) >= 2,
+        'payouts in flight',
+      );
       await fdb.restart(() => new Promise((r) => setTimeout(r, 1500)));
-      await waitFor(async () => (await succeeded(firstIds)) === firstIds.length, 'the first payouts to succeed after the restart', 120_000);
+      await waitFor(
+        async () => (await succeeded(firstIds)) === firstIds.length,
+        'the first payouts to succeed after the restart',
+        120_000,
+      );
       expect(w.alive(), w.stderr()).to.equal(true);
 
       // 2. Every session of the worker ended by the server, again mid-payout.
       L.net.faults.dropNextResponses({ method: 'sendTransaction', mode: 'delay', delayMs: 1500, count: 3 });
       const second = await payouts(6);
       const secondIds = second.map((p) => p.row.id);
-      await waitFor(async () => (await count('payout_attempts WHERE payout_id = ANY($1::bigint[])', secondIds)) >= 2, 'payouts in flight');
+      await waitFor(
+        async () => (await count('payout_attempts WHERE payout_id = ANY($1::bigint[])', secondIds)) >= 2,
+        'payouts in flight',
+      );
       expect(await fdb.terminate(APP)).to.be.greaterThan(0);
-      await waitFor(async () => (await succeeded(secondIds)) === secondIds.length, 'the second payouts to succeed after the terminations', 120_000);
+      await waitFor(
+        async () => (await succeeded(secondIds)) === secondIds.length,
+        'the second payouts to succeed after the terminations',
+        120_000,
+      );
       expect(w.alive(), w.stderr()).to.equal(true);
 
       for (const { row, recipient } of [...first, ...second]) {
@@ -72,7 +126,12 @@ describe('app/payout worker through a PostgreSQL restart and pg_terminate_backen
         await expectJournalConsistent(L.db, L.connection, row);
       }
       // It saw the outage (and said so) rather than missing it.
-      const logs = stderrJson({ code: null, signal: null, stdout: '', stderr: w.stderr().slice(0, w.stderr().lastIndexOf('\n') + 1) });
+      const logs = stderrJson({
+        code: null,
+        signal: null,
+        stdout: '',
+        stderr: w.stderr().slice(0, w.stderr().lastIndexOf('\n') + 1),
+      });
       expect(logs.some((l) => String(l.msg).startsWith('database unavailable'))).to.equal(true);
     } finally {
       w.child.kill('SIGTERM');

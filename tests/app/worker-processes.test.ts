@@ -10,7 +10,13 @@ import { listAttempts, PayoutRow } from '../../app/payout/queries';
 import { Proc, startOncepay } from '../faults/support';
 import { stderrJson } from '../indexer/cli/run-cli';
 import { connectionIo, createTokenAccount } from './helpers/payout-setup';
-import { expectExactlyOneTransfer, expectJournalConsistent, PayoutLocalnet, startPayoutLocalnet, until } from './helpers/payout-localnet';
+import {
+  expectExactlyOneTransfer,
+  expectJournalConsistent,
+  PayoutLocalnet,
+  startPayoutLocalnet,
+  until,
+} from './helpers/payout-localnet';
 
 const SPAWN_TIMEOUT_MS = 180_000;
 
@@ -32,21 +38,39 @@ describe('app/payout worker processes (localnet, SIGKILL, SIGTERM)', function ()
 
   function worker(extra: string[] = [], env: Record<string, string> = {}): Proc {
     const w = startOncepay(
-      ['payout', 'worker', '--rpc', L.net.url, '--authority', L.authorityFile, '--poll-ms', '20', '--idle-ms', '20', '--metrics-port', '0', ...extra],
+      [
+        'payout',
+        'worker',
+        '--rpc',
+        L.net.url,
+        '--authority',
+        L.authorityFile,
+        '--poll-ms',
+        '20',
+        '--idle-ms',
+        '20',
+        '--metrics-port',
+        '0',
+        ...extra,
+      ],
       { ...L.db.env, ONCEPAY_LOG_LEVEL: 'info', ...env },
     );
     running.push(w);
     return w;
   }
   /** Its JSON log lines so far (complete lines only: the last one may still be being written). */
-  const logs = (w: Proc) => stderrJson({ code: null, signal: null, stdout: '', stderr: w.stderr().slice(0, w.stderr().lastIndexOf('\n') + 1) });
+  const logs = (w: Proc) =>
+    stderrJson({ code: null, signal: null, stdout: '', stderr: w.stderr().slice(0, w.stderr().lastIndexOf('\n') + 1) });
   const started = (w: Proc) => logs(w).some((l) => l.msg === 'payout worker started') || !w.alive();
   const metricsUrl = (w: Proc) => logs(w).find((l) => l.msg === 'serving metrics')?.url as string | undefined;
 
   /** Recipient token accounts (each one a transaction on the localnet). */
   async function recipients(n: number): Promise<PublicKey[]> {
     const out: PublicKey[] = [];
-    for (let i = 0; i < n; i++) out.push(await createTokenAccount(connectionIo(L.connection), L.m.authority, L.m.mint, Keypair.generate().publicKey));
+    for (let i = 0; i < n; i++)
+      out.push(
+        await createTokenAccount(connectionIo(L.connection), L.m.authority, L.m.mint, Keypair.generate().publicKey),
+      );
     return out;
   }
 
@@ -54,7 +78,12 @@ describe('app/payout worker processes (localnet, SIGKILL, SIGTERM)', function ()
   async function store(to: PublicKey[], amount = '1000'): Promise<Array<{ row: PayoutRow; recipient: PublicKey }>> {
     const out: Array<{ row: PayoutRow; recipient: PublicKey }> = [];
     for (const recipient of to) {
-      const { row } = await createPayout(L.db.pool, L.merchant, { payoutId: `wp-${++seq}`, recipient: recipient.toBase58(), mint: L.m.mint.toBase58(), amount });
+      const { row } = await createPayout(L.db.pool, L.merchant, {
+        payoutId: `wp-${++seq}`,
+        recipient: recipient.toBase58(),
+        mint: L.m.mint.toBase58(),
+        amount,
+      });
       out.push({ row, recipient });
     }
     return out;
@@ -63,7 +92,12 @@ describe('app/payout worker processes (localnet, SIGKILL, SIGTERM)', function ()
   const payouts = async (n: number) => store(await recipients(n));
 
   const states = async (ids: string[]) =>
-    (await L.db.pool.query(`SELECT state, count(*)::int AS n FROM payouts WHERE id = ANY($1::bigint[]) GROUP BY state`, [ids])).rows as Array<{ state: string; n: number }>;
+    (
+      await L.db.pool.query(
+        `SELECT state, count(*)::int AS n FROM payouts WHERE id = ANY($1::bigint[]) GROUP BY state`,
+        [ids],
+      )
+    ).rows as Array<{ state: string; n: number }>;
   const allSucceeded = async (ids: string[]) => {
     const s = await states(ids);
     return s.length === 1 && s[0].state === 'succeeded' && s[0].n === ids.length;
@@ -94,7 +128,8 @@ describe('app/payout worker processes (localnet, SIGKILL, SIGTERM)', function ()
     // The victim's attempt was sent before the crash: it landed as it was, never re-signed, finished by another worker.
     const journal = await listAttempts(L.db.pool, victim.id);
     expect(journal.map((x) => [x.signature, x.status])).to.deep.equal([[victim.signature, 'landed']]);
-    const victimRow = (await L.db.pool.query('SELECT claims, claimed_by FROM payouts WHERE id = $1', [victim.id])).rows[0];
+    const victimRow = (await L.db.pool.query('SELECT claims, claimed_by FROM payouts WHERE id = $1', [victim.id]))
+      .rows[0];
     expect(victimRow.claims).to.be.at.least(2);
     expect(victimRow.claimed_by).to.not.equal(`${os.hostname()}:${c.child.pid}`); // claimed again by a survivor
     // Both survivors claimed work and export the gauges; nothing is left uncertain.
@@ -124,7 +159,15 @@ describe('app/payout worker processes (localnet, SIGKILL, SIGTERM)', function ()
     // Each first send is answered only after a while (it executes at once): the payouts are in flight at SIGTERM.
     L.net.faults.dropNextResponses({ method: 'sendTransaction', mode: 'delay', delayMs: 1500, count: 4 });
     const inFlight = await store(to);
-    await until(async () => (await L.db.pool.query(`SELECT count(*)::int AS n FROM payout_attempts WHERE payout_id = ANY($1::bigint[])`, [inFlight.map((p) => p.row.id)])).rows[0].n === 4, 'four attempts persisted');
+    await until(
+      async () =>
+        (
+          await L.db.pool.query(`SELECT count(*)::int AS n FROM payout_attempts WHERE payout_id = ANY($1::bigint[])`, [
+            inFlight.map((p) => p.row.id),
+          ])
+        ).rows[0].n === 4,
+      'four attempts persisted',
+    );
     w.child.kill('SIGTERM');
     const later = await payouts(2); // stored after the stop: not claimed by this worker
     const r = await w.done;
@@ -135,7 +178,10 @@ describe('app/payout worker processes (localnet, SIGKILL, SIGTERM)', function ()
       await expectJournalConsistent(L.db, L.connection, row);
     }
     expect(await states(later.map((p) => p.row.id))).to.deep.equal([{ state: 'pending', n: 2 }]);
-    await L.db.pool.query(`UPDATE payouts SET state = 'failed', last_error = 'test cleanup' WHERE id = ANY($1::bigint[])`, [later.map((p) => p.row.id)]);
+    await L.db.pool.query(
+      `UPDATE payouts SET state = 'failed', last_error = 'test cleanup' WHERE id = ANY($1::bigint[])`,
+      [later.map((p) => p.row.id)],
+    );
   });
 
   it('SIGTERM when in-flight payouts cannot finish: handed back within --drain-ms, exit 0; the next worker resolves the sent attempts once', async () => {
@@ -148,7 +194,13 @@ describe('app/payout worker processes (localnet, SIGKILL, SIGTERM)', function ()
     const ps = await store(to);
     const ids = ps.map((p) => p.row.id);
     await until(
-      async () => (await L.db.pool.query(`SELECT count(*)::int AS n FROM payout_attempts WHERE status = 'sent' AND payout_id = ANY($1::bigint[])`, [ids])).rows[0].n === 3,
+      async () =>
+        (
+          await L.db.pool.query(
+            `SELECT count(*)::int AS n FROM payout_attempts WHERE status = 'sent' AND payout_id = ANY($1::bigint[])`,
+            [ids],
+          )
+        ).rows[0].n === 3,
       'three attempts sent',
     );
     w.child.kill('SIGTERM');

@@ -11,13 +11,21 @@ import { lockPayout } from '../../app/payout/lock';
 import { claimDuePayout, getPayout, listAttempts } from '../../app/payout/queries';
 import { PayoutWorkerOptions, startPayoutWorker } from '../../app/payout/worker';
 import { PayoutResult } from '../../app/payout/execute-payout';
-import { expectExactlyOneTransfer, expectJournalConsistent, PayoutLocalnet, startPayoutLocalnet, until } from './helpers/payout-localnet';
+import {
+  expectExactlyOneTransfer,
+  expectJournalConsistent,
+  PayoutLocalnet,
+  startPayoutLocalnet,
+  until,
+} from './helpers/payout-localnet';
 
 async function metricValue(name: string, labels: Record<string, string> = {}): Promise<number> {
   const metric = register.getSingleMetric(name);
   if (!metric) return 0;
   const { values } = await metric.get();
-  return values.filter((v) => Object.entries(labels).every(([k, x]) => v.labels[k] === x)).reduce((n, v) => n + v.value, 0);
+  return values
+    .filter((v) => Object.entries(labels).every(([k, x]) => v.labels[k] === x))
+    .reduce((n, v) => n + v.value, 0);
 }
 
 describe('app/payout worker pool (in-process, localnet)', () => {
@@ -39,7 +47,9 @@ describe('app/payout worker pool (in-process, localnet)', () => {
   afterEach(async () => {
     L?.net.faults.clear();
     // Nothing left for the next test's worker.
-    await L.db.pool.query(`UPDATE payouts SET state = 'failed', last_error = 'test cleanup' WHERE state IN ('pending', 'executing')`);
+    await L.db.pool.query(
+      `UPDATE payouts SET state = 'failed', last_error = 'test cleanup' WHERE state IN ('pending', 'executing')`,
+    );
   });
 
   const chain = () => createConnectionChain({ connection: L.connection });
@@ -59,11 +69,18 @@ describe('app/payout worker pool (in-process, localnet)', () => {
   }
 
   /** Run a worker until `ids` are all finished; returns what it reported. */
-  async function runWorkerUntilDone(o: Partial<PayoutWorkerOptions> & { db: Pool; concurrency: number }, ids: string[]): Promise<PayoutResult[]> {
+  async function runWorkerUntilDone(
+    o: Partial<PayoutWorkerOptions> & { db: Pool; concurrency: number },
+    ids: string[],
+  ): Promise<PayoutResult[]> {
     const finished: PayoutResult[] = [];
     const w = startPayoutWorker(workerOptions({ ...o, onFinished: (r) => finished.push(r) }));
     try {
-      await until(async () => ids.every((id) => finished.some((r) => r.id === id)), `${ids.length} payouts finished by the worker`, 90_000);
+      await until(
+        async () => ids.every((id) => finished.some((r) => r.id === id)),
+        `${ids.length} payouts finished by the worker`,
+        90_000,
+      );
     } finally {
       await w.stop({ graceMs: 5_000 });
     }
@@ -75,7 +92,17 @@ describe('app/payout worker pool (in-process, localnet)', () => {
     // as many payouts in flight as connections, none could run a query again (this test hung).
     const db = smallPool(2);
     const payouts = await newPayouts(5);
-    const results = await Promise.all(payouts.map(({ row }) => executePayout(row, { db, chain: chain(), authority: L.m.authority, pollIntervalMs: 20, signal: AbortSignal.timeout(90_000) })));
+    const results = await Promise.all(
+      payouts.map(({ row }) =>
+        executePayout(row, {
+          db,
+          chain: chain(),
+          authority: L.m.authority,
+          pollIntervalMs: 20,
+          signal: AbortSignal.timeout(90_000),
+        }),
+      ),
+    );
     expect(results.map((r) => r!.state)).to.deep.equal(payouts.map(() => 'succeeded'));
     for (const { row, recipient } of payouts) {
       await expectExactlyOneTransfer(L.connection, row, recipient);
@@ -86,18 +113,25 @@ describe('app/payout worker pool (in-process, localnet)', () => {
   it('a worker with --concurrency above its pool size pays every due payout exactly once', async () => {
     const payouts = await newPayouts(8);
     const claimed = await metricValue('oncepay_payout_worker_claims_total', { result: 'claimed' });
-    const finished = await runWorkerUntilDone({ db: smallPool(2), concurrency: 6 }, payouts.map((p) => p.row.id));
+    const finished = await runWorkerUntilDone(
+      { db: smallPool(2), concurrency: 6 },
+      payouts.map((p) => p.row.id),
+    );
     expect(finished.map((r) => r.state)).to.deep.equal(payouts.map(() => 'succeeded'));
     for (const { row, recipient } of payouts) {
       await expectExactlyOneTransfer(L.connection, row, recipient);
       await expectJournalConsistent(L.db, L.connection, row);
     }
-    expect(await metricValue('oncepay_payout_worker_claims_total', { result: 'claimed' })).to.equal(claimed + payouts.length);
+    expect(await metricValue('oncepay_payout_worker_claims_total', { result: 'claimed' })).to.equal(
+      claimed + payouts.length,
+    );
   });
 
   it('claims: one statement takes the row and its lock; a held row, a finished row and a row not yet due are not claimed', async () => {
     const [held, later, free] = await newPayouts(3);
-    await L.db.pool.query(`UPDATE payouts SET next_attempt_at = now() + interval '1 hour' WHERE id = $1`, [later.row.id]);
+    await L.db.pool.query(`UPDATE payouts SET next_attempt_at = now() + interval '1 hour' WHERE id = $1`, [
+      later.row.id,
+    ]);
     const holder = (await lockPayout(L.db.pool, held.row.id, 'skip'))!;
     const a = await L.db.pool.connect();
     const b = await L.db.pool.connect();
@@ -128,7 +162,15 @@ describe('app/payout worker pool (in-process, localnet)', () => {
     L.net.faults.failNext({ kind: '500', method: 'getAccountInfo', count: 1_000_000 });
     const handbacks = await metricValue('oncepay_payout_worker_handbacks_total', { reason: 'chain_unavailable' });
     const finished: PayoutResult[] = [];
-    const w = startPayoutWorker(workerOptions({ db: smallPool(3), concurrency: 2, maxChainFailures: 3, chainBackoff: { baseMs: 400, capMs: 800 }, onFinished: (r) => finished.push(r) }));
+    const w = startPayoutWorker(
+      workerOptions({
+        db: smallPool(3),
+        concurrency: 2,
+        maxChainFailures: 3,
+        chainBackoff: { baseMs: 400, capMs: 800 },
+        onFinished: (r) => finished.push(r),
+      }),
+    );
     try {
       const deferred = await until(async () => {
         const p = (await getPayout(L.db.pool, row.id))!;
@@ -136,7 +178,9 @@ describe('app/payout worker pool (in-process, localnet)', () => {
       }, 'two hand-backs');
       expect(deferred.state).to.equal('pending'); // nothing was signed: the op account could not be checked
       expect(await listAttempts(L.db.pool, row.id)).to.deep.equal([]);
-      expect(await metricValue('oncepay_payout_worker_handbacks_total', { reason: 'chain_unavailable' })).to.be.at.least(handbacks + 2);
+      expect(
+        await metricValue('oncepay_payout_worker_handbacks_total', { reason: 'chain_unavailable' }),
+      ).to.be.at.least(handbacks + 2);
       L.net.faults.clear();
       await until(async () => finished.find((r) => r.id === row.id), 'the payout to finish');
     } finally {
@@ -153,7 +197,10 @@ describe('app/payout worker pool (in-process, localnet)', () => {
     const w = startPayoutWorker(workerOptions({ db: smallPool(3), concurrency: 2 }));
     let report;
     try {
-      await until(async () => (await listAttempts(L.db.pool, row.id)).find((a) => a.status === 'sent'), 'the attempt to be sent');
+      await until(
+        async () => (await listAttempts(L.db.pool, row.id)).find((a) => a.status === 'sent'),
+        'the attempt to be sent',
+      );
     } finally {
       report = await w.stop({ graceMs: 200 });
     }
@@ -162,7 +209,9 @@ describe('app/payout worker pool (in-process, localnet)', () => {
 
     // Another worker (its gauges read the journal): the open attempt is visible until it is resolved.
     const finished: PayoutResult[] = [];
-    const w2 = startPayoutWorker(workerOptions({ db: smallPool(3), concurrency: 1, onFinished: (r) => finished.push(r) }));
+    const w2 = startPayoutWorker(
+      workerOptions({ db: smallPool(3), concurrency: 1, onFinished: (r) => finished.push(r) }),
+    );
     try {
       expect(await metricValue('oncepay_payout_uncertain_attempts')).to.equal(1);
       expect(await metricValue('oncepay_payout_oldest_uncertain_attempt_age_seconds')).to.be.greaterThan(0);

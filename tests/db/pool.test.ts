@@ -14,10 +14,13 @@ describe('db/pool: sessions ended by the server', () => {
     const pool = createPool({ url: resolveDatabaseUrl(), max: 1, applicationName: 'oncepay-pool-test' });
     try {
       const c = await pool.connect();
-      const before = (await c.query(`SELECT pg_backend_pid() AS pid, set_config('idle_session_timeout', '100', false)`)).rows[0].pid;
+      const before = (await c.query(`SELECT pg_backend_pid() AS pid, set_config('idle_session_timeout', '100', false)`))
+        .rows[0].pid;
       c.release();
       await sleep(600); // the server ends the idle session (FATAL 57P05)
-      const after = (await pool.query('SELECT pg_backend_pid() AS pid, current_setting($1) AS name', ['application_name'])).rows[0];
+      const after = (
+        await pool.query('SELECT pg_backend_pid() AS pid, current_setting($1) AS name', ['application_name'])
+      ).rows[0];
       expect(after.pid).to.not.equal(before);
       expect(after.name).to.equal('oncepay-pool-test');
     } finally {
@@ -31,7 +34,10 @@ describe('db/pool: sessions ended by the server', () => {
       const c = await pool.connect();
       await c.query(`SELECT set_config('idle_session_timeout', '100', false)`);
       await sleep(600);
-      const e = await c.query('SELECT 1').then(() => null, (x: Error) => x);
+      const e = await c.query('SELECT 1').then(
+        () => null,
+        (x: Error) => x,
+      );
       expect(e, 'the query on the dead session must fail').to.be.instanceOf(Error);
       expect(isDatabaseUnavailable(e), String(e)).to.equal(true);
       c.release();

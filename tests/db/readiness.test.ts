@@ -10,8 +10,12 @@ import { createTestDb } from '../helpers/db';
 describe('db/readiness', () => {
   describe('readinessDecision (pure)', () => {
     it('ready when every known migration is applied; a newer schema (more applied) is fine', () => {
-      expect(readinessDecision({ kind: 'applied', versions: [1, 50, 100] }, [1, 50, 100])).to.deep.equal({ ready: true });
-      expect(readinessDecision({ kind: 'applied', versions: [1, 50, 100, 120] }, [1, 50, 100])).to.deep.equal({ ready: true });
+      expect(readinessDecision({ kind: 'applied', versions: [1, 50, 100] }, [1, 50, 100])).to.deep.equal({
+        ready: true,
+      });
+      expect(readinessDecision({ kind: 'applied', versions: [1, 50, 100, 120] }, [1, 50, 100])).to.deep.equal({
+        ready: true,
+      });
     });
     it('not ready with the pending versions when some are missing, or when nothing was ever migrated', () => {
       const r = readinessDecision({ kind: 'applied', versions: [1, 50] }, [1, 50, 100, 110]);

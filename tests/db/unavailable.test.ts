@@ -6,13 +6,35 @@ const err = (props: Record<string, unknown>, message = 'x') => Object.assign(new
 
 describe('db/unavailable: isDatabaseUnavailable', () => {
   it('network errors of a server that is gone', () => {
-    for (const code of ['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EAI_AGAIN']) {
+    for (const code of [
+      'ECONNREFUSED',
+      'ECONNRESET',
+      'EPIPE',
+      'ETIMEDOUT',
+      'EHOSTUNREACH',
+      'ENETUNREACH',
+      'ENOTFOUND',
+      'EAI_AGAIN',
+    ]) {
       expect(isDatabaseUnavailable(err({ code })), code).to.equal(true);
     }
   });
 
   it('SQLSTATEs of a server going away, not there yet, or timing the session out: 57P01/02/03/05, 25P03, class 08, 53300', () => {
-    for (const code of ['57P01', '57P02', '57P03', '57P05', '25P03', '08000', '08003', '08006', '08001', '08004', '08P01', '53300']) {
+    for (const code of [
+      '57P01',
+      '57P02',
+      '57P03',
+      '57P05',
+      '25P03',
+      '08000',
+      '08003',
+      '08006',
+      '08001',
+      '08004',
+      '08P01',
+      '53300',
+    ]) {
       expect(isDatabaseUnavailable(err({ code })), code).to.equal(true);
     }
   });
@@ -32,11 +54,26 @@ describe('db/unavailable: isDatabaseUnavailable', () => {
 
   it('wrapped causes and AggregateErrors (a connect to several addresses)', () => {
     expect(isDatabaseUnavailable(err({ cause: err({ code: 'ECONNREFUSED' }) }))).to.equal(true);
-    expect(isDatabaseUnavailable(new AggregateError([err({ code: 'ECONNREFUSED' }), err({ code: 'ECONNREFUSED' })], 'connect'))).to.equal(true);
+    expect(
+      isDatabaseUnavailable(
+        new AggregateError([err({ code: 'ECONNREFUSED' }), err({ code: 'ECONNREFUSED' })], 'connect'),
+      ),
+    ).to.equal(true);
   });
 
   it('errors that say the request is wrong are NOT an outage (never retried blindly, never a 503)', () => {
-    for (const code of ['23505', '23503', '40001', '40P01', '42P01', '42601', '22P02', '57014', '55P03', 'ONCEPAY__LEDGER__X']) {
+    for (const code of [
+      '23505',
+      '23503',
+      '40001',
+      '40P01',
+      '42P01',
+      '42601',
+      '22P02',
+      '57014',
+      '55P03',
+      'ONCEPAY__LEDGER__X',
+    ]) {
       expect(isDatabaseUnavailable(err({ code })), code).to.equal(false);
     }
     expect(isDatabaseUnavailable(new Error('relation "x" does not exist'))).to.equal(false);

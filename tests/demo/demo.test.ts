@@ -13,7 +13,9 @@ const ROOT = path.resolve(__dirname, '..', '..');
 
 let running: ChildProcess | undefined;
 
-function runDemo(env: Record<string, string>): Promise<{ code: number | null; signal: string | null; stdout: string; stderr: string }> {
+function runDemo(
+  env: Record<string, string>,
+): Promise<{ code: number | null; signal: string | null; stdout: string; stderr: string }> {
   return new Promise((resolve, reject) => {
     const child = (running = spawn(process.execPath, [path.join(ROOT, 'bin', 'oncepay'), 'demo', '--ci'], {
       cwd: ROOT,
@@ -46,7 +48,10 @@ describe('oncepay demo --ci', function () {
     requireProgramSo();
     run = await runDemo({ DATABASE_URL: resolveDatabaseUrl() });
     const line = run.stdout.split('\n').find((l) => l.startsWith('DEMO_RESULT '));
-    if (!line) throw new Error(`no DEMO_RESULT line; exit ${run.code}\nstdout:\n${run.stdout.slice(-4000)}\nstderr:\n${run.stderr.slice(-4000)}`);
+    if (!line)
+      throw new Error(
+        `no DEMO_RESULT line; exit ${run.code}\nstdout:\n${run.stdout.slice(-4000)}\nstderr:\n${run.stderr.slice(-4000)}`,
+      );
     result = JSON.parse(line.slice('DEMO_RESULT '.length)) as DemoResult;
   });
 

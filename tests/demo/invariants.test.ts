@@ -57,7 +57,15 @@ function good(): DemoEvidence {
     ],
     secondPayment: { invoiceId: 'INV-1', signature: 'sigC', amount: '100' },
     failOnceInvoice: 'INV-2',
-    crash: { failpoint: 'ledger.after_insert_before_commit', killedBy: 'SIGKILL', receiptsAfterKill: 0, checkpointBefore: '40', checkpointAfterKill: '40', restartExitCode: 0, receiptsAfterRestart: 1 },
+    crash: {
+      failpoint: 'ledger.after_insert_before_commit',
+      killedBy: 'SIGKILL',
+      receiptsAfterKill: 0,
+      checkpointBefore: '40',
+      checkpointAfterKill: '40',
+      restartExitCode: 0,
+      receiptsAfterRestart: 1,
+    },
     webhook: [
       { eventId: 'e1', status: 200, duplicateEvent: false, inserted: 0, duplicates: 2 },
       { eventId: 'e1', status: 200, duplicateEvent: true, inserted: 0, duplicates: 0 },
@@ -65,7 +73,15 @@ function good(): DemoEvidence {
     api: [
       { label: 'create', idempotencyKey: 'k1', payoutId: 'p1', status: 201, replayed: false, code: null, rowId: '1' },
       { label: 'replay', idempotencyKey: 'k1', payoutId: 'p1', status: 201, replayed: true, code: null, rowId: '1' },
-      { label: 'conflict', idempotencyKey: 'k1', payoutId: 'p1', status: 409, replayed: false, code: 'IDEMPOTENCY_CONFLICT', rowId: null },
+      {
+        label: 'conflict',
+        idempotencyKey: 'k1',
+        payoutId: 'p1',
+        status: 409,
+        replayed: false,
+        code: 'IDEMPOTENCY_CONFLICT',
+        rowId: null,
+      },
     ],
     payoutRows: 1,
     payouts: [
@@ -89,7 +105,9 @@ function good(): DemoEvidence {
 }
 
 function failing(e: DemoEvidence): string[] {
-  return checkInvariants(e).filter((c) => !c.ok).map((c) => c.name);
+  return checkInvariants(e)
+    .filter((c) => !c.ok)
+    .map((c) => c.name);
 }
 
 describe('demo invariants (pure)', () => {
@@ -135,7 +153,11 @@ describe('demo invariants (pure)', () => {
     const e = good();
     e.invoices[0].applied = 2;
     e.invoices[1].deliveries[1].key = 'ful_other';
-    expect(failing(e)).to.include.members(['INV-1 fulfilled once', 'INV-2 fulfilled once', 'failed delivery retried with the same Idempotency-Key']);
+    expect(failing(e)).to.include.members([
+      'INV-1 fulfilled once',
+      'INV-2 fulfilled once',
+      'failed delivery retried with the same Idempotency-Key',
+    ]);
   });
 
   it('a missing 409 or a replay that created a new row is caught', () => {

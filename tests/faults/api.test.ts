@@ -25,7 +25,13 @@ describe('faults: merchant API (payout serve) through database restarts and term
 
   before(async () => {
     db = await startFaultDb('api');
-    await insertMerchant(db.pool, { name: 'F', apiKeyHash: hashApiKey(API_KEY), programId: address(ONCEPAY_PROGRAM_ID), merchantAddress: pk(), vault: pk() });
+    await insertMerchant(db.pool, {
+      name: 'F',
+      apiKeyHash: hashApiKey(API_KEY),
+      programId: address(ONCEPAY_PROGRAM_ID),
+      merchantAddress: pk(),
+      vault: pk(),
+    });
     api = startOncepay(['payout', 'serve', '--port', '0'], db.env);
     const line = await api.firstLine;
     expect(line.url, JSON.stringify(line)).to.be.a('string');
@@ -45,7 +51,11 @@ describe('faults: merchant API (payout serve) through database restarts and term
   async function post(i: number): Promise<Answer> {
     const r = await fetch(`${url}/v1/payouts`, {
       method: 'POST',
-      headers: { authorization: `Bearer ${API_KEY}`, 'content-type': 'application/json', 'idempotency-key': `key-${i}` },
+      headers: {
+        authorization: `Bearer ${API_KEY}`,
+        'content-type': 'application/json',
+        'idempotency-key': `key-${i}`,
+      },
       body: JSON.stringify({ payoutId: `po-${i}`, recipient, mint, amount: String(1000 + i) }),
     });
     const body = (await r.json()) as Record<string, unknown>;
@@ -54,7 +64,12 @@ describe('faults: merchant API (payout serve) through database restarts and term
   /** Every answer must be a correct 201, or a "come back later": 503 DATABASE_UNAVAILABLE + Retry-After, 409 in progress. */
   function checkAnswer(i: number, a: Answer): void {
     if (a.status === 201) {
-      expect(a.body, `a 2xx must be this request's payout`).to.include({ payoutId: `po-${i}`, amount: String(1000 + i), recipient, mint });
+      expect(a.body, `a 2xx must be this request's payout`).to.include({
+        payoutId: `po-${i}`,
+        amount: String(1000 + i),
+        recipient,
+        mint,
+      });
       return;
     }
     if (a.status === 503) {
@@ -62,7 +77,10 @@ describe('faults: merchant API (payout serve) through database restarts and term
       expect(a.retryAfter).to.match(/^[0-9]+$/);
       return;
     }
-    expect({ status: a.status, code: a.code }, JSON.stringify(a.body)).to.deep.equal({ status: 409, code: 'IDEMPOTENCY_IN_PROGRESS' });
+    expect({ status: a.status, code: a.code }, JSON.stringify(a.body)).to.deep.equal({
+      status: 409,
+      code: 'IDEMPOTENCY_IN_PROGRESS',
+    });
   }
   async function createUntilDone(i: number, seen: Answer[]): Promise<void> {
     for (;;) {
@@ -103,16 +121,24 @@ describe('faults: merchant API (payout serve) through database restarts and term
     await Promise.all(faults);
 
     expect(api.alive(), api.stderr()).to.equal(true);
-    expect(outage.map((a) => [a.status, a.code, a.retryAfter !== null])).to.deep.equal(Array(6).fill([503, 'DATABASE_UNAVAILABLE', true]));
-    expect(seen.filter((a) => a.status === 500), 'never a 500 for an outage').to.deep.equal([]);
+    expect(outage.map((a) => [a.status, a.code, a.retryAfter !== null])).to.deep.equal(
+      Array(6).fill([503, 'DATABASE_UNAVAILABLE', true]),
+    );
+    expect(
+      seen.filter((a) => a.status === 500),
+      'never a 500 for an outage',
+    ).to.deep.equal([]);
     expect((await getJson(`${url}/readyz`)).status).to.equal(200);
 
     const { rows } = await db.pool.query(`SELECT payout_id, amount::text AS amount FROM payouts ORDER BY id`);
     expect(rows.map((r) => r.payout_id).sort()).to.deep.equal(Array.from({ length: N }, (_, i) => `po-${i}`).sort());
     for (const r of rows) expect(r.amount).to.equal(String(1000 + Number(r.payout_id.slice(3))));
-    const keys = await db.pool.query(`SELECT key, state, response_status, response_body->>'payoutId' AS p FROM idempotency_keys`);
+    const keys = await db.pool.query(
+      `SELECT key, state, response_status, response_body->>'payoutId' AS p FROM idempotency_keys`,
+    );
     expect(keys.rows.length).to.equal(N);
-    for (const k of keys.rows) expect([k.state, k.response_status, k.p]).to.deep.equal(['complete', 201, `po-${k.key.slice(4)}`]);
+    for (const k of keys.rows)
+      expect([k.state, k.response_status, k.p]).to.deep.equal(['complete', 201, `po-${k.key.slice(4)}`]);
     // A replay of any key answers the stored 201, not a second payout.
     const replay = await post(7);
     expect(replay.status).to.equal(201);
@@ -128,7 +154,14 @@ describe('faults: merchant API (payout serve) through database restarts and term
       await waitFor(async () => (await db.waiting(APP)) > 0, 'the request to wait on the lock');
       api.child.kill('SIGTERM');
       // No new connection is accepted while the in-flight request is still running.
-      await waitFor(() => fetch(`${url}/healthz`).then(() => false, () => true), 'the listener to close');
+      await waitFor(
+        () =>
+          fetch(`${url}/healthz`).then(
+            () => false,
+            () => true,
+          ),
+        'the listener to close',
+      );
       await blocker.query('COMMIT');
       const a = await inFlight;
       expect(a.status, JSON.stringify(a.body)).to.equal(201);
@@ -138,6 +171,8 @@ describe('faults: merchant API (payout serve) through database restarts and term
     }
     const exit = await api.done;
     expect(exit.code, exit.stderr).to.equal(0);
-    expect((await db.pool.query(`SELECT count(*)::int AS n FROM payouts WHERE payout_id = 'po-500'`)).rows[0].n).to.equal(1);
+    expect(
+      (await db.pool.query(`SELECT count(*)::int AS n FROM payouts WHERE payout_id = 'po-500'`)).rows[0].n,
+    ).to.equal(1);
   });
 });

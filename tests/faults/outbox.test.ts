@@ -15,11 +15,26 @@ const APP = 'oncepay-outbox-run';
 
 /** Pay invoices (the test plays the scanner), retrying its own write while the database is away. */
 async function pay(ledger: Ledger, ids: string[]): Promise<void> {
-  await waitFor(async () => {
-    for (const id of ids) await ledger.createInvoice({ id, mint: addr('mint-usdc'), expectedAmount: 50n, depositAddress: addr(`dep-${id}`) });
-    await ledger.applyBatch({ cluster: 'localnet', source: 'scanner', receipts: ids.map((id) => receipt({ signature: sig(`pay-${id}`), destination: addr(`dep-${id}`), amount: 50n })) });
-    return true;
-  }, `paying ${ids.join(',')}`);
+  await waitFor(
+    async () => {
+      for (const id of ids)
+        await ledger.createInvoice({
+          id,
+          mint: addr('mint-usdc'),
+          expectedAmount: 50n,
+          depositAddress: addr(`dep-${id}`),
+        });
+      await ledger.applyBatch({
+        cluster: 'localnet',
+        source: 'scanner',
+        receipts: ids.map((id) =>
+          receipt({ signature: sig(`pay-${id}`), destination: addr(`dep-${id}`), amount: 50n }),
+        ),
+      });
+      return true;
+    },
+    `paying ${ids.join(',')}`,
+  );
 }
 
 describe('faults: outbox worker through database restarts and terminated sessions', function () {
@@ -34,7 +49,24 @@ describe('faults: outbox worker through database restarts and terminated session
   });
   after(async () => db?.close());
 
-  const args = (url: string, port: number) => ['outbox', 'run', '--url', url, '--secret', SECRET, '--poll-ms', '50', '--lease-seconds', '5', '--backoff-base-ms', '50', '--timeout-ms', '5000', '--metrics-port', String(port)];
+  const args = (url: string, port: number) => [
+    'outbox',
+    'run',
+    '--url',
+    url,
+    '--secret',
+    SECRET,
+    '--poll-ms',
+    '50',
+    '--lease-seconds',
+    '5',
+    '--backoff-base-ms',
+    '50',
+    '--timeout-ms',
+    '5000',
+    '--metrics-port',
+    String(port),
+  ];
 
   it('stays up through a restart and a pg_terminate_backend while invoices are paid; every fulfilment delivered under its own key', async () => {
     const merchant = await startMerchantServer();
@@ -61,7 +93,9 @@ describe('faults: outbox worker through database restarts and terminated session
         await new Promise((r) => setTimeout(r, 100));
       }
       await waitFor(async () => {
-        const { rows } = await db.pool.query(`SELECT count(*) FILTER (WHERE state = 'delivered')::int AS d, count(*)::int AS n FROM outbox`);
+        const { rows } = await db.pool.query(
+          `SELECT count(*) FILTER (WHERE state = 'delivered')::int AS d, count(*)::int AS n FROM outbox`,
+        );
         return rows[0].n === ids.length && rows[0].d === ids.length;
       }, 'every outbox row delivered');
       expect(worker.alive(), worker.stderr()).to.equal(true);
@@ -106,7 +140,10 @@ describe('faults: outbox worker through database restarts and terminated session
       const { rows } = await db.pool.query(
         `SELECT f.invoice_id AS id, o.state FROM outbox o JOIN fulfilments f ON f.id = o.fulfilment_id WHERE f.invoice_id IN ('T-1', 'T-2') ORDER BY 1`,
       );
-      expect(rows).to.deep.equal([{ id: 'T-1', state: 'delivered' }, { id: 'T-2', state: 'pending' }]);
+      expect(rows).to.deep.equal([
+        { id: 'T-1', state: 'delivered' },
+        { id: 'T-2', state: 'pending' },
+      ]);
     } finally {
       if (worker.alive()) worker.child.kill('SIGKILL');
       server.closeAllConnections();

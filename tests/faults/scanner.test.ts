@@ -39,7 +39,8 @@ describe('faults: scanner and backfill through database restarts and terminated 
     let receipts = 0;
     let amount = 0n;
     for (const s of chain.blocks.keys()) if (s <= slot) receipts += 2;
-    for (let s = 1; s <= slot; s++) if (chain.blocks.has(s)) amount += BigInt(1000 + s * 10) + BigInt(1000 + s * 10 + 1);
+    for (let s = 1; s <= slot; s++)
+      if (chain.blocks.has(s)) amount += BigInt(1000 + s * 10) + BigInt(1000 + s * 10 + 1);
     return { receipts, amount };
   }
 
@@ -48,7 +49,26 @@ describe('faults: scanner and backfill through database restarts and terminated 
     metrics = `http://127.0.0.1:${port}`;
     rpc.setTip({ finalized: 10, confirmed: 15 });
     scanner = startOncepay(
-      ['indexer', 'run', '--rpc', rpc.url, '--cluster', CLUSTER, '--from-slot', '1', '--rescan-window', '8', '--chunk-size', '20', '--poll-ms', '50', '--rpc-timeout-ms', '2000', '--metrics-port', String(port)],
+      [
+        'indexer',
+        'run',
+        '--rpc',
+        rpc.url,
+        '--cluster',
+        CLUSTER,
+        '--from-slot',
+        '1',
+        '--rescan-window',
+        '8',
+        '--chunk-size',
+        '20',
+        '--poll-ms',
+        '50',
+        '--rpc-timeout-ms',
+        '2000',
+        '--metrics-port',
+        String(port),
+      ],
       db.env,
     );
     await waitFor(async () => (await checkpoint()) >= 10, 'the first blocks');
@@ -71,14 +91,38 @@ describe('faults: scanner and backfill through database restarts and terminated 
     expect((await getJson(`${metrics}/readyz`)).status).to.equal(200);
     const t = await totals(db.pool, CLUSTER);
     const want = upTo(TIP);
-    expect({ receipts: t.receipts, amount: t.amount, credited: t.credited, exceptions: t.exceptions }).to.deep.equal({ receipts: want.receipts, amount: want.amount, credited: want.amount, exceptions: 0 });
+    expect({ receipts: t.receipts, amount: t.amount, credited: t.credited, exceptions: t.exceptions }).to.deep.equal({
+      receipts: want.receipts,
+      amount: want.amount,
+      credited: want.amount,
+      exceptions: 0,
+    });
   });
 
   it('a backfill started while the database is down waits for it, then completes: nothing applied twice', async () => {
     let backfill: Proc | undefined;
     await db.restart(async () => {
-      backfill = startOncepay(['indexer', 'backfill', '--rpc', rpc.url, '--cluster', CLUSTER, '--from-slot', '1', '--to-slot', String(TIP), '--chunk-size', '10'], db.env);
-      await waitFor(() => backfill!.stderr().includes('database unavailable; backing off'), 'the backfill to wait for the database');
+      backfill = startOncepay(
+        [
+          'indexer',
+          'backfill',
+          '--rpc',
+          rpc.url,
+          '--cluster',
+          CLUSTER,
+          '--from-slot',
+          '1',
+          '--to-slot',
+          String(TIP),
+          '--chunk-size',
+          '10',
+        ],
+        db.env,
+      );
+      await waitFor(
+        () => backfill!.stderr().includes('database unavailable; backing off'),
+        'the backfill to wait for the database',
+      );
       expect(backfill!.alive()).to.equal(true);
     });
     const exit = await backfill!.done;
@@ -120,8 +164,29 @@ describe('faults: scanner and backfill through database restarts and terminated 
       await blocker.query('BEGIN');
       // Every receipt is known by now, so the batch writes only its delivery counters: hold those.
       await blocker.query('LOCK TABLE receipt_delivery_counts IN EXCLUSIVE MODE');
-      backfill = startOncepay(['indexer', 'backfill', '--rpc', rpc.url, '--cluster', CLUSTER, '--from-slot', '1', '--to-slot', String(TIP), '--chunk-size', '10'], { ...db.env, ONCEPAY_LOG_LEVEL: 'info' });
-      await waitFor(async () => (await db.waiting('oncepay-indexer-backfill')) > 0, 'the first batch to wait on the lock').catch((e) => { throw new Error(`${e.message}: ${backfill.stderr().slice(-3000)}`); });
+      backfill = startOncepay(
+        [
+          'indexer',
+          'backfill',
+          '--rpc',
+          rpc.url,
+          '--cluster',
+          CLUSTER,
+          '--from-slot',
+          '1',
+          '--to-slot',
+          String(TIP),
+          '--chunk-size',
+          '10',
+        ],
+        { ...db.env, ONCEPAY_LOG_LEVEL: 'info' },
+      );
+      await waitFor(
+        async () => (await db.waiting('oncepay-indexer-backfill')) > 0,
+        'the first batch to wait on the lock',
+      ).catch((e) => {
+        throw new Error(`${e.message}: ${backfill.stderr().slice(-3000)}`);
+      });
       backfill.child.kill('SIGTERM');
       await waitFor(() => backfill.stderr().includes('stopping after the current step'), 'the stop to be taken');
       await blocker.query('COMMIT');
@@ -132,7 +197,10 @@ describe('faults: scanner and backfill through database restarts and terminated 
     expect(exit.code, exit.stderr).to.equal(0);
     const r = JSON.parse(exit.stdout);
     // The held batch (the first ten listed blocks) was applied; the run stopped before the next one.
-    const firstTen = [...chain.blocks.keys()].filter((s) => s <= TIP).sort((a, b) => a - b).slice(0, 10);
+    const firstTen = [...chain.blocks.keys()]
+      .filter((s) => s <= TIP)
+      .sort((a, b) => a - b)
+      .slice(0, 10);
     expect(r.interrupted).to.deep.equal({ resumeFromSlot: firstTen[9] + 1 });
     expect([r.blocks, r.duplicates, r.inserted]).to.deep.equal([10, 20, 0]);
   });

@@ -44,7 +44,13 @@ export async function startFaultDb(label: string): Promise<FaultDb> {
   await admin.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
   await migrate(admin, { schema });
   await admin.end();
-  const pool = createPool({ url: server.url, schema, max: 4, applicationName: 'oncepay-fault-test', connectTimeoutMs: 2000 });
+  const pool = createPool({
+    url: server.url,
+    schema,
+    max: 4,
+    applicationName: 'oncepay-fault-test',
+    connectTimeoutMs: 2000,
+  });
   return {
     url: server.url,
     schema,
@@ -66,7 +72,10 @@ export async function startFaultDb(label: string): Promise<FaultDb> {
       return rows[0].n;
     },
     async waiting(applicationName) {
-      const { rows } = await pool.query(`SELECT count(*)::int AS n FROM pg_stat_activity WHERE application_name = $1 AND wait_event_type = 'Lock'`, [applicationName]);
+      const { rows } = await pool.query(
+        `SELECT count(*)::int AS n FROM pg_stat_activity WHERE application_name = $1 AND wait_event_type = 'Lock'`,
+        [applicationName],
+      );
       return rows[0].n;
     },
     async close() {
@@ -101,11 +110,17 @@ export function startOncepay(args: string[], env: Record<string, string>): Proc 
     if (nl >= 0) resolveLine(JSON.parse(stdout.slice(0, nl)));
   });
   child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
-  const done = new Promise<{ code: number | null; signal: NodeJS.Signals | null; stdout: string; stderr: string }>((resolve) =>
-    child.on('close', (code, signal) => resolve({ code, signal, stdout, stderr })),
+  const done = new Promise<{ code: number | null; signal: NodeJS.Signals | null; stdout: string; stderr: string }>(
+    (resolve) => child.on('close', (code, signal) => resolve({ code, signal, stdout, stderr })),
   );
   void done.then((r) => resolveLine({ exited: r.code, stderr: r.stderr }));
-  return { child, firstLine, done, alive: () => child.exitCode === null && child.signalCode === null, stderr: () => stderr };
+  return {
+    child,
+    firstLine,
+    done,
+    alive: () => child.exitCode === null && child.signalCode === null,
+    stderr: () => stderr,
+  };
 }
 
 export async function waitFor(pred: () => Promise<boolean> | boolean, what: string, limitMs = 240_000): Promise<void> {
@@ -122,7 +137,9 @@ export async function waitFor(pred: () => Promise<boolean> | boolean, what: stri
 }
 
 /** GET a JSON endpoint: status, body and headers (no throw on non-2xx). */
-export async function getJson(url: string): Promise<{ status: number; body: Record<string, unknown>; headers: Headers }> {
+export async function getJson(
+  url: string,
+): Promise<{ status: number; body: Record<string, unknown>; headers: Headers }> {
   const r = await fetch(url);
   const text = await r.text();
   return { status: r.status, body: text ? JSON.parse(text) : {}, headers: r.headers };

@@ -25,7 +25,21 @@ describe('faults: webhook receiver through database restarts and terminated sess
     db = await startFaultDb('webhook');
     // These deliveries are synthetic transactions on no chain, so this suite runs the receiver in its opt-out mode
     // (--trust-provider, and the deprecated bare secret): what it proves is about the database, not the chain.
-    hook = startOncepay(['indexer', 'webhook', '--port', '0', '--secret', SECRET, '--cluster', CLUSTER, '--trust-provider', '--legacy-signature'], db.env);
+    hook = startOncepay(
+      [
+        'indexer',
+        'webhook',
+        '--port',
+        '0',
+        '--secret',
+        SECRET,
+        '--cluster',
+        CLUSTER,
+        '--trust-provider',
+        '--legacy-signature',
+      ],
+      db.env,
+    );
     const line = await hook.firstLine;
     expect(line.listening, JSON.stringify(line)).to.be.a('string');
     url = line.listening as string;
@@ -38,12 +52,24 @@ describe('faults: webhook receiver through database restarts and terminated sess
   /** Delivery i: two transfers (i·10+1 and i·10+2 base units) to invoice i's deposit owner, event id evt-i. */
   function delivery(i: number): string {
     const owner = owners[i];
-    const items = [1n, 2n].map((k) => ({ slot: 1000 + i, blockTime: 1_780_000_000 + i, ...transferCheckedTx({ amount: BigInt(i) * 10n + k, mint, destinationOwner: owner }) }));
+    const items = [1n, 2n].map((k) => ({
+      slot: 1000 + i,
+      blockTime: 1_780_000_000 + i,
+      ...transferCheckedTx({ amount: BigInt(i) * 10n + k, mint, destinationOwner: owner }),
+    }));
     return JSON.stringify({ id: `evt-${i}`, events: items });
   }
   async function deliver(body: string, at = url) {
-    const r = await fetch(`${at}/v1/webhooks/helius`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-oncepay-secret': SECRET }, body });
-    return { status: r.status, retryAfter: r.headers.get('retry-after'), body: (await r.json()) as Record<string, unknown> };
+    const r = await fetch(`${at}/v1/webhooks/helius`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-oncepay-secret': SECRET },
+      body,
+    });
+    return {
+      status: r.status,
+      retryAfter: r.headers.get('retry-after'),
+      body: (await r.json()) as Record<string, unknown>,
+    };
   }
 
   it('stays up through a restart and a pg_terminate_backend under load; 503 while away; exact totals', async () => {
@@ -51,7 +77,12 @@ describe('faults: webhook receiver through database restarts and terminated sess
     const ledger = createLedger({ db: db.pool });
     for (let i = 0; i < N; i++) {
       owners.push(randomAddress());
-      await ledger.createInvoice({ id: `inv-${i}`, mint, expectedAmount: BigInt(i) * 20n + 3n, depositAddress: owners[i] });
+      await ledger.createInvoice({
+        id: `inv-${i}`,
+        mint,
+        expectedAmount: BigInt(i) * 20n + 3n,
+        depositAddress: owners[i],
+      });
     }
     const bodies = Array.from({ length: N }, (_, i) => delivery(i));
     const outage: Array<{ status: number; code: unknown; retryAfter: string | null }> = [];
@@ -76,7 +107,11 @@ describe('faults: webhook receiver through database restarts and terminated sess
             expect(a.body).to.include({ ok: true, eventId: `evt-${i}`, transactions: 2 });
             break;
           }
-          expect([a.status, a.body.code, a.retryAfter !== null], JSON.stringify(a.body)).to.deep.equal([503, 'DATABASE_UNAVAILABLE', true]);
+          expect([a.status, a.body.code, a.retryAfter !== null], JSON.stringify(a.body)).to.deep.equal([
+            503,
+            'DATABASE_UNAVAILABLE',
+            true,
+          ]);
           await new Promise((r) => setTimeout(r, 50));
         }
       }
@@ -88,7 +123,12 @@ describe('faults: webhook receiver through database restarts and terminated sess
     expect((await getJson(`${url}/readyz`)).status).to.equal(200);
 
     const q = async (sql: string) => (await db.pool.query(sql)).rows[0];
-    expect(await q(`SELECT count(*)::int AS n, sum(amount)::text AS s FROM receipts WHERE cluster = '${CLUSTER}'`)).to.deep.equal({ n: 2 * N, s: String(Array.from({ length: N }, (_, i) => i * 20 + 3).reduce((a, b) => a + b, 0)) });
+    expect(
+      await q(`SELECT count(*)::int AS n, sum(amount)::text AS s FROM receipts WHERE cluster = '${CLUSTER}'`),
+    ).to.deep.equal({
+      n: 2 * N,
+      s: String(Array.from({ length: N }, (_, i) => i * 20 + 3).reduce((a, b) => a + b, 0)),
+    });
     const inv = await db.pool.query(`SELECT id, credited_amount::text AS c, expected_amount::text AS e FROM invoices`);
     for (const r of inv.rows) expect(r.c, r.id).to.equal(r.e);
     expect(await q(`SELECT count(*)::int AS n FROM exceptions`)).to.deep.equal({ n: 0 });
@@ -99,8 +139,18 @@ describe('faults: webhook receiver through database restarts and terminated sess
   it('SIGTERM with a delivery in flight: stops accepting, answers that delivery 200, exits 0', async () => {
     const owner = randomAddress();
     owners.push(owner);
-    await createLedger({ db: db.pool }).createInvoice({ id: 'inv-term', mint, expectedAmount: 7n, depositAddress: owner });
-    const body = JSON.stringify({ id: 'evt-term', events: [{ slot: 5000, blockTime: 1_780_005_000, ...transferCheckedTx({ amount: 7n, mint, destinationOwner: owner }) }] });
+    await createLedger({ db: db.pool }).createInvoice({
+      id: 'inv-term',
+      mint,
+      expectedAmount: 7n,
+      depositAddress: owner,
+    });
+    const body = JSON.stringify({
+      id: 'evt-term',
+      events: [
+        { slot: 5000, blockTime: 1_780_005_000, ...transferCheckedTx({ amount: 7n, mint, destinationOwner: owner }) },
+      ],
+    });
     const blocker = await db.pool.connect();
     try {
       await blocker.query('BEGIN');
@@ -108,7 +158,14 @@ describe('faults: webhook receiver through database restarts and terminated sess
       const inFlight = deliver(body);
       await waitFor(async () => (await db.waiting(APP)) > 0, 'the delivery to wait on the lock');
       hook.child.kill('SIGTERM');
-      await waitFor(() => fetch(`${url}/healthz`).then(() => false, () => true), 'the listener to close');
+      await waitFor(
+        () =>
+          fetch(`${url}/healthz`).then(
+            () => false,
+            () => true,
+          ),
+        'the listener to close',
+      );
       await blocker.query('COMMIT');
       const a = await inFlight;
       expect(a.status, JSON.stringify(a.body)).to.equal(200);
@@ -118,7 +175,9 @@ describe('faults: webhook receiver through database restarts and terminated sess
     }
     const exit = await hook.done;
     expect(exit.code, exit.stderr).to.equal(0);
-    expect((await db.pool.query(`SELECT credited_amount::text AS c FROM invoices WHERE id = 'inv-term'`)).rows[0].c).to.equal('7');
+    expect(
+      (await db.pool.query(`SELECT credited_amount::text AS c FROM invoices WHERE id = 'inv-term'`)).rows[0].c,
+    ).to.equal('7');
   });
 
   it('verified mode: through a restart and a pg_terminate_backend, every acknowledged delivery is credited once (by the chain)', async () => {
@@ -133,15 +192,38 @@ describe('faults: webhook receiver through database restarts and terminated sess
       const owner = randomAddress();
       const amounts = [BigInt(i) * 10n + 1n, BigInt(i) * 10n + 2n];
       total += amounts[0] + amounts[1];
-      await ledger.createInvoice({ id: `vinv-${i}`, mint: vmint, expectedAmount: amounts[0] + amounts[1], depositAddress: owner });
+      await ledger.createInvoice({
+        id: `vinv-${i}`,
+        mint: vmint,
+        expectedAmount: amounts[0] + amounts[1],
+        depositAddress: owner,
+      });
       const txs = amounts.map((amount) => transferCheckedTx({ amount, mint: vmint, destinationOwner: owner }));
       const slot = 100 + i;
       rpc.setBlock(slot, blockAt(slot, txs));
-      bodies.push(JSON.stringify({ id: `vevt-${i}`, events: txs.map((t) => ({ slot, blockTime: 1_780_000_000 + slot, ...t })) }));
+      bodies.push(
+        JSON.stringify({ id: `vevt-${i}`, events: txs.map((t) => ({ slot, blockTime: 1_780_000_000 + slot, ...t })) }),
+      );
     }
     rpc.setTip({ finalized: 100 + N, confirmed: 105 + N });
     const verified = startOncepay(
-      ['indexer', 'webhook', '--port', '0', '--secret', SECRET, '--legacy-signature', '--cluster', cluster, '--rpc', rpc.url, '--rpc-timeout-ms', '2000', '--recheck-ms', '100'],
+      [
+        'indexer',
+        'webhook',
+        '--port',
+        '0',
+        '--secret',
+        SECRET,
+        '--legacy-signature',
+        '--cluster',
+        cluster,
+        '--rpc',
+        rpc.url,
+        '--rpc-timeout-ms',
+        '2000',
+        '--recheck-ms',
+        '100',
+      ],
       db.env,
     );
     try {
@@ -161,17 +243,32 @@ describe('faults: webhook receiver through database restarts and terminated sess
             const a = await deliver(bodies[i], at);
             // 200: verified and applied; 202: held durably, the background check finishes it.
             if (a.status === 200 || a.status === 202) break;
-            expect([a.status, a.body.code, a.retryAfter !== null], JSON.stringify(a.body)).to.deep.equal([503, 'DATABASE_UNAVAILABLE', true]);
+            expect([a.status, a.body.code, a.retryAfter !== null], JSON.stringify(a.body)).to.deep.equal([
+              503,
+              'DATABASE_UNAVAILABLE',
+              true,
+            ]);
             await new Promise((r) => setTimeout(r, 50));
           }
         }
       };
       await Promise.all([worker(), worker()]);
-      await waitFor(async () => (await db.pool.query(`SELECT count(*)::int AS n FROM receipts WHERE cluster = $1`, [cluster])).rows[0].n >= 2 * N, 'every verified receipt');
+      await waitFor(
+        async () =>
+          (await db.pool.query(`SELECT count(*)::int AS n FROM receipts WHERE cluster = $1`, [cluster])).rows[0].n >=
+          2 * N,
+        'every verified receipt',
+      );
       expect(verified.alive(), verified.stderr()).to.equal(true);
-      const r = (await db.pool.query(`SELECT count(*)::int AS n, sum(amount)::text AS s FROM receipts WHERE cluster = $1`, [cluster])).rows[0];
+      const r = (
+        await db.pool.query(`SELECT count(*)::int AS n, sum(amount)::text AS s FROM receipts WHERE cluster = $1`, [
+          cluster,
+        ])
+      ).rows[0];
       expect(r).to.deep.equal({ n: 2 * N, s: String(total) });
-      const inv = await db.pool.query(`SELECT id, credited_amount::text AS c, expected_amount::text AS e FROM invoices WHERE id LIKE 'vinv-%'`);
+      const inv = await db.pool.query(
+        `SELECT id, credited_amount::text AS c, expected_amount::text AS e FROM invoices WHERE id LIKE 'vinv-%'`,
+      );
       expect(inv.rows.length).to.equal(N);
       for (const row of inv.rows) expect(row.c, row.id).to.equal(row.e);
       expect((await db.pool.query(`SELECT count(*)::int AS n FROM exceptions`)).rows[0].n).to.equal(0);

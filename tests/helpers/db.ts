@@ -17,7 +17,10 @@ export interface TestDb {
 
 /** `url`: another server than the suite's (a fault test restarts a server of its own). */
 export async function createTestDb(label: string, url = resolveDatabaseUrl()): Promise<TestDb> {
-  const schema = `t_${label.toLowerCase().replace(/[^a-z0-9]+/g, '_').slice(0, 30)}_${crypto.randomBytes(4).toString('hex')}`;
+  const schema = `t_${label
+    .toLowerCase()
+    .replace(/[^a-z0-9]+/g, '_')
+    .slice(0, 30)}_${crypto.randomBytes(4).toString('hex')}`;
   const admin = createPool({ url, max: 1 });
   await migrate(admin, { schema });
   await admin.end();

@@ -48,7 +48,10 @@ export async function startReplayRpc(): Promise<ReplayRpc> {
   const held = new Set<http.ServerResponse>();
 
   function takeFault(method: string, slot: number | undefined): Fault | undefined {
-    const f = faults.find((x) => x.times > 0 && (x.method === undefined || x.method === method) && (x.slot === undefined || x.slot === slot));
+    const f = faults.find(
+      (x) =>
+        x.times > 0 && (x.method === undefined || x.method === method) && (x.slot === undefined || x.slot === slot),
+    );
     if (!f) return undefined;
     f.times -= 1;
     served[f.kind] = (served[f.kind] ?? 0) + 1;
@@ -74,14 +77,21 @@ export async function startReplayRpc(): Promise<ReplayRpc> {
         const top = tipFor(params);
         const end = typeof params[1] === 'number' ? Math.min(params[1], top) : top;
         const out: number[] = [];
-        for (const s of [...blocks.keys()].sort((a, b) => a - b)) if (s >= start && s <= end && !skipped.has(s)) out.push(s);
+        for (const s of [...blocks.keys()].sort((a, b) => a - b))
+          if (s >= start && s <= end && !skipped.has(s)) out.push(s);
         return { result: out };
       }
       case 'getBlock': {
         const slot = Number(params[0]);
-        if (slot > tipFor(params)) return { error: { code: BLOCK_NOT_AVAILABLE, message: `Block not available for slot ${slot}` } };
+        if (slot > tipFor(params))
+          return { error: { code: BLOCK_NOT_AVAILABLE, message: `Block not available for slot ${slot}` } };
         if (skipped.has(slot) || !blocks.has(slot)) {
-          return { error: { code: SLOT_SKIPPED, message: `Slot ${slot} was skipped, or missing due to ledger jump to recent snapshot` } };
+          return {
+            error: {
+              code: SLOT_SKIPPED,
+              message: `Slot ${slot} was skipped, or missing due to ledger jump to recent snapshot`,
+            },
+          };
         }
         return { result: blocks.get(slot) };
       }
@@ -136,9 +146,17 @@ export async function startReplayRpc(): Promise<ReplayRpc> {
           res.writeHead(200, { 'content-type': 'application/json' });
           return res.end('{"jsonrpc":"2.0","res');
         case 'slotSkipped':
-          return send({ jsonrpc: '2.0', id: body.id, error: { code: SLOT_SKIPPED, message: `Slot ${params[0]} was skipped` } });
+          return send({
+            jsonrpc: '2.0',
+            id: body.id,
+            error: { code: SLOT_SKIPPED, message: `Slot ${params[0]} was skipped` },
+          });
         case 'blockNotAvailable':
-          return send({ jsonrpc: '2.0', id: body.id, error: { code: BLOCK_NOT_AVAILABLE, message: `Block not available for slot ${params[0]}` } });
+          return send({
+            jsonrpc: '2.0',
+            id: body.id,
+            error: { code: BLOCK_NOT_AVAILABLE, message: `Block not available for slot ${params[0]}` },
+          });
       }
       send({ jsonrpc: '2.0', id: body.id, ...answer(method, params) });
     });
@@ -157,7 +175,11 @@ export async function startReplayRpc(): Promise<ReplayRpc> {
       blocks.delete(slot);
     },
     setTip: (t) => {
-      tip = { finalized: t.finalized, confirmed: t.confirmed ?? t.finalized, processed: t.processed ?? t.confirmed ?? t.finalized };
+      tip = {
+        finalized: t.finalized,
+        confirmed: t.confirmed ?? t.finalized,
+        processed: t.processed ?? t.confirmed ?? t.finalized,
+      };
     },
     inject: (f) => faults.push({ ...f }),
     clearFaults: () => {
@@ -239,7 +261,9 @@ export function transferCheckedTx(spec: TransferSpec): { meta: unknown; transact
   const message: Record<string, unknown> = {
     accountKeys,
     header: { numReadonlySignedAccounts: 0, numReadonlyUnsignedAccounts: 2 + refs.length, numRequiredSignatures: 1 },
-    instructions: [{ accounts: [1, iMint, 2, 0, ...refs.map((_, k) => 3 + k)], data, programIdIndex: iProgram, stackHeight: null }],
+    instructions: [
+      { accounts: [1, iMint, 2, 0, ...refs.map((_, k) => 3 + k)], data, programIdIndex: iProgram, stackHeight: null },
+    ],
     recentBlockhash: randomAddress(),
   };
   const version = spec.version ?? 'legacy';
@@ -253,7 +277,11 @@ export function transferCheckedTx(spec: TransferSpec): { meta: unknown; transact
     err: null,
     fee: 5000,
     innerInstructions: [],
-    logMessages: [`Program ${TOKEN_PROGRAM} invoke [1]`, 'Program log: Instruction: TransferChecked', `Program ${TOKEN_PROGRAM} success`],
+    logMessages: [
+      `Program ${TOKEN_PROGRAM} invoke [1]`,
+      'Program log: Instruction: TransferChecked',
+      `Program ${TOKEN_PROGRAM} success`,
+    ],
     postBalances: post,
     postTokenBalances: [tokenBalance(1, owner, before - spec.amount), tokenBalance(2, destinationOwner, spec.amount)],
     preBalances: lamports,

@@ -9,11 +9,14 @@ const fast = { baseMs: 1, capMs: 2 };
 describe('indexer/database-retry', () => {
   it('repeats a step while the database is away, then returns its result', async () => {
     let calls = 0;
-    const r = await retryWhileDatabaseUnavailable(async () => {
-      calls++;
-      if (calls < 4) throw down();
-      return 'applied';
-    }, { what: 'test', backoff: fast });
+    const r = await retryWhileDatabaseUnavailable(
+      async () => {
+        calls++;
+        if (calls < 4) throw down();
+        return 'applied';
+      },
+      { what: 'test', backoff: fast },
+    );
     expect(r).to.equal('applied');
     expect(calls).to.equal(4);
   });
@@ -21,10 +24,13 @@ describe('indexer/database-retry', () => {
   it('does not repeat an error that is not an outage', async () => {
     let calls = 0;
     const unique = Object.assign(new Error('duplicate key'), { code: '23505' });
-    const e = await retryWhileDatabaseUnavailable(async () => {
-      calls++;
-      throw unique;
-    }, { what: 'test', backoff: fast }).catch((x) => x);
+    const e = await retryWhileDatabaseUnavailable(
+      async () => {
+        calls++;
+        throw unique;
+      },
+      { what: 'test', backoff: fast },
+    ).catch((x) => x);
     expect(e).to.equal(unique);
     expect(calls).to.equal(1);
   });
@@ -32,11 +38,14 @@ describe('indexer/database-retry', () => {
   it('gives up with the outage error once stopped', async () => {
     const ac = new AbortController();
     let calls = 0;
-    const e = await retryWhileDatabaseUnavailable(async () => {
-      calls++;
-      if (calls === 2) ac.abort();
-      throw down();
-    }, { what: 'test', backoff: fast, signal: ac.signal }).catch((x) => x);
+    const e = await retryWhileDatabaseUnavailable(
+      async () => {
+        calls++;
+        if (calls === 2) ac.abort();
+        throw down();
+      },
+      { what: 'test', backoff: fast, signal: ac.signal },
+    ).catch((x) => x);
     expect((e as { code: string }).code).to.equal('ECONNREFUSED');
     expect(calls).to.equal(2);
   });

@@ -1,10 +1,24 @@
 // web3.js v1 against the localnet: every response goes through web3.js's own superstruct schemas.
 import { expect } from 'chai';
 import {
-  AddressLookupTableProgram, ComputeBudgetProgram, Connection, Keypair, LAMPORTS_PER_SOL, PublicKey, SendTransactionError, SystemProgram, Transaction,
-  TransactionMessage, VersionedTransaction,
+  AddressLookupTableProgram,
+  ComputeBudgetProgram,
+  Connection,
+  Keypair,
+  LAMPORTS_PER_SOL,
+  PublicKey,
+  SendTransactionError,
+  SystemProgram,
+  Transaction,
+  TransactionMessage,
+  VersionedTransaction,
 } from '@solana/web3.js';
-import { TOKEN_PROGRAM_ID, createAssociatedTokenAccountIdempotentInstruction, createTransferCheckedInstruction, getAssociatedTokenAddressSync } from '@solana/spl-token';
+import {
+  TOKEN_PROGRAM_ID,
+  createAssociatedTokenAccountIdempotentInstruction,
+  createTransferCheckedInstruction,
+  getAssociatedTokenAddressSync,
+} from '@solana/spl-token';
 import { LocalnetHandle, startLocalnet } from '../../localnet';
 import { connect, funded, mintWithBalance, rpc, send, until } from './support';
 
@@ -27,13 +41,16 @@ describe('localnet: web3.js conformance', function () {
     const before = await conn.getBalance(payer.publicKey);
     const { blockhash, lastValidBlockHeight } = await conn.getLatestBlockhash();
     // One batch is answered at one instant, so the pair is consistent even with the clock running.
-    const pair = (await (await fetch(net.url, {
-      method: 'POST', headers: { 'content-type': 'application/json' },
-      body: JSON.stringify([
-        { jsonrpc: '2.0', id: 1, method: 'getLatestBlockhash', params: [{ commitment: 'confirmed' }] },
-        { jsonrpc: '2.0', id: 2, method: 'getBlockHeight', params: [{ commitment: 'confirmed' }] },
-      ]),
-    })).json()) as any[];
+    const pair = (await (
+      await fetch(net.url, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify([
+          { jsonrpc: '2.0', id: 1, method: 'getLatestBlockhash', params: [{ commitment: 'confirmed' }] },
+          { jsonrpc: '2.0', id: 2, method: 'getBlockHeight', params: [{ commitment: 'confirmed' }] },
+        ]),
+      })
+    ).json()) as any[];
     expect(pair[0].result.value.lastValidBlockHeight).to.equal(pair[1].result + 150);
     const tx = new Transaction({ feePayer: payer.publicKey, blockhash, lastValidBlockHeight }).add(
       SystemProgram.transfer({ fromPubkey: payer.publicKey, toPubkey: to, lamports: LAMPORTS_PER_SOL }),
@@ -55,7 +72,10 @@ describe('localnet: web3.js conformance', function () {
     expect(got!.meta!.postBalances[pi]).to.equal(before - LAMPORTS_PER_SOL - 5000);
     expect(got!.meta!.preBalances[ti]).to.equal(0);
     expect(got!.meta!.postBalances[ti]).to.equal(LAMPORTS_PER_SOL);
-    expect(got!.meta!.logMessages).to.deep.equal(['Program 11111111111111111111111111111111 invoke [1]', 'Program 11111111111111111111111111111111 success']);
+    expect(got!.meta!.logMessages).to.deep.equal([
+      'Program 11111111111111111111111111111111 invoke [1]',
+      'Program 11111111111111111111111111111111 success',
+    ]);
     expect(await conn.getBalance(to)).to.equal(LAMPORTS_PER_SOL);
 
     // The same transaction in its block, in json and base64.
@@ -63,20 +83,35 @@ describe('localnet: web3.js conformance', function () {
     expect(block!.transactions.map((t) => t.transaction.signatures[0])).to.include(sig);
     expect(block!.parentSlot).to.be.lessThan(got!.slot);
     expect((block as unknown as { blockHeight: number }).blockHeight).to.be.a('number');
-    const parent = await conn.getBlock(block!.parentSlot, { commitment: 'confirmed', maxSupportedTransactionVersion: 0 });
+    const parent = await conn.getBlock(block!.parentSlot, {
+      commitment: 'confirmed',
+      maxSupportedTransactionVersion: 0,
+    });
     expect(block!.previousBlockhash).to.equal(parent!.blockhash);
-    const raw = await rpc(net.url, 'getBlock', [got!.slot, { commitment: 'confirmed', encoding: 'base64', maxSupportedTransactionVersion: 0 }]);
-    const b64 = raw.result.transactions.find((t: any) => VersionedTransaction.deserialize(Buffer.from(t.transaction[0], 'base64')).signatures.length > 0);
+    const raw = await rpc(net.url, 'getBlock', [
+      got!.slot,
+      { commitment: 'confirmed', encoding: 'base64', maxSupportedTransactionVersion: 0 },
+    ]);
+    const b64 = raw.result.transactions.find(
+      (t: any) => VersionedTransaction.deserialize(Buffer.from(t.transaction[0], 'base64')).signatures.length > 0,
+    );
     expect(b64.transaction[1]).to.equal('base64');
     expect(Buffer.from(b64.transaction[0], 'base64').equals(tx.serialize())).to.equal(true);
-    const sigsOnly = await rpc(net.url, 'getBlock', [got!.slot, { commitment: 'confirmed', transactionDetails: 'signatures', maxSupportedTransactionVersion: 0 }]);
+    const sigsOnly = await rpc(net.url, 'getBlock', [
+      got!.slot,
+      { commitment: 'confirmed', transactionDetails: 'signatures', maxSupportedTransactionVersion: 0 },
+    ]);
     expect(sigsOnly.result.signatures).to.include(sig);
     expect(sigsOnly.result.transactions).to.equal(undefined);
   });
 
   it('token flow: ATA create (CPI inner instructions with stackHeight), transferChecked parsed, token balances', async () => {
     const t = await mintWithBalance(conn, payer, 5_000_000n);
-    expect((await conn.getTokenAccountBalance(t.ata)).value).to.deep.include({ amount: '5000000', decimals: 6, uiAmountString: '5' });
+    expect((await conn.getTokenAccountBalance(t.ata)).value).to.deep.include({
+      amount: '5000000',
+      decimals: 6,
+      uiAmountString: '5',
+    });
 
     const bob = Keypair.generate().publicKey;
     const bobAta = getAssociatedTokenAddressSync(t.mint, bob);
@@ -91,7 +126,10 @@ describe('localnet: web3.js conformance', function () {
     expect(ixs[1].program).to.equal('spl-token');
     expect(ixs[1].parsed.type).to.equal('transferChecked');
     expect(ixs[1].parsed.info).to.deep.equal({
-      source: t.ata.toBase58(), mint: t.mint.toBase58(), destination: bobAta.toBase58(), authority: payer.publicKey.toBase58(),
+      source: t.ata.toBase58(),
+      mint: t.mint.toBase58(),
+      destination: bobAta.toBase58(),
+      authority: payer.publicKey.toBase58(),
       tokenAmount: { amount: '1250000', decimals: 6, uiAmount: 1.25, uiAmountString: '1.25' },
     });
     // The ATA program's CPIs: all at stack height 2, under top-level instruction 0.
@@ -106,11 +144,19 @@ describe('localnet: web3.js conformance', function () {
     const payIdx = keys.indexOf(t.ata.toBase58());
     expect(parsed!.meta!.preTokenBalances!.find((b) => b.accountIndex === bobIdx)).to.equal(undefined);
     expect(parsed!.meta!.postTokenBalances!.find((b) => b.accountIndex === bobIdx)).to.deep.include({
-      mint: t.mint.toBase58(), owner: bob.toBase58(), programId: 'TokenkegQfeZyiNwAJbNbGKPFXCWuBvf9Ss623VQ5DA',
+      mint: t.mint.toBase58(),
+      owner: bob.toBase58(),
+      programId: 'TokenkegQfeZyiNwAJbNbGKPFXCWuBvf9Ss623VQ5DA',
     });
-    expect(parsed!.meta!.postTokenBalances!.find((b) => b.accountIndex === bobIdx)!.uiTokenAmount.amount).to.equal('1250000');
-    expect(parsed!.meta!.preTokenBalances!.find((b) => b.accountIndex === payIdx)!.uiTokenAmount.amount).to.equal('5000000');
-    expect(parsed!.meta!.postTokenBalances!.find((b) => b.accountIndex === payIdx)!.uiTokenAmount.amount).to.equal('3750000');
+    expect(parsed!.meta!.postTokenBalances!.find((b) => b.accountIndex === bobIdx)!.uiTokenAmount.amount).to.equal(
+      '1250000',
+    );
+    expect(parsed!.meta!.preTokenBalances!.find((b) => b.accountIndex === payIdx)!.uiTokenAmount.amount).to.equal(
+      '5000000',
+    );
+    expect(parsed!.meta!.postTokenBalances!.find((b) => b.accountIndex === payIdx)!.uiTokenAmount.amount).to.equal(
+      '3750000',
+    );
 
     // The json encoding carries the same inner instructions compiled (indexes into the account keys).
     const json = await conn.getTransaction(sig, { commitment: 'confirmed', maxSupportedTransactionVersion: 0 });
@@ -124,10 +170,16 @@ describe('localnet: web3.js conformance', function () {
     expect((info.value!.data as any).parsed.type).to.equal('account');
     expect((info.value!.data as any).parsed.info.tokenAmount.amount).to.equal('1250000');
     const mintInfo = await conn.getParsedAccountInfo(t.mint);
-    expect((mintInfo.value!.data as any).parsed.info).to.deep.include({ decimals: 6, supply: '5000000', mintAuthority: payer.publicKey.toBase58() });
+    expect((mintInfo.value!.data as any).parsed.info).to.deep.include({
+      decimals: 6,
+      supply: '5000000',
+      mintAuthority: payer.publicKey.toBase58(),
+    });
     const supply = await conn.getTokenSupply(t.mint);
     expect(supply.value).to.deep.include({ amount: '5000000', decimals: 6 });
-    const holders = await conn.getProgramAccounts(TOKEN_PROGRAM_ID, { filters: [{ dataSize: 165 }, { memcmp: { offset: 0, bytes: t.mint.toBase58() } }] });
+    const holders = await conn.getProgramAccounts(TOKEN_PROGRAM_ID, {
+      filters: [{ dataSize: 165 }, { memcmp: { offset: 0, bytes: t.mint.toBase58() } }],
+    });
     expect(holders.map((h) => h.pubkey.toBase58()).sort()).to.deep.equal([t.ata.toBase58(), bobAta.toBase58()].sort());
     const byOwner = await conn.getTokenAccountsByOwner(bob, { mint: t.mint });
     expect(byOwner.value.map((a) => a.pubkey.toBase58())).to.deep.equal([bobAta.toBase58()]);
@@ -136,16 +188,37 @@ describe('localnet: web3.js conformance', function () {
   it('v0 transaction with an address lookup table: loadedAddresses and indexing', async () => {
     const dests = [Keypair.generate().publicKey, Keypair.generate().publicKey];
     // The real lookup table program: creation checks `recentSlot` against the SlotHashes sysvar we keep.
-    const [create, table] = AddressLookupTableProgram.createLookupTable({ authority: payer.publicKey, payer: payer.publicKey, recentSlot: await conn.getSlot('confirmed') });
-    await send(conn, payer, [create, AddressLookupTableProgram.extendLookupTable({ lookupTable: table, authority: payer.publicKey, payer: payer.publicKey, addresses: dests })]);
+    const [create, table] = AddressLookupTableProgram.createLookupTable({
+      authority: payer.publicKey,
+      payer: payer.publicKey,
+      recentSlot: await conn.getSlot('confirmed'),
+    });
+    await send(conn, payer, [
+      create,
+      AddressLookupTableProgram.extendLookupTable({
+        lookupTable: table,
+        authority: payer.publicKey,
+        payer: payer.publicKey,
+        addresses: dests,
+      }),
+    ]);
     // Extended addresses are usable from the next slot on.
-    await send(conn, payer, [SystemProgram.transfer({ fromPubkey: payer.publicKey, toPubkey: Keypair.generate().publicKey, lamports: LAMPORTS_PER_SOL })]);
+    await send(conn, payer, [
+      SystemProgram.transfer({
+        fromPubkey: payer.publicKey,
+        toPubkey: Keypair.generate().publicKey,
+        lamports: LAMPORTS_PER_SOL,
+      }),
+    ]);
     const lut = (await conn.getAddressLookupTable(table)).value!;
     expect(lut.state.addresses.map((k) => k.toBase58())).to.deep.equal(dests.map((d) => d.toBase58()));
     const { blockhash, lastValidBlockHeight } = await conn.getLatestBlockhash();
     const msg = new TransactionMessage({
-      payerKey: payer.publicKey, recentBlockhash: blockhash,
-      instructions: dests.map((d, i) => SystemProgram.transfer({ fromPubkey: payer.publicKey, toPubkey: d, lamports: LAMPORTS_PER_SOL * (i + 1) })),
+      payerKey: payer.publicKey,
+      recentBlockhash: blockhash,
+      instructions: dests.map((d, i) =>
+        SystemProgram.transfer({ fromPubkey: payer.publicKey, toPubkey: d, lamports: LAMPORTS_PER_SOL * (i + 1) }),
+      ),
     }).compileToV0Message([lut]);
     const vtx = new VersionedTransaction(msg);
     vtx.sign([payer]);
@@ -160,7 +233,12 @@ describe('localnet: web3.js conformance', function () {
     expect(got!.meta!.postBalances[2]).to.equal(LAMPORTS_PER_SOL);
     expect(got!.meta!.postBalances[3]).to.equal(2 * LAMPORTS_PER_SOL);
     const parsed = await conn.getParsedTransaction(sig, { commitment: 'confirmed', maxSupportedTransactionVersion: 0 });
-    expect(parsed!.transaction.message.accountKeys.map((k) => k.source)).to.deep.equal(['transaction', 'transaction', 'lookupTable', 'lookupTable']);
+    expect(parsed!.transaction.message.accountKeys.map((k) => k.source)).to.deep.equal([
+      'transaction',
+      'transaction',
+      'lookupTable',
+      'lookupTable',
+    ]);
     // Without maxSupportedTransactionVersion a node refuses v0 with -32015.
     const refused = await rpc(net.url, 'getTransaction', [sig, { commitment: 'confirmed' }]);
     expect(refused.error!.code).to.equal(-32015);
@@ -170,7 +248,11 @@ describe('localnet: web3.js conformance', function () {
     const hub = Keypair.generate().publicKey;
     const sigs: string[] = [];
     for (let i = 0; i < 5; i++) {
-      sigs.push(await send(conn, payer, [SystemProgram.transfer({ fromPubkey: payer.publicKey, toPubkey: hub, lamports: LAMPORTS_PER_SOL + i })]));
+      sigs.push(
+        await send(conn, payer, [
+          SystemProgram.transfer({ fromPubkey: payer.publicKey, toPubkey: hub, lamports: LAMPORTS_PER_SOL + i }),
+        ]),
+      );
     }
     const newestFirst = [...sigs].reverse();
     const page1 = await conn.getSignaturesForAddress(hub, { limit: 2 });
@@ -185,11 +267,21 @@ describe('localnet: web3.js conformance', function () {
 
   it('preflight failure is a -32002 with logs; skipPreflight lands the failed transaction with err and fee', async () => {
     const poorSource = Keypair.generate();
-    await send(conn, payer, [SystemProgram.transfer({ fromPubkey: payer.publicKey, toPubkey: poorSource.publicKey, lamports: LAMPORTS_PER_SOL })]);
+    await send(conn, payer, [
+      SystemProgram.transfer({
+        fromPubkey: payer.publicKey,
+        toPubkey: poorSource.publicKey,
+        lamports: LAMPORTS_PER_SOL,
+      }),
+    ]);
     const mk = async (): Promise<Transaction> => {
       const { blockhash, lastValidBlockHeight } = await conn.getLatestBlockhash();
       const tx = new Transaction({ feePayer: payer.publicKey, blockhash, lastValidBlockHeight }).add(
-        SystemProgram.transfer({ fromPubkey: poorSource.publicKey, toPubkey: payer.publicKey, lamports: 5 * LAMPORTS_PER_SOL }),
+        SystemProgram.transfer({
+          fromPubkey: poorSource.publicKey,
+          toPubkey: payer.publicKey,
+          lamports: 5 * LAMPORTS_PER_SOL,
+        }),
       );
       tx.sign(payer, poorSource);
       return tx;
@@ -209,7 +301,9 @@ describe('localnet: web3.js conformance', function () {
     expect(raw.error!.data.logs.join('\n')).to.include('insufficient lamports');
     // Nothing landed: preflight rejected it before execution.
     const bs58 = (await import('bs58')).default;
-    expect((await conn.getSignatureStatus(bs58.encode(tx.signature!), { searchTransactionHistory: true })).value).to.equal(null);
+    expect(
+      (await conn.getSignatureStatus(bs58.encode(tx.signature!), { searchTransactionHistory: true })).value,
+    ).to.equal(null);
 
     const before = await conn.getBalance(payer.publicKey);
     const sig = await conn.sendRawTransaction(tx.serialize(), { skipPreflight: true });
@@ -247,19 +341,30 @@ describe('localnet: web3.js conformance', function () {
 
   it('simulateTransaction: sigVerify, replaceRecentBlockhash, and the pair refused', async () => {
     const to = Keypair.generate().publicKey;
-    const tx = new Transaction({ feePayer: payer.publicKey, recentBlockhash: Keypair.generate().publicKey.toBase58() }).add(
-      SystemProgram.transfer({ fromPubkey: payer.publicKey, toPubkey: to, lamports: LAMPORTS_PER_SOL }),
-    );
+    const tx = new Transaction({
+      feePayer: payer.publicKey,
+      recentBlockhash: Keypair.generate().publicKey.toBase58(),
+    }).add(SystemProgram.transfer({ fromPubkey: payer.publicKey, toPubkey: to, lamports: LAMPORTS_PER_SOL }));
     tx.sign(payer);
     const b64 = tx.serialize().toString('base64');
     const unknownHash = await rpc(net.url, 'simulateTransaction', [b64, { encoding: 'base64' }]);
     expect(unknownHash.result.value.err).to.equal('BlockhashNotFound');
-    const replaced = await rpc(net.url, 'simulateTransaction', [b64, { encoding: 'base64', replaceRecentBlockhash: true, accounts: { addresses: [to.toBase58()], encoding: 'base64' } }]);
+    const replaced = await rpc(net.url, 'simulateTransaction', [
+      b64,
+      {
+        encoding: 'base64',
+        replaceRecentBlockhash: true,
+        accounts: { addresses: [to.toBase58()], encoding: 'base64' },
+      },
+    ]);
     expect(replaced.result.value.err).to.equal(null);
     expect(replaced.result.value.replacementBlockhash.blockhash).to.be.a('string');
     expect(replaced.result.value.accounts[0].lamports).to.equal(LAMPORTS_PER_SOL);
     expect(replaced.result.value.unitsConsumed).to.equal(150);
-    const both = await rpc(net.url, 'simulateTransaction', [b64, { encoding: 'base64', replaceRecentBlockhash: true, sigVerify: true }]);
+    const both = await rpc(net.url, 'simulateTransaction', [
+      b64,
+      { encoding: 'base64', replaceRecentBlockhash: true, sigVerify: true },
+    ]);
     expect(both.error!.code).to.equal(-32602);
     // A corrupted signature passes without sigVerify and fails with it.
     const { blockhash } = await conn.getLatestBlockhash();
@@ -271,14 +376,18 @@ describe('localnet: web3.js conformance', function () {
     bytes[10] ^= 0xff;
     const noVerify = await rpc(net.url, 'simulateTransaction', [bytes.toString('base64'), { encoding: 'base64' }]);
     expect(noVerify.result.value.err).to.equal(null);
-    const verify = await rpc(net.url, 'simulateTransaction', [bytes.toString('base64'), { encoding: 'base64', sigVerify: true }]);
+    const verify = await rpc(net.url, 'simulateTransaction', [
+      bytes.toString('base64'),
+      { encoding: 'base64', sigVerify: true },
+    ]);
     expect(verify.result.value.err).to.equal('SignatureFailure');
     expect(await conn.getBalance(to)).to.equal(0);
   });
 
   it('JSON-RPC envelope: batch, unknown method, bad params, parse error, notifications', async () => {
     const res = await fetch(net.url, {
-      method: 'POST', headers: { 'content-type': 'application/json' },
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
       body: JSON.stringify([
         { jsonrpc: '2.0', id: 1, method: 'getSlot', params: [{ commitment: 'confirmed' }] },
         { jsonrpc: '2.0', id: 2, method: 'noSuchMethod', params: [] },
@@ -305,23 +414,32 @@ describe('localnet: web3.js conformance', function () {
     expect(version['solana-core']).to.be.a('string');
     const { blockhash } = await conn.getLatestBlockhash();
     expect((await conn.isBlockhashValid(blockhash)).value).to.equal(true);
-    const msg = new TransactionMessage({ payerKey: payer.publicKey, recentBlockhash: blockhash, instructions: [] }).compileToV0Message();
+    const msg = new TransactionMessage({
+      payerKey: payer.publicKey,
+      recentBlockhash: blockhash,
+      instructions: [],
+    }).compileToV0Message();
     expect((await conn.getFeeForMessage(msg)).value).to.equal(5000);
     // A priced transaction: getFeeForMessage agrees with what the runtime charged.
     const pricedTx = new Transaction({ feePayer: payer.publicKey, blockhash, lastValidBlockHeight: 0 }).add(
       ComputeBudgetProgram.setComputeUnitLimit({ units: 300_000 }),
       ComputeBudgetProgram.setComputeUnitPrice({ microLamports: 10_001 }),
-      SystemProgram.transfer({ fromPubkey: payer.publicKey, toPubkey: Keypair.generate().publicKey, lamports: LAMPORTS_PER_SOL }),
+      SystemProgram.transfer({
+        fromPubkey: payer.publicKey,
+        toPubkey: Keypair.generate().publicKey,
+        lamports: LAMPORTS_PER_SOL,
+      }),
     );
     const quoted = (await conn.getFeeForMessage(pricedTx.compileMessage(), 'confirmed')).value;
     expect(quoted).to.equal(8001);
     const pricedSig = await send(conn, payer, pricedTx.instructions);
-    expect((await conn.getTransaction(pricedSig, { commitment: 'confirmed', maxSupportedTransactionVersion: 0 }))!.meta!.fee).to.equal(quoted);
+    expect(
+      (await conn.getTransaction(pricedSig, { commitment: 'confirmed', maxSupportedTransactionVersion: 0 }))!.meta!.fee,
+    ).to.equal(quoted);
     const metrics = await (await fetch(`${net.url}/metrics`)).text();
     expect(metrics).to.match(/oncepay_localnet_rpc_requests_total\{method="getSlot"\} [1-9]/);
     expect(metrics).to.match(/oncepay_localnet_transactions_total [1-9]/);
   });
-
 });
 
 describe('localnet: commitment in manual mode', function () {
@@ -364,10 +482,13 @@ describe('localnet: commitment in manual mode', function () {
     expect(await conn.getBalance(from.publicKey, 'finalized')).to.equal(0);
     const to = Keypair.generate().publicKey;
     const { blockhash } = await conn.getLatestBlockhash();
-    const tx = new Transaction({ feePayer: from.publicKey, recentBlockhash: blockhash }).add(SystemProgram.transfer({ fromPubkey: from.publicKey, toPubkey: to, lamports: LAMPORTS_PER_SOL }));
+    const tx = new Transaction({ feePayer: from.publicKey, recentBlockhash: blockhash }).add(
+      SystemProgram.transfer({ fromPubkey: from.publicKey, toPubkey: to, lamports: LAMPORTS_PER_SOL }),
+    );
     tx.sign(from);
     await conn.sendRawTransaction(tx.serialize());
-    const multi = async (c: 'processed' | 'confirmed' | 'finalized') => (await conn.getMultipleAccountsInfo([from.publicKey, to], c)).map((a) => a?.lamports ?? 0);
+    const multi = async (c: 'processed' | 'confirmed' | 'finalized') =>
+      (await conn.getMultipleAccountsInfo([from.publicKey, to], c)).map((a) => a?.lamports ?? 0);
     expect(await multi('processed')).to.deep.equal([4 * LAMPORTS_PER_SOL - 5000, LAMPORTS_PER_SOL]);
     expect(await multi('confirmed')).to.deep.equal([5 * LAMPORTS_PER_SOL, 0]);
     net.advanceSlots(3);
@@ -429,11 +550,16 @@ describe('localnet: websockets, Token-2022, CLI', function () {
       const accId = conn.onAccountChange(watched, (a) => changes.push(a.lamports), 'confirmed');
       // web3.js subscribes asynchronously: keep paying until both notifications arrived (no timing guess).
       const paid: string[] = [];
-      await until('log and account notifications', async () => {
-        if (logs.length >= 1 && changes.length >= 1) return true;
-        paid.push(await conn.requestAirdrop(watched, 2 * LAMPORTS_PER_SOL));
-        return false;
-      }, 100, 100);
+      await until(
+        'log and account notifications',
+        async () => {
+          if (logs.length >= 1 && changes.length >= 1) return true;
+          paid.push(await conn.requestAirdrop(watched, 2 * LAMPORTS_PER_SOL));
+          return false;
+        },
+        100,
+        100,
+      );
       expect(paid).to.include(logs[0].signature);
       expect(logs[0].logs).to.include('Program 11111111111111111111111111111111 success');
       expect(changes[0] % (2 * LAMPORTS_PER_SOL)).to.equal(0);
@@ -447,8 +573,13 @@ describe('localnet: websockets, Token-2022, CLI', function () {
 
   it('Token-2022 transferChecked: token balances name the Token-2022 program, jsonParsed says spl-token-2022', async () => {
     const {
-      TOKEN_2022_PROGRAM_ID, MINT_SIZE, createInitializeMint2Instruction, createMintToCheckedInstruction, getAssociatedTokenAddressSync: ata,
-      createAssociatedTokenAccountIdempotentInstruction: createAta, createTransferCheckedInstruction: transferChecked,
+      TOKEN_2022_PROGRAM_ID,
+      MINT_SIZE,
+      createInitializeMint2Instruction,
+      createMintToCheckedInstruction,
+      getAssociatedTokenAddressSync: ata,
+      createAssociatedTokenAccountIdempotentInstruction: createAta,
+      createTransferCheckedInstruction: transferChecked,
     } = await import('@solana/spl-token');
     const net = await startLocalnet({ slotMs: 20, finalityDepth: 2, wsOnNextPort: false });
     try {
@@ -458,12 +589,23 @@ describe('localnet: websockets, Token-2022, CLI', function () {
       const mine = ata(mint.publicKey, payer.publicKey, false, TOKEN_2022_PROGRAM_ID);
       const bob = Keypair.generate().publicKey;
       const bobs = ata(mint.publicKey, bob, false, TOKEN_2022_PROGRAM_ID);
-      await send(conn, payer, [
-        SystemProgram.createAccount({ fromPubkey: payer.publicKey, newAccountPubkey: mint.publicKey, lamports: await conn.getMinimumBalanceForRentExemption(MINT_SIZE), space: MINT_SIZE, programId: TOKEN_2022_PROGRAM_ID }),
-        createInitializeMint2Instruction(mint.publicKey, 3, payer.publicKey, null, TOKEN_2022_PROGRAM_ID),
-        createAta(payer.publicKey, mine, payer.publicKey, mint.publicKey, TOKEN_2022_PROGRAM_ID),
-        createMintToCheckedInstruction(mint.publicKey, mine, payer.publicKey, 10_000n, 3, [], TOKEN_2022_PROGRAM_ID),
-      ], [mint]);
+      await send(
+        conn,
+        payer,
+        [
+          SystemProgram.createAccount({
+            fromPubkey: payer.publicKey,
+            newAccountPubkey: mint.publicKey,
+            lamports: await conn.getMinimumBalanceForRentExemption(MINT_SIZE),
+            space: MINT_SIZE,
+            programId: TOKEN_2022_PROGRAM_ID,
+          }),
+          createInitializeMint2Instruction(mint.publicKey, 3, payer.publicKey, null, TOKEN_2022_PROGRAM_ID),
+          createAta(payer.publicKey, mine, payer.publicKey, mint.publicKey, TOKEN_2022_PROGRAM_ID),
+          createMintToCheckedInstruction(mint.publicKey, mine, payer.publicKey, 10_000n, 3, [], TOKEN_2022_PROGRAM_ID),
+        ],
+        [mint],
+      );
       const sig = await send(conn, payer, [
         createAta(payer.publicKey, bobs, bob, mint.publicKey, TOKEN_2022_PROGRAM_ID),
         transferChecked(mine, mint.publicKey, bobs, payer.publicKey, 4_321n, 3, [], TOKEN_2022_PROGRAM_ID),
@@ -488,7 +630,11 @@ describe('localnet: websockets, Token-2022, CLI', function () {
   it('`oncepay localnet --help` lists every flag', async () => {
     const { execFileSync } = await import('node:child_process');
     const path = await import('node:path');
-    const out = execFileSync(process.execPath, [path.resolve(__dirname, '../../bin/oncepay'), 'localnet', '--help'], { encoding: 'utf8', env: { ...process.env, ONCEPAY_FROM_SOURCE: '1' } });
-    for (const flag of ['--program', '--program-id', '--port', '--slot-ms', '--finality-depth', '--ledger', '--reset']) expect(out).to.include(flag);
+    const out = execFileSync(process.execPath, [path.resolve(__dirname, '../../bin/oncepay'), 'localnet', '--help'], {
+      encoding: 'utf8',
+      env: { ...process.env, ONCEPAY_FROM_SOURCE: '1' },
+    });
+    for (const flag of ['--program', '--program-id', '--port', '--slot-ms', '--finality-depth', '--ledger', '--reset'])
+      expect(out).to.include(flag);
   });
 });

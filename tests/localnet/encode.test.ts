@@ -3,10 +3,24 @@
 import { expect } from 'chai';
 import { Keypair, PublicKey, SystemProgram, Transaction } from '@solana/web3.js';
 import {
-  AccountLayout, MintLayout, TOKEN_PROGRAM_ID, createTransferCheckedInstruction, createTransferCheckedWithFeeInstruction, TOKEN_2022_PROGRAM_ID,
+  AccountLayout,
+  MintLayout,
+  TOKEN_PROGRAM_ID,
+  createTransferCheckedInstruction,
+  createTransferCheckedWithFeeInstruction,
+  TOKEN_2022_PROGRAM_ID,
 } from '@solana/spl-token';
 import bs58 from 'bs58';
-import { buildMeta, encodeAccount, encodeMeta, encodeTransaction, isExecutionError, toRpcTxError, txErrorMessage, AccountSnapshot } from '../../localnet/encode';
+import {
+  buildMeta,
+  encodeAccount,
+  encodeMeta,
+  encodeTransaction,
+  isExecutionError,
+  toRpcTxError,
+  txErrorMessage,
+  AccountSnapshot,
+} from '../../localnet/encode';
 import { parseLedger, stringifyLedger, stringifyRpc } from '../../localnet/json';
 import { parseInstruction } from '../../localnet/parsed';
 import { decodeMint, decodeTokenAccount, formatUiAmount } from '../../localnet/token-state';
@@ -18,7 +32,10 @@ import { isOncepayError } from '../../common/errors';
 
 // Stand-ins named like LiteSVM's native classes (toRpcTxError reads the class name and fields).
 class TransactionErrorInstructionError {
-  constructor(public index: number, private e: unknown) {}
+  constructor(
+    public index: number,
+    private e: unknown,
+  ) {}
   err(): unknown {
     return this.e;
   }
@@ -32,16 +49,39 @@ class TransactionErrorInsufficientFundsForRent {
 
 function tokenAccountBytes(mint: PublicKey, owner: PublicKey, amount: bigint): Uint8Array {
   const b = Buffer.alloc(AccountLayout.span);
-  AccountLayout.encode({
-    mint, owner, amount, delegateOption: 0, delegate: PublicKey.default, state: 1, isNativeOption: 0, isNative: 0n,
-    delegatedAmount: 0n, closeAuthorityOption: 0, closeAuthority: PublicKey.default,
-  }, b);
+  AccountLayout.encode(
+    {
+      mint,
+      owner,
+      amount,
+      delegateOption: 0,
+      delegate: PublicKey.default,
+      state: 1,
+      isNativeOption: 0,
+      isNative: 0n,
+      delegatedAmount: 0n,
+      closeAuthorityOption: 0,
+      closeAuthority: PublicKey.default,
+    },
+    b,
+  );
   return Uint8Array.from(b);
 }
 
 function mintBytes(authority: PublicKey, supply: bigint, decimals: number): Uint8Array {
   const b = Buffer.alloc(MintLayout.span);
-  MintLayout.encode({ mintAuthorityOption: 1, mintAuthority: authority, supply, decimals, isInitialized: true, freezeAuthorityOption: 0, freezeAuthority: PublicKey.default }, b);
+  MintLayout.encode(
+    {
+      mintAuthorityOption: 1,
+      mintAuthority: authority,
+      supply,
+      decimals,
+      isInitialized: true,
+      freezeAuthorityOption: 0,
+      freezeAuthority: PublicKey.default,
+    },
+    b,
+  );
   return Uint8Array.from(b);
 }
 
@@ -76,7 +116,13 @@ describe('localnet pure: token layouts', () => {
     const mint = Keypair.generate().publicKey;
     const owner = Keypair.generate().publicKey;
     const t = decodeTokenAccount(TOKEN_PROGRAM_ID.toBase58(), tokenAccountBytes(mint, owner, 18446744073709551615n));
-    expect(t).to.deep.include({ mint: mint.toBase58(), owner: owner.toBase58(), amount: 18446744073709551615n, state: 'initialized', delegate: null });
+    expect(t).to.deep.include({
+      mint: mint.toBase58(),
+      owner: owner.toBase58(),
+      amount: 18446744073709551615n,
+      state: 'initialized',
+      delegate: null,
+    });
     expect(decodeTokenAccount('11111111111111111111111111111111', tokenAccountBytes(mint, owner, 1n))).to.equal(null);
     const m = decodeMint(TOKEN_PROGRAM_ID.toBase58(), mintBytes(owner, 5n, 9));
     expect(m).to.deep.include({ decimals: 9, supply: 5n, mintAuthority: owner.toBase58(), freezeAuthority: null });
@@ -93,59 +139,121 @@ describe('localnet pure: meta and encodings', () => {
   const alice = Keypair.generate().publicKey;
   const src = Keypair.generate().publicKey;
   const dst = Keypair.generate().publicKey;
-  const tx = new Transaction({ feePayer: payer.publicKey, recentBlockhash: Keypair.generate().publicKey.toBase58() }).add(
-    createTransferCheckedInstruction(src, mint, dst, payer.publicKey, 250n, 2),
-  );
+  const tx = new Transaction({
+    feePayer: payer.publicKey,
+    recentBlockhash: Keypair.generate().publicKey.toBase58(),
+  }).add(createTransferCheckedInstruction(src, mint, dst, payer.publicKey, 250n, 2));
   tx.sign(payer);
   const wire = decodeWireTransaction(tx.serialize());
   const keys = wire.staticKeys;
-  const acct = (data: Uint8Array, owner = TOKEN_PROGRAM_ID.toBase58()): AccountSnapshot => ({ lamports: 2039280n, owner, data, executable: false, rentEpoch: 0n });
+  const acct = (data: Uint8Array, owner = TOKEN_PROGRAM_ID.toBase58()): AccountSnapshot => ({
+    lamports: 2039280n,
+    owner,
+    data,
+    executable: false,
+    rentEpoch: 0n,
+  });
 
   it('builds pre/post balances, token balances and grouped inner instructions', () => {
-    const pre = keys.map((k) => (k === src.toBase58() ? acct(tokenAccountBytes(mint, payer.publicKey, 1000n)) : k === payer.publicKey.toBase58() ? { ...acct(new Uint8Array(0), '11111111111111111111111111111111'), lamports: 10_000n } : null));
+    const pre = keys.map((k) =>
+      k === src.toBase58()
+        ? acct(tokenAccountBytes(mint, payer.publicKey, 1000n))
+        : k === payer.publicKey.toBase58()
+          ? { ...acct(new Uint8Array(0), '11111111111111111111111111111111'), lamports: 10_000n }
+          : null,
+    );
     const post = keys.map((k) =>
-      k === src.toBase58() ? acct(tokenAccountBytes(mint, payer.publicKey, 750n)) : k === dst.toBase58() ? acct(tokenAccountBytes(mint, alice, 250n)) : k === payer.publicKey.toBase58() ? { ...acct(new Uint8Array(0), '11111111111111111111111111111111'), lamports: 5_000n } : null,
+      k === src.toBase58()
+        ? acct(tokenAccountBytes(mint, payer.publicKey, 750n))
+        : k === dst.toBase58()
+          ? acct(tokenAccountBytes(mint, alice, 250n))
+          : k === payer.publicKey.toBase58()
+            ? { ...acct(new Uint8Array(0), '11111111111111111111111111111111'), lamports: 5_000n }
+            : null,
     );
     const meta = buildMeta({
-      keys, pre, post, decimalsOf: () => 2, err: null, fee: 5000n, logs: ['l'], computeUnits: 10n, loaded: { writable: [], readonly: [] },
+      keys,
+      pre,
+      post,
+      decimalsOf: () => 2,
+      err: null,
+      fee: 5000n,
+      logs: ['l'],
+      computeUnits: 10n,
+      loaded: { writable: [], readonly: [] },
       inner: [[{ programIdIndex: 1, accounts: [0, 2], data: Uint8Array.from([2, 0, 0, 0]), stackHeight: 2 }], []],
     });
     const srcIdx = keys.indexOf(src.toBase58());
     const dstIdx = keys.indexOf(dst.toBase58());
     expect(meta.preTokenBalances.map((b) => b.accountIndex)).to.deep.equal([srcIdx]);
     expect(meta.postTokenBalances.find((b) => b.accountIndex === dstIdx)).to.deep.equal({
-      accountIndex: dstIdx, mint: mint.toBase58(), owner: alice.toBase58(), programId: TOKEN_PROGRAM_ID.toBase58(),
+      accountIndex: dstIdx,
+      mint: mint.toBase58(),
+      owner: alice.toBase58(),
+      programId: TOKEN_PROGRAM_ID.toBase58(),
       uiTokenAmount: { amount: '250', decimals: 2, uiAmount: 2.5, uiAmountString: '2.5' },
     });
-    expect(meta.innerInstructions).to.deep.equal([{ index: 0, instructions: [{ programIdIndex: 1, accounts: [0, 2], data: bs58.encode(Uint8Array.from([2, 0, 0, 0])), stackHeight: 2 }] }]);
+    expect(meta.innerInstructions).to.deep.equal([
+      {
+        index: 0,
+        instructions: [
+          { programIdIndex: 1, accounts: [0, 2], data: bs58.encode(Uint8Array.from([2, 0, 0, 0])), stackHeight: 2 },
+        ],
+      },
+    ]);
     expect(meta.preBalances[0]).to.equal(10_000n);
     expect(meta.postBalances[0]).to.equal(5_000n);
     expect(meta.status).to.deep.equal({ Ok: null });
     // jsonParsed resolves inner instruction accounts to addresses.
-    const parsed = encodeMeta(meta, wire, 'jsonParsed') as { innerInstructions: Array<{ instructions: Array<{ programId: string; accounts?: string[] }> }>; loadedAddresses?: unknown };
+    const parsed = encodeMeta(meta, wire, 'jsonParsed') as {
+      innerInstructions: Array<{ instructions: Array<{ programId: string; accounts?: string[] }> }>;
+      loadedAddresses?: unknown;
+    };
     expect(parsed.innerInstructions[0].instructions[0].programId).to.equal(keys[1]);
     expect(parsed.loadedAddresses).to.equal(undefined);
   });
 
   it('encodes the transaction as json (compiled), jsonParsed and base64', () => {
-    const json = encodeTransaction(wire, { writable: [], readonly: [] }, 'json') as { message: { accountKeys: string[]; instructions: Array<{ data: string }>; addressTableLookups?: unknown } };
+    const json = encodeTransaction(wire, { writable: [], readonly: [] }, 'json') as {
+      message: { accountKeys: string[]; instructions: Array<{ data: string }>; addressTableLookups?: unknown };
+    };
     expect(json.message.accountKeys).to.deep.equal(keys);
     expect(json.message.addressTableLookups).to.equal(undefined);
     expect(bs58.decode(json.message.instructions[0].data)[0]).to.equal(12);
-    const p = encodeTransaction(wire, { writable: [], readonly: [] }, 'jsonParsed') as { message: { accountKeys: Array<{ pubkey: string; signer: boolean; writable: boolean }>; instructions: Array<{ parsed: { type: string; info: Record<string, unknown> } }> } };
-    expect(p.message.accountKeys[0]).to.deep.equal({ pubkey: payer.publicKey.toBase58(), signer: true, writable: true, source: 'transaction' });
+    const p = encodeTransaction(wire, { writable: [], readonly: [] }, 'jsonParsed') as {
+      message: {
+        accountKeys: Array<{ pubkey: string; signer: boolean; writable: boolean }>;
+        instructions: Array<{ parsed: { type: string; info: Record<string, unknown> } }>;
+      };
+    };
+    expect(p.message.accountKeys[0]).to.deep.equal({
+      pubkey: payer.publicKey.toBase58(),
+      signer: true,
+      writable: true,
+      source: 'transaction',
+    });
     expect(p.message.instructions[0].parsed.type).to.equal('transferChecked');
-    expect(p.message.instructions[0].parsed.info.tokenAmount).to.deep.equal({ amount: '250', decimals: 2, uiAmount: 2.5, uiAmountString: '2.5' });
+    expect(p.message.instructions[0].parsed.info.tokenAmount).to.deep.equal({
+      amount: '250',
+      decimals: 2,
+      uiAmount: 2.5,
+      uiAmountString: '2.5',
+    });
     const b64 = encodeTransaction(wire, { writable: [], readonly: [] }, 'base64') as [string, string];
     expect(Buffer.from(b64[0], 'base64').equals(tx.serialize())).to.equal(true);
   });
 
   it('encodes accounts as base64, base58 and jsonParsed token accounts', () => {
     const a = acct(tokenAccountBytes(mint, alice, 42n));
-    const parsed = encodeAccount(a, 'jsonParsed', () => 1) as { data: { program: string; parsed: { type: string; info: { tokenAmount: { uiAmountString: string } } } } };
+    const parsed = encodeAccount(a, 'jsonParsed', () => 1) as {
+      data: { program: string; parsed: { type: string; info: { tokenAmount: { uiAmountString: string } } } };
+    };
     expect(parsed.data.program).to.equal('spl-token');
     expect(parsed.data.parsed.info.tokenAmount.uiAmountString).to.equal('4.2');
-    const sliced = encodeAccount(a, 'base64', () => 1, { offset: 0, length: 32 }) as { data: [string, string]; space: number };
+    const sliced = encodeAccount(a, 'base64', () => 1, { offset: 0, length: 32 }) as {
+      data: [string, string];
+      space: number;
+    };
     expect(Buffer.from(sliced.data[0], 'base64').equals(mint.toBuffer())).to.equal(true);
     expect(sliced.space).to.equal(165);
   });
@@ -155,26 +263,50 @@ describe('localnet pure: instruction parsing', () => {
   it('parses System transfer, SPL transferChecked(WithFee); anything else stays partially decoded', () => {
     const [a, b] = [Keypair.generate().publicKey, Keypair.generate().publicKey];
     const sys = SystemProgram.transfer({ fromPubkey: a, toPubkey: b, lamports: 123 });
-    const ps = parseInstruction(sys.programId.toBase58(), sys.keys.map((k) => k.pubkey.toBase58()), sys.data, null);
-    expect(ps).to.deep.equal({ program: 'system', programId: '11111111111111111111111111111111', parsed: { type: 'transfer', info: { source: a.toBase58(), destination: b.toBase58(), lamports: 123n } }, stackHeight: null });
+    const ps = parseInstruction(
+      sys.programId.toBase58(),
+      sys.keys.map((k) => k.pubkey.toBase58()),
+      sys.data,
+      null,
+    );
+    expect(ps).to.deep.equal({
+      program: 'system',
+      programId: '11111111111111111111111111111111',
+      parsed: { type: 'transfer', info: { source: a.toBase58(), destination: b.toBase58(), lamports: 123n } },
+      stackHeight: null,
+    });
     const mint = Keypair.generate().publicKey;
     const fee = createTransferCheckedWithFeeInstruction(a, mint, b, a, 1000n, 3, 10n, [], TOKEN_2022_PROGRAM_ID);
-    const pf = parseInstruction(fee.programId.toBase58(), fee.keys.map((k) => k.pubkey.toBase58()), fee.data, 2) as { program: string; parsed: { type: string; info: Record<string, any> } };
+    const pf = parseInstruction(
+      fee.programId.toBase58(),
+      fee.keys.map((k) => k.pubkey.toBase58()),
+      fee.data,
+      2,
+    ) as { program: string; parsed: { type: string; info: Record<string, any> } };
     expect(pf.program).to.equal('spl-token-2022');
     expect(pf.parsed.type).to.equal('transferCheckedWithFee');
     expect(pf.parsed.info.tokenAmount.amount).to.equal('1000');
     expect(pf.parsed.info.feeAmount.amount).to.equal('10');
     const unknown = parseInstruction(a.toBase58(), [b.toBase58()], Uint8Array.from([1, 2, 3]), 1);
-    expect(unknown).to.deep.equal({ programId: a.toBase58(), accounts: [b.toBase58()], data: bs58.encode(Uint8Array.from([1, 2, 3])), stackHeight: 1 });
+    expect(unknown).to.deep.equal({
+      programId: a.toBase58(),
+      accounts: [b.toBase58()],
+      data: bs58.encode(Uint8Array.from([1, 2, 3])),
+      stackHeight: 1,
+    });
   });
 
   it('names extra accounts after the token authority as multisigAuthority + signers, as the real RPC does', () => {
     const [src, mint, dst, owner, extra] = [0, 1, 2, 3, 4].map(() => Keypair.generate().publicKey.toBase58());
     const data = Uint8Array.from([12, 5, 0, 0, 0, 0, 0, 0, 0, 2]); // transferChecked 5, decimals 2
-    const single = parseInstruction(TOKEN_PROGRAM_ID.toBase58(), [src, mint, dst, owner], data, null) as { parsed: { info: Record<string, unknown> } };
+    const single = parseInstruction(TOKEN_PROGRAM_ID.toBase58(), [src, mint, dst, owner], data, null) as {
+      parsed: { info: Record<string, unknown> };
+    };
     expect(single.parsed.info.authority).to.equal(owner);
     expect(single.parsed.info).to.not.have.property('signers');
-    const multi = parseInstruction(TOKEN_PROGRAM_ID.toBase58(), [src, mint, dst, owner, extra], data, null) as { parsed: { info: Record<string, unknown> } };
+    const multi = parseInstruction(TOKEN_PROGRAM_ID.toBase58(), [src, mint, dst, owner, extra], data, null) as {
+      parsed: { info: Record<string, unknown> };
+    };
     expect(multi.parsed.info.multisigAuthority).to.equal(owner);
     expect(multi.parsed.info.signers).to.deep.equal([extra]);
     expect(multi.parsed.info).to.not.have.property('authority');
@@ -199,7 +331,9 @@ describe('localnet pure: lookup tables and writability', () => {
     }
     expect(isOncepayError(err, 'ONCEPAY__LOCALNET__LOOKUP_TABLE_NOT_FOUND')).to.equal(true);
     const payer = Keypair.generate();
-    const tx = new Transaction({ feePayer: payer.publicKey, recentBlockhash: payer.publicKey.toBase58() }).add(SystemProgram.transfer({ fromPubkey: payer.publicKey, toPubkey: addrs[0], lamports: 1 }));
+    const tx = new Transaction({ feePayer: payer.publicKey, recentBlockhash: payer.publicKey.toBase58() }).add(
+      SystemProgram.transfer({ fromPubkey: payer.publicKey, toPubkey: addrs[0], lamports: 1 }),
+    );
     tx.sign(payer);
     const w = decodeWireTransaction(tx.serialize());
     expect([0, 1, 2].map((i) => isWritable(w, { writable: [], readonly: [] }, i))).to.deep.equal([true, true, false]);
@@ -239,17 +373,30 @@ describe('localnet pure: message fee', () => {
     const other = Keypair.generate().publicKey;
     const bh = Keypair.generate().publicKey.toBase58();
     const transfer = SystemProgram.transfer({ fromPubkey: payer, toPubkey: other, lamports: 1 });
-    const plain = new TransactionMessage({ payerKey: payer, recentBlockhash: bh, instructions: [transfer] }).compileToV0Message();
+    const plain = new TransactionMessage({
+      payerKey: payer,
+      recentBlockhash: bh,
+      instructions: [transfer],
+    }).compileToV0Message();
     expect(messageFee(plain.serialize())).to.deep.equal({ recentBlockhash: bh, fee: 5000n });
     const priced = new TransactionMessage({
-      payerKey: payer, recentBlockhash: bh,
-      instructions: [ComputeBudgetProgram.setComputeUnitLimit({ units: 300_000 }), ComputeBudgetProgram.setComputeUnitPrice({ microLamports: 10_001 }), transfer],
+      payerKey: payer,
+      recentBlockhash: bh,
+      instructions: [
+        ComputeBudgetProgram.setComputeUnitLimit({ units: 300_000 }),
+        ComputeBudgetProgram.setComputeUnitPrice({ microLamports: 10_001 }),
+        transfer,
+      ],
     }).compileToLegacyMessage();
     // 10_001 × 300_000 / 10^6 = 3000.3 → 3001
     expect(messageFee(priced.serialize()).fee).to.equal(5000n + 3001n);
     const twoSigners = new TransactionMessage({
-      payerKey: payer, recentBlockhash: bh,
-      instructions: [ComputeBudgetProgram.setComputeUnitPrice({ microLamports: 1_000_000 }), SystemProgram.transfer({ fromPubkey: other, toPubkey: payer, lamports: 1 })],
+      payerKey: payer,
+      recentBlockhash: bh,
+      instructions: [
+        ComputeBudgetProgram.setComputeUnitPrice({ microLamports: 1_000_000 }),
+        SystemProgram.transfer({ fromPubkey: other, toPubkey: payer, lamports: 1 }),
+      ],
     }).compileToV0Message();
     // No explicit limit: 200_000 units for the one non-compute-budget instruction.
     expect(messageFee(twoSigners.serialize()).fee).to.equal(10_000n + 200_000n);

@@ -7,13 +7,23 @@ import os from 'node:os';
 import path from 'node:path';
 import bs58 from 'bs58';
 import {
-  Connection, Keypair, LAMPORTS_PER_SOL, SolanaJSONRPCError, SystemProgram, Transaction, TransactionExpiredBlockheightExceededError,
+  Connection,
+  Keypair,
+  LAMPORTS_PER_SOL,
+  SolanaJSONRPCError,
+  SystemProgram,
+  Transaction,
+  TransactionExpiredBlockheightExceededError,
 } from '@solana/web3.js';
 import { LocalnetHandle, startLocalnet } from '../../localnet';
 import { connect, funded, rpc, until } from './support';
 import { isOncepayError } from '../../common/errors';
 
-async function signedTransfer(conn: Connection, from: Keypair, lamports: number): Promise<{ tx: Transaction; to: Keypair; blockhash: string; lastValidBlockHeight: number }> {
+async function signedTransfer(
+  conn: Connection,
+  from: Keypair,
+  lamports: number,
+): Promise<{ tx: Transaction; to: Keypair; blockhash: string; lastValidBlockHeight: number }> {
   const to = Keypair.generate();
   const { blockhash, lastValidBlockHeight } = await conn.getLatestBlockhash();
   const tx = new Transaction({ feePayer: from.publicKey, blockhash, lastValidBlockHeight }).add(
@@ -78,7 +88,9 @@ describe('localnet: fault injection', function () {
     const e500 = await caught(conn.getBalance(to.publicKey));
     expect(e500.message).to.include('500 Internal Server Error');
     net.advanceSlots(2);
-    expect((await conn.getSignatureStatuses([bs58.encode(tx.signature!)], { searchTransactionHistory: true })).value[0]).to.equal(null);
+    expect(
+      (await conn.getSignatureStatuses([bs58.encode(tx.signature!)], { searchTransactionHistory: true })).value[0],
+    ).to.equal(null);
     expect(await conn.getBalance(to.publicKey)).to.equal(0);
   });
 
@@ -87,12 +99,17 @@ describe('localnet: fault injection', function () {
     net.faults.failNext({ kind: 'timeout', method: 'sendTransaction', delayMs: 100 });
     const err = await caught(conn.sendRawTransaction(tx.serialize()));
     expect(err.message).to.match(/socket hang up|ECONNRESET|fetch failed/);
-    expect((await conn.getSignatureStatuses([bs58.encode(tx.signature!)], { searchTransactionHistory: true })).value[0]).to.equal(null);
+    expect(
+      (await conn.getSignatureStatuses([bs58.encode(tx.signature!)], { searchTransactionHistory: true })).value[0],
+    ).to.equal(null);
     expect(await conn.getBalance(to.publicKey)).to.equal(0);
   });
 
   it('the admin endpoint arms the same faults over HTTP', async () => {
-    const res = await fetch(`${net.url}/admin/fail-next`, { method: 'POST', body: JSON.stringify({ kind: '500', method: 'getSlot' }) });
+    const res = await fetch(`${net.url}/admin/fail-next`, {
+      method: 'POST',
+      body: JSON.stringify({ kind: '500', method: 'getSlot' }),
+    });
     expect(res.status).to.equal(200);
     const e = await caught(conn.getSlot());
     expect(e.message).to.include('500');
@@ -228,21 +245,40 @@ describe('localnet: restart and persistence', function () {
     for (const c of spawned.splice(0)) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
     for (const d of folders.splice(0)) fs.rmSync(d, { recursive: true, force: true });
   });
-  const launch = (dir: string, env: Record<string, string> = {}): Promise<{ child: ChildProcess; url: string; exited: Promise<number | null> }> =>
+  const launch = (
+    dir: string,
+    env: Record<string, string> = {},
+  ): Promise<{ child: ChildProcess; url: string; exited: Promise<number | null> }> =>
     new Promise((resolve, reject) => {
       folders.push(dir);
-      const child = spawn(process.execPath, [path.join(root, 'bin/oncepay'), 'localnet', '--port', '0', '--slot-ms', '20', '--finality-depth', '2', '--ledger', dir], {
-        // From source: a dist/ left by an earlier build may be stale while tests run against the sources.
-        env: { ...process.env, ONCEPAY_FROM_SOURCE: '1', ...env },
-        stdio: ['ignore', 'pipe', 'pipe'],
-      });
+      const child = spawn(
+        process.execPath,
+        [
+          path.join(root, 'bin/oncepay'),
+          'localnet',
+          '--port',
+          '0',
+          '--slot-ms',
+          '20',
+          '--finality-depth',
+          '2',
+          '--ledger',
+          dir,
+        ],
+        {
+          // From source: a dist/ left by an earlier build may be stale while tests run against the sources.
+          env: { ...process.env, ONCEPAY_FROM_SOURCE: '1', ...env },
+          stdio: ['ignore', 'pipe', 'pipe'],
+        },
+      );
       spawned.push(child);
       const exited = new Promise<number | null>((r) => child.once('exit', (code) => r(code)));
       let out = '';
       child.stderr!.resume();
       child.stdout!.on('data', (d: Buffer) => {
         out += d.toString();
-        if (out.includes('\n')) resolve({ child, url: (JSON.parse(out.split('\n')[0]) as { rpc: string }).rpc, exited });
+        if (out.includes('\n'))
+          resolve({ child, url: (JSON.parse(out.split('\n')[0]) as { rpc: string }).rpc, exited });
       });
       void exited.then((code) => reject(new Error(`localnet exited before printing its URL (${code})`)));
     });
@@ -256,7 +292,10 @@ describe('localnet: restart and persistence', function () {
       const conn = new Connection(first.url, { commitment: 'confirmed', disableRetryOnRateLimit: true });
       const kp = Keypair.generate();
       const sig = await conn.requestAirdrop(kp.publicKey, 2 * LAMPORTS_PER_SOL);
-      await until('confirmed airdrop', async () => (await conn.getSignatureStatus(sig)).value?.confirmationStatus === 'confirmed');
+      await until(
+        'confirmed airdrop',
+        async () => (await conn.getSignatureStatus(sig)).value?.confirmationStatus === 'confirmed',
+      );
       first.child.kill('SIGKILL');
       await first.exited;
 
@@ -282,7 +321,8 @@ describe('localnet: restart and persistence', function () {
       const first = await launch(dir, { ONCEPAY_FAILPOINT: 'localnet.after_snapshot_before_append' });
       children.push(first.child);
       const kp = Keypair.generate();
-      const sig = (await rpc(first.url, 'requestAirdrop', [kp.publicKey.toBase58(), 2 * LAMPORTS_PER_SOL])).result as string;
+      const sig = (await rpc(first.url, 'requestAirdrop', [kp.publicKey.toBase58(), 2 * LAMPORTS_PER_SOL]))
+        .result as string;
       // The next seal writes state.bin for the airdrop's block and dies before blocks.jsonl gets it.
       expect(await first.exited).to.equal(null);
       expect(fs.readFileSync(path.join(dir, 'blocks.jsonl'), 'utf8')).to.not.include(sig);
@@ -310,9 +350,18 @@ describe('localnet: restart and persistence', function () {
       children.push(first.child);
       const kp = Keypair.generate();
       const answer = await fetch(first.url, {
-        method: 'POST', headers: { 'content-type': 'application/json' },
-        body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'requestAirdrop', params: [kp.publicKey.toBase58(), LAMPORTS_PER_SOL] }),
-      }).then(() => 'answered', () => 'connection lost');
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({
+          jsonrpc: '2.0',
+          id: 1,
+          method: 'requestAirdrop',
+          params: [kp.publicKey.toBase58(), LAMPORTS_PER_SOL],
+        }),
+      }).then(
+        () => 'answered',
+        () => 'connection lost',
+      );
       expect(answer).to.equal('connection lost');
       expect(await first.exited).to.equal(null);
 

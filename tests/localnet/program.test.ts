@@ -6,8 +6,13 @@ import path from 'node:path';
 import { AnchorError, AnchorProvider, BN, Idl, Program, Wallet } from '@coral-xyz/anchor';
 import { Connection, Keypair, PublicKey, SystemProgram } from '@solana/web3.js';
 import {
-  ACCOUNT_SIZE, TOKEN_PROGRAM_ID, createInitializeAccount3Instruction, createMintToInstruction,
-  createTransferCheckedInstruction, getAssociatedTokenAddressSync, createAssociatedTokenAccountIdempotentInstruction,
+  ACCOUNT_SIZE,
+  TOKEN_PROGRAM_ID,
+  createInitializeAccount3Instruction,
+  createMintToInstruction,
+  createTransferCheckedInstruction,
+  getAssociatedTokenAddressSync,
+  createAssociatedTokenAccountIdempotentInstruction,
 } from '@solana/spl-token';
 import { LocalnetHandle, ONCEPAY_PROGRAM_ID, startLocalnet } from '../../localnet';
 import { requireProgramSo } from '../../common/program-binary';
@@ -24,7 +29,12 @@ describe('localnet: oncepay program through @coral-xyz/anchor', function () {
   let program: Program;
 
   before(async function () {
-    net = await startLocalnet({ slotMs: 20, finalityDepth: 2, wsOnNextPort: false, programs: [{ programId: ONCEPAY_PROGRAM_ID, path: requireProgramSo() }] });
+    net = await startLocalnet({
+      slotMs: 20,
+      finalityDepth: 2,
+      wsOnNextPort: false,
+      programs: [{ programId: ONCEPAY_PROGRAM_ID, path: requireProgramSo() }],
+    });
     conn = connect(net);
     authority = await funded(conn, 100);
     program = new Program(idl, new AnchorProvider(conn, new Wallet(authority), { commitment: 'confirmed' }));
@@ -35,34 +45,65 @@ describe('localnet: oncepay program through @coral-xyz/anchor', function () {
 
   it('executePayout(...).rpc() pays once; the second attempt fails with 6000 (preflight and landed); the decoder finds the CPI transfer', async () => {
     const programId = new PublicKey(ONCEPAY_PROGRAM_ID);
-    const [merchant, merchantBump] = PublicKey.findProgramAddressSync([Buffer.from('merchant'), authority.publicKey.toBuffer()], programId);
+    const [merchant, merchantBump] = PublicKey.findProgramAddressSync(
+      [Buffer.from('merchant'), authority.publicKey.toBuffer()],
+      programId,
+    );
     await program.methods
       .initializeMerchant(authority.publicKey, merchantBump)
-      .accountsPartial({ merchantAuthority: authority.publicKey, payer: authority.publicKey, merchant, systemProgram: SystemProgram.programId })
+      .accountsPartial({
+        merchantAuthority: authority.publicKey,
+        payer: authority.publicKey,
+        merchant,
+        systemProgram: SystemProgram.programId,
+      })
       .rpc();
 
     // A mint (authority = our key) and a vault token account owned by the merchant PDA, funded.
     const t = await mintWithBalance(conn, authority, 0n);
     const vault = Keypair.generate();
-    await send(conn, authority, [
-      SystemProgram.createAccount({
-        fromPubkey: authority.publicKey, newAccountPubkey: vault.publicKey, lamports: await conn.getMinimumBalanceForRentExemption(ACCOUNT_SIZE),
-        space: ACCOUNT_SIZE, programId: TOKEN_PROGRAM_ID,
-      }),
-      createInitializeAccount3Instruction(vault.publicKey, t.mint, merchant),
-      createMintToInstruction(t.mint, vault.publicKey, authority.publicKey, 10_000_000n),
-    ], [vault]);
+    await send(
+      conn,
+      authority,
+      [
+        SystemProgram.createAccount({
+          fromPubkey: authority.publicKey,
+          newAccountPubkey: vault.publicKey,
+          lamports: await conn.getMinimumBalanceForRentExemption(ACCOUNT_SIZE),
+          space: ACCOUNT_SIZE,
+          programId: TOKEN_PROGRAM_ID,
+        }),
+        createInitializeAccount3Instruction(vault.publicKey, t.mint, merchant),
+        createMintToInstruction(t.mint, vault.publicKey, authority.publicKey, 10_000_000n),
+      ],
+      [vault],
+    );
     const bob = Keypair.generate().publicKey;
     const bobAta = getAssociatedTokenAddressSync(t.mint, bob);
-    await send(conn, authority, [createAssociatedTokenAccountIdempotentInstruction(authority.publicKey, bobAta, bob, t.mint)]);
+    await send(conn, authority, [
+      createAssociatedTokenAccountIdempotentInstruction(authority.publicKey, bobAta, bob, t.mint),
+    ]);
 
     const opId = Buffer.alloc(32, 7);
-    const [operation, opBump] = PublicKey.findProgramAddressSync([Buffer.from('op'), merchant.toBuffer(), opId], programId);
+    const [operation, opBump] = PublicKey.findProgramAddressSync(
+      [Buffer.from('op'), merchant.toBuffer(), opId],
+      programId,
+    );
     const accounts = {
-      payoutAuthority: authority.publicKey, payer: authority.publicKey, merchant, operation, vault: vault.publicKey,
-      mint: t.mint, recipientToken: bobAta, tokenProgram: TOKEN_PROGRAM_ID, systemProgram: SystemProgram.programId,
+      payoutAuthority: authority.publicKey,
+      payer: authority.publicKey,
+      merchant,
+      operation,
+      vault: vault.publicKey,
+      mint: t.mint,
+      recipientToken: bobAta,
+      tokenProgram: TOKEN_PROGRAM_ID,
+      systemProgram: SystemProgram.programId,
     };
-    const sig = await program.methods.executePayout([...opId], new BN('2500000'), opBump).accountsPartial(accounts).rpc();
+    const sig = await program.methods
+      .executePayout([...opId], new BN('2500000'), opBump)
+      .accountsPartial(accounts)
+      .rpc();
     expect((await conn.getTokenAccountBalance(bobAta)).value.amount).to.equal('2500000');
     expect((await conn.getTokenAccountBalance(vault.publicKey)).value.amount).to.equal('7500000');
 
@@ -71,7 +112,10 @@ describe('localnet: oncepay program through @coral-xyz/anchor', function () {
     // Anchor's client turns the node's -32002 into an AnchorError that names it.
     let err: unknown;
     try {
-      await program.methods.executePayout([...opId], new BN('2500000'), opBump).accountsPartial(accounts).rpc();
+      await program.methods
+        .executePayout([...opId], new BN('2500000'), opBump)
+        .accountsPartial(accounts)
+        .rpc();
     } catch (e) {
       err = e;
     }
@@ -85,20 +129,28 @@ describe('localnet: oncepay program through @coral-xyz/anchor', function () {
     const named = (idl.errors ?? []).find((e) => e.code === 0x1770);
     expect(named?.name).to.equal('OperationAlreadyConsumed');
     // Sent without preflight it lands, fee paid, with the program's error in the RPC shape.
-    const tx = await program.methods.executePayout([...opId], new BN('2500000'), opBump).accountsPartial(accounts).transaction();
+    const tx = await program.methods
+      .executePayout([...opId], new BN('2500000'), opBump)
+      .accountsPartial(accounts)
+      .transaction();
     const { blockhash, lastValidBlockHeight } = await conn.getLatestBlockhash();
     tx.recentBlockhash = blockhash;
     tx.lastValidBlockHeight = lastValidBlockHeight;
     tx.feePayer = authority.publicKey;
     tx.sign(authority);
     const failedSig = await conn.sendRawTransaction(tx.serialize(), { skipPreflight: true });
-    const failed = await until('failed payout landed', () => conn.getTransaction(failedSig, { commitment: 'confirmed', maxSupportedTransactionVersion: 0 }));
+    const failed = await until('failed payout landed', () =>
+      conn.getTransaction(failedSig, { commitment: 'confirmed', maxSupportedTransactionVersion: 0 }),
+    );
     expect(failed.meta!.err).to.deep.equal({ InstructionError: [0, { Custom: 6000 }] });
     expect(failed.meta!.fee).to.equal(5000);
     expect((await conn.getTokenAccountBalance(bobAta)).value.amount).to.equal('2500000');
 
     // The localnet's getTransaction, decoded by the indexer: one receipt, the inner transferChecked.
-    const raw = await rpc(net.url, 'getTransaction', [sig, { commitment: 'confirmed', maxSupportedTransactionVersion: 0, encoding: 'json' }]);
+    const raw = await rpc(net.url, 'getTransaction', [
+      sig,
+      { commitment: 'confirmed', maxSupportedTransactionVersion: 0, encoding: 'json' },
+    ]);
     const receipts = decodeTransaction(raw.result);
     expect(receipts).to.have.length(1);
     const r = receipts[0];
@@ -107,8 +159,15 @@ describe('localnet: oncepay program through @coral-xyz/anchor', function () {
     expect(keys[group.instructions[r.innerIndex].programIdIndex]).to.equal(TOKEN_PROGRAM_ID.toBase58());
     expect(group.instructions[r.innerIndex].stackHeight).to.equal(2);
     expect(r).to.deep.include({
-      signature: sig, ixIndex: 0, program: 'spl-token', kind: 'transferChecked', mint: t.mint.toBase58(),
-      source: vault.publicKey.toBase58(), destination: bobAta.toBase58(), destinationOwner: bob.toBase58(), amount: 2_500_000n,
+      signature: sig,
+      ixIndex: 0,
+      program: 'spl-token',
+      kind: 'transferChecked',
+      mint: t.mint.toBase58(),
+      source: vault.publicKey.toBase58(),
+      destination: bobAta.toBase58(),
+      destinationOwner: bob.toBase58(),
+      amount: 2_500_000n,
     });
     expect(r.innerIndex).to.not.equal(TOP_LEVEL);
     expect(r.slot).to.equal(BigInt(raw.result.slot));
@@ -126,17 +185,52 @@ describe('localnet: oncepay program through @coral-xyz/anchor', function () {
     ]);
     const views = await Promise.all(
       ['json', 'jsonParsed', 'base64'].map(async (encoding) =>
-        decodeTransaction((await rpc(net.url, 'getTransaction', [sig, { commitment: 'confirmed', maxSupportedTransactionVersion: 0, encoding }])).result)),
+        decodeTransaction(
+          (
+            await rpc(net.url, 'getTransaction', [
+              sig,
+              { commitment: 'confirmed', maxSupportedTransactionVersion: 0, encoding },
+            ])
+          ).result,
+        ),
+      ),
     );
     const shape = (rs: ReturnType<typeof decodeTransaction>) =>
-      rs.map((r) => ({ ixIndex: r.ixIndex, innerIndex: r.innerIndex, kind: r.kind, mint: r.mint, destination: r.destination, destinationOwner: r.destinationOwner, amount: r.amount }));
+      rs.map((r) => ({
+        ixIndex: r.ixIndex,
+        innerIndex: r.innerIndex,
+        kind: r.kind,
+        mint: r.mint,
+        destination: r.destination,
+        destinationOwner: r.destinationOwner,
+        amount: r.amount,
+      }));
     const expected = [
-      { ixIndex: 1, innerIndex: TOP_LEVEL, kind: 'transferChecked', mint: t.mint.toBase58(), destination: bobAta.toBase58(), destinationOwner: bob.toBase58(), amount: 1_000_001n },
-      { ixIndex: 2, innerIndex: TOP_LEVEL, kind: 'systemTransfer', mint: 'SOL', destination: bob.toBase58(), destinationOwner: bob.toBase58(), amount: 1_000_000n },
+      {
+        ixIndex: 1,
+        innerIndex: TOP_LEVEL,
+        kind: 'transferChecked',
+        mint: t.mint.toBase58(),
+        destination: bobAta.toBase58(),
+        destinationOwner: bob.toBase58(),
+        amount: 1_000_001n,
+      },
+      {
+        ixIndex: 2,
+        innerIndex: TOP_LEVEL,
+        kind: 'systemTransfer',
+        mint: 'SOL',
+        destination: bob.toBase58(),
+        destinationOwner: bob.toBase58(),
+        amount: 1_000_000n,
+      },
     ];
     for (const v of views) expect(shape(v)).to.deep.equal(expected);
     const st = (await conn.getSignatureStatus(sig)).value!;
-    const block = await rpc(net.url, 'getBlock', [st.slot, { commitment: 'confirmed', maxSupportedTransactionVersion: 0 }]);
+    const block = await rpc(net.url, 'getBlock', [
+      st.slot,
+      { commitment: 'confirmed', maxSupportedTransactionVersion: 0 },
+    ]);
     const { decodeBlock } = await import('../../indexer/decode');
     const fromBlock = decodeBlock(block.result, { slot: st.slot }).filter((r) => r.signature === sig);
     expect(shape(fromBlock)).to.deep.equal(expected);

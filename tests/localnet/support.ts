@@ -1,10 +1,21 @@
 // Shared setup for the localnet tests: a web3.js Connection on a fresh localnet, funded keypairs, a mint.
 import {
-  Connection, Keypair, LAMPORTS_PER_SOL, PublicKey, SystemProgram, Transaction, TransactionInstruction, sendAndConfirmTransaction,
+  Connection,
+  Keypair,
+  LAMPORTS_PER_SOL,
+  PublicKey,
+  SystemProgram,
+  Transaction,
+  TransactionInstruction,
+  sendAndConfirmTransaction,
 } from '@solana/web3.js';
 import {
-  createAssociatedTokenAccountIdempotentInstruction, createInitializeMint2Instruction, createMintToCheckedInstruction,
-  getAssociatedTokenAddressSync, MINT_SIZE, TOKEN_PROGRAM_ID,
+  createAssociatedTokenAccountIdempotentInstruction,
+  createInitializeMint2Instruction,
+  createMintToCheckedInstruction,
+  getAssociatedTokenAddressSync,
+  MINT_SIZE,
+  TOKEN_PROGRAM_ID,
 } from '@solana/spl-token';
 import type { LocalnetHandle } from '../../localnet';
 
@@ -13,8 +24,16 @@ export function connect(net: LocalnetHandle): Connection {
 }
 
 /** A raw JSON-RPC call (no web3.js), returning the whole response object. */
-export async function rpc(url: string, method: string, params: unknown[] = []): Promise<{ result?: any; error?: { code: number; message: string; data?: any } }> {
-  const res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }) });
+export async function rpc(
+  url: string,
+  method: string,
+  params: unknown[] = [],
+): Promise<{ result?: any; error?: { code: number; message: string; data?: any } }> {
+  const res = await fetch(url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }),
+  });
   return (await res.json()) as { result?: any; error?: { code: number; message: string; data?: any } };
 }
 
@@ -26,8 +45,15 @@ export async function funded(conn: Connection, sol = 10): Promise<Keypair> {
   return kp;
 }
 
-export async function send(conn: Connection, payer: Keypair, ixs: TransactionInstruction[], signers: Keypair[] = []): Promise<string> {
-  return sendAndConfirmTransaction(conn, new Transaction().add(...ixs), [payer, ...signers], { commitment: 'confirmed' });
+export async function send(
+  conn: Connection,
+  payer: Keypair,
+  ixs: TransactionInstruction[],
+  signers: Keypair[] = [],
+): Promise<string> {
+  return sendAndConfirmTransaction(conn, new Transaction().add(...ixs), [payer, ...signers], {
+    commitment: 'confirmed',
+  });
 }
 
 export interface TokenSetup {
@@ -43,16 +69,32 @@ export async function mintWithBalance(conn: Connection, payer: Keypair, amount: 
   const decimals = 6;
   const rent = await conn.getMinimumBalanceForRentExemption(MINT_SIZE);
   const ata = getAssociatedTokenAddressSync(mint.publicKey, payer.publicKey);
-  await send(conn, payer, [
-    SystemProgram.createAccount({ fromPubkey: payer.publicKey, newAccountPubkey: mint.publicKey, lamports: rent, space: MINT_SIZE, programId: TOKEN_PROGRAM_ID }),
-    createInitializeMint2Instruction(mint.publicKey, decimals, payer.publicKey, null),
-    createAssociatedTokenAccountIdempotentInstruction(payer.publicKey, ata, payer.publicKey, mint.publicKey),
-    createMintToCheckedInstruction(mint.publicKey, ata, payer.publicKey, amount, decimals),
-  ], [mint]);
+  await send(
+    conn,
+    payer,
+    [
+      SystemProgram.createAccount({
+        fromPubkey: payer.publicKey,
+        newAccountPubkey: mint.publicKey,
+        lamports: rent,
+        space: MINT_SIZE,
+        programId: TOKEN_PROGRAM_ID,
+      }),
+      createInitializeMint2Instruction(mint.publicKey, decimals, payer.publicKey, null),
+      createAssociatedTokenAccountIdempotentInstruction(payer.publicKey, ata, payer.publicKey, mint.publicKey),
+      createMintToCheckedInstruction(mint.publicKey, ata, payer.publicKey, amount, decimals),
+    ],
+    [mint],
+  );
   return { mint: mint.publicKey, decimals, owner: payer, ata };
 }
 
-export async function until<T>(what: string, fn: () => Promise<T | null | undefined | false>, tries = 400, ms = 25): Promise<T> {
+export async function until<T>(
+  what: string,
+  fn: () => Promise<T | null | undefined | false>,
+  tries = 400,
+  ms = 25,
+): Promise<T> {
   for (let i = 0; i < tries; i++) {
     const v = await fn();
     if (v) return v;

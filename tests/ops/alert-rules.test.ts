@@ -8,7 +8,10 @@ import { alertExpectations, alertRules, ROOT, RULES_FILE, ruleTestFiles } from '
 
 function promtool(args: string[]): { status: number | null; out: string } {
   const r = spawnSync('promtool', args, { cwd: ROOT, encoding: 'utf8' });
-  if (r.error) throw new Error(`promtool could not run (${r.error.message}): \`make setup\` installs it (Debian package prometheus)`);
+  if (r.error)
+    throw new Error(
+      `promtool could not run (${r.error.message}): \`make setup\` installs it (Debian package prometheus)`,
+    );
   return { status: r.status, out: `${r.stdout}${r.stderr}` };
 }
 
@@ -32,7 +35,8 @@ describe('deploy/prometheus alert rules', function () {
     expect(rules.length).to.be.greaterThan(0);
     for (const r of rules) {
       expect(r.labels?.severity, r.alert).to.be.oneOf(['warning', 'critical']);
-      for (const a of ['summary', 'description', 'runbook']) expect(r.annotations?.[a], `${r.alert} ${a}`).to.be.a('string').that.is.not.empty;
+      for (const a of ['summary', 'description', 'runbook'])
+        expect(r.annotations?.[a], `${r.alert} ${a}`).to.be.a('string').that.is.not.empty;
     }
   });
 
@@ -46,7 +50,9 @@ describe('deploy/prometheus alert rules', function () {
       ];
     });
     expect(missing, missing.join('\n')).to.deep.equal([]);
-    const unknown = tested.filter((t) => !alertRules().some((r) => r.alert === t.alertname)).map((t) => `${t.file}: ${t.alertname}`);
+    const unknown = tested
+      .filter((t) => !alertRules().some((r) => r.alert === t.alertname))
+      .map((t) => `${t.file}: ${t.alertname}`);
     expect(unknown, 'tests of alerts that do not exist').to.deep.equal([]);
   });
 });

@@ -17,12 +17,18 @@ export interface AlertRule {
 }
 
 export function alertRules(): AlertRule[] {
-  const doc = parse(fs.readFileSync(RULES_FILE, 'utf8')) as { groups: Array<{ rules: Array<AlertRule & { record?: string }> }> };
+  const doc = parse(fs.readFileSync(RULES_FILE, 'utf8')) as {
+    groups: Array<{ rules: Array<AlertRule & { record?: string }> }>;
+  };
   return doc.groups.flatMap((g) => g.rules).filter((r) => r.alert !== undefined);
 }
 
 export function ruleTestFiles(): string[] {
-  return fs.readdirSync(RULE_TESTS_DIR).filter((f) => f.endsWith('.yml')).sort().map((f) => path.join(RULE_TESTS_DIR, f));
+  return fs
+    .readdirSync(RULE_TESTS_DIR)
+    .filter((f) => f.endsWith('.yml'))
+    .sort()
+    .map((f) => path.join(RULE_TESTS_DIR, f));
 }
 
 export interface AlertExpectation {
@@ -34,8 +40,17 @@ export interface AlertExpectation {
 
 export function alertExpectations(): AlertExpectation[] {
   return ruleTestFiles().flatMap((file) => {
-    const doc = parse(fs.readFileSync(file, 'utf8')) as { tests: Array<{ alert_rule_test?: Array<{ alertname: string; eval_time: string; exp_alerts?: unknown[] }> }> };
-    return doc.tests.flatMap((t) => t.alert_rule_test ?? []).map((a) => ({ file: path.basename(file), alertname: a.alertname, evalTime: a.eval_time, firing: (a.exp_alerts ?? []).length }));
+    const doc = parse(fs.readFileSync(file, 'utf8')) as {
+      tests: Array<{ alert_rule_test?: Array<{ alertname: string; eval_time: string; exp_alerts?: unknown[] }> }>;
+    };
+    return doc.tests
+      .flatMap((t) => t.alert_rule_test ?? [])
+      .map((a) => ({
+        file: path.basename(file),
+        alertname: a.alertname,
+        evalTime: a.eval_time,
+        firing: (a.exp_alerts ?? []).length,
+      }));
   });
 }
 

@@ -16,7 +16,8 @@ export async function exportedMetrics(): Promise<Map<string, string>> {
   const unwatch = watchOpenAttempts(async () => ({ open: 0, oldestAgeSeconds: 0 }));
   const out = new Map<string, string>();
   try {
-    for (const m of [...(await indexer.registry.getMetricsAsJSON()), ...(await register.getMetricsAsJSON())]) out.set(m.name, String(m.type));
+    for (const m of [...(await indexer.registry.getMetricsAsJSON()), ...(await register.getMetricsAsJSON())])
+      out.set(m.name, String(m.type));
   } finally {
     unwatch();
   }

@@ -1,7 +1,16 @@
 // The embedded server's authentication pieces (db/local-auth.ts), without I/O.
 import { expect } from 'chai';
 import * as crypto from 'crypto';
-import { generatePassword, hbaContent, parsePgpass, passwordlessHbaLines, pgpassContent, redactUrl, scramVerifier, shellUrl } from '../../db/local-auth';
+import {
+  generatePassword,
+  hbaContent,
+  parsePgpass,
+  passwordlessHbaLines,
+  pgpassContent,
+  redactUrl,
+  scramVerifier,
+  shellUrl,
+} from '../../db/local-auth';
 
 describe('local-auth: SCRAM-SHA-256 verifier', function () {
   // RFC 7677 section 3: user "user", password "pencil". Our verifier must let the RFC's client proof in and
@@ -17,7 +26,12 @@ describe('local-auth: SCRAM-SHA-256 verifier', function () {
   function parts(v: string) {
     const m = /^SCRAM-SHA-256\$(\d+):([^$]+)\$([^:]+):(.+)$/.exec(v);
     expect(m, v).to.not.equal(null);
-    return { iterations: Number(m![1]), salt: Buffer.from(m![2], 'base64'), storedKey: Buffer.from(m![3], 'base64'), serverKey: Buffer.from(m![4], 'base64') };
+    return {
+      iterations: Number(m![1]),
+      salt: Buffer.from(m![2], 'base64'),
+      storedKey: Buffer.from(m![3], 'base64'),
+      serverKey: Buffer.from(m![4], 'base64'),
+    };
   }
 
   it('matches RFC 7677: the server signature and the client proof of "pencil"', function () {
@@ -33,7 +47,9 @@ describe('local-auth: SCRAM-SHA-256 verifier', function () {
 
   it('does not verify another password, and salts each verifier afresh', function () {
     const v = parts(scramVerifier('pencils', salt, 4096));
-    expect(hmac(v.serverKey, authMessage).toString('base64')).to.not.equal('6rriTRBi23WpRR/wtup+mMhUZUn/dB5nLTJRsjl95G4=');
+    expect(hmac(v.serverKey, authMessage).toString('base64')).to.not.equal(
+      '6rriTRBi23WpRR/wtup+mMhUZUn/dB5nLTJRsjl95G4=',
+    );
     expect(scramVerifier('pencil')).to.not.equal(scramVerifier('pencil'));
   });
 });
@@ -53,16 +69,25 @@ describe('local-auth: password file, pg_hba.conf, URLs', function () {
   });
 
   it('finds the lines that admit connections without a password, ignoring comments', function () {
-    const before = '# "trust" in a comment\nlocal all all trust\nhost all all 127.0.0.1/32 trust\nhost all all ::1/128 md5\nlocal all all peer\n';
-    expect(passwordlessHbaLines(before)).to.deep.equal(['local all all trust', 'host all all 127.0.0.1/32 trust', 'local all all peer']);
+    const before =
+      '# "trust" in a comment\nlocal all all trust\nhost all all 127.0.0.1/32 trust\nhost all all ::1/128 md5\nlocal all all peer\n';
+    expect(passwordlessHbaLines(before)).to.deep.equal([
+      'local all all trust',
+      'host all all 127.0.0.1/32 trust',
+      'local all all peer',
+    ]);
     expect(passwordlessHbaLines(hbaContent())).to.deep.equal([]);
     expect(hbaContent()).to.match(/^local\s+all\s+all\s+scram-sha-256$/m);
     expect(hbaContent()).to.match(/^host\s+all\s+all\s+127\.0\.0\.1\/32\s+scram-sha-256$/m);
   });
 
   it('redacts the password of a URL and leaves URLs without one alone', function () {
-    expect(redactUrl('postgres://postgres:abc_-XYZ@127.0.0.1:54329/postgres')).to.equal('postgres://postgres:***@127.0.0.1:54329/postgres');
-    expect(redactUrl('postgres://u%40x:p%2Fq@db.example:5432/app?sslmode=require')).to.equal('postgres://u%40x:***@db.example:5432/app?sslmode=require');
+    expect(redactUrl('postgres://postgres:abc_-XYZ@127.0.0.1:54329/postgres')).to.equal(
+      'postgres://postgres:***@127.0.0.1:54329/postgres',
+    );
+    expect(redactUrl('postgres://u%40x:p%2Fq@db.example:5432/app?sslmode=require')).to.equal(
+      'postgres://u%40x:***@db.example:5432/app?sslmode=require',
+    );
     expect(redactUrl('postgres://postgres@127.0.0.1:5/postgres')).to.equal('postgres://postgres@127.0.0.1:5/postgres');
     expect(redactUrl('not a url:secret@host')).to.equal('not a url:secret@host');
   });

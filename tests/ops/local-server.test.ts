@@ -9,7 +9,16 @@ import { Client, ClientConfig } from 'pg';
 import { isOncepayError } from '../../common/errors';
 import { freePort } from '../../common/free-port';
 import { parsePgpass } from '../../db/local-auth';
-import { LocalServer, LOCAL_SERVER_CODES, isRunning, passwordFileOf, pgBinDir, runPg, startLocalServer, stopLocalServer } from '../../db/local-server';
+import {
+  LocalServer,
+  LOCAL_SERVER_CODES,
+  isRunning,
+  passwordFileOf,
+  pgBinDir,
+  runPg,
+  startLocalServer,
+  stopLocalServer,
+} from '../../db/local-server';
 
 const ROOT = path.resolve(__dirname, '..', '..');
 
@@ -36,7 +45,9 @@ async function refusal(config: ClientConfig): Promise<Error & { code?: string }>
   } catch (e) {
     return e as Error & { code?: string };
   }
-  throw new Error(`connection ${JSON.stringify({ ...config, password: config.password ? '(set)' : undefined })} was let in`);
+  throw new Error(
+    `connection ${JSON.stringify({ ...config, password: config.password ? '(set)' : undefined })} was let in`,
+  );
 }
 
 function passwordOf(url: string): string {
@@ -126,7 +137,7 @@ describe('embedded PostgreSQL: a new data folder', function () {
     expectPrivatePasswordFile(server);
   });
 
-  it('puts the password in no command line (ps of every process, the server\'s included) and not in the server log', async function () {
+  it("puts the password in no command line (ps of every process, the server's included) and not in the server log", async function () {
     const password = passwordOf(server.url);
     await query(server.url);
     await refusal({ host: '127.0.0.1', port: server.port, user: 'postgres', password: 'wrong' });
@@ -151,7 +162,10 @@ describe('embedded PostgreSQL: a new data folder', function () {
     try {
       expect(() => startLocalServer({ dataDir, port: server.port, fast: true }))
         .to.throw(/ONCEPAY__DB__PASSWORD_MISSING/)
-        .that.satisfies((e: unknown) => isOncepayError(e, LOCAL_SERVER_CODES.PASSWORD_MISSING) && e.message.includes(`rm -rf ${dataDir}`));
+        .that.satisfies(
+          (e: unknown) =>
+            isOncepayError(e, LOCAL_SERVER_CODES.PASSWORD_MISSING) && e.message.includes(`rm -rf ${dataDir}`),
+        );
       expect(isRunning(dataDir)).to.equal(false);
     } finally {
       fs.renameSync(`${file}.away`, file);
@@ -162,7 +176,9 @@ describe('embedded PostgreSQL: a new data folder', function () {
     const file = passwordFileOf(dataDir);
     fs.chmodSync(file, 0o644);
     try {
-      expect(() => startLocalServer({ dataDir, port: server.port, fast: true })).to.throw(/ONCEPAY__DB__PASSWORD_FILE_EXPOSED.*chmod 600/);
+      expect(() => startLocalServer({ dataDir, port: server.port, fast: true })).to.throw(
+        /ONCEPAY__DB__PASSWORD_FILE_EXPOSED.*chmod 600/,
+      );
     } finally {
       fs.chmodSync(file, 0o600);
     }
@@ -214,7 +230,16 @@ describe('embedded PostgreSQL: a data folder from before passwords (trust) is up
     const log = path.join(dir, 'server.log');
     fs.writeFileSync(log, '');
     fs.chmodSync(log, 0o666);
-    runPg('pg_ctl', ['start', '-w', '-D', dataDir, '-l', log, '-o', `-p ${port} -k ${sock} -c listen_addresses=127.0.0.1`]);
+    runPg('pg_ctl', [
+      'start',
+      '-w',
+      '-D',
+      dataDir,
+      '-l',
+      log,
+      '-o',
+      `-p ${port} -k ${sock} -c listen_addresses=127.0.0.1`,
+    ]);
     // Before: trust lets anyone in.
     const open = new Client({ host: '127.0.0.1', port, user: 'postgres', database: 'postgres' });
     await open.connect();
@@ -243,7 +268,11 @@ describe("make test's start-up (scripts/test.sh)", function () {
     try {
       // The probe runs inside (with the URL in its environment) and checks `ps` while the server is up.
       const r = await new Promise<{ code: number | null; out: string }>((resolve, reject) => {
-        const child = spawn('scripts/test.sh', ['tests/ops/fixtures/startup-probe.ts'], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+        const child = spawn('scripts/test.sh', ['tests/ops/fixtures/startup-probe.ts'], {
+          cwd: ROOT,
+          env,
+          stdio: ['ignore', 'pipe', 'pipe'],
+        });
         let out = '';
         child.stdout.on('data', (d: Buffer) => (out += d.toString()));
         child.stderr.on('data', (d: Buffer) => (out += d.toString()));

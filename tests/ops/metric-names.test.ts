@@ -21,11 +21,17 @@ interface Use {
 
 function dashboardUses(): Use[] {
   const d = dashboard();
-  const panels = allPanels(d).flatMap((p) => (p.targets ?? []).map((t) => ({ where: `panel "${p.title}" ${t.refId}`, expr: t.expr, names: metricNames(t.expr) })));
+  const panels = allPanels(d).flatMap((p) =>
+    (p.targets ?? []).map((t) => ({
+      where: `panel "${p.title}" ${t.refId}`,
+      expr: t.expr,
+      names: metricNames(t.expr),
+    })),
+  );
   const variables = d.templating.list
     .filter((v) => v.type === 'query')
     .map((v) => {
-      const q = typeof v.query === 'string' ? v.query : v.query?.query ?? '';
+      const q = typeof v.query === 'string' ? v.query : (v.query?.query ?? '');
       return { where: `variable $${v.name}`, expr: q, names: templatingMetricNames(q) };
     });
   return [...panels, ...variables];
@@ -38,7 +44,8 @@ function ruleUses(): Use[] {
 /** "<metric> (read by …)" for each metric no registry exports. */
 function notExported(uses: Use[], exported: ReadonlyMap<string, string>): string[] {
   const missing = new Map<string, string[]>();
-  for (const u of uses) for (const n of u.names) if (!isExported(n, exported)) missing.set(n, [...(missing.get(n) ?? []), u.where]);
+  for (const u of uses)
+    for (const n of u.names) if (!isExported(n, exported)) missing.set(n, [...(missing.get(n) ?? []), u.where]);
   return [...missing].map(([n, where]) => `${n} (read by ${where.join(', ')})`);
 }
 
@@ -49,7 +56,13 @@ describe('deploy: the rules and the dashboard read only metrics the code exports
   });
 
   it('the registries export the metrics of every part (sanity of the collection itself)', function () {
-    for (const n of ['oncepay_receipts_total', 'oncepay_checkpoint_lag_slots', 'oncepay_outbox_deliveries_total', 'oncepay_scanner_slots_total', 'oncepay_payout_attempts_total']) {
+    for (const n of [
+      'oncepay_receipts_total',
+      'oncepay_checkpoint_lag_slots',
+      'oncepay_outbox_deliveries_total',
+      'oncepay_scanner_slots_total',
+      'oncepay_payout_attempts_total',
+    ]) {
       expect(exported.has(n), n).to.equal(true);
     }
   });
@@ -58,7 +71,10 @@ describe('deploy: the rules and the dashboard read only metrics the code exports
     const uses = ruleUses();
     for (const u of uses) expect(u.names, u.where).to.not.be.empty;
     const missing = notExported(uses, exported);
-    expect(missing, `metrics the alert rules read that no registry of the code exports:\n  ${missing.join('\n  ')}`).to.deep.equal([]);
+    expect(
+      missing,
+      `metrics the alert rules read that no registry of the code exports:\n  ${missing.join('\n  ')}`,
+    ).to.deep.equal([]);
   });
 
   it('every dashboard query and variable reads at least one metric, and each is exported', function () {
@@ -66,7 +82,10 @@ describe('deploy: the rules and the dashboard read only metrics the code exports
     expect(uses.length).to.be.greaterThan(10);
     for (const u of uses) expect(u.names, u.where).to.not.be.empty;
     const missing = notExported(uses, exported);
-    expect(missing, `metrics the dashboard reads that no registry of the code exports:\n  ${missing.join('\n  ')}`).to.deep.equal([]);
+    expect(
+      missing,
+      `metrics the dashboard reads that no registry of the code exports:\n  ${missing.join('\n  ')}`,
+    ).to.deep.equal([]);
   });
 
   it('the label values the rules select on are values the code counts (outbox results, webhook failure reasons)', function () {
@@ -83,7 +102,8 @@ describe('deploy: the rules and the dashboard read only metrics the code exports
           if (!values) continue;
           for (const v of m[3].split('|')) {
             checked++;
-            if (!values.includes(v)) unknown.push(`${r.alert}: ${sel[1]}{${m[1]}} has no value "${v}" (the code counts ${values.join(', ')})`);
+            if (!values.includes(v))
+              unknown.push(`${r.alert}: ${sel[1]}{${m[1]}} has no value "${v}" (the code counts ${values.join(', ')})`);
           }
         }
       }
@@ -93,12 +113,19 @@ describe('deploy: the rules and the dashboard read only metrics the code exports
   });
 
   it('every dashboard query is valid PromQL (promtool check rules, Grafana variables filled in)', function () {
-    const exprs = dashboardUses().filter((u) => !u.where.startsWith('variable')).map((u) => u.expr);
+    const exprs = dashboardUses()
+      .filter((u) => !u.where.startsWith('variable'))
+      .map((u) => u.expr);
     const filled = exprs.map((e) => e.replace(/\$__\w+|\$\{__\w+\}/g, '5m').replace(/\$\{?(\w+)\}?/g, 'any'));
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'oncepay-dashboard-'));
     try {
       const file = path.join(dir, 'dashboard-queries.yml');
-      fs.writeFileSync(file, stringify({ groups: [{ name: 'dashboard', rules: filled.map((expr, i) => ({ record: `dashboard:query_${i}`, expr })) }] }));
+      fs.writeFileSync(
+        file,
+        stringify({
+          groups: [{ name: 'dashboard', rules: filled.map((expr, i) => ({ record: `dashboard:query_${i}`, expr })) }],
+        }),
+      );
       const r = spawnSync('promtool', ['check', 'rules', file], { encoding: 'utf8' });
       expect(r.error, 'promtool missing: `make setup` installs it').to.equal(undefined);
       expect(r.status, `${r.stdout}${r.stderr}`).to.equal(0);
@@ -117,10 +144,15 @@ describe('deploy: the rules and the dashboard read only metrics the code exports
       expect(p.gridPos.x + p.gridPos.w, p.title).to.be.at.most(24);
       for (const q of panels) {
         if (q === p) continue;
-        const apart = p.gridPos.x + p.gridPos.w <= q.gridPos.x || q.gridPos.x + q.gridPos.w <= p.gridPos.x || p.gridPos.y + p.gridPos.h <= q.gridPos.y || q.gridPos.y + q.gridPos.h <= p.gridPos.y;
+        const apart =
+          p.gridPos.x + p.gridPos.w <= q.gridPos.x ||
+          q.gridPos.x + q.gridPos.w <= p.gridPos.x ||
+          p.gridPos.y + p.gridPos.h <= q.gridPos.y ||
+          q.gridPos.y + q.gridPos.h <= p.gridPos.y;
         expect(apart, `"${p.title}" overlaps "${q.title}"`).to.equal(true);
       }
-      for (const t of p.targets ?? []) expect(t.datasource?.uid ?? p.datasource?.uid, `${p.title} ${t.refId}`).to.equal('${datasource}');
+      for (const t of p.targets ?? [])
+        expect(t.datasource?.uid ?? p.datasource?.uid, `${p.title} ${t.refId}`).to.equal('${datasource}');
     }
     expect(d.templating.list.find((v) => v.name === 'datasource')?.type).to.equal('datasource');
   });

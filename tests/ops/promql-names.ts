@@ -3,7 +3,20 @@
 // the alert rules and the Grafana dashboard name only metrics the code exports.
 
 const AGGREGATIONS = new Set([
-  'sum', 'min', 'max', 'avg', 'group', 'stddev', 'stdvar', 'count', 'count_values', 'bottomk', 'topk', 'quantile', 'limitk', 'limit_ratio',
+  'sum',
+  'min',
+  'max',
+  'avg',
+  'group',
+  'stddev',
+  'stdvar',
+  'count',
+  'count_values',
+  'bottomk',
+  'topk',
+  'quantile',
+  'limitk',
+  'limit_ratio',
 ]);
 /** Keywords followed by a parenthesised list of label names. */
 const LABEL_LIST_KEYWORDS = new Set(['by', 'without', 'on', 'ignoring', 'group_left', 'group_right']);
@@ -28,7 +41,7 @@ function skipString(s: string, i: number): number {
 function skipGroup(s: string, i: number): number {
   const open = s[i];
   const close = open === '{' ? '}' : open === '[' ? ']' : ')';
-  for (let j = i + 1; j < s.length; ) {
+  for (let j = i + 1; j < s.length;) {
     if (s[j] === '"' || s[j] === "'" || s[j] === '`') j = skipString(s, j);
     else if (s[j] === close) return j + 1;
     else j++;
@@ -40,7 +53,8 @@ function skipGroup(s: string, i: number): number {
 function nameMatchers(matchers: string): string[] {
   const out: string[] = [];
   for (const m of matchers.matchAll(/__name__\s*(=~|!~|!=|=)\s*"([^"]*)"/g)) {
-    if (m[1] !== '=') throw new PromqlNameError(`__name__${m[1]}"${m[2]}" selects metrics by pattern: name them instead`);
+    if (m[1] !== '=')
+      throw new PromqlNameError(`__name__${m[1]}"${m[2]}" selects metrics by pattern: name them instead`);
     out.push(m[2]);
   }
   return out;

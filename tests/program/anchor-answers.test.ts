@@ -135,8 +135,14 @@ describeProgram('program errors as Anchor answers them', (runtimeName, binary) =
   it('a real 355-byte Multisig as vault or as recipient is not a token account → InvalidAccountData, nothing moves', async function () {
     const multisig = await createMultisig(w);
     const opId = opIdFor('multisig');
-    expectRuntimeError(await payout(w, { opId, amount: 5n, vault: multisig }), /invalid account data|InvalidAccountData/i);
-    expectRuntimeError(await payout(w, { opId, amount: 5n, recipientToken: multisig }), /invalid account data|InvalidAccountData/i);
+    expectRuntimeError(
+      await payout(w, { opId, amount: 5n, vault: multisig }),
+      /invalid account data|InvalidAccountData/i,
+    );
+    expectRuntimeError(
+      await payout(w, { opId, amount: 5n, recipientToken: multisig }),
+      /invalid account data|InvalidAccountData/i,
+    );
     expect(await rt.getAccount(opPda(w.merchant.pda, opId)[0])).to.equal(null);
     expect(await tokenBalance(rt, w.merchant.vault)).to.equal(1_000_000_000n);
   });
@@ -167,7 +173,9 @@ describeProgram('program errors as Anchor answers them', (runtimeName, binary) =
   });
 
   describe('errors read the same in clients (AnchorError.parse, translateError of @coral-xyz/anchor 0.32.1)', function () {
-    async function failures(): Promise<Array<{ what: string; r: TxResult; name: string; number: number; origin?: string }>> {
+    async function failures(): Promise<
+      Array<{ what: string; r: TxResult; name: string; number: number; origin?: string }>
+    > {
       const opId = opIdFor('read');
       const paid = await payout(w, { opId, amount: 1n });
       expect(paid.ok).to.equal(true);
@@ -175,16 +183,36 @@ describeProgram('program errors as Anchor answers them', (runtimeName, binary) =
       unsigned.keys[0].isSigner = false;
       const intruder: Keypair = keypair();
       const out = [
-        { what: 'repeat', r: await payout(w, { opId, amount: 1n }), name: 'OperationAlreadyConsumed', number: 6000, origin: 'operation' },
-        { what: 'unsigned', r: await w.send([unsigned]), name: 'AccountNotSigner', number: 3010, origin: 'payout_authority' },
+        {
+          what: 'repeat',
+          r: await payout(w, { opId, amount: 1n }),
+          name: 'OperationAlreadyConsumed',
+          number: 6000,
+          origin: 'operation',
+        },
+        {
+          what: 'unsigned',
+          r: await w.send([unsigned]),
+          name: 'AccountNotSigner',
+          number: 3010,
+          origin: 'payout_authority',
+        },
         {
           what: 'intruder',
-          r: await w.send([await payoutIx(w, { opId: opIdFor('read-3'), amount: 1n, payoutAuthority: intruder.publicKey })], [intruder]),
+          r: await w.send(
+            [await payoutIx(w, { opId: opIdFor('read-3'), amount: 1n, payoutAuthority: intruder.publicKey })],
+            [intruder],
+          ),
           name: 'Unauthorized',
           number: 6001,
           origin: 'merchant',
         },
-        { what: 'amount 0', r: await payout(w, { opId: opIdFor('read-4'), amount: 0n }), name: 'InvalidAmount', number: 6003 },
+        {
+          what: 'amount 0',
+          r: await payout(w, { opId: opIdFor('read-4'), amount: 0n }),
+          name: 'InvalidAmount',
+          number: 6003,
+        },
       ];
       return out;
     }
@@ -196,7 +224,9 @@ describeProgram('program errors as Anchor answers them', (runtimeName, binary) =
         expect(e!.error.errorCode, f.what).to.deep.equal({ code: f.name, number: f.number });
         expect(f.r.customCode, f.what).to.equal(f.number);
         if (f.origin) expect(e!.error.origin, f.what).to.equal(f.origin);
-        expect(e!.error.errorMessage, f.what).to.equal(f.number >= 6000 ? idlErrors.get(f.number) : e!.error.errorMessage);
+        expect(e!.error.errorMessage, f.what).to.equal(
+          f.number >= 6000 ? idlErrors.get(f.number) : e!.error.errorMessage,
+        );
       }
     });
 

@@ -8,18 +8,28 @@
 // build yet. The comparison is then reported as skipped, and CI refuses the variable.
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { parseProgramBinary, PROGRAM_BINARIES, programCrateDir, programSoPath, type ProgramBinary } from '../../common/program-binary';
+import {
+  parseProgramBinary,
+  PROGRAM_BINARIES,
+  programCrateDir,
+  programSoPath,
+  type ProgramBinary,
+} from '../../common/program-binary';
 
 export const DEV_ONLY_BINARIES_ENV = 'ONCEPAY_TEST_PROGRAMS';
 
 /** The binaries whose crate is in the tree. */
-export const EXPECTED_BINARIES: ProgramBinary[] = PROGRAM_BINARIES.filter((b) => existsSync(join(programCrateDir(b), 'Cargo.toml')));
+export const EXPECTED_BINARIES: ProgramBinary[] = PROGRAM_BINARIES.filter((b) =>
+  existsSync(join(programCrateDir(b), 'Cargo.toml')),
+);
 
 function binariesUnderTest(): ProgramBinary[] {
   const narrowed = process.env[DEV_ONLY_BINARIES_ENV];
   if (narrowed === undefined || narrowed === '') return [...EXPECTED_BINARIES];
   if (process.env.CI) {
-    throw new Error(`${DEV_ONLY_BINARIES_ENV} is for local development only: CI runs every program test on both binaries`);
+    throw new Error(
+      `${DEV_ONLY_BINARIES_ENV} is for local development only: CI runs every program test on both binaries`,
+    );
   }
   return narrowed.split(',').map((b) => parseProgramBinary(b.trim(), DEV_ONLY_BINARIES_ENV));
 }

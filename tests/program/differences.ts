@@ -23,7 +23,8 @@ export const KNOWN_DIFFERENCES: KnownDifference[] = [
   {
     suite: 'program execute_payout',
     case: ON_CURVE_CASE,
-    anchor: 'ConstraintSeeds (2006): `seeds = [...], bump = op_bump` calls create_program_address, which refuses an on-curve hash',
+    anchor:
+      'ConstraintSeeds (2006): `seeds = [...], bump = op_bump` calls create_program_address, which refuses an on-curve hash',
     lite: 'the runtime refuses the op-seeded CreateAccount signer ("Could not create program address with signer seeds")',
     reason:
       'the twin proves only that the address is the hash of the seeds with op_bump and leaves the off-curve part to ' +

@@ -100,14 +100,19 @@ function diffRecords(a: CaseRecord, b: CaseRecord, [na, nb]: [string, string]): 
   ] as const;
   for (const [what, xs, ys] of lists) {
     for (let i = 0; i < Math.max(xs.length, ys.length); i++) {
-      if (xs[i] !== ys[i]) out.push(`${what} ${i}:\n      ${na}: ${xs[i] ?? '(none)'}\n      ${nb}: ${ys[i] ?? '(none)'}`);
+      if (xs[i] !== ys[i])
+        out.push(`${what} ${i}:\n      ${na}: ${xs[i] ?? '(none)'}\n      ${nb}: ${ys[i] ?? '(none)'}`);
     }
   }
   return out;
 }
 
 /** Every case of `runtime` and `suite` whose records on the two binaries differ, with the differing lines. */
-export function differingCases(runtime: RuntimeName, suite: string, binaries: [ProgramBinary, ProgramBinary]): Map<string, string[]> {
+export function differingCases(
+  runtime: RuntimeName,
+  suite: string,
+  binaries: [ProgramBinary, ProgramBinary],
+): Map<string, string[]> {
   const prefix = caseKey(runtime, suite, '');
   const out = new Map<string, string[]>();
   for (const [key, byBinary] of records) {

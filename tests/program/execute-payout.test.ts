@@ -141,10 +141,23 @@ describeProgram('program execute_payout', (runtimeName, binary) => {
         const mint2 = keypair().publicKey;
         writeMint(rt, mint2, w.tokenProgram, U64_MAX, 9);
         const vault2 = keypair().publicKey;
-        writeTokenAccount(rt, vault2, { mint: mint2, owner: w.merchant.pda, amount: 70n, tokenProgram: w.tokenProgram });
+        writeTokenAccount(rt, vault2, {
+          mint: mint2,
+          owner: w.merchant.pda,
+          amount: 70n,
+          tokenProgram: w.tokenProgram,
+        });
         const recipient2 = await w.addTokenAccount(mint2);
         expectOk(await payout(w, { opId: opIdFor('mint-1'), amount: 30n }));
-        expectOk(await payout(w, { opId: opIdFor('mint-2'), amount: 70n, vault: vault2, mint: mint2, recipientToken: recipient2 }));
+        expectOk(
+          await payout(w, {
+            opId: opIdFor('mint-2'),
+            amount: 70n,
+            vault: vault2,
+            mint: mint2,
+            recipientToken: recipient2,
+          }),
+        );
         expect(await tokenBalance(rt, w.recipient)).to.equal(30n);
         expect(await tokenBalance(rt, recipient2)).to.equal(70n);
         expect(await tokenBalance(rt, vault2)).to.equal(0n);
@@ -250,7 +263,11 @@ describeProgram('program execute_payout', (runtimeName, binary) => {
         // the payout program, and nobody can sign for the PDA, so the runtime refuses.
         const thief = keypair();
         await w.fund(thief.publicKey);
-        const drain = SystemProgram.transfer({ fromPubkey: op, toPubkey: thief.publicKey, lamports: recordBefore.lamports });
+        const drain = SystemProgram.transfer({
+          fromPubkey: op,
+          toPubkey: thief.publicKey,
+          lamports: recordBefore.lamports,
+        });
         drain.keys[0].isSigner = false;
         const drained = await w.send([drain], [], thief);
         expect(drained.ok).to.equal(false);
@@ -298,7 +315,16 @@ describeProgram('program execute_payout', (runtimeName, binary) => {
         const bump = opPda(w.merchant.pda, opId)[1] + 1;
         const onCurve = new PublicKey(
           createHash('sha256')
-            .update(Buffer.concat([Buffer.from('op'), w.merchant.pda.toBuffer(), opId, Buffer.from([bump]), PROGRAM_ID.toBuffer(), Buffer.from('ProgramDerivedAddress')]))
+            .update(
+              Buffer.concat([
+                Buffer.from('op'),
+                w.merchant.pda.toBuffer(),
+                opId,
+                Buffer.from([bump]),
+                PROGRAM_ID.toBuffer(),
+                Buffer.from('ProgramDerivedAddress'),
+              ]),
+            )
             .digest(),
         );
         expect(PublicKey.isOnCurve(onCurve.toBytes())).to.equal(true);
@@ -319,10 +345,20 @@ describeProgram('program execute_payout', (runtimeName, binary) => {
         const opId = opIdFor('malformed');
         const short = await payoutIx(w, { opId, amount: 5n });
         short.data = short.data.subarray(0, short.data.length - 1);
-        await expectRejectedUnchanged(w, opId, await w.send([short], [w.merchant.payoutAuthority]), A.InstructionDidNotDeserialize);
+        await expectRejectedUnchanged(
+          w,
+          opId,
+          await w.send([short], [w.merchant.payoutAuthority]),
+          A.InstructionDidNotDeserialize,
+        );
         const unknown = await payoutIx(w, { opId, amount: 5n });
         unknown.data = Buffer.concat([Buffer.alloc(8, 0xab), unknown.data.subarray(8)]);
-        await expectRejectedUnchanged(w, opId, await w.send([unknown], [w.merchant.payoutAuthority]), A.InstructionFallbackNotFound);
+        await expectRejectedUnchanged(
+          w,
+          opId,
+          await w.send([unknown], [w.merchant.payoutAuthority]),
+          A.InstructionFallbackNotFound,
+        );
       });
 
       it('a signer that is not the payout authority → Unauthorized', async function () {

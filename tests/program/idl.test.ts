@@ -23,10 +23,14 @@ describe('program IDL (idl/oncepay.json, idl/oncepay.ts)', function () {
     this.timeout(40 * 60_000);
     const out = mkdtempSync(join(tmpdir(), 'oncepay-idl-'));
     try {
-      const r = spawnSync('cargo', ['run', '--quiet', '--manifest-path', join(REPO_ROOT, 'idl/gen/Cargo.toml'), '--', out], {
-        cwd: REPO_ROOT,
-        encoding: 'utf8',
-      });
+      const r = spawnSync(
+        'cargo',
+        ['run', '--quiet', '--manifest-path', join(REPO_ROOT, 'idl/gen/Cargo.toml'), '--', out],
+        {
+          cwd: REPO_ROOT,
+          encoding: 'utf8',
+        },
+      );
       expect(r.status, `idl/gen failed:\n${r.stderr}`).to.equal(0);
       for (const file of ['oncepay.json', 'oncepay.ts']) {
         const fresh = readFileSync(join(out, file), 'utf8');
@@ -80,7 +84,10 @@ describe('program IDL (idl/oncepay.json, idl/oncepay.ts)', function () {
 
   it('ships a TS type that is exactly Anchor’s camelCase form of the JSON', function () {
     const ts = readFileSync(join(REPO_ROOT, 'idl/oncepay.ts'), 'utf8');
-    const body = ts.slice(ts.indexOf('export type Oncepay = ') + 'export type Oncepay = '.length).trim().replace(/;$/, '');
+    const body = ts
+      .slice(ts.indexOf('export type Oncepay = ') + 'export type Oncepay = '.length)
+      .trim()
+      .replace(/;$/, '');
     expect(JSON.parse(body)).to.deep.equal(convertIdlToCamelCase(idl as never));
   });
 
@@ -92,12 +99,23 @@ describe('program IDL (idl/oncepay.json, idl/oncepay.ts)', function () {
     // which needs an RPC); given here, as the merchant is.
     const ix = await program.methods
       .executePayout([...opId], new BN(5), 255)
-      .accountsPartial({ payoutAuthority: key(), payer: key(), merchant, vault: key(), mint: key(), recipientToken: key(), tokenProgram: TOKEN_PROGRAM_ID })
+      .accountsPartial({
+        payoutAuthority: key(),
+        payer: key(),
+        merchant,
+        vault: key(),
+        mint: key(),
+        recipientToken: key(),
+        tokenProgram: TOKEN_PROGRAM_ID,
+      })
       .instruction();
     expect(ix.keys[3].pubkey.equals(opPda(merchant, opId)[0])).to.equal(true);
     expect(ix.keys[8].pubkey.equals(SystemProgram.programId)).to.equal(true);
     const authority = key();
-    const init = await program.methods.initializeMerchant(key(), 255).accounts({ merchantAuthority: authority, payer: key() }).instruction();
+    const init = await program.methods
+      .initializeMerchant(key(), 255)
+      .accounts({ merchantAuthority: authority, payer: key() })
+      .instruction();
     expect(init.keys[2].pubkey.equals(merchantPda(authority)[0])).to.equal(true);
   });
 });

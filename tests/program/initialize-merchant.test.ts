@@ -13,7 +13,12 @@ const { NonCanonicalBump, MerchantAlreadyInitialized } = ERROR_CODES;
 function initIx(w: World, authority: PublicKey, payout: PublicKey, merchant: PublicKey, bump: number) {
   return program.methods
     .initializeMerchant(payout, bump)
-    .accountsStrict({ merchantAuthority: authority, payer: w.feePayer.publicKey, merchant, systemProgram: SystemProgram.programId })
+    .accountsStrict({
+      merchantAuthority: authority,
+      payer: w.feePayer.publicKey,
+      merchant,
+      systemProgram: SystemProgram.programId,
+    })
     .instruction();
 }
 
@@ -27,7 +32,13 @@ function nonCanonical(authority: PublicKey): [PublicKey, number] {
   const [, canonical] = merchantPda(authority);
   for (let b = canonical - 1; b >= 0; b--) {
     try {
-      return [PublicKey.createProgramAddressSync([Buffer.from('merchant'), authority.toBuffer(), Buffer.from([b])], PROGRAM_ID), b];
+      return [
+        PublicKey.createProgramAddressSync(
+          [Buffer.from('merchant'), authority.toBuffer(), Buffer.from([b])],
+          PROGRAM_ID,
+        ),
+        b,
+      ];
     } catch {
       // on the curve: try the next bump down
     }
@@ -69,7 +80,10 @@ describeProgram('program initialize_merchant', (runtimeName, binary) => {
     it('the PDA of another authority → ConstraintSeeds', async function () {
       const authority = keypair();
       const [otherPda, otherBump] = merchantPda(keypair().publicKey);
-      const r = await w.send([await initIx(w, authority.publicKey, authority.publicKey, otherPda, otherBump)], [authority]);
+      const r = await w.send(
+        [await initIx(w, authority.publicKey, authority.publicKey, otherPda, otherBump)],
+        [authority],
+      );
       expectCode(r, ConstraintSeeds);
       expect(await w.rt.getAccount(otherPda)).to.equal(null);
     });

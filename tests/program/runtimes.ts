@@ -6,7 +6,13 @@
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { Keypair, PublicKey, Transaction, TransactionInstruction, type AccountInfo } from '@solana/web3.js';
-import { Clock as BankrunClock, Rent as BankrunRent, start, type AddedAccount, type ProgramTestContext } from 'solana-bankrun';
+import {
+  Clock as BankrunClock,
+  Rent as BankrunRent,
+  start,
+  type AddedAccount,
+  type ProgramTestContext,
+} from 'solana-bankrun';
 import { Clock as LiteSvmClock, FailedTransactionMetadata, LiteSVM, Rent as LiteSvmRent } from 'litesvm';
 import { address, getTransactionDecoder, lamports as kitLamports, type Address } from '@solana/kit';
 import { deployWithMaxDataLenIx, LOADER_V3, programDataAddress } from '../toolchain/support/upgradeable-loader';
@@ -53,7 +59,10 @@ export interface Runtime {
   /** Submits every transaction before any result is awaited (they were all built against the same state). */
   sendAll(txs: Transaction[]): Promise<TxResult[]>;
   getAccount(key: PublicKey): Promise<AccountInfo<Buffer> | null>;
-  setAccount(key: PublicKey, info: { lamports: bigint; data: Uint8Array; owner: PublicKey; executable?: boolean }): void;
+  setAccount(
+    key: PublicKey,
+    info: { lamports: bigint; data: Uint8Array; owner: PublicKey; executable?: boolean },
+  ): void;
   /** Overwrites the Rent sysvar (lamports per byte-year, exemption threshold in years). */
   setRent(lamportsPerByteYear: bigint, exemptionThreshold: number): Promise<void>;
   slot(): Promise<bigint>;
@@ -95,8 +104,19 @@ function deployAccounts(elf: Buffer, authority: PublicKey, buffer: PublicKey) {
   ];
 }
 
-function deployInstruction(payer: PublicKey, buffer: PublicKey, authority: PublicKey, elf: Buffer): TransactionInstruction {
-  const ix = deployWithMaxDataLenIx(payer.toBase58(), PROGRAM_ID.toBase58(), buffer.toBase58(), authority.toBase58(), BigInt(elf.length));
+function deployInstruction(
+  payer: PublicKey,
+  buffer: PublicKey,
+  authority: PublicKey,
+  elf: Buffer,
+): TransactionInstruction {
+  const ix = deployWithMaxDataLenIx(
+    payer.toBase58(),
+    PROGRAM_ID.toBase58(),
+    buffer.toBase58(),
+    authority.toBase58(),
+    BigInt(elf.length),
+  );
   return new TransactionInstruction({
     programId: new PublicKey(ix.programId),
     keys: ix.keys.map((k) => ({ pubkey: new PublicKey(k.pubkey), isSigner: k.isSigner, isWritable: k.isWritable })),
@@ -106,7 +126,10 @@ function deployInstruction(payer: PublicKey, buffer: PublicKey, authority: Publi
 
 /** Fails the deploy loudly, with the loader's logs. */
 function mustDeploy(r: TxResult, binary: ProgramBinary, runtime: RuntimeName): void {
-  if (!r.ok) throw new Error(`deploying the ${binary} program through the upgradeable loader failed in ${runtime}: ${r.error}\n${r.logs.join('\n')}`);
+  if (!r.ok)
+    throw new Error(
+      `deploying the ${binary} program through the upgradeable loader failed in ${runtime}: ${r.error}\n${r.logs.join('\n')}`,
+    );
 }
 
 /** The address of the program's ProgramData account (its ELF, after the deploy). */
@@ -234,7 +257,8 @@ async function createLiteSvm(binary: ProgramBinary, elf: Buffer): Promise<Runtim
       // InstructionError(index, Custom(code)) is an object whose err() is an object with `code`.
       if (err && typeof err === 'object' && typeof (err as { err?: unknown }).err === 'function') {
         const inner: unknown = (err as { err(): unknown }).err();
-        if (inner && typeof inner === 'object' && 'code' in inner) customCode = Number((inner as { code: number }).code);
+        if (inner && typeof inner === 'object' && 'code' in inner)
+          customCode = Number((inner as { code: number }).code);
       }
       const logs = meta.logs();
       return {

@@ -40,8 +40,13 @@ export function describeProgram(suite: string, body: (runtime: RuntimeName, bina
         const stale = KNOWN_DIFFERENCES.filter(
           (d) => d.suite === suite && (d.runtime ?? runtime) === runtime && !differing.has(d.case),
         ).map((d) => d.case);
-        expect(unexplained, `differences not in tests/program/differences.ts:\n${unexplained.join('\n')}`).to.deep.equal([]);
-        expect(stale, 'rows of tests/program/differences.ts whose case no longer differs (remove them)').to.deep.equal([]);
+        expect(
+          unexplained,
+          `differences not in tests/program/differences.ts:\n${unexplained.join('\n')}`,
+        ).to.deep.equal([]);
+        expect(stale, 'rows of tests/program/differences.ts whose case no longer differs (remove them)').to.deep.equal(
+          [],
+        );
       });
     }
   });

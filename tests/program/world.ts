@@ -179,7 +179,8 @@ type Send = World['send'];
 
 /** `send` for a world: `buildTx` on `rt`, fee paid by `feePayer` unless another payer is given. */
 function sender(rt: Runtime, feePayer: Keypair): Send {
-  return async (instructions, signers = [], payer = feePayer) => rt.send(await buildTx(rt, instructions, payer, signers));
+  return async (instructions, signers = [], payer = feePayer) =>
+    rt.send(await buildTx(rt, instructions, payer, signers));
 }
 
 function must(r: TxResult, what: string): void {
@@ -260,7 +261,19 @@ export async function createWorld(
   const recipient = keypair().publicKey;
   writeTokenAccount(rt, recipient, { mint, owner: recipientOwner, amount: 0n, tokenProgram });
   const fund = async (key: PublicKey, lamports = 100n * SOL) => fundSystemAccount(rt, key, lamports);
-  return { rt, tokenProgram, feePayer, mint, merchant, recipient, recipientOwner, addMerchant, addTokenAccount, fund, send };
+  return {
+    rt,
+    tokenProgram,
+    feePayer,
+    mint,
+    merchant,
+    recipient,
+    recipientOwner,
+    addMerchant,
+    addTokenAccount,
+    fund,
+    send,
+  };
 }
 
 /**
@@ -296,8 +309,12 @@ export async function createWorldViaTransactions(
 
   const addTokenAccount = async (m: PublicKey, amount = 0n, owner = keypair().publicKey): Promise<PublicKey> => {
     const kp = keypair();
-    const ixs = [create(kp.publicKey, ACCOUNT_SIZE), createInitializeAccount3Instruction(kp.publicKey, m, owner, tokenProgram)];
-    if (amount > 0n) ixs.push(createMintToInstruction(m, kp.publicKey, mintAuthority.publicKey, amount, [], tokenProgram));
+    const ixs = [
+      create(kp.publicKey, ACCOUNT_SIZE),
+      createInitializeAccount3Instruction(kp.publicKey, m, owner, tokenProgram),
+    ];
+    if (amount > 0n)
+      ixs.push(createMintToInstruction(m, kp.publicKey, mintAuthority.publicKey, amount, [], tokenProgram));
     must(await send(ixs, amount > 0n ? [kp, mintAuthority] : [kp]), 'create token account');
     return kp.publicKey;
   };
@@ -310,14 +327,28 @@ export async function createWorldViaTransactions(
 
   const fund = async (key: PublicKey, lamports = 100n * SOL) =>
     must(
-      await send([SystemProgram.transfer({ fromPubkey: feePayer.publicKey, toPubkey: key, lamports: Number(lamports) })]),
+      await send([
+        SystemProgram.transfer({ fromPubkey: feePayer.publicKey, toPubkey: key, lamports: Number(lamports) }),
+      ]),
       'fund',
     );
 
   const merchant = await addMerchant(opts.vaultAmount ?? 1_000_000_000n);
   const recipientOwner = keypair().publicKey;
   const recipient = await addTokenAccount(mint, 0n, recipientOwner);
-  return { rt, tokenProgram, feePayer, mint, merchant, recipient, recipientOwner, addMerchant, addTokenAccount, fund, send };
+  return {
+    rt,
+    tokenProgram,
+    feePayer,
+    mint,
+    merchant,
+    recipient,
+    recipientOwner,
+    addMerchant,
+    addTokenAccount,
+    fund,
+    send,
+  };
 }
 
 export interface PayoutParams {

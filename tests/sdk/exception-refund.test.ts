@@ -33,18 +33,34 @@ describe('sdk: exceptions refunded or resolved exactly once (oncepay exception â
 
   /** A real transfer from the customer to the vault, ingested by the ledger like the scanner would. */
   async function pay(amount: bigint): Promise<string> {
-    const { signature } = await send(connection, [createTransferCheckedInstruction(customerAccount, mint, vault, customer.publicKey, amount, 6)], [customer]);
-    const tx = await rpc(net.url, 'getTransaction', [signature, { encoding: 'json', commitment: 'confirmed', maxSupportedTransactionVersion: 0 }]);
+    const { signature } = await send(
+      connection,
+      [createTransferCheckedInstruction(customerAccount, mint, vault, customer.publicKey, amount, 6)],
+      [customer],
+    );
+    const tx = await rpc(net.url, 'getTransaction', [
+      signature,
+      { encoding: 'json', commitment: 'confirmed', maxSupportedTransactionVersion: 0 },
+    ]);
     const decoded = decodeInput(JSON.stringify(tx.result), { cluster: 'localnet' });
     expect(decoded.problems).to.deep.equal([]);
-    await ingestReceipts(createLedger({ db: db.pool }), decoded, { cluster: 'localnet', source: 'scanner', batchSize: 100 });
+    await ingestReceipts(createLedger({ db: db.pool }), decoded, {
+      cluster: 'localnet',
+      source: 'scanner',
+      batchSize: 100,
+    });
     return signature;
   }
 
   /** An invoice of `expected` at the vault, paid with `paid` (> expected: an overpayment of the difference). */
   async function invoice(expected: bigint): Promise<string> {
     const id = `INV-${++invoiceSeq}`;
-    await createLedger({ db: db.pool }).createInvoice({ id, mint: mint.toBase58(), expectedAmount: expected, depositAddress: vault.toBase58() });
+    await createLedger({ db: db.pool }).createInvoice({
+      id,
+      mint: mint.toBase58(),
+      expectedAmount: expected,
+      depositAddress: vault.toBase58(),
+    });
     return id;
   }
 
@@ -70,7 +86,11 @@ describe('sdk: exceptions refunded or resolved exactly once (oncepay exception â
     shop = (await op.registerMerchant({ name: 'shop', merchant, vault })).merchant;
     customer = await fundedKeypair(connection);
     customerAccount = await createTokenAccount(connection, authority, mint, customer.publicKey);
-    await send(connection, [createMintToInstruction(mint, customerAccount, authority.publicKey, 1_000_000n)], [authority]);
+    await send(
+      connection,
+      [createMintToInstruction(mint, customerAccount, authority.publicKey, 1_000_000n)],
+      [authority],
+    );
   });
   after(async () => {
     await op?.close();
@@ -84,10 +104,29 @@ describe('sdk: exceptions refunded or resolved exactly once (oncepay exception â
     const sig = await pay(1500n);
     const [e] = await op.listExceptions({ kind: 'overpayment', invoiceId: `INV-${invoiceSeq}` });
     expect(e).to.deep.include({ kind: 'overpayment', amount: 500n, state: 'open', refund: null });
-    expect(e.receipt).to.deep.include({ cluster: 'localnet', signature: sig, source: customerAccount.toBase58(), destination: vault.toBase58() });
-    const before = { customer: await tokenBalance(connection, customerAccount), vault: await tokenBalance(connection, vault) };
+    expect(e.receipt).to.deep.include({
+      cluster: 'localnet',
+      signature: sig,
+      source: customerAccount.toBase58(),
+      destination: vault.toBase58(),
+    });
+    const before = {
+      customer: await tokenBalance(connection, customerAccount),
+      vault: await tokenBalance(connection, vault),
+    };
 
-    const args = ['exception', 'refund', e.id, '--authority', authorityFile, '--rpc', net.url, '--poll-ms', '20', '--json'];
+    const args = [
+      'exception',
+      'refund',
+      e.id,
+      '--authority',
+      authorityFile,
+      '--rpc',
+      net.url,
+      '--poll-ms',
+      '20',
+      '--json',
+    ];
     const [a, b] = await Promise.all([cli(args, db.env), cli(args, db.env)]);
     for (const r of [a, b]) {
       expect(r.code, r.stderr).to.equal(0);
@@ -96,10 +135,17 @@ describe('sdk: exceptions refunded or resolved exactly once (oncepay exception â
     expect([a.json.created, b.json.created].sort()).to.deep.equal([false, true]);
     expect(a.json.exception.refund).to.deep.equal(b.json.exception.refund);
     const refund = a.json.exception.refund;
-    expect(refund).to.deep.include({ payoutId: refundPayoutId(e.receipt), state: 'succeeded', recipient: customerAccount.toBase58(), amount: '500' });
+    expect(refund).to.deep.include({
+      payoutId: refundPayoutId(e.receipt),
+      state: 'succeeded',
+      recipient: customerAccount.toBase58(),
+      amount: '500',
+    });
     expect(refund.proof.signature).to.be.a('string');
 
-    const rows = await db.pool.query(`SELECT id FROM payouts WHERE payout_id LIKE 'refund:%' AND payout_id = $1`, [refundPayoutId(e.receipt)]);
+    const rows = await db.pool.query(`SELECT id FROM payouts WHERE payout_id LIKE 'refund:%' AND payout_id = $1`, [
+      refundPayoutId(e.receipt),
+    ]);
     expect(rows.rowCount).to.equal(1);
     expect(await successfulOpTransactions(refund.opPda)).to.equal(1);
     expect(await tokenBalance(connection, customerAccount)).to.equal(before.customer + 500n);
@@ -121,7 +167,18 @@ describe('sdk: exceptions refunded or resolved exactly once (oncepay exception â
     expect(e).to.deep.include({ kind: 'late_payment', invoiceId: id, amount: 700n, state: 'open' });
     const before = await tokenBalance(connection, customerAccount);
 
-    const args = ['exception', 'refund', exId, '--authority', authorityFile, '--rpc', net.url, '--poll-ms', '20', '--json'];
+    const args = [
+      'exception',
+      'refund',
+      exId,
+      '--authority',
+      authorityFile,
+      '--rpc',
+      net.url,
+      '--poll-ms',
+      '20',
+      '--json',
+    ];
     const crashed = await cli(args, { ...db.env, ONCEPAY_FAILPOINT: 'payout.after_send_before_record' });
     expect(crashed.signal, crashed.stderr).to.equal('SIGKILL');
     const mid = await op.getException(exId);
@@ -133,7 +190,9 @@ describe('sdk: exceptions refunded or resolved exactly once (oncepay exception â
     expect(rerun.json.exception.state).to.equal('refunded');
     expect(await tokenBalance(connection, customerAccount)).to.equal(before + 700n);
     expect(await successfulOpTransactions(rerun.json.exception.refund.opPda)).to.equal(1);
-    const attempts = await db.pool.query('SELECT status FROM payout_attempts WHERE payout_id = $1', [rerun.json.exception.refund.id]);
+    const attempts = await db.pool.query('SELECT status FROM payout_attempts WHERE payout_id = $1', [
+      rerun.json.exception.refund.id,
+    ]);
     expect(attempts.rows.filter((r) => r.status === 'landed')).to.have.length(1);
   });
 
@@ -146,7 +205,10 @@ describe('sdk: exceptions refunded or resolved exactly once (oncepay exception â
     expect(r.exception.state).to.equal('refunded');
     expect(await tokenBalance(connection, elsewhere)).to.equal(50n);
     const other = await createTokenAccount(connection, authority, mint, Keypair.generate().publicKey);
-    const e = await op.refundException(exId, { authority, to: other }).then(() => null, (x: { code?: string }) => x);
+    const e = await op.refundException(exId, { authority, to: other }).then(
+      () => null,
+      (x: { code?: string }) => x,
+    );
     expect(e?.code).to.equal('ONCEPAY__EXCEPTION__REFUND_TERMS_DIFFER');
     expect(await tokenBalance(connection, other)).to.equal(0n);
   });
@@ -156,19 +218,35 @@ describe('sdk: exceptions refunded or resolved exactly once (oncepay exception â
     const sig = await pay(33n);
     const exId = await exceptionOf(sig);
     const vaultBefore = await tokenBalance(connection, vault);
-    const noNote = await op.resolveException(exId, '  ').then(() => null, (x: { code?: string }) => x);
+    const noNote = await op.resolveException(exId, '  ').then(
+      () => null,
+      (x: { code?: string }) => x,
+    );
     expect(noNote?.code).to.equal('ONCEPAY__EXCEPTION__NOTE_MISSING');
-    const r = await cli(['exception', 'resolve', exId, '--note', 'customer asked to keep it as credit', '--json'], db.env);
+    const r = await cli(
+      ['exception', 'resolve', exId, '--note', 'customer asked to keep it as credit', '--json'],
+      db.env,
+    );
     expect(r.code, r.stderr).to.equal(0);
     expect(r.json).to.deep.include({ changed: true });
-    expect(r.json.exception).to.deep.include({ state: 'resolved', note: 'customer asked to keep it as credit', refund: null });
+    expect(r.json.exception).to.deep.include({
+      state: 'resolved',
+      note: 'customer asked to keep it as credit',
+      refund: null,
+    });
     expect((await op.resolveException(exId, 'again')).changed).to.equal(false);
-    const refused = await op.refundException(exId, { authority }).then(() => null, (x: { code?: string }) => x);
+    const refused = await op.refundException(exId, { authority }).then(
+      () => null,
+      (x: { code?: string }) => x,
+    );
     expect(refused?.code).to.equal('ONCEPAY__EXCEPTION__ALREADY_RESOLVED');
     expect(await tokenBalance(connection, vault)).to.equal(vaultBefore);
 
     const refunded = (await op.listExceptions({ state: 'refunded' }))[0];
-    const no = await op.resolveException(refunded.id, 'x').then(() => null, (x: { code?: string }) => x);
+    const no = await op.resolveException(refunded.id, 'x').then(
+      () => null,
+      (x: { code?: string }) => x,
+    );
     expect(no?.code).to.equal('ONCEPAY__EXCEPTION__ALREADY_REFUNDED');
   });
 
@@ -203,7 +281,13 @@ describe('sdk: exceptions refunded or resolved exactly once (oncepay exception â
     await invoice(5n);
     await pay(9n); // one more overpayment, left open
     const list = await op.listExceptions({ kind: 'overpayment' });
-    expect(list.map((e) => e.kind)).to.deep.equal(['overpayment', 'overpayment', 'overpayment', 'overpayment', 'overpayment']);
+    expect(list.map((e) => e.kind)).to.deep.equal([
+      'overpayment',
+      'overpayment',
+      'overpayment',
+      'overpayment',
+      'overpayment',
+    ]);
     expect(list.map((e) => e.state)).to.deep.equal(['refunded', 'refunded', 'resolved', 'refunded', 'open']);
     expect((await op.listExceptions({ kind: 'late_payment' })).map((e) => e.amount)).to.deep.equal([700n]);
 
@@ -216,7 +300,9 @@ describe('sdk: exceptions refunded or resolved exactly once (oncepay exception â
     expect(bad.code).to.not.equal(0);
     expect(bad.stderr).to.contain('--kind must be one of');
     expect(errorCode(missing)).to.equal('ONCEPAY__EXCEPTION__NOT_FOUND');
-    expect(human.stdout).to.contain('exceptions by state: open 1 (4), refunding 0 (0), refunded 4 (1265), refund_failed 0 (0), resolved 1 (13)');
+    expect(human.stdout).to.contain(
+      'exceptions by state: open 1 (4), refunding 0 (0), refunded 4 (1265), refund_failed 0 (0), resolved 1 (13)',
+    );
     expect(report.code, report.stderr).to.equal(0);
     expect(report.json.exceptionStates).to.deep.equal({
       open: { count: 1, amount: '4' },

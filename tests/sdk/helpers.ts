@@ -4,7 +4,14 @@ import * as fs from 'fs';
 import * as os from 'os';
 import * as path from 'path';
 import { Connection, Keypair, PublicKey, SystemProgram, TransactionInstruction } from '@solana/web3.js';
-import { TOKEN_2022_PROGRAM_ID, createInitializeMint2Instruction, getMintLen, ExtensionType, MINT_SIZE, TOKEN_PROGRAM_ID } from '@solana/spl-token';
+import {
+  TOKEN_2022_PROGRAM_ID,
+  createInitializeMint2Instruction,
+  getMintLen,
+  ExtensionType,
+  MINT_SIZE,
+  TOKEN_PROGRAM_ID,
+} from '@solana/spl-token';
 import { LocalnetHandle, startLocalnet } from '../../localnet';
 import { ONCEPAY_PROGRAM_ID } from '../../app/payout/program';
 import { airdrop, send } from '../../demo/solana';
@@ -15,7 +22,12 @@ export const SO = path.join(ROOT, 'target', 'deploy', 'oncepay.so');
 
 export async function startNet(): Promise<{ net: LocalnetHandle; connection: Connection }> {
   if (!fs.existsSync(SO)) throw new Error(`${SO} is missing: run \`make program\``);
-  const net = await startLocalnet({ slotMs: 20, finalityDepth: 4, wsOnNextPort: false, programs: [{ programId: ONCEPAY_PROGRAM_ID, path: SO }] });
+  const net = await startLocalnet({
+    slotMs: 20,
+    finalityDepth: 4,
+    wsOnNextPort: false,
+    programs: [{ programId: ONCEPAY_PROGRAM_ID, path: SO }],
+  });
   return { net, connection: new Connection(net.url, { commitment: 'confirmed', disableRetryOnRateLimit: true }) };
 }
 
@@ -43,7 +55,12 @@ export async function fundedKeypair(connection: Connection): Promise<Keypair> {
 export async function createMint(
   connection: Connection,
   payer: Keypair,
-  o: { token2022?: boolean; extensions?: ExtensionType[]; extensionIxs?: (mint: PublicKey) => TransactionInstruction[]; freezeAuthority?: PublicKey | null } = {},
+  o: {
+    token2022?: boolean;
+    extensions?: ExtensionType[];
+    extensionIxs?: (mint: PublicKey) => TransactionInstruction[];
+    freezeAuthority?: PublicKey | null;
+  } = {},
 ): Promise<PublicKey> {
   const mint = Keypair.generate();
   const programId = o.token2022 ? TOKEN_2022_PROGRAM_ID : TOKEN_PROGRAM_ID;
@@ -51,7 +68,13 @@ export async function createMint(
   await send(
     connection,
     [
-      SystemProgram.createAccount({ fromPubkey: payer.publicKey, newAccountPubkey: mint.publicKey, lamports: await connection.getMinimumBalanceForRentExemption(space), space, programId }),
+      SystemProgram.createAccount({
+        fromPubkey: payer.publicKey,
+        newAccountPubkey: mint.publicKey,
+        lamports: await connection.getMinimumBalanceForRentExemption(space),
+        space,
+        programId,
+      }),
       ...(o.extensionIxs?.(mint.publicKey) ?? []),
       createInitializeMint2Instruction(mint.publicKey, 6, payer.publicKey, o.freezeAuthority ?? null, programId),
     ],

@@ -66,14 +66,29 @@ describe('sdk: merchant lifecycle and vaults on the localnet (oncepay merchant â
         expect(r.code, r.stderr).to.equal(0);
         expect(r.json.merchant).to.equal(merchant.toBase58());
         expect(r.json.matches).to.equal(true);
-        expect(r.json.account).to.deep.include({ merchantAuthority: authority.publicKey.toBase58(), payoutAuthority, paused: false });
+        expect(r.json.account).to.deep.include({
+          merchantAuthority: authority.publicKey.toBase58(),
+          payoutAuthority,
+          paused: false,
+        });
       }
       expect([a.json.created, b.json.created].sort()).to.deep.equal([false, true]);
 
       // Again, and asked with another payout authority: reported, not changed (exit 3 for the mismatch).
       const [again, other] = await Promise.all([
         cli(args, env),
-        cli(['merchant', 'init', '--authority', authorityFile, '--payout-authority', Keypair.generate().publicKey.toBase58(), ...rpc()], env),
+        cli(
+          [
+            'merchant',
+            'init',
+            '--authority',
+            authorityFile,
+            '--payout-authority',
+            Keypair.generate().publicKey.toBase58(),
+            ...rpc(),
+          ],
+          env,
+        ),
       ]);
       expect(again.code, again.stderr).to.equal(0);
       expect(again.json).to.deep.include({ created: false, matches: true, signature: null });
@@ -104,19 +119,29 @@ describe('sdk: merchant lifecycle and vaults on the localnet (oncepay merchant â
       const next = Keypair.generate().publicKey.toBase58();
       const s = await op.setPayoutAuthority(authority, next);
       expect(s.changed).to.equal(true);
-      expect(await op.getMerchant(merchant)).to.deep.include({ payoutAuthority: next, paused: false, merchantAuthority: authority.publicKey.toBase58() });
+      expect(await op.getMerchant(merchant)).to.deep.include({
+        payoutAuthority: next,
+        paused: false,
+        merchantAuthority: authority.publicKey.toBase58(),
+      });
     });
 
     it('pause by a key that is not the merchant authority: refused before anything is sent', async () => {
       const stranger = await fundedKeypair(connection);
       // Its own PDA holds no config: nothing to pause, and nothing is sent.
-      const e = await op.setPaused(stranger, true).then(() => null, (x: { code?: string }) => x);
+      const e = await op.setPaused(stranger, true).then(
+        () => null,
+        (x: { code?: string }) => x,
+      );
       expect(e?.code).to.equal('ONCEPAY__MERCHANT__NOT_INITIALIZED');
     });
 
     it('a keypair file readable by group or others is refused, and its bytes never reach the output', async () => {
       const loose = keys.file(authority, 'loose', 0o644);
-      const r = await cli(['merchant', 'init', '--authority', loose, '--payout-authority', authority.publicKey.toBase58(), ...rpc()], env);
+      const r = await cli(
+        ['merchant', 'init', '--authority', loose, '--payout-authority', authority.publicKey.toBase58(), ...rpc()],
+        env,
+      );
       expect(r.code).to.equal(1);
       expect(errorCode(r)).to.equal('ONCEPAY__KEYPAIR__PERMISSIONS_TOO_OPEN');
       const secret = JSON.stringify([...authority.secretKey]).slice(1, 40);
@@ -133,7 +158,9 @@ describe('sdk: merchant lifecycle and vaults on the localnet (oncepay merchant â
       })();
       expect(g?.code).to.equal('ONCEPAY__PAYOUT__KEYPAIR_MALFORMED');
       expect(g?.message).to.not.contain(secret.slice(0, 12)); // the JSON parser's message would quote the bytes
-      expect(readKeypairFile(keys.file(authority, 'tight')).publicKey.toBase58()).to.equal(authority.publicKey.toBase58());
+      expect(readKeypairFile(keys.file(authority, 'tight')).publicKey.toBase58()).to.equal(
+        authority.publicKey.toBase58(),
+      );
     });
   });
 
@@ -141,7 +168,11 @@ describe('sdk: merchant lifecycle and vaults on the localnet (oncepay merchant â
     const create = (mint: PublicKey) => op.createVault({ payer: authority, merchant, mint });
     const check = (o: { mint?: PublicKey; vault?: PublicKey }) => op.checkVault({ merchant, ...o });
     const codes = (r: { findings: Array<{ code: string }> }) => r.findings.map((f) => f.code).sort();
-    const failure = (p: Promise<unknown>) => p.then(() => null, (x: { code?: string }) => x.code);
+    const failure = (p: Promise<unknown>) =>
+      p.then(
+        () => null,
+        (x: { code?: string }) => x.code,
+      );
 
     for (const token2022 of [false, true]) {
       it(`create (${token2022 ? 'Token-2022' : 'SPL Token'}): the merchant PDA's associated token account, idempotent; a plain mint checks clean`, async () => {
@@ -149,7 +180,22 @@ describe('sdk: merchant lifecycle and vaults on the localnet (oncepay merchant â
         const program = token2022 ? TOKEN_2022_PROGRAM_ID : TOKEN_PROGRAM_ID;
         // Token-2022 through the CLI (the same OncePay.createVault).
         const r = token2022
-          ? (await cli(['vault', 'create', '--merchant', merchant.toBase58(), '--mint', mint.toBase58(), '--payer', authorityFile, ...rpc()], env)).json
+          ? (
+              await cli(
+                [
+                  'vault',
+                  'create',
+                  '--merchant',
+                  merchant.toBase58(),
+                  '--mint',
+                  mint.toBase58(),
+                  '--payer',
+                  authorityFile,
+                  ...rpc(),
+                ],
+                env,
+              )
+            ).json
           : await create(mint);
         const ata = getAssociatedTokenAddressSync(mint, merchant, true, program);
         expect(r).to.deep.include({ vault: ata.toBase58(), tokenProgram: program.toBase58(), created: true });
@@ -166,7 +212,14 @@ describe('sdk: merchant lifecycle and vaults on the localnet (oncepay merchant â
     const risky: Array<{ name: string; make: () => Promise<PublicKey>; want: string[]; danger: boolean }> = [
       {
         name: 'permanent delegate',
-        make: () => createMint(connection, authority, { token2022: true, extensions: [ExtensionType.PermanentDelegate], extensionIxs: (m) => [createInitializePermanentDelegateInstruction(m, Keypair.generate().publicKey, TOKEN_2022_PROGRAM_ID)] }),
+        make: () =>
+          createMint(connection, authority, {
+            token2022: true,
+            extensions: [ExtensionType.PermanentDelegate],
+            extensionIxs: (m) => [
+              createInitializePermanentDelegateInstruction(m, Keypair.generate().publicKey, TOKEN_2022_PROGRAM_ID),
+            ],
+          }),
         want: ['MINT_PERMANENT_DELEGATE'],
         danger: true,
       },
@@ -176,14 +229,35 @@ describe('sdk: merchant lifecycle and vaults on the localnet (oncepay merchant â
           createMint(connection, authority, {
             token2022: true,
             extensions: [ExtensionType.TransferFeeConfig],
-            extensionIxs: (m) => [createInitializeTransferFeeConfigInstruction(m, authority.publicKey, authority.publicKey, 150, 1_000_000n, TOKEN_2022_PROGRAM_ID)],
+            extensionIxs: (m) => [
+              createInitializeTransferFeeConfigInstruction(
+                m,
+                authority.publicKey,
+                authority.publicKey,
+                150,
+                1_000_000n,
+                TOKEN_2022_PROGRAM_ID,
+              ),
+            ],
           }),
         want: ['MINT_TRANSFER_FEE'],
         danger: false,
       },
       {
         name: 'transfer hook',
-        make: () => createMint(connection, authority, { token2022: true, extensions: [ExtensionType.TransferHook], extensionIxs: (m) => [createInitializeTransferHookInstruction(m, authority.publicKey, Keypair.generate().publicKey, TOKEN_2022_PROGRAM_ID)] }),
+        make: () =>
+          createMint(connection, authority, {
+            token2022: true,
+            extensions: [ExtensionType.TransferHook],
+            extensionIxs: (m) => [
+              createInitializeTransferHookInstruction(
+                m,
+                authority.publicKey,
+                Keypair.generate().publicKey,
+                TOKEN_2022_PROGRAM_ID,
+              ),
+            ],
+          }),
         want: ['MINT_TRANSFER_HOOK'],
         danger: true,
       },
@@ -193,7 +267,9 @@ describe('sdk: merchant lifecycle and vaults on the localnet (oncepay merchant â
           createMint(connection, authority, {
             token2022: true,
             extensions: [ExtensionType.DefaultAccountState],
-            extensionIxs: (m) => [createInitializeDefaultAccountStateInstruction(m, AccountState.Frozen, TOKEN_2022_PROGRAM_ID)],
+            extensionIxs: (m) => [
+              createInitializeDefaultAccountStateInstruction(m, AccountState.Frozen, TOKEN_2022_PROGRAM_ID),
+            ],
             freezeAuthority: authority.publicKey,
           }),
         want: ['MINT_DEFAULT_FROZEN', 'MINT_FREEZE_AUTHORITY', 'VAULT_FROZEN'],
@@ -224,7 +300,13 @@ describe('sdk: merchant lifecycle and vaults on the localnet (oncepay merchant â
       await send(
         connection,
         [
-          SystemProgram.createAccount({ fromPubkey: authority.publicKey, newAccountPubkey: acct.publicKey, lamports: await connection.getMinimumBalanceForRentExemption(ACCOUNT_SIZE), space: ACCOUNT_SIZE, programId: TOKEN_PROGRAM_ID }),
+          SystemProgram.createAccount({
+            fromPubkey: authority.publicKey,
+            newAccountPubkey: acct.publicKey,
+            lamports: await connection.getMinimumBalanceForRentExemption(ACCOUNT_SIZE),
+            space: ACCOUNT_SIZE,
+            programId: TOKEN_PROGRAM_ID,
+          }),
           createInitializeAccount3Instruction(acct.publicKey, mint, authority.publicKey),
           ...then(acct.publicKey),
         ],
@@ -237,10 +319,15 @@ describe('sdk: merchant lifecycle and vaults on the localnet (oncepay merchant â
       const delegate = Keypair.generate().publicKey;
       const acct = await tokenAccount((a) => [createApproveInstruction(a, delegate, authority.publicKey, 5_000n)]);
       // Through the CLI: a danger exits 2.
-      const r = await cli(['vault', 'check', '--merchant', merchant.toBase58(), '--vault', acct.toBase58(), ...rpc()], env);
+      const r = await cli(
+        ['vault', 'check', '--merchant', merchant.toBase58(), '--vault', acct.toBase58(), ...rpc()],
+        env,
+      );
       expect(r.code, r.stderr).to.equal(2);
       expect(codes(r.json)).to.deep.equal(['VAULT_DELEGATE', 'VAULT_OWNER_NOT_MERCHANT']);
-      expect(r.json.findings.find((f: { code: string }) => f.code === 'VAULT_DELEGATE').holder).to.equal(delegate.toBase58());
+      expect(r.json.findings.find((f: { code: string }) => f.code === 'VAULT_DELEGATE').holder).to.equal(
+        delegate.toBase58(),
+      );
     });
 
     it('check flags a vault with a close authority (handed to the merchant PDA afterwards: the close authority stays)', async () => {

@@ -10,7 +10,11 @@ import * as os from 'os';
 import * as path from 'path';
 import { promisify } from 'util';
 import { Connection, Keypair, PublicKey } from '@solana/web3.js';
-import { createAssociatedTokenAccountIdempotentInstruction, createMintToInstruction, getAssociatedTokenAddressSync } from '@solana/spl-token';
+import {
+  createAssociatedTokenAccountIdempotentInstruction,
+  createMintToInstruction,
+  getAssociatedTokenAddressSync,
+} from '@solana/spl-token';
 import { LocalnetHandle } from '../../localnet';
 import { createPool } from '../../db/pool';
 import { resolveDatabaseUrl } from '../../db/local-server';
@@ -47,13 +51,34 @@ describe('sdk: the packed package, installed into a fresh project (README exampl
   before(async () => {
     ({ net, connection } = await startNet());
     tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'oncepay-pkg-'));
-    const packed = await run('npm', ['pack', '--json', '--pack-destination', tmp, '--loglevel=error'], { cwd: ROOT, maxBuffer: 64 << 20 });
-    const info = JSON.parse(packed.stdout.slice(packed.stdout.indexOf('['))) as Array<{ filename: string; files: Array<{ path: string }> }>;
+    const packed = await run('npm', ['pack', '--json', '--pack-destination', tmp, '--loglevel=error'], {
+      cwd: ROOT,
+      maxBuffer: 64 << 20,
+    });
+    const info = JSON.parse(packed.stdout.slice(packed.stdout.indexOf('['))) as Array<{
+      filename: string;
+      files: Array<{ path: string }>;
+    }>;
     files = info[0].files.map((f) => f.path);
     app = path.join(tmp, 'merchant-app');
     fs.mkdirSync(app);
-    fs.writeFileSync(path.join(app, 'package.json'), JSON.stringify({ name: 'merchant-app', version: '1.0.0', private: true }));
-    await run('npm', ['install', path.join(tmp, info[0].filename), TYPES_NODE, '--prefer-offline', '--no-audit', '--no-fund', '--loglevel=error'], { cwd: app, maxBuffer: 64 << 20 });
+    fs.writeFileSync(
+      path.join(app, 'package.json'),
+      JSON.stringify({ name: 'merchant-app', version: '1.0.0', private: true }),
+    );
+    await run(
+      'npm',
+      [
+        'install',
+        path.join(tmp, info[0].filename),
+        TYPES_NODE,
+        '--prefer-offline',
+        '--no-audit',
+        '--no-fund',
+        '--loglevel=error',
+      ],
+      { cwd: app, maxBuffer: 64 << 20 },
+    );
   });
   after(async () => {
     for (const d of databases) await admin.query(`DROP DATABASE IF EXISTS ${d} WITH (FORCE)`);
@@ -64,11 +89,28 @@ describe('sdk: the packed package, installed into a fresh project (README exampl
   });
 
   it('the tarball holds only what a merchant runs: compiled code, declarations, migrations, the CLI, docs', () => {
-    expect(files).to.include.members(['package.json', 'README.md', 'CHANGELOG.md', 'LICENSE', 'bin/oncepay', 'dist/sdk/index.js', 'dist/sdk/index.d.ts', 'sdk/index.mjs', 'migrations/0140_exception_resolutions.sql', 'dist/cli/main.js']);
-    const stray = files.filter((f) => /^(tests|bench|toolchain|programs|demo|localnet|scripts)\//.test(f) || /\.map$|tsbuildinfo/.test(f) || (f.endsWith('.ts') && !f.endsWith('.d.ts')));
+    expect(files).to.include.members([
+      'package.json',
+      'README.md',
+      'CHANGELOG.md',
+      'LICENSE',
+      'bin/oncepay',
+      'dist/sdk/index.js',
+      'dist/sdk/index.d.ts',
+      'sdk/index.mjs',
+      'migrations/0140_exception_resolutions.sql',
+      'dist/cli/main.js',
+    ]);
+    const stray = files.filter(
+      (f) =>
+        /^(tests|bench|toolchain|programs|demo|localnet|scripts)\//.test(f) ||
+        /\.map$|tsbuildinfo/.test(f) ||
+        (f.endsWith('.ts') && !f.endsWith('.d.ts')),
+    );
     expect(stray).to.deep.equal([]);
     const pkg = JSON.parse(fs.readFileSync(path.join(app, 'node_modules', 'oncepay', 'package.json'), 'utf8'));
-    for (const dev of ['mocha', 'chai', 'litesvm', 'solana-bankrun', 'ts-node', 'typescript', '@coral-xyz/anchor']) expect(pkg.dependencies).to.not.have.property(dev);
+    for (const dev of ['mocha', 'chai', 'litesvm', 'solana-bankrun', 'ts-node', 'typescript', '@coral-xyz/anchor'])
+      expect(pkg.dependencies).to.not.have.property(dev);
   });
 
   it('one public entry: require and import give the same names and the same class; internal files are not importable', async () => {
@@ -90,7 +132,9 @@ describe('sdk: the packed package, installed into a fresh project (README exampl
   });
 
   /** A fresh database, a funded merchant authority, a mint, the merchant PDA's vault funded, and a recipient. */
-  async function world(name: string): Promise<{ env: Record<string, string>; authority: Keypair; recipient: PublicKey }> {
+  async function world(
+    name: string,
+  ): Promise<{ env: Record<string, string>; authority: Keypair; recipient: PublicKey }> {
     const db = `oncepay_pkg_${name}_${crypto.randomBytes(3).toString('hex')}`;
     await admin.query(`CREATE DATABASE ${db}`);
     databases.push(db);
@@ -100,7 +144,14 @@ describe('sdk: the packed package, installed into a fresh project (README exampl
     const mint = await createMint(connection, authority);
     const merchant = merchantAddress(new PublicKey(ONCEPAY_PROGRAM_ID), authority.publicKey).merchant;
     const vault = getAssociatedTokenAddressSync(mint, merchant, true);
-    await send(connection, [createAssociatedTokenAccountIdempotentInstruction(authority.publicKey, vault, merchant, mint), createMintToInstruction(mint, vault, authority.publicKey, 10_000_000n)], [authority]);
+    await send(
+      connection,
+      [
+        createAssociatedTokenAccountIdempotentInstruction(authority.publicKey, vault, merchant, mint),
+        createMintToInstruction(mint, vault, authority.publicKey, 10_000_000n),
+      ],
+      [authority],
+    );
     const recipient = await createTokenAccount(connection, authority, mint, Keypair.generate().publicKey);
     const env = {
       PATH: process.env.PATH ?? '',
@@ -127,7 +178,9 @@ describe('sdk: the packed package, installed into a fresh project (README exampl
     expect(outputs[1]).to.deep.equal(outputs[0]);
     expect(await tokenBalance(connection, w.recipient)).to.equal(2_500_000n);
     const merchant = merchantAddress(new PublicKey(ONCEPAY_PROGRAM_ID), w.authority.publicKey).merchant;
-    expect(opPda).to.equal(deriveOperation({ programId: ONCEPAY_PROGRAM_ID, merchant: merchant.toBase58(), payoutId: 'payout-99118' }).opPda);
+    expect(opPda).to.equal(
+      deriveOperation({ programId: ONCEPAY_PROGRAM_ID, merchant: merchant.toBase58(), payoutId: 'payout-99118' }).opPda,
+    );
     const op = await connection.getAccountInfo(new PublicKey(opPda));
     expect(op!.owner.toBase58()).to.equal(ONCEPAY_PROGRAM_ID);
     const status = (await connection.getSignatureStatuses([signature], { searchTransactionHistory: true })).value[0];
@@ -139,9 +192,21 @@ describe('sdk: the packed package, installed into a fresh project (README exampl
     fs.writeFileSync(path.join(app, 'main.ts'), readmeExample('### In TypeScript', 'ts'));
     fs.writeFileSync(
       path.join(app, 'tsconfig.json'),
-      JSON.stringify({ compilerOptions: { target: 'ES2022', module: 'node16', moduleResolution: 'node16', strict: true, outDir: 'out', types: ['node'] }, files: ['main.ts'] }),
+      JSON.stringify({
+        compilerOptions: {
+          target: 'ES2022',
+          module: 'node16',
+          moduleResolution: 'node16',
+          strict: true,
+          outDir: 'out',
+          types: ['node'],
+        },
+        files: ['main.ts'],
+      }),
     );
-    const tsc = await run(process.execPath, [TSC, '-p', 'tsconfig.json'], { cwd: app }).catch((e: { stdout: string }) => ({ stdout: e.stdout, failed: true }));
+    const tsc = await run(process.execPath, [TSC, '-p', 'tsconfig.json'], { cwd: app }).catch(
+      (e: { stdout: string }) => ({ stdout: e.stdout, failed: true }),
+    );
     expect(tsc.stdout, tsc.stdout).to.equal('');
     await expectPaidOnce([path.join('out', 'main.js')], await world('ts'));
   });

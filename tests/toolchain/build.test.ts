@@ -32,7 +32,10 @@ describe('toolchain: build.sh', function () {
     cpSync(join(probes, 'rt'), join(dir, 'rt'), { recursive: true });
     cpSync(join(probes, 'hello'), join(dir, 'hello-copy'), { recursive: true });
     const manifest = join(dir, 'hello-copy/Cargo.toml');
-    writeFileSync(manifest, readFileSync(manifest, 'utf8').replace('name = "probe-hello"', 'name = "probe-hello-copy"'));
+    writeFileSync(
+      manifest,
+      readFileSync(manifest, 'utf8').replace('name = "probe-hello"', 'name = "probe-hello-copy"'),
+    );
     rmSync(join(dir, 'hello-copy/Cargo.lock'), { force: true });
     const so = join(dir, 'out/hello-copy.so');
 
@@ -58,10 +61,20 @@ describe('toolchain: build.sh', function () {
     // The same patch with one context line changed, as after a Debian update.
     const patch = join(dir, 'moved.patch');
     const original = readFileSync(join(ROOT, 'toolchain/sbf/std/solana-std.patch'), 'utf8');
-    const moved = original.replace(' pub fn rust_oom(layout: Layout) -> ! {', ' pub fn rust_oom(layout: Layout, moved: ()) -> ! {');
+    const moved = original.replace(
+      ' pub fn rust_oom(layout: Layout) -> ! {',
+      ' pub fn rust_oom(layout: Layout, moved: ()) -> ! {',
+    );
     expect(moved).to.not.equal(original);
     writeFileSync(patch, moved);
-    const r = run('env', [`ONCEPAY_SBF_STD_PATCH=${patch}`, BUILD_SH, '--crate', 'toolchain/sbf/probes/hello', '--out', so]);
+    const r = run('env', [
+      `ONCEPAY_SBF_STD_PATCH=${patch}`,
+      BUILD_SH,
+      '--crate',
+      'toolchain/sbf/probes/hello',
+      '--out',
+      so,
+    ]);
     expect(r.status).to.equal(1);
     expect(r.stderr).to.not.include('up to date');
     const release = /^release: (.+)$/m.exec(run('/usr/bin/rustc', ['-vV']).stdout)?.[1];
@@ -77,7 +90,9 @@ describe('toolchain: build.sh', function () {
   it('refuses a stack frame over 4 KiB, naming the Rust function and saying to Box it', () => {
     const r = run(BUILD_SH, ['--crate', 'tests/toolchain/fixtures/big-frame', '--out', join(dir, 'big-frame.so')]);
     expect(r.status).to.equal(1);
-    expect(r.stderr).to.match(/stack frame of \d+ bytes in `big_frame::checksum_table` exceeds the SBF limit of 4096 bytes/);
+    expect(r.stderr).to.match(
+      /stack frame of \d+ bytes in `big_frame::checksum_table` exceeds the SBF limit of 4096 bytes/,
+    );
     expect(r.stderr).to.include('Box');
     expect(r.stderr).to.include('ONCEPAY__SBF__STACK_FRAME');
   });
@@ -92,8 +107,14 @@ describe('toolchain: build.sh', function () {
   });
 
   it('names the Debian package when a tool is missing', () => {
-    const r = run('env', ['ONCEPAY_SBF_LLVM_BIN=/nonexistent/llvm-22/bin', BUILD_SH, '--crate', 'toolchain/sbf/probes/hello',
-      '--out', join(dir, 'never.so')]);
+    const r = run('env', [
+      'ONCEPAY_SBF_LLVM_BIN=/nonexistent/llvm-22/bin',
+      BUILD_SH,
+      '--crate',
+      'toolchain/sbf/probes/hello',
+      '--out',
+      join(dir, 'never.so'),
+    ]);
     expect(r.status).to.equal(1);
     expect(r.stderr).to.include("install Debian package 'llvm-22'");
     expect(r.stderr).to.include('scripts/setup.sh');

@@ -57,7 +57,10 @@ describe('toolchain: deploy through the upgradeable loader', function () {
         const h = await runtime.start();
         const d = await h.deployUpgradeable(readFileSync(mathSo));
         expect(d.failure?.logs ?? null).to.equal(null);
-        const r = await h.invoke(d.programId, Buffer.concat([le64(-100n, 7n), le128(10n ** 30n), le128(7n), le64(1n, 2n)]));
+        const r = await h.invoke(
+          d.programId,
+          Buffer.concat([le64(-100n, 7n), le128(10n ** 30n), le128(7n), le64(1n, 2n)]),
+        );
         expect(r.error, r.logs.join('\n')).to.equal(null);
         const o = reader(r.returnData);
         expect([o.u64(), o.u64()]).to.deep.equal([BigInt.asUintN(64, -14n), BigInt.asUintN(64, -2n)]);
@@ -80,7 +83,9 @@ describe('toolchain: deploy through the upgradeable loader', function () {
         const h = await runtime.start();
         const d = await h.deployUpgradeable(readFileSync(jmp32So));
         expect(d.failure).to.not.equal(null);
-        expect(d.failure!.logs.join('\n')).to.match(/unknown eBPF opcode 0x(16|26|36|56|66|a6|b6|c6|d6|1e|2e|3e|5e|6e|ae|be|ce|de)/i);
+        expect(d.failure!.logs.join('\n')).to.match(
+          /unknown eBPF opcode 0x(16|26|36|56|66|a6|b6|c6|d6|1e|2e|3e|5e|6e|ae|be|ce|de)/i,
+        );
       });
 
       it('the loader rejects at deploy a .so calling an unknown syscall', async () => {

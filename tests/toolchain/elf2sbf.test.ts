@@ -56,7 +56,13 @@ describe('toolchain: elf2sbf converter', function () {
     expect(elf.machine).to.equal(247); // EM_BPF
     expect(elf.flags).to.equal(0); // SBPF v0
     expect(elf.sections.filter((s) => s.flags & 4n).map((s) => s.name)).to.deep.equal(['.text']);
-    expect(elf.sections.map((s) => s.name)).to.include.members(['.rodata', '.dynamic', '.dynsym', '.dynstr', '.rel.dyn']);
+    expect(elf.sections.map((s) => s.name)).to.include.members([
+      '.rodata',
+      '.dynamic',
+      '.dynsym',
+      '.dynstr',
+      '.rel.dyn',
+    ]);
     for (const s of elf.sections.filter((x) => x.flags & 2n)) expect(s.addr, s.name).to.equal(s.offset);
     expect(elf.dynamicSymbols).to.deep.equal(['entrypoint', 'sol_log_']);
     const text = elf.sections.find((s) => s.name === '.text')!;
@@ -77,7 +83,12 @@ describe('toolchain: elf2sbf converter', function () {
 
   const refusals: { name: string; source: string; code: string; mcpu?: string }[] = [
     { name: 'jmp32', source: `${ENTRY}\tif w1 > 3 goto +1\n${EXIT}`, code: 'ONCEPAY__SBF__JMP32', mcpu: 'v3' },
-    { name: 'atomic', source: `${ENTRY}\tlock *(u64 *)(r1 + 0) += r2\n${EXIT}`, code: 'ONCEPAY__SBF__BAD_OPCODE', mcpu: 'v3' },
+    {
+      name: 'atomic',
+      source: `${ENTRY}\tlock *(u64 *)(r1 + 0) += r2\n${EXIT}`,
+      code: 'ONCEPAY__SBF__BAD_OPCODE',
+      mcpu: 'v3',
+    },
     { name: 'signed-div', source: `${ENTRY}\tr1 s/= r2\n${EXIT}`, code: 'ONCEPAY__SBF__BAD_OPCODE', mcpu: 'v4' },
     { name: 'div-by-zero', source: `${ENTRY}\tr1 /= 0\n${EXIT}`, code: 'ONCEPAY__SBF__DIVISION_BY_ZERO' },
     {

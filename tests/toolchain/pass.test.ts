@@ -66,11 +66,22 @@ describe('toolchain: oncepay-sbf pass, one rewrite per IR file', function () {
       const bc = join(dir, `${c.name}.upstream.bc`);
       const obj = join(dir, `${c.name}.o`);
       const opt = run(join(LLVM_BIN, 'opt'), [
-        '--internalize-public-api-list=entrypoint', '-passes=internalize,globaldce,default<O2>', c.file, '-o', bc,
+        '--internalize-public-api-list=entrypoint',
+        '-passes=internalize,globaldce,default<O2>',
+        c.file,
+        '-o',
+        bc,
       ]);
       expect(opt.status, opt.stderr).to.equal(0);
       const llc = run(join(LLVM_BIN, 'llc'), [
-        '-march=bpfel', '-mcpu=v2', '-O2', '-bpf-stack-size=4096', '-filetype=obj', bc, '-o', obj,
+        '-march=bpfel',
+        '-mcpu=v2',
+        '-O2',
+        '-bpf-stack-size=4096',
+        '-filetype=obj',
+        bc,
+        '-o',
+        obj,
       ]);
       const refusal = llc.status !== 0 ? llc : elf2sbf(obj, join(dir, `${c.name}.upstream.so`));
       expect(refusal.status).to.not.equal(0);

@@ -67,7 +67,8 @@ function expectedMath(x: bigint, y: bigint, p: bigint, q: bigint, m: bigint, n: 
   parts.push(flag(m * n < M64, m * n, 8));
   parts.push(flag(m + n < M64, m + n, 8));
   parts.push(flag(x * y === i64(x * y), x * y, 8));
-  const sp = i128(p), sq = i128(q);
+  const sp = i128(p),
+    sq = i128(q);
   parts.push(flag(sp * sq === i128(sp * sq), sp * sq, 16));
   return Buffer.concat(parts);
 }

@@ -22,14 +22,20 @@ function data(mode: number, n: bigint, seed: bigint): Buffer {
 /** What the probe's `summary(n, seed)` computes (toolchain/sbf/probes/std/src/lib.rs). */
 function expectedSummary(n: bigint, seed: bigint): string {
   const values: bigint[] = [];
-  for (let i = 1n; i <= n; i++) values.push((((seed * i) % M64) + i * i) % M64 % 1000n);
+  for (let i = 1n; i <= n; i++) values.push(((((seed * i) % M64) + i * i) % M64) % 1000n);
   values.sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
   const byRem = new Map<bigint, number>();
   for (const v of values) byRem.set(v % 7n, (byRem.get(v % 7n) ?? 0) + 1);
-  const counts = [...byRem.keys()].sort((a, b) => Number(a - b)).map((k) => `${k}:${byRem.get(k)}`).join(',');
+  const counts = [...byRem.keys()]
+    .sort((a, b) => Number(a - b))
+    .map((k) => `${k}:${byRem.get(k)}`)
+    .join(',');
   const sums = new Map<string, bigint>();
   for (const v of values) sums.set(`k${v % 5n}`, (sums.get(`k${v % 5n}`) ?? 0n) + v);
-  const hashed = [...sums.keys()].sort().map((k) => `${k}=${sums.get(k)}`).join(',');
+  const hashed = [...sums.keys()]
+    .sort()
+    .map((k) => `${k}=${sums.get(k)}`)
+    .join(',');
   const sides = values.slice(0, 3).map((v) => v % 10n);
   const area = sides.reduce((acc, s) => acc + s * s + s * 3n, 0n);
   const shapes = sides.map((s) => `square${s}+rect${s}x3`).join('+');
@@ -69,8 +75,20 @@ describe('toolchain: std probe (collections, formatting, dyn, panics) in both ru
       }
 
       const failures: [string, number, bigint, bigint, RegExp][] = [
-        ['panic! with a formatted message', 1, 7n, 42n, /panicked at src\/lib\.rs:\d+:\d+:\nprobe-std refuses seed 42 \(n = 7\)/],
-        ['index out of bounds', 2, 3n, 9n, /panicked at src\/lib\.rs:\d+:\d+:\nindex out of bounds: the len is 3 but the index is 9/],
+        [
+          'panic! with a formatted message',
+          1,
+          7n,
+          42n,
+          /panicked at src\/lib\.rs:\d+:\d+:\nprobe-std refuses seed 42 \(n = 7\)/,
+        ],
+        [
+          'index out of bounds',
+          2,
+          3n,
+          9n,
+          /panicked at src\/lib\.rs:\d+:\d+:\nindex out of bounds: the len is 3 but the index is 9/,
+        ],
         ['std::panic::panic_any', 3, 0n, 77n, /panicked at src\/lib\.rs:\d+:\d+:\npanic_any with seed 77/],
         ['an allocation past the 32 KiB heap', 4, 40n, 0n, /memory allocation failed, out of memory/],
       ];

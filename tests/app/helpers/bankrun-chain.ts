@@ -85,7 +85,10 @@ export function bankrunIo(ctx: ProgramTestContext): SetupIo {
       return Number((await banks.getRent()).minimumBalance(BigInt(space)));
     },
     async fund(to) {
-      await this.send([SystemProgram.transfer({ fromPubkey: ctx.payer.publicKey, toPubkey: to, lamports: 10_000_000_000 })], [ctx.payer]);
+      await this.send(
+        [SystemProgram.transfer({ fromPubkey: ctx.payer.publicKey, toPubkey: to, lamports: 10_000_000_000 })],
+        [ctx.payer],
+      );
     },
   };
 }

@@ -14,8 +14,14 @@ import { ONCEPAY_PROGRAM_ID } from '../../../app/payout/program';
 import { insertMerchant, listAttempts, MerchantRow, PayoutRow } from '../../../app/payout/queries';
 import { address } from '../../../app/types';
 import { createTestDb, TestDb } from '../../helpers/db';
-import { connectionIo, createTokenAccount, MerchantSetup, setupMerchant, successfulOpTransactions, tokenBalance } from './payout-setup';
-
+import {
+  connectionIo,
+  createTokenAccount,
+  MerchantSetup,
+  setupMerchant,
+  successfulOpTransactions,
+  tokenBalance,
+} from './payout-setup';
 
 export interface PayoutLocalnet {
   net: LocalnetHandle;
@@ -33,14 +39,26 @@ export interface PayoutLocalnet {
   stop(): Promise<void>;
 }
 
-export async function startPayoutLocalnet(label: string, opts: { db?: () => Promise<TestDb> } = {}): Promise<PayoutLocalnet> {
-  const net = await startLocalnet({ slotMs: 20, finalityDepth: 4, wsOnNextPort: false, programs: [{ programId: ONCEPAY_PROGRAM_ID, path: requireProgramSo() }] });
+export async function startPayoutLocalnet(
+  label: string,
+  opts: { db?: () => Promise<TestDb> } = {},
+): Promise<PayoutLocalnet> {
+  const net = await startLocalnet({
+    slotMs: 20,
+    finalityDepth: 4,
+    wsOnNextPort: false,
+    programs: [{ programId: ONCEPAY_PROGRAM_ID, path: requireProgramSo() }],
+  });
   const connection = new Connection(net.url, { commitment: 'confirmed', disableRetryOnRateLimit: true });
   const m = await setupMerchant(connectionIo(connection));
   const db = await (opts.db ?? (() => createTestDb(label)))();
   const apiKey = `${label}-key-000000000`;
   const merchant = await insertMerchant(db.pool, {
-    name: 'm', apiKeyHash: hashApiKey(apiKey), programId: address(m.programId), merchantAddress: address(m.merchant), vault: address(m.vault),
+    name: 'm',
+    apiKeyHash: hashApiKey(apiKey),
+    programId: address(m.programId),
+    merchantAddress: address(m.merchant),
+    vault: address(m.vault),
   });
   const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'oncepay-app-'));
   const authorityFile = path.join(tmp, 'authority.json');
@@ -56,8 +74,18 @@ export async function startPayoutLocalnet(label: string, opts: { db?: () => Prom
     authorityFile,
     tmp,
     async newPayout(amount = '1000') {
-      const recipient = await createTokenAccount(connectionIo(connection), m.authority, m.mint, Keypair.generate().publicKey);
-      const { row } = await createPayout(db.pool, merchant, { payoutId: `${label}-${++seq}`, recipient: recipient.toBase58(), mint: m.mint.toBase58(), amount });
+      const recipient = await createTokenAccount(
+        connectionIo(connection),
+        m.authority,
+        m.mint,
+        Keypair.generate().publicKey,
+      );
+      const { row } = await createPayout(db.pool, merchant, {
+        payoutId: `${label}-${++seq}`,
+        recipient: recipient.toBase58(),
+        mint: m.mint.toBase58(),
+        amount,
+      });
       return { row, recipient };
     },
     async stop() {
@@ -69,7 +97,11 @@ export async function startPayoutLocalnet(label: string, opts: { db?: () => Prom
 }
 
 /** The recipient got exactly the row's amount, by exactly one successful transaction on the op account. */
-export async function expectExactlyOneTransfer(connection: Connection, row: PayoutRow, recipient: PublicKey): Promise<void> {
+export async function expectExactlyOneTransfer(
+  connection: Connection,
+  row: PayoutRow,
+  recipient: PublicKey,
+): Promise<void> {
   expect(await tokenBalance(connection, recipient)).to.equal(row.amount);
   expect(await successfulOpTransactions(connection, row.opPda)).to.have.length(1);
 }
@@ -89,7 +121,11 @@ export async function expectJournalConsistent(db: TestDb, connection: Connection
   expect(await successfulOpTransactions(connection, row.opPda)).to.deep.equal([landed[0].signature]);
 }
 
-export async function until<T>(f: () => Promise<T | undefined | null | false>, what: string, timeoutMs = 60_000): Promise<T> {
+export async function until<T>(
+  f: () => Promise<T | undefined | null | false>,
+  what: string,
+  timeoutMs = 60_000,
+): Promise<T> {
   const start = performance.now();
   for (;;) {
     const v = await f();

@@ -37,16 +37,28 @@ export function connectionIo(connection: Connection): SetupIo {
   return {
     send: async (ixs, signers) => void (await send(connection, ixs, signers, CONFIRM_TIMEOUT_MS)),
     rent: (space) => connection.getMinimumBalanceForRentExemption(space),
-    fund: async (to) => void (await confirm(connection, await connection.requestAirdrop(to, 10_000_000_000), CONFIRM_TIMEOUT_MS)),
+    fund: async (to) =>
+      void (await confirm(connection, await connection.requestAirdrop(to, 10_000_000_000), CONFIRM_TIMEOUT_MS)),
   };
 }
 
-export async function createTokenAccount(io: SetupIo, payer: Keypair, mint: PublicKey, owner: PublicKey): Promise<PublicKey> {
+export async function createTokenAccount(
+  io: SetupIo,
+  payer: Keypair,
+  mint: PublicKey,
+  owner: PublicKey,
+): Promise<PublicKey> {
   const acct = Keypair.generate();
   const rent = await io.rent(ACCOUNT_SIZE);
   await io.send(
     [
-      SystemProgram.createAccount({ fromPubkey: payer.publicKey, newAccountPubkey: acct.publicKey, lamports: rent, space: ACCOUNT_SIZE, programId: TOKEN_PROGRAM_ID }),
+      SystemProgram.createAccount({
+        fromPubkey: payer.publicKey,
+        newAccountPubkey: acct.publicKey,
+        lamports: rent,
+        space: ACCOUNT_SIZE,
+        programId: TOKEN_PROGRAM_ID,
+      }),
       createInitializeAccount3Instruction(acct.publicKey, mint, owner),
     ],
     [payer, acct],
@@ -64,13 +76,22 @@ export async function setupMerchant(io: SetupIo, opts: { vaultFunds?: bigint } =
   const mintRent = await io.rent(MINT_SIZE);
   await io.send(
     [
-      SystemProgram.createAccount({ fromPubkey: authority.publicKey, newAccountPubkey: mintKp.publicKey, lamports: mintRent, space: MINT_SIZE, programId: TOKEN_PROGRAM_ID }),
+      SystemProgram.createAccount({
+        fromPubkey: authority.publicKey,
+        newAccountPubkey: mintKp.publicKey,
+        lamports: mintRent,
+        space: MINT_SIZE,
+        programId: TOKEN_PROGRAM_ID,
+      }),
       createInitializeMint2Instruction(mintKp.publicKey, 6, authority.publicKey, null),
     ],
     [authority, mintKp],
   );
   const vault = await createTokenAccount(io, authority, mintKp.publicKey, merchant);
-  await io.send([createMintToInstruction(mintKp.publicKey, vault, authority.publicKey, opts.vaultFunds ?? 1_000_000_000n)], [authority]);
+  await io.send(
+    [createMintToInstruction(mintKp.publicKey, vault, authority.publicKey, opts.vaultFunds ?? 1_000_000_000n)],
+    [authority],
+  );
   return { programId, authority, merchant, mint: mintKp.publicKey, vault };
 }
 

@@ -26,18 +26,31 @@ describe('indexer/cli: concurrent ingest', () => {
     const n = 40;
     const ds = paymentDataset(n);
     const ledger = createLedger({ db: t.pool });
-    for (const inv of ds.invoices) await ledger.createInvoice({ id: inv.id, mint: USDC, expectedAmount: BigInt(inv.amount), depositAddress: inv.depositAddress });
+    for (const inv of ds.invoices)
+      await ledger.createInvoice({
+        id: inv.id,
+        mint: USDC,
+        expectedAmount: BigInt(inv.amount),
+        depositAddress: inv.depositAddress,
+      });
     // Each file holds 60 % of the transactions, starting at another offset (wrapping), half of them reversed,
     // so every transaction is in at least two files and the processes meet in both directions.
     const files = [0, 1, 2, 3].map((k) => {
       const len = ds.txs.length;
-      const picked = Array.from({ length: Math.ceil(len * 0.6) }, (_, j) => ds.txs[(k * Math.floor(len / 4) + j) % len]);
+      const picked = Array.from(
+        { length: Math.ceil(len * 0.6) },
+        (_, j) => ds.txs[(k * Math.floor(len / 4) + j) % len],
+      );
       const file = path.join(dir, `part-${k}.jsonl`);
       fs.writeFileSync(file, jsonLines(k % 2 ? picked.reverse() : picked));
       return file;
     });
     const sources = ['scanner', 'backfill', 'webhook', 'file'];
-    const runs = await Promise.all(files.map((f, k) => oncepay(['ingest', f, '--cluster', 'localnet', '--source', sources[k], '--batch-size', '4'], { env: t.env })));
+    const runs = await Promise.all(
+      files.map((f, k) =>
+        oncepay(['ingest', f, '--cluster', 'localnet', '--source', sources[k], '--batch-size', '4'], { env: t.env }),
+      ),
+    );
     for (const r of runs) {
       expect(r.code, r.stderr).to.equal(0);
       // A deadlock would be retried (and logged with its SQLSTATE): there must be none.
@@ -57,7 +70,9 @@ describe('indexer/cli: concurrent ingest', () => {
     expect(exceptionMoney).to.equal(String(100 * (n / 2) + 25));
     expect(await q(`SELECT count(*)::int AS n FROM outbox`)).to.deep.equal([{ n: want.invoicesPaid }]);
     expect(await unbalancedInvoices(t.pool)).to.deep.equal([]);
-    const counts = await q(`SELECT sum(delivered)::int AS d, sum(inserted)::int AS i, sum(duplicates)::int AS u FROM receipt_delivery_counts`);
+    const counts = await q(
+      `SELECT sum(delivered)::int AS d, sum(inserted)::int AS i, sum(duplicates)::int AS u FROM receipt_delivery_counts`,
+    );
     const delivered = summaries.reduce((s, x) => s + x.receipts, 0);
     expect(counts).to.deep.equal([{ d: delivered, i: want.receipts, u: delivered - want.receipts }]);
   });

@@ -27,7 +27,13 @@ describe('indexer/cli: crash injection', () => {
         const n = 8;
         const ds = paymentDataset(n);
         const ledger = createLedger({ db: t.pool });
-        for (const inv of ds.invoices) await ledger.createInvoice({ id: inv.id, mint: USDC, expectedAmount: BigInt(inv.amount), depositAddress: inv.depositAddress });
+        for (const inv of ds.invoices)
+          await ledger.createInvoice({
+            id: inv.id,
+            mint: USDC,
+            expectedAmount: BigInt(inv.amount),
+            depositAddress: inv.depositAddress,
+          });
         const file = path.join(dir, `${point}.jsonl`);
         fs.writeFileSync(file, jsonLines(ds.txs));
         const args = ['ingest', file, '--cluster', 'localnet', '--batch-size', '5'];
@@ -45,15 +51,28 @@ describe('indexer/cli: crash injection', () => {
 
         const rerun = await oncepay(args, { env: t.env });
         expect(rerun.code, rerun.stderr).to.equal(0);
-        expect(JSON.parse(rerun.stdout)).to.deep.include({ inserted: expectedTotals(n).receipts - committed, duplicates: committed });
+        expect(JSON.parse(rerun.stdout)).to.deep.include({
+          inserted: expectedTotals(n).receipts - committed,
+          duplicates: committed,
+        });
         const want = expectedTotals(n);
         expect(await q(`SELECT count(*)::int AS n FROM receipts`)).to.deep.equal([{ n: want.receipts }]);
-        expect(await q(`SELECT count(*)::int AS n FROM invoices WHERE status = 'paid' AND credited_amount = expected_amount`)).to.deep.equal([{ n: want.invoicesPaid }]);
-        expect(await q(`SELECT kind::text, count(*)::int AS n, sum(amount)::text AS a FROM exceptions GROUP BY kind ORDER BY kind`)).to.deep.equal([
+        expect(
+          await q(
+            `SELECT count(*)::int AS n FROM invoices WHERE status = 'paid' AND credited_amount = expected_amount`,
+          ),
+        ).to.deep.equal([{ n: want.invoicesPaid }]);
+        expect(
+          await q(
+            `SELECT kind::text, count(*)::int AS n, sum(amount)::text AS a FROM exceptions GROUP BY kind ORDER BY kind`,
+          ),
+        ).to.deep.equal([
           { kind: 'late_payment', n: 1, a: '25' },
           { kind: 'overpayment', n: want.exceptions.overpayment.count, a: want.exceptions.overpayment.amount },
         ]);
-        expect(await q(`SELECT count(*)::int AS n, count(DISTINCT invoice_id)::int AS d FROM fulfilments`)).to.deep.equal([{ n: want.invoicesPaid, d: want.invoicesPaid }]);
+        expect(
+          await q(`SELECT count(*)::int AS n, count(DISTINCT invoice_id)::int AS d FROM fulfilments`),
+        ).to.deep.equal([{ n: want.invoicesPaid, d: want.invoicesPaid }]);
         expect(await unbalancedInvoices(t.pool)).to.deep.equal([]);
       } finally {
         await t.drop();
@@ -76,19 +95,41 @@ describe('indexer/cli: crash injection', () => {
 
     async function pay(ids: string[]) {
       const ledger = createLedger({ db: t.pool });
-      for (const id of ids) await ledger.createInvoice({ id, mint: USDC, expectedAmount: 10n, depositAddress: addr(`o-${id}`) });
-      await ledger.applyBatch({ cluster: 'localnet', source: 'scanner', receipts: ids.map((id) => receipt({ signature: sig(`o-${id}`), destination: addr(`o-${id}`), amount: 10n })) });
+      for (const id of ids)
+        await ledger.createInvoice({ id, mint: USDC, expectedAmount: 10n, depositAddress: addr(`o-${id}`) });
+      await ledger.applyBatch({
+        cluster: 'localnet',
+        source: 'scanner',
+        receipts: ids.map((id) => receipt({ signature: sig(`o-${id}`), destination: addr(`o-${id}`), amount: 10n })),
+      });
     }
 
     it('killed after the HTTP response, before marking delivered: the restart re-sends the SAME Idempotency-Key, never a new one', async () => {
       await pay(['OA', 'OB']);
-      const base = ['outbox', 'run', '--url', merchant.url, '--secret', SECRET, '--lease-seconds', '1', '--batch-size', '1', '--poll-ms', '100'];
-      const crashed = await oncepay([...base, '--once'], { env: { ...t.env, ONCEPAY_FAILPOINT: 'outbox.after_response_before_mark' } });
+      const base = [
+        'outbox',
+        'run',
+        '--url',
+        merchant.url,
+        '--secret',
+        SECRET,
+        '--lease-seconds',
+        '1',
+        '--batch-size',
+        '1',
+        '--poll-ms',
+        '100',
+      ];
+      const crashed = await oncepay([...base, '--once'], {
+        env: { ...t.env, ONCEPAY_FAILPOINT: 'outbox.after_response_before_mark' },
+      });
       expect(crashed.signal).to.equal('SIGKILL');
       expect(merchant.seen).to.have.length(1);
       const firstKey = merchant.seen[0].idempotencyKey;
       expect([fulfilmentOpId('OA'), fulfilmentOpId('OB')]).to.include(firstKey);
-      expect((await t.pool.query(`SELECT state FROM outbox WHERE fulfilment_id = $1`, [firstKey])).rows[0].state).to.equal('delivering');
+      expect(
+        (await t.pool.query(`SELECT state FROM outbox WHERE fulfilment_id = $1`, [firstKey])).rows[0].state,
+      ).to.equal('delivering');
 
       // The restarted worker waits out the dead worker's lease, then delivers both rows.
       const restarted = await oncepay([...base, '--drain'], { env: t.env });
@@ -97,8 +138,12 @@ describe('indexer/cli: crash injection', () => {
       expect(keys.filter((k) => k === firstKey)).to.have.length(2);
       expect(new Set(keys)).to.deep.equal(new Set([fulfilmentOpId('OA'), fulfilmentOpId('OB')]));
       expect(keys).to.have.length(3);
-      for (const s of merchant.seen) expect(verifySignature(SECRET, s.signature, s.body, { nowSeconds: Math.floor(Date.now() / 1000) })).to.equal(true);
-      const rows = (await t.pool.query(`SELECT fulfilment_id, state, attempts FROM outbox ORDER BY fulfilment_id`)).rows;
+      for (const s of merchant.seen)
+        expect(verifySignature(SECRET, s.signature, s.body, { nowSeconds: Math.floor(Date.now() / 1000) })).to.equal(
+          true,
+        );
+      const rows = (await t.pool.query(`SELECT fulfilment_id, state, attempts FROM outbox ORDER BY fulfilment_id`))
+        .rows;
       expect(rows.every((r) => r.state === 'delivered')).to.equal(true);
       expect(rows.find((r) => r.fulfilment_id === firstKey)!.attempts).to.equal(2);
     });
@@ -106,7 +151,21 @@ describe('indexer/cli: crash injection', () => {
     it('retries, dead-letters after --max-attempts, and `outbox replay --all-dead` re-queues with the same key', async () => {
       await pay(['OD']);
       merchant.respond = () => 500;
-      const run = ['outbox', 'run', '--drain', '--url', merchant.url, '--max-attempts', '3', '--backoff-base-ms', '0', '--backoff-cap-ms', '0', '--poll-ms', '20'];
+      const run = [
+        'outbox',
+        'run',
+        '--drain',
+        '--url',
+        merchant.url,
+        '--max-attempts',
+        '3',
+        '--backoff-base-ms',
+        '0',
+        '--backoff-cap-ms',
+        '0',
+        '--poll-ms',
+        '20',
+      ];
       const failing = await oncepay(run, { env: { ...t.env, ONCEPAY_WEBHOOK_SECRET: SECRET } });
       expect(failing.code, failing.stderr).to.equal(0);
       expect(JSON.parse(failing.stdout)).to.deep.equal({ claimed: 3, delivered: 0, failed: 2, dead: 1 });

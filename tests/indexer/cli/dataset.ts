@@ -19,10 +19,21 @@ export function paymentDataset(n = 10): Dataset {
   for (let i = 0; i < n; i++) {
     const id = `INV-${String(i).padStart(3, '0')}`;
     invoices.push({ id, amount: '1000', depositAddress: addr(`shop-${i}`) });
-    txs.push(parsedTransaction(`first-${i}`, 1000 + i, [{ destination: addr(`ata-${i}`), owner: addr(`shop-${i}`), amount: '600' }]));
-    txs.push(parsedTransaction(`second-${i}`, 2000 + i, [{ destination: addr(`ata-${i}`), owner: addr(`shop-${i}`), amount: i % 2 ? '500' : '400' }]));
+    txs.push(
+      parsedTransaction(`first-${i}`, 1000 + i, [
+        { destination: addr(`ata-${i}`), owner: addr(`shop-${i}`), amount: '600' },
+      ]),
+    );
+    txs.push(
+      parsedTransaction(`second-${i}`, 2000 + i, [
+        { destination: addr(`ata-${i}`), owner: addr(`shop-${i}`), amount: i % 2 ? '500' : '400' },
+      ]),
+    );
   }
-  invoices.push({ id: 'TWO-A', amount: '7', depositAddress: addr('two-a') }, { id: 'TWO-B', amount: '9', depositAddress: addr('two-b') });
+  invoices.push(
+    { id: 'TWO-A', amount: '7', depositAddress: addr('two-a') },
+    { id: 'TWO-B', amount: '9', depositAddress: addr('two-b') },
+  );
   txs.push(
     parsedTransaction('two-at-once', 3000, [
       { destination: addr('two-a'), owner: addr('someone-a'), amount: '7' },

@@ -5,7 +5,13 @@ import { join } from 'node:path';
 import bs58 from 'bs58';
 import { expect } from 'chai';
 import { isOncepayError, OncepayError } from '../../../common/errors';
-import { DECODE_CODES, decodeBlock, decodeTransaction, readTransactionsInput, type Receipt } from '../../../indexer/decode';
+import {
+  DECODE_CODES,
+  decodeBlock,
+  decodeTransaction,
+  readTransactionsInput,
+  type Receipt,
+} from '../../../indexer/decode';
 import { allFixtureInputs, clone, fixture, REAL } from './helpers';
 
 type Tx = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
@@ -21,10 +27,20 @@ function refusal(f: () => unknown): OncepayError {
 }
 
 /** Set the base-unit amount of an account's token balance entry (pre or post). */
-function setBalance(tx: Tx, field: 'preTokenBalances' | 'postTokenBalances', accountIndex: number, amount: bigint): void {
+function setBalance(
+  tx: Tx,
+  field: 'preTokenBalances' | 'postTokenBalances',
+  accountIndex: number,
+  amount: bigint,
+): void {
   const b = (tx.meta[field] as Tx[]).find((x) => x.accountIndex === accountIndex);
   if (!b) throw new Error(`no ${field} entry for account ${accountIndex}`);
-  b.uiTokenAmount = { ...b.uiTokenAmount, amount: amount.toString(), uiAmount: null, uiAmountString: amount.toString() };
+  b.uiTokenAmount = {
+    ...b.uiTokenAmount,
+    amount: amount.toString(),
+    uiAmount: null,
+    uiAmountString: amount.toString(),
+  };
 }
 
 function balance(tx: Tx, field: 'preTokenBalances' | 'postTokenBalances', accountIndex: number): bigint {
@@ -38,7 +54,7 @@ function u64le(v: bigint): number[] {
 /** A SPL Token `transfer` (tag 3) instruction's data for `amount`, base58 as in the json encoding. */
 const transferData = (amount: bigint) => bs58.encode(Uint8Array.from([3, ...u64le(amount)]));
 
-describe('decode: transfers cross-checked against the transaction\'s own token balances', () => {
+describe("decode: transfers cross-checked against the transaction's own token balances", () => {
   it('every real fixture (LiteSVM, mainnet, devnet; swaps with burns, mintTo, wSOL) agrees with its balances', () => {
     let tokenReceipts = 0;
     for (const [label, tx] of allFixtureInputs()) {
@@ -78,7 +94,9 @@ describe('decode: transfers cross-checked against the transaction\'s own token b
   });
 
   it('a real mainnet transfer (BONK, base64) with its destination balance lowered → BALANCE_MISMATCH', () => {
-    const tx = clone(readTransactionsInput(readFileSync(join(REAL, 'mainnet-66iwZv-bonk-transfer.base64.json'), 'utf8'))[0]) as Tx;
+    const tx = clone(
+      readTransactionsInput(readFileSync(join(REAL, 'mainnet-66iwZv-bonk-transfer.base64.json'), 'utf8'))[0],
+    ) as Tx;
     const [r] = decodeTransaction(tx);
     const dest = (tx.meta.postTokenBalances as Tx[]).find((b) => b.owner === r.destinationOwner)!;
     dest.uiTokenAmount.amount = (BigInt(dest.uiTokenAmount.amount) - 1n).toString();
@@ -126,7 +144,11 @@ describe('decode: transfers cross-checked against the transaction\'s own token b
     setBalance(tx, 'postTokenBalances', src, balance(tx, 'preTokenBalances', src) - 2n * (r.amount + r.fee!));
     const e = refusal(() => decodeTransaction(tx));
     expect(e.code).to.equal(DECODE_CODES.BALANCE_MISMATCH);
-    expect(e.context).to.deep.include({ account: r.destination, actual: (2n * r.amount).toString(), decoded: (2n * (r.amount + r.fee!)).toString() });
+    expect(e.context).to.deep.include({
+      account: r.destination,
+      actual: (2n * r.amount).toString(),
+      decoded: (2n * (r.amount + r.fee!)).toString(),
+    });
   });
 
   it('a balance of another mint than the transfer names is refused', () => {
@@ -152,7 +174,15 @@ describe('decode: transfers cross-checked against the transaction\'s own token b
       tx.transaction.message.instructions[1].data = transferData(1_000_000_000n);
       return tx;
     };
-    const block = () => ({ blockhash: 'x', parentSlot: 9, transactions: [good(), forged(), good()].map((t) => ({ transaction: (t as Tx).transaction, meta: (t as Tx).meta, version: (t as Tx).version })) });
+    const block = () => ({
+      blockhash: 'x',
+      parentSlot: 9,
+      transactions: [good(), forged(), good()].map((t) => ({
+        transaction: (t as Tx).transaction,
+        meta: (t as Tx).meta,
+        version: (t as Tx).version,
+      })),
+    });
 
     it('without a handler, the refused transaction fails the block (as any refused transaction does)', () => {
       const e = refusal(() => decodeBlock(block(), { slot: 10 }));
@@ -172,7 +202,9 @@ describe('decode: transfers cross-checked against the transaction\'s own token b
       const b = block();
       (b.transactions[0].meta as Tx).err = undefined;
       delete (b.transactions[0].meta as Tx).status;
-      expect(refusal(() => decodeBlock(b, { slot: 10, onBalanceMismatch: () => undefined })).code).to.equal(DECODE_CODES.MALFORMED_TRANSACTION);
+      expect(refusal(() => decodeBlock(b, { slot: 10, onBalanceMismatch: () => undefined })).code).to.equal(
+        DECODE_CODES.MALFORMED_TRANSACTION,
+      );
     });
   });
 });

@@ -10,7 +10,9 @@ describe('decode: LiteSVM fixtures are reproducible', () => {
   it('generateFixtures() reproduces every committed file', () => {
     const files = generateFixtures();
     const names = caseNames();
-    expect(Object.keys(files).sort()).to.deep.equal(['manifest.json', ...names.map((n) => `json/${n}.json`), ...names.map((n) => `jsonParsed/${n}.json`)].sort());
+    expect(Object.keys(files).sort()).to.deep.equal(
+      ['manifest.json', ...names.map((n) => `json/${n}.json`), ...names.map((n) => `jsonParsed/${n}.json`)].sort(),
+    );
     for (const [rel, content] of Object.entries(files)) {
       expect(content, rel).to.equal(readFileSync(join(LITESVM, rel), 'utf8'));
     }

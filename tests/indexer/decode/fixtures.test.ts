@@ -141,7 +141,10 @@ describe('decode: LiteSVM fixtures', () => {
           decodeTransaction(tx);
         } catch (e) {
           code = (e as { code?: string }).code;
-          expect((e as { context: Record<string, unknown> }).context).to.deep.include({ decoded: '-999999999999', actual: '0' });
+          expect((e as { context: Record<string, unknown> }).context).to.deep.include({
+            decoded: '-999999999999',
+            actual: '0',
+          });
         }
         expect(code).to.equal(DECODE_CODES.BALANCE_MISMATCH);
       });
@@ -174,7 +177,11 @@ describe('decode: LiteSVM fixtures', () => {
         const tx = fixture('v0-lookup-table', encoding);
         expect(tx.version).to.equal(0);
         const staticKeys = (tx.transaction as { message: { accountKeys: unknown[] } }).message.accountKeys.map((k) =>
-          typeof k === 'string' ? k : (k as { pubkey: string; source: string }).source === 'transaction' ? (k as { pubkey: string }).pubkey : null,
+          typeof k === 'string'
+            ? k
+            : (k as { pubkey: string; source: string }).source === 'transaction'
+              ? (k as { pubkey: string }).pubkey
+              : null,
         );
         expect(staticKeys).to.not.include(key('erin:usdc'));
         const rs = decodeTransaction(tx);
@@ -213,7 +220,12 @@ describe('decode: LiteSVM fixtures', () => {
 
       it('System transferWithSeed: source is the derived account', () => {
         const [r] = decodeCase('system-transfer-with-seed', encoding);
-        expect([r.kind, r.source, r.destination, r.amount]).to.deep.equal(['systemTransfer', key('seed-derived'), key('grace'), 7_000_000n]);
+        expect([r.kind, r.source, r.destination, r.amount]).to.deep.equal([
+          'systemTransfer',
+          key('seed-derived'),
+          key('grace'),
+          7_000_000n,
+        ]);
       });
 
       it('u64::MAX transferChecked is exact', () => {
@@ -236,13 +248,36 @@ describe('decode: LiteSVM fixtures', () => {
 
   it('jsonParsed instructions the RPC could not parse ({programId, accounts, data}) decode like parsed ones', () => {
     for (const name of caseNames()) {
-      const raw = fixture(name, 'json') as { transaction: { message: { accountKeys: string[]; instructions: RawIx[] } }; meta: { loadedAddresses?: { writable: string[]; readonly: string[] }; innerInstructions: Array<{ index: number; instructions: RawIx[] }> } };
-      const keys = [...raw.transaction.message.accountKeys, ...(raw.meta.loadedAddresses?.writable ?? []), ...(raw.meta.loadedAddresses?.readonly ?? [])];
-      const unparsed = (ix: RawIx, stackHeight: unknown): Record<string, unknown> => ({ accounts: ix.accounts.map((i) => keys[i]), data: ix.data, programId: keys[ix.programIdIndex], stackHeight });
-      const tx = clone(fixture(name, 'jsonParsed')) as { transaction: { message: { instructions: unknown[] } }; meta: { innerInstructions: Array<{ index: number; instructions: unknown[] }> } };
+      const raw = fixture(name, 'json') as {
+        transaction: { message: { accountKeys: string[]; instructions: RawIx[] } };
+        meta: {
+          loadedAddresses?: { writable: string[]; readonly: string[] };
+          innerInstructions: Array<{ index: number; instructions: RawIx[] }>;
+        };
+      };
+      const keys = [
+        ...raw.transaction.message.accountKeys,
+        ...(raw.meta.loadedAddresses?.writable ?? []),
+        ...(raw.meta.loadedAddresses?.readonly ?? []),
+      ];
+      const unparsed = (ix: RawIx, stackHeight: unknown): Record<string, unknown> => ({
+        accounts: ix.accounts.map((i) => keys[i]),
+        data: ix.data,
+        programId: keys[ix.programIdIndex],
+        stackHeight,
+      });
+      const tx = clone(fixture(name, 'jsonParsed')) as {
+        transaction: { message: { instructions: unknown[] } };
+        meta: { innerInstructions: Array<{ index: number; instructions: unknown[] }> };
+      };
       tx.transaction.message.instructions = raw.transaction.message.instructions.map((ix) => unparsed(ix, null));
-      tx.meta.innerInstructions = raw.meta.innerInstructions.map((e) => ({ index: e.index, instructions: e.instructions.map((ix) => unparsed(ix, ix.stackHeight)) }));
-      expect(decodeTransaction(tx).map(receiptToJson), name).to.deep.equal(decodeCase(name, 'jsonParsed').map(receiptToJson));
+      tx.meta.innerInstructions = raw.meta.innerInstructions.map((e) => ({
+        index: e.index,
+        instructions: e.instructions.map((ix) => unparsed(ix, ix.stackHeight)),
+      }));
+      expect(decodeTransaction(tx).map(receiptToJson), name).to.deep.equal(
+        decodeCase(name, 'jsonParsed').map(receiptToJson),
+      );
     }
   });
 
@@ -252,9 +287,11 @@ describe('decode: LiteSVM fixtures', () => {
       const meta = tx.meta as { err: unknown; preTokenBalances: Bal[]; postTokenBalances: Bal[] };
       if (meta.err !== null || name === 'inner-cpi-sparse' || name === 'noise-create-mint-burn') continue; // closes/mints/burns move balances too
       const keys = [
-        ...((tx.transaction as { message: { accountKeys: string[] } }).message.accountKeys),
-        ...(((tx.meta as { loadedAddresses?: { writable: string[]; readonly: string[] } }).loadedAddresses?.writable) ?? []),
-        ...(((tx.meta as { loadedAddresses?: { writable: string[]; readonly: string[] } }).loadedAddresses?.readonly) ?? []),
+        ...(tx.transaction as { message: { accountKeys: string[] } }).message.accountKeys,
+        ...((tx.meta as { loadedAddresses?: { writable: string[]; readonly: string[] } }).loadedAddresses?.writable ??
+          []),
+        ...((tx.meta as { loadedAddresses?: { writable: string[]; readonly: string[] } }).loadedAddresses?.readonly ??
+          []),
       ];
       const net = new Map<string, bigint>();
       for (const r of decodeTransaction(tx)) {
@@ -262,10 +299,13 @@ describe('decode: LiteSVM fixtures', () => {
         net.set(r.destination, (net.get(r.destination) ?? 0n) + r.amount); // a withheld fee is not in the spendable amount
         net.set(r.source, (net.get(r.source) ?? 0n) - r.amount - (r.fee ?? 0n));
       }
-      const amount = (list: Bal[], i: number): bigint => BigInt(list.find((b) => b.accountIndex === i)?.uiTokenAmount.amount ?? '0');
+      const amount = (list: Bal[], i: number): bigint =>
+        BigInt(list.find((b) => b.accountIndex === i)?.uiTokenAmount.amount ?? '0');
       for (const [address, change] of net) {
         const i = keys.indexOf(address);
-        expect(amount(meta.postTokenBalances, i) - amount(meta.preTokenBalances, i), `${name} ${address}`).to.equal(change);
+        expect(amount(meta.postTokenBalances, i) - amount(meta.preTokenBalances, i), `${name} ${address}`).to.equal(
+          change,
+        );
       }
     }
   });

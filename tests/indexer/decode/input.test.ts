@@ -24,8 +24,10 @@ function codeOf(f: () => unknown): { code: string; context: Record<string, unkno
   throw new Error('expected an OncepayError');
 }
 
-const one = (): string => JSON.stringify(fixture('spl-two-transfers', 'json'), (_k, v) => (typeof v === 'bigint' ? Number(v) : v));
-const two = (): string => JSON.stringify(fixture('spl-transfer-reference', 'json'), (_k, v) => (typeof v === 'bigint' ? Number(v) : v));
+const one = (): string =>
+  JSON.stringify(fixture('spl-two-transfers', 'json'), (_k, v) => (typeof v === 'bigint' ? Number(v) : v));
+const two = (): string =>
+  JSON.stringify(fixture('spl-transfer-reference', 'json'), (_k, v) => (typeof v === 'bigint' ? Number(v) : v));
 
 describe('decode: reading input', () => {
   it('accepts a bare result, an RPC envelope, an array of either (an RPC batch reply), and JSON lines', () => {
@@ -35,16 +37,30 @@ describe('decode: reading input', () => {
     expect(sig(readTransactionsInput(one()))).to.deep.equal([a, a]);
     expect(sig(readTransactionsInput(`{"jsonrpc":"2.0","result":${one()},"id":7}`))).to.deep.equal([a, a]);
     expect(sig(readTransactionsInput(`[${one()},${two()}]`))).to.deep.equal([a, a, b]);
-    expect(sig(readTransactionsInput(`[{"jsonrpc":"2.0","result":${one()},"id":1},{"jsonrpc":"2.0","result":${two()},"id":2}]`))).to.deep.equal([a, a, b]);
-    expect(sig(readTransactionsInput(`${one()}\n\n{"jsonrpc":"2.0","result":${two()},"id":2}\n`))).to.deep.equal([a, a, b]);
+    expect(
+      sig(
+        readTransactionsInput(
+          `[{"jsonrpc":"2.0","result":${one()},"id":1},{"jsonrpc":"2.0","result":${two()},"id":2}]`,
+        ),
+      ),
+    ).to.deep.equal([a, a, b]);
+    expect(sig(readTransactionsInput(`${one()}\n\n{"jsonrpc":"2.0","result":${two()},"id":2}\n`))).to.deep.equal([
+      a,
+      a,
+      b,
+    ]);
     expect(readTransactionsInput('  \n')).to.deep.equal([]);
     expect(sig(readTransactionsInput(`\ufeff${one()}`))).to.deep.equal([a, a]); // a byte-order mark is dropped
   });
 
   it('decodeTransaction accepts an RPC envelope as well as its result', () => {
     const tx = fixture('spl-two-transfers', 'json');
-    expect(decodeTransaction({ jsonrpc: '2.0', id: 1, result: tx }).map(receiptToJson)).to.deep.equal(decodeTransaction(tx).map(receiptToJson));
-    expect(codeOf(() => decodeTransaction({ jsonrpc: '2.0', id: 1, result: null })).code).to.equal(DECODE_CODES.MALFORMED_TRANSACTION);
+    expect(decodeTransaction({ jsonrpc: '2.0', id: 1, result: tx }).map(receiptToJson)).to.deep.equal(
+      decodeTransaction(tx).map(receiptToJson),
+    );
+    expect(codeOf(() => decodeTransaction({ jsonrpc: '2.0', id: 1, result: null })).code).to.equal(
+      DECODE_CODES.MALFORMED_TRANSACTION,
+    );
   });
 
   it('a pretty-printed fixture (many lines) is one document, not JSON lines', () => {
@@ -77,9 +93,13 @@ describe('decode: reading input', () => {
   });
 
   it('lenient: an RPC batch reply keeps the good elements and names the bad one by index', () => {
-    const { items, errors } = readTransactionsInputLenient(`[{"jsonrpc":"2.0","result":${one()},"id":1},{"jsonrpc":"2.0","result":null,"id":2}]`);
+    const { items, errors } = readTransactionsInputLenient(
+      `[{"jsonrpc":"2.0","result":${one()},"id":1},{"jsonrpc":"2.0","result":null,"id":2}]`,
+    );
     expect(items).to.have.length(1);
-    expect(errors).to.deep.equal([{ line: 1, index: 1, code: DECODE_CODES.TRANSACTION_NOT_FOUND, message: errors[0].message }]);
+    expect(errors).to.deep.equal([
+      { line: 1, index: 1, code: DECODE_CODES.TRANSACTION_NOT_FOUND, message: errors[0].message },
+    ]);
   });
 
   it('lenient: a broken single document is one error', () => {
@@ -89,7 +109,9 @@ describe('decode: reading input', () => {
   });
 
   it('integers above 2^53 are read exactly (as bigint); JSON.parse would round them', () => {
-    expect(parseJsonExact('{"a":18446744073709551615,"b":9007199254740993,"c":9007199254740991,"d":1.5,"e":-3}')).to.deep.equal({
+    expect(
+      parseJsonExact('{"a":18446744073709551615,"b":9007199254740993,"c":9007199254740991,"d":1.5,"e":-3}'),
+    ).to.deep.equal({
       a: 18446744073709551615n,
       b: 9007199254740993n,
       c: 9007199254740991,
@@ -103,7 +125,8 @@ describe('decode: reading input', () => {
   });
 
   it('the exact reader agrees with JSON.parse on ordinary JSON, including escapes and __proto__', () => {
-    const text = '{"s":"a\\"b\\\\c\\u00e9\\n","n":[0,-0,1e3,-2.5E-2,true,false,null],"__proto__":{"x":1},"nested":{"k":[[],{}]}}';
+    const text =
+      '{"s":"a\\"b\\\\c\\u00e9\\n","n":[0,-0,1e3,-2.5E-2,true,false,null],"__proto__":{"x":1},"nested":{"k":[[],{}]}}';
     const long = text.replace('"s"', '"pad":12345678901234567,"s"'); // forces the exact path
     const exact = parseJsonExact(long) as Record<string, unknown>;
     const plain = JSON.parse(text) as Record<string, unknown>;
@@ -115,11 +138,15 @@ describe('decode: reading input', () => {
 
   it('jsonParsed lamports above 2^53: exact through readTransactionsInput, rejected (not rounded) after JSON.parse', () => {
     const text = fixtureText('system-big-lamports', 'jsonParsed');
-    expect(decodeTransaction(readTransactionsInput(text)[0]).map((r) => r.amount)).to.deep.equal([9_007_199_254_740_993n]);
+    expect(decodeTransaction(readTransactionsInput(text)[0]).map((r) => r.amount)).to.deep.equal([
+      9_007_199_254_740_993n,
+    ]);
     const e = codeOf(() => decodeTransaction(JSON.parse(text)));
     expect(e.code).to.equal(DECODE_CODES.AMOUNT_IMPRECISE);
     // the json encoding carries the amount in base58 instruction data: exact even through JSON.parse
-    expect(decodeTransaction(JSON.parse(fixtureText('system-big-lamports', 'json'))).map((r) => r.amount)).to.deep.equal([9_007_199_254_740_993n]);
+    expect(
+      decodeTransaction(JSON.parse(fixtureText('system-big-lamports', 'json'))).map((r) => r.amount),
+    ).to.deep.equal([9_007_199_254_740_993n]);
   });
 });
 
@@ -139,7 +166,9 @@ describe('decode: getBlock results', () => {
 
   it('decodes every transaction, with the slot passed in and the block time of the block', () => {
     const rs = decodeBlock(block(), { slot: 400_000_100n, cluster: 'mainnet-beta' });
-    expect(rs.map((r) => receiptToJson(r))).to.deep.equal([...decodeCase('spl-two-transfers', 'json'), ...decodeCase('v0-lookup-table', 'json')].map(receiptToJson));
+    expect(rs.map((r) => receiptToJson(r))).to.deep.equal(
+      [...decodeCase('spl-two-transfers', 'json'), ...decodeCase('v0-lookup-table', 'json')].map(receiptToJson),
+    );
     for (const r of rs) {
       expect(r.slot).to.equal(400_000_100n);
       expect(r.blockTime).to.equal(1_790_000_123);
@@ -154,12 +183,16 @@ describe('decode: getBlock results', () => {
   });
 
   it('readTransactionsInput expands a getBlock result into its transactions', () => {
-    expect(readTransactionsInput(JSON.stringify(block(), (_k, v) => (typeof v === 'bigint' ? Number(v) : v)))).to.have.length(3);
+    expect(
+      readTransactionsInput(JSON.stringify(block(), (_k, v) => (typeof v === 'bigint' ? Number(v) : v))),
+    ).to.have.length(3);
   });
 
   it('one malformed transaction fails the block, naming which', () => {
     const b = block();
-    ((b.transactions as Array<Record<string, any>>)[2].transaction.message.instructions[0] as Record<string, unknown>).programIdIndex = 99; // eslint-disable-line @typescript-eslint/no-explicit-any
+    (
+      (b.transactions as Array<Record<string, any>>)[2].transaction.message.instructions[0] as Record<string, unknown>
+    ).programIdIndex = 99; // eslint-disable-line @typescript-eslint/no-explicit-any
     const e = codeOf(() => decodeBlock(b));
     expect(e.code).to.equal(DECODE_CODES.MALFORMED_TRANSACTION);
     expect(e.context.transaction).to.equal(2);
@@ -189,14 +222,41 @@ describe('decode: the exact JSON reader, differential', () => {
   const next = rng(0xbeef);
   const pick = <T>(xs: T[]): T => xs[Math.floor(next() * xs.length)];
   // odd numbers of escaped quotes and trailing backslashes matter to the string-skipping scan
-  const STRINGS = ['', 'a', 'amount:12345678901234567890,', '"quoted" \\ back', 'one " quote', 'ends \\', '\\"', ':12345678901234567890"', 'é ünï 😀', '[1234567890123456789]', 'x\ny\tz', '\u0001'];
+  const STRINGS = [
+    '',
+    'a',
+    'amount:12345678901234567890,',
+    '"quoted" \\ back',
+    'one " quote',
+    'ends \\',
+    '\\"',
+    ':12345678901234567890"',
+    'é ünï 😀',
+    '[1234567890123456789]',
+    'x\ny\tz',
+    '\u0001',
+  ];
   function value(depth: number): unknown {
     const r = next();
     if (depth > 3 || r < 0.35) {
       return pick<unknown>([
-        0, -1, 42, 1.5, -2.5e-3, 1e21, 9007199254740991, -9007199254740991, 1000000000000000,
-        9007199254740993n, 18446744073709551615n, -12345678901234567890n, 12345678901234567n,
-        true, false, null, pick(STRINGS),
+        0,
+        -1,
+        42,
+        1.5,
+        -2.5e-3,
+        1e21,
+        9007199254740991,
+        -9007199254740991,
+        1000000000000000,
+        9007199254740993n,
+        18446744073709551615n,
+        -12345678901234567890n,
+        12345678901234567n,
+        true,
+        false,
+        null,
+        pick(STRINGS),
       ]);
     }
     if (r < 0.7) return Array.from({ length: Math.floor(next() * 4) }, () => value(depth + 1));
@@ -209,7 +269,10 @@ describe('decode: the exact JSON reader, differential', () => {
     const ws = (): string => pick(['', ' ', '\n', '\t ', '\r\n']);
     if (typeof v === 'bigint') return v.toString();
     if (Array.isArray(v)) return `[${ws()}${v.map((x) => `${write(x)}${ws()}`).join(`,${ws()}`)}]`;
-    if (v !== null && typeof v === 'object') return `{${Object.entries(v).map(([k, x]) => `${ws()}${JSON.stringify(k)}${ws()}:${ws()}${write(x)}`).join(',')}${ws()}}`;
+    if (v !== null && typeof v === 'object')
+      return `{${Object.entries(v)
+        .map(([k, x]) => `${ws()}${JSON.stringify(k)}${ws()}:${ws()}${write(x)}`)
+        .join(',')}${ws()}}`;
     return JSON.stringify(v);
   }
 
@@ -227,20 +290,38 @@ describe('decode: the exact JSON reader, differential', () => {
   });
 
   it('invalid JSON is refused by both, including leading zeros and a forged mark', () => {
-    for (const bad of ['{"a":0000000000000000001}', '[01]', '{"a":1,}', '[1 2]', '"\u0001"', '{"a":"\\u0000123456789012345678"', '[12345678901234567.]']) {
+    for (const bad of [
+      '{"a":0000000000000000001}',
+      '[01]',
+      '{"a":1,}',
+      '[1 2]',
+      '"\u0001"',
+      '{"a":"\\u0000123456789012345678"',
+      '[12345678901234567.]',
+    ]) {
       expect(() => parseJsonExact(bad), bad).to.throw(/MALFORMED_JSON/);
       expect(() => parseJsonByCharacter(bad), bad).to.throw(/MALFORMED_JSON/);
     }
     // strings with escapes next to long numbers, digit runs inside strings, "__proto__" keys
     const obj = (entries: Array<[string, unknown]>): Record<string, unknown> => {
       const o: Record<string, unknown> = {};
-      for (const [k, v] of entries) Object.defineProperty(o, k, { value: v, writable: true, enumerable: true, configurable: true });
+      for (const [k, v] of entries)
+        Object.defineProperty(o, k, { value: v, writable: true, enumerable: true, configurable: true });
       return o;
     };
     const edge: Array<[string, unknown]> = [
-      ['{"a\\\\":12345678901234567890,"b":"x\\"1234567890123456789\\""}', { 'a\\': 12345678901234567890n, b: 'x"1234567890123456789"' }],
+      [
+        '{"a\\\\":12345678901234567890,"b":"x\\"1234567890123456789\\""}',
+        { 'a\\': 12345678901234567890n, b: 'x"1234567890123456789"' },
+      ],
       ['["\\\\",-98765432109876543210,"\\\\\\"",1]', ['\\', -98765432109876543210n, '\\"', 1]],
-      ['{"__proto__":12345678901234567890,"k":{"__proto__":{"x":99999999999999999999}}}', obj([['__proto__', 12345678901234567890n], ['k', obj([['__proto__', { x: 99999999999999999999n }]])]])],
+      [
+        '{"__proto__":12345678901234567890,"k":{"__proto__":{"x":99999999999999999999}}}',
+        obj([
+          ['__proto__', 12345678901234567890n],
+          ['k', obj([['__proto__', { x: 99999999999999999999n }]])],
+        ]),
+      ],
       ['{"s":"a:12345678901234567890,","n":1234567890123456}', { s: 'a:12345678901234567890,', n: 1234567890123456 }],
     ];
     for (const [text, want] of edge) {
@@ -250,6 +331,9 @@ describe('decode: the exact JSON reader, differential', () => {
       if (typeof got === 'object' && !Array.isArray(got)) expect(Object.getPrototypeOf(got)).to.equal(Object.prototype);
     }
     // a real string that looks like a mark stays a string
-    expect(parseJsonExact('{"s":"\\u0000123456789012345678","n":123456789012345678901}')).to.deep.equal({ s: '\u0000123456789012345678', n: 123456789012345678901n });
+    expect(parseJsonExact('{"s":"\\u0000123456789012345678","n":123456789012345678901}')).to.deep.equal({
+      s: '\u0000123456789012345678',
+      n: 123456789012345678901n,
+    });
   });
 });

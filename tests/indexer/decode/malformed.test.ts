@@ -21,7 +21,8 @@ function codeOf(f: () => unknown): string {
 
 const json = (name = 'spl-two-transfers'): Tx => clone(fixture(name, 'json')) as Tx;
 const parsed = (name = 'spl-two-transfers'): Tx => clone(fixture(name, 'jsonParsed')) as Tx;
-const real = (): Tx => readTransactionsInput(readFileSync(join(REAL, 'mainnet-2aoWC4-v0-usdc-sol-inner.base64.json'), 'utf8'))[0] as Tx;
+const real = (): Tx =>
+  readTransactionsInput(readFileSync(join(REAL, 'mainnet-2aoWC4-v0-usdc-sol-inner.base64.json'), 'utf8'))[0] as Tx;
 const decode = (tx: unknown) => (): unknown => decodeTransaction(tx);
 
 describe('decode: malformed input → named codes', () => {
@@ -166,7 +167,9 @@ describe('decode: malformed input → named codes', () => {
   });
 
   it('the RPC docs example (abbreviated: programIdIndex 4 with one account key) is refused, not guessed at', () => {
-    const [tx] = readTransactionsInput(readFileSync(join(FIXTURES, 'docs', 'rpc-docs-gettransaction-example.json'), 'utf8'));
+    const [tx] = readTransactionsInput(
+      readFileSync(join(FIXTURES, 'docs', 'rpc-docs-gettransaction-example.json'), 'utf8'),
+    );
     expect(codeOf(decode(tx))).to.equal(DECODE_CODES.MALFORMED_TRANSACTION);
   });
 

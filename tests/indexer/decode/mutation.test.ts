@@ -3,7 +3,12 @@
 // TypeError, never a non-OncepayError. Deterministic: a fixed seed, no clock.
 import { expect } from 'chai';
 import { isOncepayError } from '../../../common/errors';
-import { DECODE_CODES, decodeTransaction, readTransactionsInput, readTransactionsInputLenient } from '../../../indexer/decode';
+import {
+  DECODE_CODES,
+  decodeTransaction,
+  readTransactionsInput,
+  readTransactionsInputLenient,
+} from '../../../indexer/decode';
 import { allFixtureInputs, clone, fixtureText } from './helpers';
 
 const CODES = new Set<string>(Object.values(DECODE_CODES));
@@ -43,7 +48,25 @@ function slots(root: unknown): Array<[Node, string | number]> {
   return out;
 }
 
-const REPLACEMENTS: unknown[] = [null, undefined, 0, -1, 1.5, 2 ** 60, 2n ** 70n, '', 'x', '0OIl', [], {}, [1, 2], { a: 1 }, true, 'TokenkegQfeZyiNwAJbNbGKPFXCWuBvf9Ss623VQ5DA', 300];
+const REPLACEMENTS: unknown[] = [
+  null,
+  undefined,
+  0,
+  -1,
+  1.5,
+  2 ** 60,
+  2n ** 70n,
+  '',
+  'x',
+  '0OIl',
+  [],
+  {},
+  [1, 2],
+  { a: 1 },
+  true,
+  'TokenkegQfeZyiNwAJbNbGKPFXCWuBvf9Ss623VQ5DA',
+  300,
+];
 
 function mutate(tx: unknown, next: () => number): unknown {
   const copy = clone(tx);
@@ -78,7 +101,9 @@ describe('decode: random mutations fail only with named codes', () => {
           decoded++;
         } catch (e) {
           if (!isOncepayError(e) || !CODES.has(e.code)) {
-            throw new Error(`${label} mutation ${i}: ${(e as Error).stack}\n${JSON.stringify(m, (_k, v) => (typeof v === 'bigint' ? `${v}n` : v)).slice(0, 2000)}`);
+            throw new Error(
+              `${label} mutation ${i}: ${(e as Error).stack}\n${JSON.stringify(m, (_k, v) => (typeof v === 'bigint' ? `${v}n` : v)).slice(0, 2000)}`,
+            );
           }
           seen.set(e.code, (seen.get(e.code) ?? 0) + 1);
         }
@@ -91,7 +116,10 @@ describe('decode: random mutations fail only with named codes', () => {
 
   it('corrupted input text: the strict reader fails only with named codes, the lenient one never throws', () => {
     const next = rng(0x5eed);
-    const texts = ['spl-two-transfers', 'v0-lookup-table', 'system-big-lamports'].flatMap((n) => [fixtureText(n, 'json'), fixtureText(n, 'jsonParsed')]);
+    const texts = ['spl-two-transfers', 'v0-lookup-table', 'system-big-lamports'].flatMap((n) => [
+      fixtureText(n, 'json'),
+      fixtureText(n, 'jsonParsed'),
+    ]);
     const lines = texts.map((t) => JSON.stringify(JSON.parse(t))).join('\n'); // a JSON-lines document
     const CHARS = ['{', '}', '[', ']', '"', ',', ':', '\\', '\n', '9', '-', 'e', ' ', 'null', '\u0000'];
     let parsedOk = 0;

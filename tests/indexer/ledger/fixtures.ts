@@ -15,7 +15,9 @@ export function sig(label: string): string {
   return bs58.encode(crypto.createHash('sha512').update(`sig:${label}`).digest());
 }
 
-export function receipt(p: Omit<Partial<Receipt>, 'amount'> & { signature: string; destination: string; amount: bigint }): Receipt {
+export function receipt(
+  p: Omit<Partial<Receipt>, 'amount'> & { signature: string; destination: string; amount: bigint },
+): Receipt {
   return {
     slot: 100n,
     blockTime: null,
@@ -53,7 +55,12 @@ export function parsedTransaction(label: string, slot: number, transfers: Fixtur
   const instructions = transfers.map((t) => {
     indexOf(t.destination);
     if (t.mint === null) {
-      return { program: 'spl-token', programId: TOKEN_PROGRAM, stackHeight: null, parsed: { type: 'transfer', info: { source, destination: t.destination, authority: payer, amount: t.amount } } };
+      return {
+        program: 'spl-token',
+        programId: TOKEN_PROGRAM,
+        stackHeight: null,
+        parsed: { type: 'transfer', info: { source, destination: t.destination, authority: payer, amount: t.amount } },
+      };
     }
     const mint = t.mint ?? addr('mint-usdc');
     indexOf(mint);
@@ -61,7 +68,16 @@ export function parsedTransaction(label: string, slot: number, transfers: Fixtur
       program: 'spl-token',
       programId: TOKEN_PROGRAM,
       stackHeight: null,
-      parsed: { type: 'transferChecked', info: { source, mint, destination: t.destination, authority: payer, tokenAmount: { amount: t.amount, decimals: 6, uiAmount: null, uiAmountString: t.amount } } },
+      parsed: {
+        type: 'transferChecked',
+        info: {
+          source,
+          mint,
+          destination: t.destination,
+          authority: payer,
+          tokenAmount: { amount: t.amount, decimals: 6, uiAmount: null, uiAmountString: t.amount },
+        },
+      },
     };
   });
   indexOf(TOKEN_PROGRAM);
@@ -79,12 +95,15 @@ export function parsedTransaction(label: string, slot: number, transfers: Fixtur
   });
   const mintOf = (t: FixtureTransfer) => t.mint ?? addr('mint-usdc');
   const received = new Map<string, FixtureTransfer & { total: bigint }>();
-  for (const t of withMint) received.set(t.destination, { ...t, total: (received.get(t.destination)?.total ?? 0n) + units(t.amount) });
+  for (const t of withMint)
+    received.set(t.destination, { ...t, total: (received.get(t.destination)?.total ?? 0n) + units(t.amount) });
   const sent = withMint.reduce((a, t) => a + units(t.amount), 0n);
   const preTokenBalances = withMint.length === 0 ? [] : [balance(source, mintOf(withMint[0]), payer, sent)];
   const postTokenBalances = [
     ...(withMint.length === 0 ? [] : [balance(source, mintOf(withMint[0]), payer, 0n)]),
-    ...[...received.values()].map((t) => balance(t.destination, mintOf(t), t.owner ?? addr(`owner-of:${t.destination}`), t.total)),
+    ...[...received.values()].map((t) =>
+      balance(t.destination, mintOf(t), t.owner ?? addr(`owner-of:${t.destination}`), t.total),
+    ),
   ];
   return {
     slot,
@@ -93,7 +112,12 @@ export function parsedTransaction(label: string, slot: number, transfers: Fixtur
     transaction: {
       signatures: [sig(label)],
       message: {
-        accountKeys: keys.map((k, i) => ({ pubkey: k, signer: i === 0, writable: i < keys.length - 1, source: 'transaction' })),
+        accountKeys: keys.map((k, i) => ({
+          pubkey: k,
+          signer: i === 0,
+          writable: i < keys.length - 1,
+          source: 'transaction',
+        })),
         recentBlockhash: addr(`blockhash:${label}`),
         instructions,
         addressTableLookups: [],

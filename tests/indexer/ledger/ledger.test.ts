@@ -13,8 +13,12 @@ async function snapshot(t: TestDb) {
   const q = async (sql: string) => (await t.pool.query(sql)).rows;
   return {
     invoices: await q(`SELECT id, credited_amount::text, status FROM invoices ORDER BY id`),
-    receipts: await q(`SELECT signature, ix_index, inner_index, amount::text, invoice_id FROM receipts ORDER BY signature, ix_index, inner_index`),
-    exceptions: await q(`SELECT e.kind, e.amount::text, e.invoice_id, r.signature FROM exceptions e JOIN receipts r ON r.id = e.receipt_id ORDER BY r.signature, e.kind`),
+    receipts: await q(
+      `SELECT signature, ix_index, inner_index, amount::text, invoice_id FROM receipts ORDER BY signature, ix_index, inner_index`,
+    ),
+    exceptions: await q(
+      `SELECT e.kind, e.amount::text, e.invoice_id, r.signature FROM exceptions e JOIN receipts r ON r.id = e.receipt_id ORDER BY r.signature, e.kind`,
+    ),
     fulfilments: await q(`SELECT id, invoice_id FROM fulfilments ORDER BY id`),
     outbox: await q(`SELECT fulfilment_id, idempotency_key, state FROM outbox ORDER BY fulfilment_id`),
   };
@@ -32,20 +36,43 @@ describe('indexer/ledger', () => {
   it('applies the same receipts 20 times over four sources exactly as once, counting duplicates per source', async () => {
     // 10 invoices; payments: exact, partial, two-part, over, late, wrong mint, unwatched.
     for (let i = 0; i < 10; i++) {
-      await ledger.createInvoice({ id: `INV-${i}`, mint: USDC, expectedAmount: 1000n, depositAddress: addr(`dep-${i}`) });
+      await ledger.createInvoice({
+        id: `INV-${i}`,
+        mint: USDC,
+        expectedAmount: 1000n,
+        depositAddress: addr(`dep-${i}`),
+      });
     }
     const receipts: Receipt[] = [];
     for (let i = 0; i < 10; i++) {
-      receipts.push(receipt({ signature: sig(`pay-${i}`), destination: addr(`dep-${i}`), amount: i < 5 ? 1000n : 400n, slot: BigInt(100 + i) }));
-      receipts.push(receipt({ signature: sig(`pay2-${i}`), destination: addr(`dep-${i}`), amount: 700n, slot: BigInt(200 + i), ixIndex: 1 }));
+      receipts.push(
+        receipt({
+          signature: sig(`pay-${i}`),
+          destination: addr(`dep-${i}`),
+          amount: i < 5 ? 1000n : 400n,
+          slot: BigInt(100 + i),
+        }),
+      );
+      receipts.push(
+        receipt({
+          signature: sig(`pay2-${i}`),
+          destination: addr(`dep-${i}`),
+          amount: 700n,
+          slot: BigInt(200 + i),
+          ixIndex: 1,
+        }),
+      );
     }
-    receipts.push(receipt({ signature: sig('wrong-mint'), destination: addr('dep-0'), amount: 5n, mint: addr('other-mint') }));
+    receipts.push(
+      receipt({ signature: sig('wrong-mint'), destination: addr('dep-0'), amount: 5n, mint: addr('other-mint') }),
+    );
     receipts.push(receipt({ signature: sig('unwatched'), destination: addr('nobody'), amount: 9n }));
 
     const once = await createTestDb('ledger_once');
     try {
       const l1 = createLedger({ db: once.pool });
-      for (let i = 0; i < 10; i++) await l1.createInvoice({ id: `INV-${i}`, mint: USDC, expectedAmount: 1000n, depositAddress: addr(`dep-${i}`) });
+      for (let i = 0; i < 10; i++)
+        await l1.createInvoice({ id: `INV-${i}`, mint: USDC, expectedAmount: 1000n, depositAddress: addr(`dep-${i}`) });
       await l1.applyBatch({ cluster: CLUSTER, source: 'scanner', receipts });
       const expected = await snapshot(once);
 
@@ -55,16 +82,26 @@ describe('indexer/ledger', () => {
         const source = sources[round % 4];
         // The first delivery is the reference one; every later round delivers everything again, in another
         // order and split into other batches.
-        const shuffled = round === 0 ? receipts : [...receipts].sort((a, b) => ((a.signature.charCodeAt(round % 40) ^ round) - (b.signature.charCodeAt(round % 40) ^ round)));
+        const shuffled =
+          round === 0
+            ? receipts
+            : [...receipts].sort(
+                (a, b) => (a.signature.charCodeAt(round % 40) ^ round) - (b.signature.charCodeAt(round % 40) ^ round),
+              );
         const size = round === 0 ? receipts.length : 3 + (round % 7);
-        for (let i = 0; i < shuffled.length; i += size) await ledger.applyBatch({ cluster: CLUSTER, source, receipts: shuffled.slice(i, i + size) });
+        for (let i = 0; i < shuffled.length; i += size)
+          await ledger.applyBatch({ cluster: CLUSTER, source, receipts: shuffled.slice(i, i + size) });
         delivered[source] = (delivered[source] ?? 0) + receipts.length;
       }
       const got = await snapshot(t);
       expect(got).to.deep.equal(expected);
       expect(got.invoices.filter((r) => r.status === 'paid')).to.have.length(10);
       expect(got.fulfilments).to.have.length(10);
-      const counts = (await t.pool.query(`SELECT source, delivered::int, inserted::int, duplicates::int FROM receipt_delivery_counts ORDER BY source`)).rows;
+      const counts = (
+        await t.pool.query(
+          `SELECT source, delivered::int, inserted::int, duplicates::int FROM receipt_delivery_counts ORDER BY source`,
+        )
+      ).rows;
       expect(counts.reduce((s, r) => s + r.inserted, 0)).to.equal(receipts.length);
       for (const r of counts) {
         expect(r.delivered).to.equal(delivered[r.source]);
@@ -87,21 +124,45 @@ describe('indexer/ledger', () => {
       source: 'scanner',
       receipts: [
         receipt({ signature: s, ixIndex: 0, destination: addr('a'), amount: 10n }),
-        receipt({ signature: s, ixIndex: 0, innerIndex: 2, destination: addr('b-ata'), destinationOwner: addr('b-owner'), amount: 20n }),
+        receipt({
+          signature: s,
+          ixIndex: 0,
+          innerIndex: 2,
+          destination: addr('b-ata'),
+          destinationOwner: addr('b-owner'),
+          amount: 20n,
+        }),
       ],
     });
     expect(res.inserted).to.equal(2);
-    expect(res.credited.map((c) => [c.invoiceId, c.amount]).sort()).to.deep.equal([['A', 10n], ['B', 20n]]);
+    expect(res.credited.map((c) => [c.invoiceId, c.amount]).sort()).to.deep.equal([
+      ['A', 10n],
+      ['B', 20n],
+    ]);
     expect(res.fulfilled.sort()).to.deep.equal(['A', 'B']);
     expect((await ledger.getInvoice('B'))!.status).to.equal('paid');
   });
 
   it('records a second payment to a paid invoice, the excess of an overpayment, and an unknown reference as exceptions', async () => {
-    await ledger.createInvoice({ id: 'P', mint: USDC, expectedAmount: 100n, depositAddress: addr('merchant'), referenceKey: addr('ref-p') });
+    await ledger.createInvoice({
+      id: 'P',
+      mint: USDC,
+      expectedAmount: 100n,
+      depositAddress: addr('merchant'),
+      referenceKey: addr('ref-p'),
+    });
     const res1 = await ledger.applyBatch({
       cluster: CLUSTER,
       source: 'webhook',
-      receipts: [receipt({ signature: sig('p1'), destination: addr('m-ata'), destinationOwner: addr('merchant'), amount: 130n, references: [addr('ref-p')] })],
+      receipts: [
+        receipt({
+          signature: sig('p1'),
+          destination: addr('m-ata'),
+          destinationOwner: addr('merchant'),
+          amount: 130n,
+          references: [addr('ref-p')],
+        }),
+      ],
     });
     expect(res1.credited).to.deep.equal([{ invoiceId: 'P', amount: 100n }]);
     expect(res1.exceptions.map((e) => [e.kind, e.amount])).to.deep.equal([['overpayment', 30n]]);
@@ -109,30 +170,87 @@ describe('indexer/ledger', () => {
       cluster: CLUSTER,
       source: 'scanner',
       receipts: [
-        receipt({ signature: sig('p2'), destination: addr('m-ata'), destinationOwner: addr('merchant'), amount: 100n, references: [addr('ref-p')], slot: 300n }),
-        receipt({ signature: sig('p3'), destination: addr('m-ata'), destinationOwner: addr('merchant'), amount: 42n, references: [addr('ref-unknown')], slot: 301n }),
+        receipt({
+          signature: sig('p2'),
+          destination: addr('m-ata'),
+          destinationOwner: addr('merchant'),
+          amount: 100n,
+          references: [addr('ref-p')],
+          slot: 300n,
+        }),
+        receipt({
+          signature: sig('p3'),
+          destination: addr('m-ata'),
+          destinationOwner: addr('merchant'),
+          amount: 42n,
+          references: [addr('ref-unknown')],
+          slot: 301n,
+        }),
       ],
     });
     expect(res2.credited).to.deep.equal([]);
-    expect(res2.exceptions.map((e) => [e.kind, e.invoiceId, e.amount]).sort()).to.deep.equal([['late_payment', 'P', 100n], ['unknown_reference', null, 42n]]);
+    expect(res2.exceptions.map((e) => [e.kind, e.invoiceId, e.amount]).sort()).to.deep.equal([
+      ['late_payment', 'P', 100n],
+      ['unknown_reference', null, 42n],
+    ]);
     const r = await ledger.report();
-    expect(r.exceptions).to.deep.equal({ overpayment: { count: 1, amount: '30' }, late_payment: { count: 1, amount: '100' }, unknown_reference: { count: 1, amount: '42' } });
-    expect(r.invoices).to.deep.include.members([{ id: 'P', merchant: 'default', mint: USDC, expected: '100', credited: '100', status: 'paid', paidAt: r.invoices[0].paidAt }]);
+    expect(r.exceptions).to.deep.equal({
+      overpayment: { count: 1, amount: '30' },
+      late_payment: { count: 1, amount: '100' },
+      unknown_reference: { count: 1, amount: '42' },
+    });
+    expect(r.invoices).to.deep.include.members([
+      {
+        id: 'P',
+        merchant: 'default',
+        mint: USDC,
+        expected: '100',
+        credited: '100',
+        status: 'paid',
+        paidAt: r.invoices[0].paidAt,
+      },
+    ]);
     expect(r.outbox.pending).to.equal(1);
   });
 
   it('matches a Solana Pay reference found among the account keys when the money reached the deposit address', async () => {
-    await ledger.createInvoice({ id: 'SP-1', mint: USDC, expectedAmount: 10n, depositAddress: addr('wallet'), referenceKey: addr('ref-1') });
-    await ledger.createInvoice({ id: 'SP-2', mint: USDC, expectedAmount: 10n, depositAddress: addr('wallet'), referenceKey: addr('ref-2') });
+    await ledger.createInvoice({
+      id: 'SP-1',
+      mint: USDC,
+      expectedAmount: 10n,
+      depositAddress: addr('wallet'),
+      referenceKey: addr('ref-1'),
+    });
+    await ledger.createInvoice({
+      id: 'SP-2',
+      mint: USDC,
+      expectedAmount: 10n,
+      depositAddress: addr('wallet'),
+      referenceKey: addr('ref-2'),
+    });
     const keys = [addr('payer'), addr('wallet-ata'), addr('ref-2'), addr('fee-ata')];
     const s = sig('sp');
     const res = await ledger.applyBatch({
       cluster: CLUSTER,
       source: 'webhook',
       receipts: [
-        receipt({ signature: s, ixIndex: 0, destination: addr('wallet-ata'), destinationOwner: addr('wallet'), amount: 10n, accountKeys: keys }),
+        receipt({
+          signature: s,
+          ixIndex: 0,
+          destination: addr('wallet-ata'),
+          destinationOwner: addr('wallet'),
+          amount: 10n,
+          accountKeys: keys,
+        }),
         // A fee to a third party in the same transaction carries the same account keys: not the merchant's money.
-        receipt({ signature: s, ixIndex: 1, destination: addr('fee-ata'), destinationOwner: addr('fee-collector'), amount: 1n, accountKeys: keys }),
+        receipt({
+          signature: s,
+          ixIndex: 1,
+          destination: addr('fee-ata'),
+          destinationOwner: addr('fee-collector'),
+          amount: 1n,
+          accountKeys: keys,
+        }),
       ],
     });
     expect(res.credited).to.deep.equal([{ invoiceId: 'SP-2', amount: 10n }]);
@@ -142,14 +260,24 @@ describe('indexer/ledger', () => {
 
   it('creates exactly one fulfilment and outbox row per paid invoice, keyed by the invoice id', async () => {
     await ledger.createInvoice({ id: 'F', mint: USDC, expectedAmount: 10n, depositAddress: addr('f') });
-    const pay = (n: number) => receipt({ signature: sig(`f-${n}`), destination: addr('f'), amount: 5n, slot: BigInt(n) });
+    const pay = (n: number) =>
+      receipt({ signature: sig(`f-${n}`), destination: addr('f'), amount: 5n, slot: BigInt(n) });
     await ledger.applyBatch({ cluster: CLUSTER, source: 'scanner', receipts: [pay(1), pay(2), pay(3)] });
     await ledger.applyBatch({ cluster: CLUSTER, source: 'backfill', receipts: [pay(1), pay(2), pay(3), pay(4)] });
-    const { rows } = await t.pool.query(`SELECT f.id, o.idempotency_key, o.payload FROM fulfilments f JOIN outbox o ON o.fulfilment_id = f.id`);
+    const { rows } = await t.pool.query(
+      `SELECT f.id, o.idempotency_key, o.payload FROM fulfilments f JOIN outbox o ON o.fulfilment_id = f.id`,
+    );
     expect(rows).to.have.length(1);
     expect(rows[0].id).to.equal(fulfilmentOpId('F'));
     expect(rows[0].idempotency_key).to.equal(fulfilmentOpId('F'));
-    expect(rows[0].payload).to.deep.equal({ type: 'invoice.paid', fulfilmentId: fulfilmentOpId('F'), invoiceId: 'F', merchant: 'default', mint: USDC, amount: '10' });
+    expect(rows[0].payload).to.deep.equal({
+      type: 'invoice.paid',
+      fulfilmentId: fulfilmentOpId('F'),
+      invoiceId: 'F',
+      merchant: 'default',
+      mint: USDC,
+      amount: '10',
+    });
     const r = await ledger.report();
     expect(r.exceptions).to.deep.equal({ late_payment: { count: 2, amount: '10' } });
   });
@@ -163,12 +291,17 @@ describe('indexer/ledger', () => {
       receipts: [
         receipt({ signature: sig('too-big'), destination: addr('big'), amount: 1n << 64n }),
         receipt({ signature: sig('neg'), destination: addr('big'), amount: -1n }),
-        { ...receipt({ signature: sig('num'), destination: addr('big'), amount: 1n }), amount: 5 as unknown as bigint } as Receipt,
+        {
+          ...receipt({ signature: sig('num'), destination: addr('big'), amount: 1n }),
+          amount: 5 as unknown as bigint,
+        } as Receipt,
         receipt({ signature: '', destination: addr('big'), amount: 1n }),
         receipt({ signature: sig('ok'), destination: addr('big'), amount: big }),
       ],
     });
-    expect(res.rejected.map((r) => [r.index, r.code])).to.deep.equal([0, 1, 2, 3].map((i) => [i, LEDGER_CODES.INVALID_RECEIPT]));
+    expect(res.rejected.map((r) => [r.index, r.code])).to.deep.equal(
+      [0, 1, 2, 3].map((i) => [i, LEDGER_CODES.INVALID_RECEIPT]),
+    );
     expect(res.inserted).to.equal(1);
     expect(res.fulfilled).to.deep.equal(['BIG']);
     const { rows } = await t.pool.query(`SELECT credited_amount::text AS c FROM invoices WHERE id = 'BIG'`);
@@ -244,7 +377,9 @@ describe('indexer/ledger', () => {
       const pending = ledger.applyBatch({ cluster: CLUSTER, source: 'scanner', receipts: [k, j] });
       // Wait until our batch (which saw k as new) is queued behind the other transaction's lock.
       for (let i = 0; i < 500; i++) {
-        const { rows } = await t.pool.query(`SELECT count(*)::int AS n FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE '%FROM invoices%FOR UPDATE%'`);
+        const { rows } = await t.pool.query(
+          `SELECT count(*)::int AS n FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE '%FROM invoices%FOR UPDATE%'`,
+        );
         if (rows[0].n > 0) break;
         await new Promise((r) => setTimeout(r, 10));
       }
@@ -253,28 +388,44 @@ describe('indexer/ledger', () => {
       expect(res.inserted).to.equal(1);
       expect(res.duplicates).to.equal(1);
       expect(res.credited).to.deep.equal([{ invoiceId: 'X', amount: 40n }]);
-      expect(res.exceptions.map((e) => [e.kind, e.amount, e.signature])).to.deep.equal([['overpayment', 20n, j.signature]]);
+      expect(res.exceptions.map((e) => [e.kind, e.amount, e.signature])).to.deep.equal([
+        ['overpayment', 20n, j.signature],
+      ]);
     } finally {
       other.release();
     }
     expect((await ledger.getInvoice('X'))!.creditedAmount).to.equal(100n);
     const rows = (await t.pool.query(`SELECT signature, invoice_id FROM receipts ORDER BY slot`)).rows;
-    expect(rows).to.deep.equal([{ signature: k.signature, invoice_id: 'X' }, { signature: j.signature, invoice_id: 'X' }]);
+    expect(rows).to.deep.equal([
+      { signature: k.signature, invoice_id: 'X' },
+      { signature: j.signature, invoice_id: 'X' },
+    ]);
   });
 
   it('gives the same totals when overlapping batches run concurrently, and counts metrics', async () => {
     const metrics = createIndexerMetrics();
     const l = createLedger({ db: t.pool, metrics });
-    for (let i = 0; i < 20; i++) await l.createInvoice({ id: `K-${String(i).padStart(2, '0')}`, mint: USDC, expectedAmount: 300n, depositAddress: addr(`k-${i}`) });
+    for (let i = 0; i < 20; i++)
+      await l.createInvoice({
+        id: `K-${String(i).padStart(2, '0')}`,
+        mint: USDC,
+        expectedAmount: 300n,
+        depositAddress: addr(`k-${i}`),
+      });
     const receipts: Receipt[] = [];
-    for (let i = 0; i < 20; i++) for (let j = 0; j < 4; j++) receipts.push(receipt({ signature: sig(`k-${i}-${j}`), destination: addr(`k-${i}`), amount: 100n, slot: BigInt(j) }));
+    for (let i = 0; i < 20; i++)
+      for (let j = 0; j < 4; j++)
+        receipts.push(
+          receipt({ signature: sig(`k-${i}-${j}`), destination: addr(`k-${i}`), amount: 100n, slot: BigInt(j) }),
+        );
     const sources: ReceiptSource[] = ['scanner', 'backfill', 'webhook', 'file'];
     // 8 workers, each delivering everything in its own order and batch size, all at once.
     await Promise.all(
       Array.from({ length: 8 }, (_, w) => {
         const mine = w % 2 ? [...receipts].reverse() : receipts;
         return (async () => {
-          for (let i = 0; i < mine.length; i += 5 + w) await l.applyBatch({ cluster: CLUSTER, source: sources[w % 4], receipts: mine.slice(i, i + 5 + w) });
+          for (let i = 0; i < mine.length; i += 5 + w)
+            await l.applyBatch({ cluster: CLUSTER, source: sources[w % 4], receipts: mine.slice(i, i + 5 + w) });
         })();
       }),
     );
@@ -284,8 +435,14 @@ describe('indexer/ledger', () => {
     expect(r.receipts.total).to.equal(80);
     expect(r.outbox.pending).to.equal(20);
     const text = await metrics.registry.metrics();
-    const inserted = [...text.matchAll(/^oncepay_receipts_total\{[^}]*\} (\d+)$/gm)].reduce((s, m) => s + Number(m[1]), 0);
-    const dups = [...text.matchAll(/^oncepay_receipt_duplicates_total\{[^}]*\} (\d+)$/gm)].reduce((s, m) => s + Number(m[1]), 0);
+    const inserted = [...text.matchAll(/^oncepay_receipts_total\{[^}]*\} (\d+)$/gm)].reduce(
+      (s, m) => s + Number(m[1]),
+      0,
+    );
+    const dups = [...text.matchAll(/^oncepay_receipt_duplicates_total\{[^}]*\} (\d+)$/gm)].reduce(
+      (s, m) => s + Number(m[1]),
+      0,
+    );
     expect(inserted).to.equal(80);
     expect(dups).to.equal(7 * 80);
     expect(text).to.match(/^oncepay_exceptions_total\{kind="late_payment"\} 20$/m);

@@ -4,7 +4,17 @@ import { matchBatch, matchReceipt, selectInvoice } from '../../../indexer/match'
 import type { InvoiceState, MatchReceipt } from '../../../indexer/match';
 
 function inv(p: Partial<InvoiceState> & { id: string }): InvoiceState {
-  return { merchant: 'm', mint: 'MINT', expectedAmount: 100n, creditedAmount: 0n, depositAddress: null, referenceKey: null, status: 'open', createdSeq: 0, ...p };
+  return {
+    merchant: 'm',
+    mint: 'MINT',
+    expectedAmount: 100n,
+    creditedAmount: 0n,
+    depositAddress: null,
+    referenceKey: null,
+    status: 'open',
+    createdSeq: 0,
+    ...p,
+  };
 }
 function rc(p: Partial<MatchReceipt>): MatchReceipt {
   return { mint: 'MINT', destination: 'DEST', destinationOwner: null, amount: 100n, ...p };
@@ -28,15 +38,21 @@ describe('indexer/match', () => {
   });
 
   it('splits a payment beyond the expected amount into a credit and an overpayment exception', () => {
-    const { outcome, next } = matchReceipt(rc({ amount: 150n }), [inv({ id: 'A', depositAddress: 'DEST', creditedAmount: 30n })]);
+    const { outcome, next } = matchReceipt(rc({ amount: 150n }), [
+      inv({ id: 'A', depositAddress: 'DEST', creditedAmount: 30n }),
+    ]);
     expect(outcome.credit).to.equal(70n);
     expect(outcome.paidNow).to.equal(true);
-    expect(outcome.exceptions).to.deep.equal([{ kind: 'overpayment', amount: 80n, invoiceId: 'A', detail: 'expected 100, excess 80' }]);
+    expect(outcome.exceptions).to.deep.equal([
+      { kind: 'overpayment', amount: 80n, invoiceId: 'A', detail: 'expected 100, excess 80' },
+    ]);
     expect(next?.creditedAmount).to.equal(100n);
   });
 
   it('raises late_payment for a payment to a paid invoice, keeping the whole amount', () => {
-    const { outcome } = matchReceipt(rc({ amount: 5n }), [inv({ id: 'A', depositAddress: 'DEST', status: 'paid', creditedAmount: 100n })]);
+    const { outcome } = matchReceipt(rc({ amount: 5n }), [
+      inv({ id: 'A', depositAddress: 'DEST', status: 'paid', creditedAmount: 100n }),
+    ]);
     expect(outcome.credit).to.equal(0n);
     expect(outcome.exceptions.map((e) => [e.kind, e.amount])).to.deep.equal([['late_payment', 5n]]);
   });
@@ -51,21 +67,33 @@ describe('indexer/match', () => {
   it('raises unknown_reference for money at a watched address that no invoice claims, and ignores unwatched money', () => {
     const r = inv({ id: 'R', referenceKey: 'REF', depositAddress: 'DEST' });
     const { outcome } = matchReceipt(rc({ references: ['NOPE'] }), [r]);
-    expect(outcome.exceptions.map((e) => [e.kind, e.amount, e.invoiceId])).to.deep.equal([['unknown_reference', 100n, null]]);
-    expect(matchReceipt(rc({ destination: 'ELSEWHERE', references: ['NOPE'] }), [r]).outcome.exceptions).to.deep.equal([]);
+    expect(outcome.exceptions.map((e) => [e.kind, e.amount, e.invoiceId])).to.deep.equal([
+      ['unknown_reference', 100n, null],
+    ]);
+    expect(matchReceipt(rc({ destination: 'ELSEWHERE', references: ['NOPE'] }), [r]).outcome.exceptions).to.deep.equal(
+      [],
+    );
   });
 
   it('fills the oldest open invoice at a shared address first, then pays the next, then is late', () => {
-    const invoices = [inv({ id: 'B', depositAddress: 'DEST', createdSeq: 2 }), inv({ id: 'A', depositAddress: 'DEST', createdSeq: 1 })];
+    const invoices = [
+      inv({ id: 'B', depositAddress: 'DEST', createdSeq: 2 }),
+      inv({ id: 'A', depositAddress: 'DEST', createdSeq: 1 }),
+    ];
     const { outcomes, invoices: changed } = matchBatch([rc({}), rc({}), rc({ amount: 7n })], invoices);
     expect(outcomes.map((o) => o.invoiceId)).to.deep.equal(['A', 'B', 'B']);
     expect(outcomes[2].exceptions[0].kind).to.equal('late_payment');
-    expect(changed.map((i) => [i.id, i.status])).to.deep.equal([['B', 'paid'], ['A', 'paid']]);
+    expect(changed.map((i) => [i.id, i.status])).to.deep.equal([
+      ['B', 'paid'],
+      ['A', 'paid'],
+    ]);
   });
 
   it('keeps amounts above 2^53 exact', () => {
     const big = (1n << 60n) + 1n;
-    const { outcome } = matchReceipt(rc({ amount: big }), [inv({ id: 'A', depositAddress: 'DEST', expectedAmount: big + 2n })]);
+    const { outcome } = matchReceipt(rc({ amount: big }), [
+      inv({ id: 'A', depositAddress: 'DEST', expectedAmount: big + 2n }),
+    ]);
     expect(outcome.credit).to.equal(big);
     expect(outcome.paidNow).to.equal(false);
   });

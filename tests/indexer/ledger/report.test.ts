@@ -6,8 +6,24 @@ describe('indexer/report', () => {
   it('formats totals, deliveries, exceptions, outbox and checkpoints', () => {
     const text = formatReport({
       invoices: [
-        { id: 'A', merchant: 'default', mint: 'USDC', expected: '100', credited: '100', status: 'paid', paidAt: '2026-11-30T00:00:00.000Z' },
-        { id: 'B', merchant: 'default', mint: 'USDC', expected: '18446744073709551615', credited: '9007199254740993', status: 'open', paidAt: null },
+        {
+          id: 'A',
+          merchant: 'default',
+          mint: 'USDC',
+          expected: '100',
+          credited: '100',
+          status: 'paid',
+          paidAt: '2026-11-30T00:00:00.000Z',
+        },
+        {
+          id: 'B',
+          merchant: 'default',
+          mint: 'USDC',
+          expected: '18446744073709551615',
+          credited: '9007199254740993',
+          status: 'open',
+          paidAt: null,
+        },
       ],
       receipts: { total: 3, matched: 2, bySource: { scanner: 3 } },
       deliveries: [{ cluster: 'localnet', source: 'scanner', delivered: 60, inserted: 3, duplicates: 57 }],

@@ -18,7 +18,9 @@ export interface MerchantServer {
   close(): Promise<void>;
 }
 
-export async function startMerchantServer(respond: (n: number, req: SeenRequest) => number = () => 200): Promise<MerchantServer> {
+export async function startMerchantServer(
+  respond: (n: number, req: SeenRequest) => number = () => 200,
+): Promise<MerchantServer> {
   const seen: SeenRequest[] = [];
   const state = { respond };
   const server = http.createServer((req, res) => {

@@ -15,7 +15,8 @@ const SECRET = 'whsec_test';
 const silent = pino({ level: 'silent' });
 
 async function payInvoices(ledger: Ledger, ids: string[]): Promise<void> {
-  for (const id of ids) await ledger.createInvoice({ id, mint: addr('mint-usdc'), expectedAmount: 50n, depositAddress: addr(`dep-${id}`) });
+  for (const id of ids)
+    await ledger.createInvoice({ id, mint: addr('mint-usdc'), expectedAmount: 50n, depositAddress: addr(`dep-${id}`) });
   await ledger.applyBatch({
     cluster: 'localnet',
     source: 'scanner',
@@ -38,7 +39,15 @@ describe('indexer/outbox', () => {
   });
 
   function worker(extra: Partial<Parameters<typeof createOutboxWorker>[0]> = {}) {
-    return createOutboxWorker({ db: t.pool, log: silent, deliver: createWebhookDelivery({ timeoutMs: 5000 }), url: merchant.url, secret: SECRET, pollMs: 10, ...extra });
+    return createOutboxWorker({
+      db: t.pool,
+      log: silent,
+      deliver: createWebhookDelivery({ timeoutMs: 5000 }),
+      url: merchant.url,
+      secret: SECRET,
+      pollMs: 10,
+      ...extra,
+    });
   }
 
   it('delivers each paid invoice once, with the fulfilment id as Idempotency-Key and a valid HMAC signature', async () => {
@@ -47,11 +56,19 @@ describe('indexer/outbox', () => {
     const round = await w.runOnce();
     expect(round).to.deep.equal({ claimed: 3, delivered: 3, failed: 0, dead: 0 });
     expect(await w.runOnce()).to.deep.equal({ claimed: 0, delivered: 0, failed: 0, dead: 0 });
-    expect(merchant.seen.map((s) => s.idempotencyKey).sort()).to.deep.equal(['I-1', 'I-2', 'I-3'].map(fulfilmentOpId).sort());
+    expect(merchant.seen.map((s) => s.idempotencyKey).sort()).to.deep.equal(
+      ['I-1', 'I-2', 'I-3'].map(fulfilmentOpId).sort(),
+    );
     for (const s of merchant.seen) {
-      expect(verifySignature(SECRET, s.signature, s.body, { nowSeconds: Math.floor(Date.now() / 1000) })).to.equal(true);
-      expect(verifySignature('wrong', s.signature, s.body, { nowSeconds: Math.floor(Date.now() / 1000) })).to.equal(false);
-      expect(verifySignature(SECRET, s.signature, s.body + ' ', { nowSeconds: Math.floor(Date.now() / 1000) })).to.equal(false);
+      expect(verifySignature(SECRET, s.signature, s.body, { nowSeconds: Math.floor(Date.now() / 1000) })).to.equal(
+        true,
+      );
+      expect(verifySignature('wrong', s.signature, s.body, { nowSeconds: Math.floor(Date.now() / 1000) })).to.equal(
+        false,
+      );
+      expect(
+        verifySignature(SECRET, s.signature, s.body + ' ', { nowSeconds: Math.floor(Date.now() / 1000) }),
+      ).to.equal(false);
       const body = JSON.parse(s.body);
       expect(body.fulfilmentId).to.equal(s.idempotencyKey);
       expect(s.topic).to.equal('invoice.paid');
@@ -97,7 +114,9 @@ describe('indexer/outbox', () => {
       // Make the row due again without waiting, then measure the delay the failure path chose.
       await t.pool.query(`UPDATE outbox SET next_attempt_at = now()`);
       await w.runOnce();
-      const { rows } = await t.pool.query(`SELECT extract(epoch FROM next_attempt_at - updated_at)::float8 AS d, attempts FROM outbox`);
+      const { rows } = await t.pool.query(
+        `SELECT extract(epoch FROM next_attempt_at - updated_at)::float8 AS d, attempts FROM outbox`,
+      );
       expect(rows[0].attempts).to.equal(attempt);
       delays.push(rows[0].d);
     }
@@ -110,14 +129,29 @@ describe('indexer/outbox', () => {
   it('reclaims a delivering row whose lease ran out, and treats a connection failure as a retryable failure', async () => {
     await payInvoices(ledger, ['L-1']);
     // A worker claimed the row and died: it is 'delivering' with a lease in the past.
-    await t.pool.query(`UPDATE outbox SET state = 'delivering', attempts = 1, locked_until = now() - interval '1 second'`);
-    const dead = createOutboxWorker({ db: t.pool, log: silent, deliver: createWebhookDelivery({ timeoutMs: 2000 }), url: 'http://127.0.0.1:1/closed', secret: SECRET, backoffBaseSeconds: 0, backoffCapSeconds: 0 });
+    await t.pool.query(
+      `UPDATE outbox SET state = 'delivering', attempts = 1, locked_until = now() - interval '1 second'`,
+    );
+    const dead = createOutboxWorker({
+      db: t.pool,
+      log: silent,
+      deliver: createWebhookDelivery({ timeoutMs: 2000 }),
+      url: 'http://127.0.0.1:1/closed',
+      secret: SECRET,
+      backoffBaseSeconds: 0,
+      backoffCapSeconds: 0,
+    });
     const r1 = await dead.runOnce();
     expect(r1).to.deep.equal({ claimed: 1, delivered: 0, failed: 1, dead: 0 });
-    expect((await t.pool.query(`SELECT last_error FROM outbox`)).rows[0].last_error).to.match(/ECONNREFUSED|fetch failed/);
+    expect((await t.pool.query(`SELECT last_error FROM outbox`)).rows[0].last_error).to.match(
+      /ECONNREFUSED|fetch failed/,
+    );
     const r2 = await worker().runOnce();
     expect(r2.delivered).to.equal(1);
-    expect((await t.pool.query(`SELECT state, attempts FROM outbox`)).rows[0]).to.deep.equal({ state: 'delivered', attempts: 3 });
+    expect((await t.pool.query(`SELECT state, attempts FROM outbox`)).rows[0]).to.deep.equal({
+      state: 'delivered',
+      attempts: 3,
+    });
   });
 
   it('does not claim a row another worker holds under a live lease (SKIP LOCKED + lease)', async () => {
@@ -130,7 +164,12 @@ describe('indexer/outbox', () => {
 
   it('fails a row without a target or secret with its code, and serves outbox depth on /metrics', async () => {
     await payInvoices(ledger, ['N-1']);
-    const w = createOutboxWorker({ db: t.pool, log: silent, deliver: createWebhookDelivery(), backoffBaseSeconds: 1000 });
+    const w = createOutboxWorker({
+      db: t.pool,
+      log: silent,
+      deliver: createWebhookDelivery(),
+      backoffBaseSeconds: 1000,
+    });
     expect((await w.runOnce()).failed).to.equal(1);
     expect((await t.pool.query(`SELECT last_error FROM outbox`)).rows[0].last_error).to.contain(OUTBOX_CODES.NO_TARGET);
     const metrics = createIndexerMetrics({ outboxStats: () => w.stats() });
@@ -154,7 +193,15 @@ describe('indexer/outbox', () => {
     await new Promise<void>((resolve) => silentServer.listen(0, '127.0.0.1', resolve));
     try {
       const url = `http://127.0.0.1:${(silentServer.address() as AddressInfo).port}/hook`;
-      const w = createOutboxWorker({ db: t.pool, log: silent, deliver: createWebhookDelivery({ timeoutMs: 300 }), url, secret: SECRET, backoffBaseSeconds: 0, backoffCapSeconds: 0 });
+      const w = createOutboxWorker({
+        db: t.pool,
+        log: silent,
+        deliver: createWebhookDelivery({ timeoutMs: 300 }),
+        url,
+        secret: SECRET,
+        backoffBaseSeconds: 0,
+        backoffCapSeconds: 0,
+      });
       expect(await w.runOnce()).to.deep.equal({ claimed: 1, delivered: 0, failed: 1, dead: 0 });
       const row = (await t.pool.query(`SELECT state, last_error, last_status FROM outbox`)).rows[0];
       expect(row).to.deep.equal({ state: 'pending', last_error: 'timeout after 300 ms', last_status: null });

@@ -33,7 +33,15 @@ describe('indexer/source backfill', () => {
       ledger: createLedger({ db: db.pool }),
       decode: (b: unknown, slot: number) => decodeBlock(b, { slot, cluster }),
     };
-    const opts = { cluster, fromSlot: 10, toSlot: 70, commitment: 'finalized' as const, listSpan: 25, chunkSize: 4, concurrency: 2 };
+    const opts = {
+      cluster,
+      fromSlot: 10,
+      toSlot: 70,
+      commitment: 'finalized' as const,
+      listSpan: 25,
+      chunkSize: 4,
+      concurrency: 2,
+    };
     const progress: BackfillProgress[] = [];
     const first = await runBackfill({ ...deps, onProgress: (p) => progress.push(p) }, opts);
     expect(first.failures.map((f) => [f.slot, f.code])).to.deep.equal([[33, SOURCE_CODES.BLOCK_NOT_AVAILABLE]]);

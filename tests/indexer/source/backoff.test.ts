@@ -40,8 +40,10 @@ describe('indexer/rpc backoff (pure)', () => {
   });
 
   it('retries only what another attempt can fix; never a skipped slot or a missing block', () => {
-    for (const k of ['http_429', 'http_5xx', 'timeout', 'network', 'node_unhealthy'] as const) expect(isRetryable(k), k).to.equal(true);
-    for (const k of ['http_4xx', 'malformed', 'rpc_error', 'slot_skipped', 'block_not_available'] as const) expect(isRetryable(k), k).to.equal(false);
+    for (const k of ['http_429', 'http_5xx', 'timeout', 'network', 'node_unhealthy'] as const)
+      expect(isRetryable(k), k).to.equal(true);
+    for (const k of ['http_4xx', 'malformed', 'rpc_error', 'slot_skipped', 'block_not_available'] as const)
+      expect(isRetryable(k), k).to.equal(false);
   });
 
   it('honours Retry-After within the cap', () => {

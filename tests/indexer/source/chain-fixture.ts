@@ -16,7 +16,15 @@ export interface Chain {
 }
 
 /** Blocks at slots [from, to] except every `skipEvery`-th slot (no block there); `perBlock` payments each. */
-export function buildChain(opts: { from: number; to: number; perBlock?: number; skipEvery?: number; owner?: string; mint?: string; seed?: number }): Chain {
+export function buildChain(opts: {
+  from: number;
+  to: number;
+  perBlock?: number;
+  skipEvery?: number;
+  owner?: string;
+  mint?: string;
+  seed?: number;
+}): Chain {
   const owner = opts.owner ?? randomAddress();
   const mint = opts.mint ?? randomAddress();
   const blocks = new Map<number, unknown>();
@@ -42,12 +50,22 @@ export function loadChain(rpc: ReplayRpc, chain: Chain, tip: number): void {
 }
 
 export function merge(a: Chain, b: Chain): Chain {
-  return { ...a, blocks: new Map([...a.blocks, ...b.blocks]), receipts: a.receipts + b.receipts, amount: a.amount + b.amount };
+  return {
+    ...a,
+    blocks: new Map([...a.blocks, ...b.blocks]),
+    receipts: a.receipts + b.receipts,
+    amount: a.amount + b.amount,
+  };
 }
 
 /** One invoice expecting exactly the chain's total: any double credit would show as an overpayment exception. */
 export async function createChainInvoice(pool: Pool, chain: Chain, expected = chain.amount): Promise<void> {
-  await createLedger({ db: pool }).createInvoice({ id: chain.invoiceId, mint: chain.mint, expectedAmount: expected, depositAddress: chain.owner });
+  await createLedger({ db: pool }).createInvoice({
+    id: chain.invoiceId,
+    mint: chain.mint,
+    expectedAmount: expected,
+    depositAddress: chain.owner,
+  });
 }
 
 export interface Totals {
@@ -61,11 +79,16 @@ export interface Totals {
 }
 
 export async function totals(pool: Pool, cluster: string): Promise<Totals> {
-  const r = await pool.query(`SELECT count(*)::int AS n, coalesce(sum(amount), 0)::text AS amount FROM receipts WHERE cluster = $1`, [cluster]);
+  const r = await pool.query(
+    `SELECT count(*)::int AS n, coalesce(sum(amount), 0)::text AS amount FROM receipts WHERE cluster = $1`,
+    [cluster],
+  );
   const inv = await pool.query(`SELECT coalesce(sum(credited_amount), 0)::text AS credited FROM invoices`);
   const ex = await pool.query(`SELECT count(*)::int AS n FROM exceptions`);
   const f = await pool.query(`SELECT count(*)::int AS n FROM fulfilments`);
-  const d = await pool.query(`SELECT source::text, duplicates::int FROM receipt_delivery_counts WHERE cluster = $1`, [cluster]);
+  const d = await pool.query(`SELECT source::text, duplicates::int FROM receipt_delivery_counts WHERE cluster = $1`, [
+    cluster,
+  ]);
   const c = await pool.query(`SELECT source::text, slot::text FROM checkpoints WHERE cluster = $1`, [cluster]);
   return {
     receipts: r.rows[0].n,

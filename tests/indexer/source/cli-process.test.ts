@@ -47,7 +47,9 @@ describe('indexer/source CLI processes (crash, restart, backfill beside the scan
     child.stdout!.on('data', (d) => (stdout += d));
     child.stderr!.on('data', (d) => (stderr += d));
     stderrs.set(child, () => stderr);
-    const done = new Promise<Exit>((resolve) => child.on('close', (code, signal) => resolve({ code, signal, stdout, stderr })));
+    const done = new Promise<Exit>((resolve) =>
+      child.on('close', (code, signal) => resolve({ code, signal, stdout, stderr })),
+    );
     return { child, done };
   }
 
@@ -64,7 +66,25 @@ describe('indexer/source CLI processes (crash, restart, backfill beside the scan
     const chain = buildChain({ from: 1, to: 80, skipEvery: 11 });
     loadChain(rpc, chain, 80);
     await createChainInvoice(db.pool, chain);
-    const args = ['indexer', 'run', '--rpc', rpc.url, '--cluster', cluster, '--from-slot', '1', '--chunk-size', '5', '--concurrency', '2', '--poll-ms', '20', '--rpc-timeout-ms', '2000', '--once'];
+    const args = [
+      'indexer',
+      'run',
+      '--rpc',
+      rpc.url,
+      '--cluster',
+      cluster,
+      '--from-slot',
+      '1',
+      '--chunk-size',
+      '5',
+      '--concurrency',
+      '2',
+      '--poll-ms',
+      '20',
+      '--rpc-timeout-ms',
+      '2000',
+      '--once',
+    ];
 
     const crashed = await start(args, { ONCEPAY_FAILPOINT: 'scanner.after_batch_commit@3' }).done;
     expect(crashed.signal, crashed.stderr).to.equal('SIGKILL');
@@ -90,7 +110,8 @@ describe('indexer/source CLI processes (crash, restart, backfill beside the scan
     loadChain(rpc, chain, 2020);
     rpc.inject({ kind: 'blockNotAvailable', method: 'getBlock', slot: 2011, times: Infinity });
     try {
-      const r = await start(['indexer', 'run', '--rpc', rpc.url, '--cluster', cluster, '--from-slot', '2000', '--once']).done;
+      const r = await start(['indexer', 'run', '--rpc', rpc.url, '--cluster', cluster, '--from-slot', '2000', '--once'])
+        .done;
       expect(r.code, r.stderr).to.equal(3);
       const out = JSON.parse(r.stdout.trim().split('\n').at(-1)!);
       expect(out).to.deep.include({ checkpoint: '2010', target: 2020 });
@@ -105,26 +126,56 @@ describe('indexer/source CLI processes (crash, restart, backfill beside the scan
     const chain = buildChain({ from: 3000, to: 3010 });
     loadChain(rpc, chain, 3006);
     rpc.setTip({ finalized: 3006, confirmed: 3010 });
-    const r = await start(['indexer', 'run', '--rpc', rpc.url, '--cluster', cluster, '--from-slot', '3000', '--commitment', 'confirmed', '--once']).done;
+    const r = await start([
+      'indexer',
+      'run',
+      '--rpc',
+      rpc.url,
+      '--cluster',
+      cluster,
+      '--from-slot',
+      '3000',
+      '--commitment',
+      'confirmed',
+      '--once',
+    ]).done;
     expect(r.code, r.stderr).to.equal(0);
     const t = await totals(db.pool, cluster);
     expect(t.receipts).to.equal(7 * 2);
-    const { rows } = await db.pool.query(`SELECT min(slot)::int AS lo, max(slot)::int AS hi, count(*)::int AS n FROM provisional_receipts WHERE cluster = $1 AND state = 'provisional'`, [cluster]);
+    const { rows } = await db.pool.query(
+      `SELECT min(slot)::int AS lo, max(slot)::int AS hi, count(*)::int AS n FROM provisional_receipts WHERE cluster = $1 AND state = 'provisional'`,
+      [cluster],
+    );
     expect(rows[0]).to.deep.equal({ lo: 3007, hi: 3010, n: 8 });
   });
 
   it('`indexer backfill` never credits a transfer its balances refute, and is not stopped by it: skipped, logged, the rest exact', async () => {
     const cluster = 'forged-balance';
-    await db.pool.query('TRUNCATE invoices, receipts, exceptions, fulfilments, outbox, checkpoints, receipt_delivery_counts CASCADE');
+    await db.pool.query(
+      'TRUNCATE invoices, receipts, exceptions, fulfilments, outbox, checkpoints, receipt_delivery_counts CASCADE',
+    );
     const chain = buildChain({ from: 4000, to: 4010 });
     // Slot 4005 also carries a transaction whose instruction says 1,000,000 while the balances moved 1.
-    const forged = transferCheckedTx({ amount: 1_000_000n, mint: chain.mint, destinationOwner: chain.owner }) as { meta: { postTokenBalances: Array<{ uiTokenAmount: { amount: string } }> } };
+    const forged = transferCheckedTx({ amount: 1_000_000n, mint: chain.mint, destinationOwner: chain.owner }) as {
+      meta: { postTokenBalances: Array<{ uiTokenAmount: { amount: string } }> };
+    };
     forged.meta.postTokenBalances[1].uiTokenAmount.amount = '1';
     const block = chain.blocks.get(4005) as { transactions: unknown[] };
     chain.blocks.set(4005, blockAt(4005, [...block.transactions, forged]));
     loadChain(rpc, chain, 4010);
     await createChainInvoice(db.pool, chain);
-    const r = await start(['indexer', 'backfill', '--rpc', rpc.url, '--cluster', cluster, '--from-slot', '4000', '--to-slot', '4010']).done;
+    const r = await start([
+      'indexer',
+      'backfill',
+      '--rpc',
+      rpc.url,
+      '--cluster',
+      cluster,
+      '--from-slot',
+      '4000',
+      '--to-slot',
+      '4010',
+    ]).done;
     expect(r.code, r.stderr).to.equal(0);
     expect(JSON.parse(r.stdout.trim())).to.deep.include({ failed: 0, receipts: chain.receipts });
     expect(r.stderr).to.include('ONCEPAY__DECODE__BALANCE_MISMATCH');
@@ -133,12 +184,42 @@ describe('indexer/source CLI processes (crash, restart, backfill beside the scan
 
   it('a backfill racing a running scanner over the same slots gives the same totals; SIGTERM stops the scanner cleanly', async () => {
     const cluster = 'overlap';
-    await db.pool.query('TRUNCATE invoices, receipts, exceptions, fulfilments, outbox, checkpoints, receipt_delivery_counts CASCADE');
+    await db.pool.query(
+      'TRUNCATE invoices, receipts, exceptions, fulfilments, outbox, checkpoints, receipt_delivery_counts CASCADE',
+    );
     const chain = buildChain({ from: 1000, to: 1300, skipEvery: 13, perBlock: 3 });
     loadChain(rpc, chain, 1300);
     await createChainInvoice(db.pool, chain);
-    const scanner = start(['indexer', 'run', '--rpc', rpc.url, '--cluster', cluster, '--from-slot', '1000', '--chunk-size', '10', '--poll-ms', '20', '--metrics-port', '0']);
-    const backfill = start(['indexer', 'backfill', '--rpc', rpc.url, '--cluster', cluster, '--from-slot', '1000', '--to-slot', '1300', '--chunk-size', '10']);
+    const scanner = start([
+      'indexer',
+      'run',
+      '--rpc',
+      rpc.url,
+      '--cluster',
+      cluster,
+      '--from-slot',
+      '1000',
+      '--chunk-size',
+      '10',
+      '--poll-ms',
+      '20',
+      '--metrics-port',
+      '0',
+    ]);
+    const backfill = start([
+      'indexer',
+      'backfill',
+      '--rpc',
+      rpc.url,
+      '--cluster',
+      cluster,
+      '--from-slot',
+      '1000',
+      '--to-slot',
+      '1300',
+      '--chunk-size',
+      '10',
+    ]);
     const b = await backfill.done;
     expect(b.code, b.stderr).to.equal(0);
     // Not a TTY here: progress comes as JSON lines on stderr, the summary as JSON on stdout.
@@ -147,11 +228,20 @@ describe('indexer/source CLI processes (crash, restart, backfill beside the scan
     expect(summary).to.deep.include({ total: 301, failed: 0 });
     expect(summary.receipts).to.equal(chain.receipts);
 
-    await waitFor(async () => (await totals(db.pool, cluster)).checkpoints.scanner === 1300, 'the scanner to reach the tip');
+    await waitFor(
+      async () => (await totals(db.pool, cluster)).checkpoints.scanner === 1300,
+      'the scanner to reach the tip',
+    );
     // --metrics-port 0: the scanner logs where /metrics listens; lag is 0 at the tip.
     const metricsUrl = /"url":"(http:\/\/127\.0\.0\.1:\d+\/metrics)"/.exec(await stderrOf(scanner))?.[1];
     expect(metricsUrl).to.be.a('string');
-    await waitFor(async () => (await (await fetch(metricsUrl!)).text()).includes(`oncepay_checkpoint_lag_slots{cluster="${cluster}",source="scanner"} 0`), 'lag 0 on /metrics');
+    await waitFor(
+      async () =>
+        (await (await fetch(metricsUrl!)).text()).includes(
+          `oncepay_checkpoint_lag_slots{cluster="${cluster}",source="scanner"} 0`,
+        ),
+      'lag 0 on /metrics',
+    );
     scanner.child.kill('SIGTERM');
     const s = await scanner.done;
     expect(s.code, s.stderr).to.equal(0);
@@ -159,7 +249,10 @@ describe('indexer/source CLI processes (crash, restart, backfill beside the scan
 
     const t = await expectExactTotals(db.pool, cluster, chain);
     // Every receipt was delivered by both paths: one insert, the other a duplicate.
-    const d = await db.pool.query(`SELECT sum(inserted)::int AS inserted, sum(duplicates)::int AS dup FROM receipt_delivery_counts WHERE cluster = $1`, [cluster]);
+    const d = await db.pool.query(
+      `SELECT sum(inserted)::int AS inserted, sum(duplicates)::int AS dup FROM receipt_delivery_counts WHERE cluster = $1`,
+      [cluster],
+    );
     expect(d.rows[0].inserted).to.equal(chain.receipts);
     expect(d.rows[0].dup).to.be.at.least(chain.receipts);
     expect(t.checkpoints.backfill).to.equal(undefined);

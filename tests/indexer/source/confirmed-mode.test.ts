@@ -24,7 +24,10 @@ describe('indexer/source scanner, confirmed mode (provisional rows)', () => {
   });
 
   async function states(cluster: string): Promise<Record<string, number>> {
-    const { rows } = await db.pool.query(`SELECT state::text, count(*)::int AS n FROM provisional_receipts WHERE cluster = $1 GROUP BY state`, [cluster]);
+    const { rows } = await db.pool.query(
+      `SELECT state::text, count(*)::int AS n FROM provisional_receipts WHERE cluster = $1 GROUP BY state`,
+      [cluster],
+    );
     return Object.fromEntries(rows.map((r) => [r.state, r.n]));
   }
 
@@ -40,8 +43,22 @@ describe('indexer/source scanner, confirmed mode (provisional rows)', () => {
     const client = createRpcClient({ url: rpc.url, retry: { baseMs: 2, capMs: 10, timeoutMs: 500 } });
     const decode = (b: unknown, slot: number) => decodeBlock(b, { slot, cluster });
     const scanner = createScanner(
-      { rpc: client, ledger: createLedger({ db: db.pool }), decode, provisional: createProvisionalTracker({ db: db.pool, rpc: client, decode, concurrency: 2, maxSlots: 1000 }) },
-      { cluster, commitment: 'confirmed', rescanWindow: 8, fromSlot: 1, maxSlotsPerPass: 1000, chunkSize: 10, concurrency: 2, pollMs: 10 },
+      {
+        rpc: client,
+        ledger: createLedger({ db: db.pool }),
+        decode,
+        provisional: createProvisionalTracker({ db: db.pool, rpc: client, decode, concurrency: 2, maxSlots: 1000 }),
+      },
+      {
+        cluster,
+        commitment: 'confirmed',
+        rescanWindow: 8,
+        fromSlot: 1,
+        maxSlotsPerPass: 1000,
+        chunkSize: 10,
+        concurrency: 2,
+        pollMs: 10,
+      },
     );
 
     const p1 = await scanner.runPass();
@@ -50,7 +67,9 @@ describe('indexer/source scanner, confirmed mode (provisional rows)', () => {
     expect(await states(cluster)).to.deep.equal({ provisional: 20 });
     let t = await totals(db.pool, cluster);
     expect(t.receipts).to.equal(40);
-    expect(t.credited).to.equal(chain.amount - [21, 22, 23, 24, 25, 26, 27, 28, 29, 30].reduce((a, s) => a + amountOf(s), 0n));
+    expect(t.credited).to.equal(
+      chain.amount - [21, 22, 23, 24, 25, 26, 27, 28, 29, 30].reduce((a, s) => a + amountOf(s), 0n),
+    );
 
     // A fork: slot 25 finalizes with another block (a payment elsewhere), slot 27 ends up skipped.
     rpc.setBlock(25, blockAt(25, [transferCheckedTx({ amount: 5n })]));
@@ -60,7 +79,10 @@ describe('indexer/source scanner, confirmed mode (provisional rows)', () => {
     expect(p2.checkpointAfter).to.equal(30);
     expect(p2.provisional).to.deep.include({ final: 16, reversed: 4 });
     expect(await states(cluster)).to.deep.equal({ final: 16, reversed: 4 });
-    const { rows } = await db.pool.query(`SELECT DISTINCT slot::int FROM provisional_receipts WHERE cluster = $1 AND state = 'reversed' ORDER BY 1`, [cluster]);
+    const { rows } = await db.pool.query(
+      `SELECT DISTINCT slot::int FROM provisional_receipts WHERE cluster = $1 AND state = 'reversed' ORDER BY 1`,
+      [cluster],
+    );
     expect(rows.map((r) => r.slot)).to.deep.equal([25, 27]);
 
     t = await totals(db.pool, cluster);

@@ -2,7 +2,14 @@
 import { expect } from 'chai';
 import * as net from 'net';
 import { ReplayRpc, startReplayRpc, blockAt } from '../../helpers/replay-rpc';
-import { createRpcClient, RpcCallError, RpcErrorKind, RPC_ABORTED, RPC_MALFORMED_RESPONSE, RPC_RETRIES_EXHAUSTED } from '../../../indexer/rpc';
+import {
+  createRpcClient,
+  RpcCallError,
+  RpcErrorKind,
+  RPC_ABORTED,
+  RPC_MALFORMED_RESPONSE,
+  RPC_RETRIES_EXHAUSTED,
+} from '../../../indexer/rpc';
 import { isOncepayError } from '../../../common/errors';
 
 async function closedPortUrl(): Promise<string> {
@@ -45,7 +52,16 @@ describe('indexer/rpc client', () => {
     expect(bodies.at(-1)).to.deep.include({
       jsonrpc: '2.0',
       method: 'getBlock',
-      params: [5, { commitment: 'finalized', encoding: 'json', transactionDetails: 'full', rewards: false, maxSupportedTransactionVersion: 0 }],
+      params: [
+        5,
+        {
+          commitment: 'finalized',
+          encoding: 'json',
+          transactionDetails: 'full',
+          rewards: false,
+          maxSupportedTransactionVersion: 0,
+        },
+      ],
     });
   });
 

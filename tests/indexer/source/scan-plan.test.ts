@@ -3,9 +3,18 @@ import { chunks, planChunk, scanRange, SlotOutcome } from '../../../indexer/sour
 
 describe('indexer/source scan plan (pure)', () => {
   it('starts at the checkpoint minus the re-scan window and stops at the target', () => {
-    expect(scanRange({ checkpoint: 100, target: 150, rescanWindow: 32, maxSlotsPerPass: 1000 })).to.deep.equal({ start: 69, end: 150 });
-    expect(scanRange({ checkpoint: 10, target: 150, rescanWindow: 32, maxSlotsPerPass: 1000 })).to.deep.equal({ start: 0, end: 150 });
-    expect(scanRange({ checkpoint: 100, target: 5000, rescanWindow: 0, maxSlotsPerPass: 100 })).to.deep.equal({ start: 101, end: 200 });
+    expect(scanRange({ checkpoint: 100, target: 150, rescanWindow: 32, maxSlotsPerPass: 1000 })).to.deep.equal({
+      start: 69,
+      end: 150,
+    });
+    expect(scanRange({ checkpoint: 10, target: 150, rescanWindow: 32, maxSlotsPerPass: 1000 })).to.deep.equal({
+      start: 0,
+      end: 150,
+    });
+    expect(scanRange({ checkpoint: 100, target: 5000, rescanWindow: 0, maxSlotsPerPass: 100 })).to.deep.equal({
+      start: 101,
+      end: 200,
+    });
   });
 
   it('has nothing to do at or behind the checkpoint', () => {
@@ -14,12 +23,23 @@ describe('indexer/source scan plan (pure)', () => {
   });
 
   it('without a checkpoint starts at --from-slot, else one window below the target', () => {
-    expect(scanRange({ checkpoint: null, fromSlot: 7, target: 150, rescanWindow: 32, maxSlotsPerPass: 1000 })).to.deep.equal({ start: 7, end: 150 });
-    expect(scanRange({ checkpoint: null, target: 150, rescanWindow: 32, maxSlotsPerPass: 1000 })).to.deep.equal({ start: 118, end: 150 });
-    expect(scanRange({ checkpoint: null, fromSlot: 200, target: 150, rescanWindow: 32, maxSlotsPerPass: 1000 })).to.equal(null);
+    expect(
+      scanRange({ checkpoint: null, fromSlot: 7, target: 150, rescanWindow: 32, maxSlotsPerPass: 1000 }),
+    ).to.deep.equal({ start: 7, end: 150 });
+    expect(scanRange({ checkpoint: null, target: 150, rescanWindow: 32, maxSlotsPerPass: 1000 })).to.deep.equal({
+      start: 118,
+      end: 150,
+    });
+    expect(
+      scanRange({ checkpoint: null, fromSlot: 200, target: 150, rescanWindow: 32, maxSlotsPerPass: 1000 }),
+    ).to.equal(null);
   });
 
-  const ok = (slot: number, n = 1): SlotOutcome<string> => ({ slot, status: 'ok', receipts: Array.from({ length: n }, (_, i) => `${slot}.${i}`) });
+  const ok = (slot: number, n = 1): SlotOutcome<string> => ({
+    slot,
+    status: 'ok',
+    receipts: Array.from({ length: n }, (_, i) => `${slot}.${i}`),
+  });
   const skipped = (slot: number): SlotOutcome<string> => ({ slot, status: 'skipped' });
   const failed = (slot: number): SlotOutcome<string> => ({ slot, status: 'failed', code: 'X', message: 'boom' });
 

@@ -47,11 +47,29 @@ describe('indexer/source scanner over oncepay localnet (LiteSVM)', () => {
     await send(
       connection,
       [
-        SystemProgram.createAccount({ fromPubkey: payer.publicKey, newAccountPubkey: mint.publicKey, lamports: await rent(MINT_SIZE), space: MINT_SIZE, programId: TOKEN_PROGRAM_ID }),
+        SystemProgram.createAccount({
+          fromPubkey: payer.publicKey,
+          newAccountPubkey: mint.publicKey,
+          lamports: await rent(MINT_SIZE),
+          space: MINT_SIZE,
+          programId: TOKEN_PROGRAM_ID,
+        }),
         createInitializeMint2Instruction(mint.publicKey, 6, payer.publicKey, null),
-        SystemProgram.createAccount({ fromPubkey: payer.publicKey, newAccountPubkey: source.publicKey, lamports: await rent(ACCOUNT_SIZE), space: ACCOUNT_SIZE, programId: TOKEN_PROGRAM_ID }),
+        SystemProgram.createAccount({
+          fromPubkey: payer.publicKey,
+          newAccountPubkey: source.publicKey,
+          lamports: await rent(ACCOUNT_SIZE),
+          space: ACCOUNT_SIZE,
+          programId: TOKEN_PROGRAM_ID,
+        }),
         createInitializeAccount3Instruction(source.publicKey, mint.publicKey, payer.publicKey),
-        SystemProgram.createAccount({ fromPubkey: payer.publicKey, newAccountPubkey: dest.publicKey, lamports: await rent(ACCOUNT_SIZE), space: ACCOUNT_SIZE, programId: TOKEN_PROGRAM_ID }),
+        SystemProgram.createAccount({
+          fromPubkey: payer.publicKey,
+          newAccountPubkey: dest.publicKey,
+          lamports: await rent(ACCOUNT_SIZE),
+          space: ACCOUNT_SIZE,
+          programId: TOKEN_PROGRAM_ID,
+        }),
         createInitializeAccount3Instruction(dest.publicKey, mint.publicKey, merchant.publicKey),
         createMintToInstruction(mint.publicKey, source.publicKey, payer.publicKey, 1_000_000_000n),
       ],
@@ -59,24 +77,45 @@ describe('indexer/source scanner over oncepay localnet (LiteSVM)', () => {
     );
     const amounts = [1_500_000n, 2_250_000n, 1n, 999_999n, 3_000_000n];
     const expected = amounts.reduce((a, b) => a + b, 0n);
-    await createLedger({ db: db.pool }).createInvoice({ id: 'inv-localnet', mint: mint.publicKey.toBase58(), expectedAmount: expected, depositAddress: merchant.publicKey.toBase58() });
+    await createLedger({ db: db.pool }).createInvoice({
+      id: 'inv-localnet',
+      mint: mint.publicKey.toBase58(),
+      expectedAmount: expected,
+      depositAddress: merchant.publicKey.toBase58(),
+    });
 
     // A slot ahead produces no block; the node answers -32007 for it and the scanner must pass it.
     const skipped = (await connection.getSlot('processed')) + 3;
     net.faults.skipSlot(skipped);
     let lastSlot = 0;
     for (const a of amounts) {
-      const { signature: sig } = await send(connection, [createTransferCheckedInstruction(source.publicKey, mint.publicKey, dest.publicKey, payer.publicKey, a, 6)], [payer]);
-      lastSlot = Math.max(lastSlot, (await connection.getTransaction(sig, { commitment: 'confirmed', maxSupportedTransactionVersion: 0 }))!.slot);
+      const { signature: sig } = await send(
+        connection,
+        [createTransferCheckedInstruction(source.publicKey, mint.publicKey, dest.publicKey, payer.publicKey, a, 6)],
+        [payer],
+      );
+      lastSlot = Math.max(
+        lastSlot,
+        (await connection.getTransaction(sig, { commitment: 'confirmed', maxSupportedTransactionVersion: 0 }))!.slot,
+      );
     }
     // A native SOL transfer too, to another wallet (to the merchant it would be a mint_mismatch exception).
     // (Enough lamports for the fresh account to be rent-exempt, or the runtime refuses it.)
     const solSig = await connection.sendTransaction(
-      new Transaction().add(SystemProgram.transfer({ fromPubkey: payer.publicKey, toPubkey: Keypair.generate().publicKey, lamports: 1_000_000_000 })),
+      new Transaction().add(
+        SystemProgram.transfer({
+          fromPubkey: payer.publicKey,
+          toPubkey: Keypair.generate().publicKey,
+          lamports: 1_000_000_000,
+        }),
+      ),
       [payer],
     );
     await confirm(connection, solSig);
-    lastSlot = Math.max(lastSlot, (await connection.getTransaction(solSig, { commitment: 'confirmed', maxSupportedTransactionVersion: 0 }))!.slot);
+    lastSlot = Math.max(
+      lastSlot,
+      (await connection.getTransaction(solSig, { commitment: 'confirmed', maxSupportedTransactionVersion: 0 }))!.slot,
+    );
 
     // Finality comes from the node (finalized commitment), never from a slot count of ours.
     const until = Date.now() + 30_000;
@@ -86,10 +125,23 @@ describe('indexer/source scanner over oncepay localnet (LiteSVM)', () => {
     }
 
     const errors: Partial<Record<RpcErrorKind, number>> = {};
-    const rpc = createRpcClient({ url: net.url, retry: { attempts: 6, baseMs: 5, capMs: 50, timeoutMs: 3000 }, onError: (k) => (errors[k] = (errors[k] ?? 0) + 1) });
+    const rpc = createRpcClient({
+      url: net.url,
+      retry: { attempts: 6, baseMs: 5, capMs: 50, timeoutMs: 3000 },
+      onError: (k) => (errors[k] = (errors[k] ?? 0) + 1),
+    });
     const scanner = createScanner(
       { rpc, ledger: createLedger({ db: db.pool }), decode: (block, slot) => decodeBlock(block, { slot, cluster }) },
-      { cluster, commitment: 'finalized', rescanWindow: 32, fromSlot: startSlot, maxSlotsPerPass: 5000, chunkSize: 8, concurrency: 3, pollMs: 10 },
+      {
+        cluster,
+        commitment: 'finalized',
+        rescanWindow: 32,
+        fromSlot: startSlot,
+        maxSlotsPerPass: 5000,
+        chunkSize: 8,
+        concurrency: 3,
+        pollMs: 10,
+      },
     );
     net.faults.failNext({ kind: '429', method: 'getBlock', count: 3 });
     // Hangs longer than the client's deadline, so it is a timeout on our side (not a dropped socket).
@@ -100,8 +152,19 @@ describe('indexer/source scanner over oncepay localnet (LiteSVM)', () => {
     expect(errors.timeout).to.equal(1);
 
     const mintRows = async () =>
-      (await db.pool.query(`SELECT count(*)::int AS n, coalesce(sum(amount),0)::text AS s FROM receipts WHERE cluster = $1 AND mint = $2`, [cluster, mint.publicKey.toBase58()])).rows[0];
-    const solRow = async () => (await db.pool.query(`SELECT count(*)::int AS n FROM receipts WHERE cluster = $1 AND signature = $2`, [cluster, solSig])).rows[0].n;
+      (
+        await db.pool.query(
+          `SELECT count(*)::int AS n, coalesce(sum(amount),0)::text AS s FROM receipts WHERE cluster = $1 AND mint = $2`,
+          [cluster, mint.publicKey.toBase58()],
+        )
+      ).rows[0];
+    const solRow = async () =>
+      (
+        await db.pool.query(`SELECT count(*)::int AS n FROM receipts WHERE cluster = $1 AND signature = $2`, [
+          cluster,
+          solSig,
+        ])
+      ).rows[0].n;
     const after1 = await totals(db.pool, cluster);
     expect(await mintRows()).to.deep.equal({ n: amounts.length, s: expected.toString() });
     expect(await solRow()).to.equal(1);

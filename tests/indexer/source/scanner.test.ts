@@ -29,7 +29,9 @@ describe('indexer/source scanner (replay RPC + PostgreSQL)', () => {
   beforeEach(async () => {
     rpcServer = await startReplayRpc();
     cluster = `replay-${++n}`;
-    await db.pool.query('TRUNCATE invoices, receipts, exceptions, fulfilments, outbox, checkpoints, receipt_delivery_counts CASCADE');
+    await db.pool.query(
+      'TRUNCATE invoices, receipts, exceptions, fulfilments, outbox, checkpoints, receipt_delivery_counts CASCADE',
+    );
   });
   afterEach(async () => {
     await rpcServer.close();
@@ -48,9 +50,25 @@ describe('indexer/source scanner (replay RPC + PostgreSQL)', () => {
         rpc,
         ledger: createLedger({ db: db.pool }),
         decode: (block, slot) => decodeBlock(block, { slot, cluster }),
-        metrics: { setCheckpointLag: (_c, _s, v) => lags.push(v), countRpcError() {}, countSlots() {}, countWebhook() {}, countBalanceMismatch() {} },
+        metrics: {
+          setCheckpointLag: (_c, _s, v) => lags.push(v),
+          countRpcError() {},
+          countSlots() {},
+          countWebhook() {},
+          countBalanceMismatch() {},
+        },
       },
-      { cluster, commitment: 'finalized', rescanWindow: 32, fromSlot: 1, maxSlotsPerPass: 1000, chunkSize: 7, concurrency: 3, pollMs: 10, ...opts },
+      {
+        cluster,
+        commitment: 'finalized',
+        rescanWindow: 32,
+        fromSlot: 1,
+        maxSlotsPerPass: 1000,
+        chunkSize: 7,
+        concurrency: 3,
+        pollMs: 10,
+        ...opts,
+      },
     );
     return { scanner, errors, lags };
   }
@@ -96,7 +114,11 @@ describe('indexer/source scanner (replay RPC + PostgreSQL)', () => {
 
   it('replays recorded LiteSVM transactions packed into blocks: the ledger holds exactly what the decoder reads from each', async () => {
     const dir = path.resolve(__dirname, '../../fixtures/transactions/litesvm/json');
-    const txs = fs.readdirSync(dir).filter((f) => f.endsWith('.json')).sort().map((f) => JSON.parse(fs.readFileSync(path.join(dir, f), 'utf8')));
+    const txs = fs
+      .readdirSync(dir)
+      .filter((f) => f.endsWith('.json'))
+      .sort()
+      .map((f) => JSON.parse(fs.readFileSync(path.join(dir, f), 'utf8')));
     expect(txs.length).to.be.greaterThan(5);
     const expected = new Set<string>();
     let slot = 100;
@@ -104,7 +126,8 @@ describe('indexer/source scanner (replay RPC + PostgreSQL)', () => {
       slot += 2;
       // A block entry is the getTransaction result without slot / blockTime.
       const entries = txs.slice(i, i + 3).map(({ slot: _s, blockTime: _t, ...rest }) => rest);
-      for (const t of txs.slice(i, i + 3)) for (const r of decodeTransaction(t)) expected.add(`${r.signature}/${r.ixIndex}/${r.innerIndex}/${r.amount}`);
+      for (const t of txs.slice(i, i + 3))
+        for (const r of decodeTransaction(t)) expected.add(`${r.signature}/${r.ixIndex}/${r.innerIndex}/${r.amount}`);
       rpcServer.setBlock(slot, blockAt(slot, entries));
     }
     expect(expected.size).to.be.greaterThan(5);
@@ -112,8 +135,13 @@ describe('indexer/source scanner (replay RPC + PostgreSQL)', () => {
     const { scanner } = scannerFor({ fromSlot: 100 });
     await scanner.run({ once: true });
     await scanner.run({ once: true });
-    const { rows } = await db.pool.query(`SELECT signature, ix_index, inner_index, amount::text AS amount FROM receipts WHERE cluster = $1`, [cluster]);
-    expect(new Set(rows.map((r) => `${r.signature}/${r.ix_index}/${r.inner_index}/${r.amount}`))).to.deep.equal(expected);
+    const { rows } = await db.pool.query(
+      `SELECT signature, ix_index, inner_index, amount::text AS amount FROM receipts WHERE cluster = $1`,
+      [cluster],
+    );
+    expect(new Set(rows.map((r) => `${r.signature}/${r.ix_index}/${r.inner_index}/${r.amount}`))).to.deep.equal(
+      expected,
+    );
     expect(rows.length).to.equal(expected.size);
     expect((await totals(db.pool, cluster)).checkpoints.scanner).to.equal(slot + 1);
   });
@@ -141,7 +169,11 @@ describe('indexer/source scanner (replay RPC + PostgreSQL)', () => {
     const lost = chain.blocks.get(12) as { transactions: unknown[] };
     rpcServer.inject({ kind: 'slotSkipped', method: 'getBlock', slot: 12, times: Infinity });
     rpcServer.setSkipped(20);
-    const expected: Chain = { ...chain, receipts: chain.receipts - 4, amount: chain.amount - (1000n + 120n) - (1001n + 120n) - (1000n + 200n) - (1001n + 200n) };
+    const expected: Chain = {
+      ...chain,
+      receipts: chain.receipts - 4,
+      amount: chain.amount - (1000n + 120n) - (1001n + 120n) - (1000n + 200n) - (1001n + 200n),
+    };
     expect(lost.transactions.length).to.equal(2);
     await createChainInvoice(db.pool, expected);
     const { scanner, errors } = scannerFor();
@@ -182,10 +214,28 @@ describe('indexer/source scanner (replay RPC + PostgreSQL)', () => {
     rpcServer.inject({ kind: 'blockNotAvailable', method: 'getBlock', slot: 14, times: 1 });
     const m = createIndexerMetrics();
     const metrics = createSourceMetrics(m);
-    const rpc = createRpcClient({ url: rpcServer.url, retry: { baseMs: 2, capMs: 10, timeoutMs: 400 }, onError: (k) => metrics.countRpcError(k) });
+    const rpc = createRpcClient({
+      url: rpcServer.url,
+      retry: { baseMs: 2, capMs: 10, timeoutMs: 400 },
+      onError: (k) => metrics.countRpcError(k),
+    });
     const scanner = createScanner(
-      { rpc, ledger: createLedger({ db: db.pool, metrics: m }), decode: (b, slot) => decodeBlock(b, { slot, cluster }), metrics },
-      { cluster, commitment: 'finalized', rescanWindow: 32, fromSlot: 1, maxSlotsPerPass: 1000, chunkSize: 50, concurrency: 1, pollMs: 10 },
+      {
+        rpc,
+        ledger: createLedger({ db: db.pool, metrics: m }),
+        decode: (b, slot) => decodeBlock(b, { slot, cluster }),
+        metrics,
+      },
+      {
+        cluster,
+        commitment: 'finalized',
+        rescanWindow: 32,
+        fromSlot: 1,
+        maxSlotsPerPass: 1000,
+        chunkSize: 50,
+        concurrency: 1,
+        pollMs: 10,
+      },
     );
     await scanner.runPass();
     let text = await m.registry.metrics();
@@ -203,7 +253,9 @@ describe('indexer/source scanner (replay RPC + PostgreSQL)', () => {
     loadChain(rpcServer, chain, 30);
     await createChainInvoice(db.pool, chain);
     const good = chain.blocks.get(17);
-    const bad = blockAt(17, [transferCheckedTx({ amount: 5n })]) as { transactions: Array<{ transaction: { signatures: string[] } }> };
+    const bad = blockAt(17, [transferCheckedTx({ amount: 5n })]) as {
+      transactions: Array<{ transaction: { signatures: string[] } }>;
+    };
     bad.transactions[0].transaction.signatures = ['not-a-signature'];
     rpcServer.setBlock(17, bad);
     const { scanner } = scannerFor({ chunkSize: 50 });

@@ -92,7 +92,8 @@ export async function startWebhookChain(): Promise<WebhookChain> {
     async payFailing(to) {
       const tx = await build(10n ** 18n, to);
       const signature = await connection.sendRawTransaction(tx.serialize(), { skipPreflight: true });
-      const st = async () => (await connection.getSignatureStatuses([signature], { searchTransactionHistory: true })).value[0];
+      const st = async () =>
+        (await connection.getSignatureStatuses([signature], { searchTransactionHistory: true })).value[0];
       while (!(await st())?.confirmationStatus) await new Promise((r) => setTimeout(r, 25));
       return signature;
     },
@@ -102,8 +103,21 @@ export async function startWebhookChain(): Promise<WebhookChain> {
       await send(
         connection,
         [
-          SystemProgram.createAccount({ fromPubkey: payer.publicKey, newAccountPubkey: feeMint.publicKey, lamports: await connection.getMinimumBalanceForRentExemption(len), space: len, programId: TOKEN_2022_PROGRAM_ID }),
-          createInitializeTransferFeeConfigInstruction(feeMint.publicKey, payer.publicKey, payer.publicKey, 150, 1_000_000n, TOKEN_2022_PROGRAM_ID),
+          SystemProgram.createAccount({
+            fromPubkey: payer.publicKey,
+            newAccountPubkey: feeMint.publicKey,
+            lamports: await connection.getMinimumBalanceForRentExemption(len),
+            space: len,
+            programId: TOKEN_2022_PROGRAM_ID,
+          }),
+          createInitializeTransferFeeConfigInstruction(
+            feeMint.publicKey,
+            payer.publicKey,
+            payer.publicKey,
+            150,
+            1_000_000n,
+            TOKEN_2022_PROGRAM_ID,
+          ),
           createInitializeMint2Instruction(feeMint.publicKey, 6, payer.publicKey, null, TOKEN_2022_PROGRAM_ID),
         ],
         [payer, feeMint],
@@ -114,18 +128,36 @@ export async function startWebhookChain(): Promise<WebhookChain> {
       await send(
         connection,
         [
-          createAssociatedTokenAccountInstruction(payer.publicKey, from, payer.publicKey, feeMint.publicKey, TOKEN_2022_PROGRAM_ID),
+          createAssociatedTokenAccountInstruction(
+            payer.publicKey,
+            from,
+            payer.publicKey,
+            feeMint.publicKey,
+            TOKEN_2022_PROGRAM_ID,
+          ),
           createAssociatedTokenAccountInstruction(payer.publicKey, to, owner, feeMint.publicKey, TOKEN_2022_PROGRAM_ID),
           createMintToInstruction(feeMint.publicKey, from, payer.publicKey, 100_000_000n, [], TOKEN_2022_PROGRAM_ID),
         ],
         [payer],
       );
-      const twice = [0, 1].map(() => createTransferCheckedInstruction(from, feeMint.publicKey, to, payer.publicKey, 10_000_000n, 6, [], TOKEN_2022_PROGRAM_ID));
+      const twice = [0, 1].map(() =>
+        createTransferCheckedInstruction(
+          from,
+          feeMint.publicKey,
+          to,
+          payer.publicKey,
+          10_000_000n,
+          6,
+          [],
+          TOKEN_2022_PROGRAM_ID,
+        ),
+      );
       const { signature } = await send(connection, twice, [payer]);
       return { signature, owner: owner.toBase58(), mint: feeMint.publicKey.toBase58() };
     },
     async item(signature) {
-      const slot = (await connection.getSignatureStatuses([signature], { searchTransactionHistory: true })).value[0]!.slot;
+      const slot = (await connection.getSignatureStatuses([signature], { searchTransactionHistory: true })).value[0]!
+        .slot;
       await waitFinalized(connection, slot);
       const tx = await rpc.getTransaction(signature, 'finalized');
       if (!tx) throw new Error(`no finalized transaction ${signature}`);

@@ -40,15 +40,37 @@ describe('indexer/source webhook receiver (verified against localnet)', () => {
     const registry = new Registry();
     const webhookMetrics = createWebhookMetrics(registry);
     const ledger = createLedger({ db: db.pool });
-    const verifier = createChainVerifier({ db: db.pool, rpc: chain.rpc, ledger, cluster: CLUSTER, maxAgeMs: o.maxAgeMs ?? 60_000, recheck: { baseMs: 20, capMs: 100 }, metrics: webhookMetrics });
-    return { app: buildWebhookApp({ db: db.pool, ledger, cluster: CLUSTER, secret: SECRET, verifier, webhookMetrics, registry, ...o }), verifier, registry };
+    const verifier = createChainVerifier({
+      db: db.pool,
+      rpc: chain.rpc,
+      ledger,
+      cluster: CLUSTER,
+      maxAgeMs: o.maxAgeMs ?? 60_000,
+      recheck: { baseMs: 20, capMs: 100 },
+      metrics: webhookMetrics,
+    });
+    return {
+      app: buildWebhookApp({
+        db: db.pool,
+        ledger,
+        cluster: CLUSTER,
+        secret: SECRET,
+        verifier,
+        webhookMetrics,
+        registry,
+        ...o,
+      }),
+      verifier,
+      registry,
+    };
   };
 
   before(async () => {
     db = await createTestDb('webhook');
     chain = await startWebhookChain();
     payee = await chain.payee();
-    for (const a of [700n, 400n, 500n, 300n, 10n, 20n, 77n, 42n, 8n, 6n, 7n, 5n]) paid.set(a, await chain.pay(a, payee));
+    for (const a of [700n, 400n, 500n, 300n, 10n, 20n, 77n, 42n, 8n, 6n, 7n, 5n])
+      paid.set(a, await chain.pay(a, payee));
     ({ app, verifier, registry } = build());
     await app.ready();
   });
@@ -58,7 +80,9 @@ describe('indexer/source webhook receiver (verified against localnet)', () => {
     await db?.drop();
   });
   beforeEach(async () => {
-    await db.pool.query('TRUNCATE invoices, receipts, exceptions, fulfilments, outbox, receipt_delivery_counts, webhook_events, webhook_dead_letters, webhook_hints CASCADE');
+    await db.pool.query(
+      'TRUNCATE invoices, receipts, exceptions, fulfilments, outbox, receipt_delivery_counts, webhook_events, webhook_dead_letters, webhook_hints CASCADE',
+    );
   });
 
   /** The finalized getTransaction result of the real transfer of `amount` to the payee. */
@@ -67,15 +91,27 @@ describe('indexer/source webhook receiver (verified against localnet)', () => {
     return (await db.pool.query(`SELECT count(*)::int AS n FROM ${table} WHERE ${where}`)).rows[0].n;
   }
   async function credited(id: string): Promise<bigint> {
-    return BigInt((await db.pool.query('SELECT credited_amount::text AS c FROM invoices WHERE id = $1', [id])).rows[0].c);
+    return BigInt(
+      (await db.pool.query('SELECT credited_amount::text AS c FROM invoices WHERE id = $1', [id])).rows[0].c,
+    );
   }
   async function hint(signature: string): Promise<Json> {
-    return (await db.pool.query('SELECT state::text, drop_reason, checks FROM webhook_hints WHERE signature = $1', [signature])).rows[0];
+    return (
+      await db.pool.query('SELECT state::text, drop_reason, checks FROM webhook_hints WHERE signature = $1', [
+        signature,
+      ])
+    ).rows[0];
   }
   function post(body: string | Buffer, headers: Record<string, string> = signed(body), provider = 'helius', to = app) {
-    return to.inject({ method: 'POST', url: `/v1/webhooks/${provider}`, headers: { 'content-type': 'application/json', ...headers }, payload: body });
+    return to.inject({
+      method: 'POST',
+      url: `/v1/webhooks/${provider}`,
+      headers: { 'content-type': 'application/json', ...headers },
+      payload: body,
+    });
   }
-  const invoice = (id: string, expectedAmount: bigint) => createLedger({ db: db.pool }).createInvoice({ id, mint: payee.mint, expectedAmount, depositAddress: payee.owner });
+  const invoice = (id: string, expectedAmount: bigint) =>
+    createLedger({ db: db.pool }).createInvoice({ id, mint: payee.mint, expectedAmount, depositAddress: payee.owner });
   /** Run the verifier's background rounds until the hint of `signature` is settled. */
   async function settle(signature: string, v = verifier): Promise<Json> {
     for (let i = 0; i < 2000; i++) {
@@ -148,7 +184,10 @@ describe('indexer/source webhook receiver (verified against localnet)', () => {
 
   it('an event id reused with a different body is processed (flagged in the log), not dropped as a duplicate', async () => {
     await invoice('inv-reuse', 30n);
-    const first = await post(JSON.stringify([await txItem(10n)]), { ...signed(JSON.stringify([await txItem(10n)])), 'webhook-id': 'evt-reuse' });
+    const first = await post(JSON.stringify([await txItem(10n)]), {
+      ...signed(JSON.stringify([await txItem(10n)])),
+      'webhook-id': 'evt-reuse',
+    });
     expect(first.json()).to.deep.include({ duplicate: false, inserted: 1 });
     const otherBody = JSON.stringify([await txItem(20n)]);
     const other = await post(otherBody, { ...signed(otherBody), 'webhook-id': 'evt-reuse' });
@@ -176,7 +215,9 @@ describe('indexer/source webhook receiver (verified against localnet)', () => {
       expect(await credited('inv-forged')).to.equal(0n);
       expect(await count('receipts')).to.equal(0);
       expect(await metric('oncepay_webhook_provisional_dropped_total', 'not_found', shortRegistry)).to.equal(1);
-      const gauge = (await shortRegistry.getMetricsAsJSON()).find((x) => x.name === 'oncepay_webhook_provisional_pending')!;
+      const gauge = (await shortRegistry.getMetricsAsJSON()).find(
+        (x) => x.name === 'oncepay_webhook_provisional_pending',
+      )!;
       expect(gauge.values[0].value).to.equal(0);
     } finally {
       await short.close();
@@ -221,9 +262,14 @@ describe('indexer/source webhook receiver (verified against localnet)', () => {
     expect(rows).to.deep.equal([{ reason: WEBHOOK_CODES.BALANCE_MISMATCH, origin: 'delivery', item_index: 0 }]);
   });
 
-  it('a real transaction whose transfers its own balances refute (fee mint paid twice into one account) is refused: dropped, the chain\'s answer dead-lettered, nothing credited', async () => {
+  it("a real transaction whose transfers its own balances refute (fee mint paid twice into one account) is refused: dropped, the chain's answer dead-lettered, nothing credited", async () => {
     const t = await chain.payFeeMintTwice();
-    await createLedger({ db: db.pool }).createInvoice({ id: 'inv-fee', mint: t.mint, expectedAmount: 20_000_000n, depositAddress: t.owner });
+    await createLedger({ db: db.pool }).createInvoice({
+      id: 'inv-fee',
+      mint: t.mint,
+      expectedAmount: 20_000_000n,
+      depositAddress: t.owner,
+    });
     await chain.item(t.signature); // finalized
     const before = await metric('oncepay_webhook_verification_failures_total', 'balance_mismatch');
     const body = JSON.stringify({ signatures: [t.signature] });
@@ -233,9 +279,15 @@ describe('indexer/source webhook receiver (verified against localnet)', () => {
     expect(await hint(t.signature)).to.deep.include({ state: 'dropped', drop_reason: 'balance_mismatch' });
     expect(await credited('inv-fee')).to.equal(0n);
     expect(await count('receipts')).to.equal(0);
-    const { rows } = await db.pool.query('SELECT reason, origin, signature, detail, convert_from(raw_body, \'UTF8\') AS raw FROM webhook_dead_letters');
+    const { rows } = await db.pool.query(
+      "SELECT reason, origin, signature, detail, convert_from(raw_body, 'UTF8') AS raw FROM webhook_dead_letters",
+    );
     expect(rows).to.have.length(1);
-    expect(rows[0]).to.deep.include({ reason: WEBHOOK_CODES.BALANCE_MISMATCH, origin: 'chain', signature: t.signature });
+    expect(rows[0]).to.deep.include({
+      reason: WEBHOOK_CODES.BALANCE_MISMATCH,
+      origin: 'chain',
+      signature: t.signature,
+    });
     expect(rows[0].detail).to.include('ONCEPAY__DECODE__BALANCE_MISMATCH');
     expect(JSON.parse(rows[0].raw).transaction.signatures[0]).to.equal(t.signature);
     expect(await metric('oncepay_webhook_verification_failures_total', 'balance_mismatch')).to.equal(before + 1);
@@ -270,18 +322,33 @@ describe('indexer/source webhook receiver (verified against localnet)', () => {
 
   it('wrong credentials are 401 (the same { code, message } shape as the merchant API) and nothing is stored; the deprecated schemes only with --legacy-signature', async () => {
     const body = JSON.stringify([await txItem(5n)]);
-    for (const headers of <Array<Record<string, string>>>[signed('other body'), { 'x-oncepay-signature': signDelivery('wrong', body, now()) }, { 'x-oncepay-secret': SECRET }, { authorization: `Bearer ${SECRET}` }, { 'x-oncepay-signature': signBodyLegacy(SECRET, body) }, {}]) {
+    for (const headers of <Array<Record<string, string>>>[
+      signed('other body'),
+      { 'x-oncepay-signature': signDelivery('wrong', body, now()) },
+      { 'x-oncepay-secret': SECRET },
+      { authorization: `Bearer ${SECRET}` },
+      { 'x-oncepay-signature': signBodyLegacy(SECRET, body) },
+      {},
+    ]) {
       const res = await post(body, { ...headers, 'webhook-id': 'evt-x' });
       expect(res.statusCode).to.equal(401);
-      expect(res.json()).to.deep.equal({ code: WEBHOOK_CODES.UNAUTHORIZED, message: 'missing or wrong webhook credentials' });
-      expect(Object.keys(res.json())).to.deep.equal(Object.keys({ code: 'UNAUTHORIZED', message: API_ERRORS.UNAUTHORIZED.message }));
+      expect(res.json()).to.deep.equal({
+        code: WEBHOOK_CODES.UNAUTHORIZED,
+        message: 'missing or wrong webhook credentials',
+      });
+      expect(Object.keys(res.json())).to.deep.equal(
+        Object.keys({ code: 'UNAUTHORIZED', message: API_ERRORS.UNAUTHORIZED.message }),
+      );
     }
     expect((await post('{"trunc', { 'x-oncepay-secret': 'wrong' })).statusCode).to.equal(401);
-    for (const t of ['receipts', 'webhook_events', 'webhook_dead_letters', 'webhook_hints']) expect(await count(t), t).to.equal(0);
+    for (const t of ['receipts', 'webhook_events', 'webhook_dead_letters', 'webhook_hints'])
+      expect(await count(t), t).to.equal(0);
     const { app: legacy } = build({ legacySignature: true });
     try {
       expect((await post(body, { 'x-oncepay-secret': SECRET }, 'helius', legacy)).statusCode).to.equal(200);
-      expect((await post(body, { 'x-oncepay-signature': signBodyLegacy(SECRET, body) }, 'helius', legacy)).statusCode).to.equal(200);
+      expect(
+        (await post(body, { 'x-oncepay-signature': signBodyLegacy(SECRET, body) }, 'helius', legacy)).statusCode,
+      ).to.equal(200);
       expect((await post(body, { 'x-oncepay-secret': 'wrong' }, 'helius', legacy)).statusCode).to.equal(401);
     } finally {
       await legacy.close();
@@ -303,9 +370,16 @@ describe('indexer/source webhook receiver (verified against localnet)', () => {
     expect(res.statusCode).to.equal(400);
     expect(Object.keys(res.json())).to.deep.equal(['code', 'message']);
     expect(res.json().code).to.equal(WEBHOOK_CODES.MALFORMED_JSON);
-    const { rows } = await db.pool.query('SELECT provider, event_id, item_index, reason, raw_body, received_at FROM webhook_dead_letters');
+    const { rows } = await db.pool.query(
+      'SELECT provider, event_id, item_index, reason, raw_body, received_at FROM webhook_dead_letters',
+    );
     expect(rows).to.have.length(1);
-    expect(rows[0]).to.deep.include({ provider: 'helius', event_id: 'evt-trunc', item_index: null, reason: WEBHOOK_CODES.MALFORMED_JSON });
+    expect(rows[0]).to.deep.include({
+      provider: 'helius',
+      event_id: 'evt-trunc',
+      item_index: null,
+      reason: WEBHOOK_CODES.MALFORMED_JSON,
+    });
     expect(Buffer.compare(rows[0].raw_body, Buffer.from(truncated))).to.equal(0);
     // Not recorded as an event: the provider's full redelivery under the same id is applied.
     const again = await post(whole, { ...signed(whole), 'x-oncepay-event-id': 'evt-trunc' });
@@ -343,7 +417,13 @@ describe('indexer/source webhook receiver (verified against localnet)', () => {
   });
 
   it('--trust-provider credits the delivery without the chain (old behaviour), but still refuses transfers its balances refute', async () => {
-    const trusting = buildWebhookApp({ db: db.pool, ledger: createLedger({ db: db.pool }), cluster: CLUSTER, secret: SECRET, trustProvider: true });
+    const trusting = buildWebhookApp({
+      db: db.pool,
+      ledger: createLedger({ db: db.pool }),
+      cluster: CLUSTER,
+      secret: SECRET,
+      trustProvider: true,
+    });
     try {
       await invoice('inv-trust', 6n);
       const lie = JSON.stringify([claimingAmount(await txItem(6n), 1_000_000n)]);
@@ -380,9 +460,29 @@ describe('indexer/source webhook receiver (verified against localnet)', () => {
   function startWebhook(env: Record<string, string>, args: string[] = []) {
     const child: ChildProcess = spawn(
       process.execPath,
-      [path.resolve(__dirname, '../../../bin/oncepay'), 'indexer', 'webhook', '--port', '0', '--cluster', CLUSTER, '--rpc', chain.net.url, '--recheck-ms', '50', ...args],
+      [
+        path.resolve(__dirname, '../../../bin/oncepay'),
+        'indexer',
+        'webhook',
+        '--port',
+        '0',
+        '--cluster',
+        CLUSTER,
+        '--rpc',
+        chain.net.url,
+        '--recheck-ms',
+        '50',
+        ...args,
+      ],
       {
-        env: { ...process.env, ...db.env, ONCEPAY_FROM_SOURCE: '1', NODE_ENV: 'test', ONCEPAY_WEBHOOK_SECRET: SECRET, ...env },
+        env: {
+          ...process.env,
+          ...db.env,
+          ONCEPAY_FROM_SOURCE: '1',
+          NODE_ENV: 'test',
+          ONCEPAY_WEBHOOK_SECRET: SECRET,
+          ...env,
+        },
         stdio: ['ignore', 'pipe', 'pipe'],
       },
     );
@@ -410,7 +510,10 @@ describe('indexer/source webhook receiver (verified against localnet)', () => {
     const headers = { 'content-type': 'application/json', ...signed(body), 'webhook-id': 'evt-crash' };
     const crashed = startWebhook({ ONCEPAY_FAILPOINT: 'webhook.after_hints_stored' });
     const url = await crashed.address;
-    const lost = await fetch(`${url}/v1/webhooks/p`, { method: 'POST', headers, body }).then(() => 'answered', () => 'no answer');
+    const lost = await fetch(`${url}/v1/webhooks/p`, { method: 'POST', headers, body }).then(
+      () => 'answered',
+      () => 'no answer',
+    );
     expect(lost).to.equal('no answer');
     expect((await crashed.exited).signal).to.equal('SIGKILL');
     expect(await credited('inv-crash')).to.equal(0n);
@@ -419,7 +522,8 @@ describe('indexer/source webhook receiver (verified against localnet)', () => {
     const again = startWebhook({});
     try {
       await again.address;
-      for (let i = 0; i < 2000 && (await hint(paid.get(77n)!)).state === 'pending'; i++) await new Promise((r) => setTimeout(r, 20));
+      for (let i = 0; i < 2000 && (await hint(paid.get(77n)!)).state === 'pending'; i++)
+        await new Promise((r) => setTimeout(r, 20));
       expect(await credited('inv-crash')).to.equal(77n);
       const res = await fetch(`${await again.address}/v1/webhooks/p`, { method: 'POST', headers, body });
       expect(res.status).to.equal(200);
@@ -439,7 +543,11 @@ describe('indexer/source webhook receiver (verified against localnet)', () => {
       const address = await server.address;
       expect(address).to.match(/^http:\/\/127\.0\.0\.1:\d+$/);
       const body = JSON.stringify([await txItem(42n)]);
-      const res = await fetch(`${address}/v1/webhooks/test`, { method: 'POST', headers: { 'content-type': 'application/json', ...signed(body) }, body });
+      const res = await fetch(`${address}/v1/webhooks/test`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', ...signed(body) },
+        body,
+      });
       expect(res.status).to.equal(200);
       expect(await res.json()).to.deep.include({ inserted: 1, verified: true });
       const metrics = await (await fetch(`${address}/metrics`)).text();

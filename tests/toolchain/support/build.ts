@@ -81,6 +81,13 @@ export function elf2sbf(input: string, output: string, unchecked = false): Comma
 /** Compiles a probe's optimized bitcode with other llc flags (e.g. -mcpu=v3). */
 export function llc(bitcode: string, output: string, mcpu: string): void {
   execFileSync(join(LLVM_BIN, 'llc'), [
-    '-march=bpfel', `-mcpu=${mcpu}`, '-O2', '-bpf-stack-size=4096', '-filetype=obj', bitcode, '-o', output,
+    '-march=bpfel',
+    `-mcpu=${mcpu}`,
+    '-O2',
+    '-bpf-stack-size=4096',
+    '-filetype=obj',
+    bitcode,
+    '-o',
+    output,
   ]);
 }

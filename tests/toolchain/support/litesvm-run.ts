@@ -82,8 +82,12 @@ export async function createLiteSvm(programs: Record<string, string> = {}): Prom
       programAddress: address(ix.programId),
       accounts: ix.keys.map((k) => {
         const role = k.isSigner
-          ? k.isWritable ? ROLE_WRITABLE_SIGNER : ROLE_READONLY_SIGNER
-          : k.isWritable ? ROLE_WRITABLE : ROLE_READONLY;
+          ? k.isWritable
+            ? ROLE_WRITABLE_SIGNER
+            : ROLE_READONLY_SIGNER
+          : k.isWritable
+            ? ROLE_WRITABLE
+            : ROLE_READONLY;
         const signer = k.isSigner ? signers.get(k.pubkey) : undefined;
         return signer ? { address: address(k.pubkey), role, signer } : { address: address(k.pubkey), role };
       }),
