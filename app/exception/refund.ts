@@ -5,7 +5,7 @@
 // the two is finished by running the same command again (or `oncepay payout resume`).
 import { Pool, PoolClient } from 'pg';
 import { OncepayError } from '../../common/errors';
-import { inTransaction } from '../../db/transaction';
+import { withTransaction } from '../../db/sql';
 import { failpoint } from '../../common/failpoint';
 import { PayoutInput, createPayout, preparePayout, sameTerms } from '../payout/create-payout';
 import { ExecuteDeps, executePayout } from '../payout/execute-payout';
@@ -54,7 +54,7 @@ export async function prepareRefund(
   id: string,
   o: { merchant?: MerchantRow; to?: string } = {},
 ): Promise<RefundPrepared> {
-  return inTransaction(pool, async (c) => {
+  return withTransaction(pool, async (c) => {
     const e = await getException(c, id, { lock: true });
     if (!e) throw notFound(id);
     if (e.resolution?.kind === 'resolved') {
@@ -128,7 +128,7 @@ export async function resolveException(
   note: string,
 ): Promise<{ exception: ExceptionRow; changed: boolean }> {
   if (!note.trim()) throw new OncepayError(EXCEPTION_CODES.NOTE_MISSING, 'say why with --note');
-  return inTransaction(pool, async (c) => {
+  return withTransaction(pool, async (c) => {
     const e = await getException(c, id, { lock: true });
     if (!e) throw notFound(id);
     if (e.resolution?.kind === 'refund') {

@@ -34,7 +34,7 @@ import { AuthFailure, authenticate, DEFAULT_TOLERANCE_S } from './webhook-auth';
 import { eventIdOf, itemProblem, parseDelivery, signatureOfItem } from './webhook-delivery';
 import { ClaimedTransfer, claimOf } from './webhook-hint-plan';
 import { NO_WEBHOOK_METRICS, VerificationFailure, WebhookMetrics } from './webhook-metrics';
-import { inTransaction } from '../../db/transaction';
+import { withTransaction } from '../../db/sql';
 import { createWebhookStore, DeadLetter, NewHint } from './webhook-store';
 import type { ChainVerifier } from './webhook-verifier';
 
@@ -373,7 +373,7 @@ export function buildWebhookApp(opts: WebhookAppOptions): FastifyInstance {
         }
         const verifier = opts.verifier!;
         // Durable first: the hints, the dead letters and the event commit together, before anything is checked.
-        const { held, duplicate } = await inTransaction(opts.db, async (c) => {
+        const { held, duplicate } = await withTransaction(opts.db, async (c) => {
           const s = createWebhookStore(c);
           const held = await s.holdHints(opts.cluster, provider, eventId, [...hints.values()], verifier.maxAgeMs);
           await s.deadLetter(deadLetters());

@@ -1,0 +1,51 @@
+// The one SQL seam. Modules build statements as values (`Query`) in their own `queries.ts`; this file runs them.
+// Every transaction in the runtime code goes through `withTransaction` (no hand-written BEGIN/COMMIT elsewhere).
+import type { Pool, PoolClient, QueryResultRow } from 'pg';
+
+/** A statement and its parameters, built by a module's `queries.ts` and run by `rows`/`one`/`exec`. */
+export interface Query {
+  text: string;
+  values: unknown[];
+}
+
+/** Anything a statement can run on: the pool, or a client inside a transaction. */
+export type Db = Pool | PoolClient;
+
+/** Every row the statement returns. */
+export async function rows<R extends QueryResultRow>(db: Db, q: Query): Promise<R[]> {
+  return (await db.query<R>(q.text, q.values)).rows;
+}
+
+/** The statement's first row, or null when it returns none. */
+export async function one<R extends QueryResultRow>(db: Db, q: Query): Promise<R | null> {
+  return (await db.query<R>(q.text, q.values)).rows[0] ?? null;
+}
+
+/** Runs the statement; resolves to the number of rows it touched. */
+export async function exec(db: Db, q: Query): Promise<number> {
+  return (await db.query(q.text, q.values)).rowCount ?? 0;
+}
+
+/**
+ * Runs `work` in one transaction on one pooled client: BEGIN, the work, COMMIT; on any error ROLLBACK (best effort)
+ * and rethrow; the client always goes back to the pool. `begin` may name an isolation level or other modes
+ * (e.g. 'BEGIN ISOLATION LEVEL SERIALIZABLE').
+ */
+export async function withTransaction<T>(
+  pool: Pool,
+  work: (c: PoolClient) => Promise<T>,
+  begin: string = 'BEGIN',
+): Promise<T> {
+  const c = await pool.connect();
+  try {
+    await c.query(begin);
+    const out = await work(c);
+    await c.query('COMMIT');
+    return out;
+  } catch (e) {
+    await c.query('ROLLBACK').catch(() => undefined);
+    throw e;
+  } finally {
+    c.release();
+  }
+}
