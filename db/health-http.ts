@@ -3,7 +3,7 @@
 // gets while the database is away (db/unavailable.ts decides what counts). One answer function serves both the
 // fastify apps (healthRoutes) and the plain node:http metrics servers (indexer/metrics.ts serveMetrics).
 import type { FastifyInstance, FastifyReply } from 'fastify';
-import type { Pool } from 'pg';
+import type { Db } from './sql';
 import { checkReadiness } from './readiness';
 import {
   DATABASE_RETRY_AFTER_SECONDS,
@@ -28,7 +28,7 @@ export function isHealthPath(p: string): p is HealthPath {
 }
 
 /** The answer to GET /healthz or GET /readyz. Never throws: an unexpected probe failure is a 503 too. */
-export async function answerHealth(path: HealthPath, db: Pick<Pool, 'query'>): Promise<HealthAnswer> {
+export async function answerHealth(path: HealthPath, db: Db): Promise<HealthAnswer> {
   if (path === '/healthz') return { status: 200, headers: {}, body: { ok: true } };
   try {
     const r = await checkReadiness(db);
@@ -48,7 +48,7 @@ export async function answerHealth(path: HealthPath, db: Pick<Pool, 'query'>): P
 }
 
 /** fastify plugin: GET /healthz and GET /readyz (hidden from OpenAPI). */
-export async function healthRoutes(app: FastifyInstance, opts: { db: Pick<Pool, 'query'> }): Promise<void> {
+export async function healthRoutes(app: FastifyInstance, opts: { db: Db }): Promise<void> {
   for (const path of HEALTH_PATHS) {
     app.get(path, { schema: { hide: true } }, async (_req, reply) => {
       const a = await answerHealth(path, opts.db);

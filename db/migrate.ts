@@ -6,6 +6,7 @@ import * as path from 'path';
 import * as crypto from 'crypto';
 import { Client, Pool, PoolClient } from 'pg';
 import { projectRoot } from './local-server';
+import { withTransactionOn } from './sql';
 
 export const MIGRATION_FILE = /^(\d{4})_[a-z0-9_]+\.sql$/;
 // Any constant works; it only has to be the same for every oncepay process.
@@ -73,19 +74,17 @@ export async function migrate(db: Queryable, opts: { schema?: string; dir?: stri
           }
           continue;
         }
-        await client.query('BEGIN');
-        try {
-          await client.query(m.sql);
-          await client.query('INSERT INTO schema_migrations (version, name, checksum) VALUES ($1, $2, $3)', [
+        // On this client: it holds the advisory lock and the search_path.
+        await withTransactionOn(client, async (c) => {
+          await c.query(m.sql);
+          await c.query('INSERT INTO schema_migrations (version, name, checksum) VALUES ($1, $2, $3)', [
             m.version,
             m.name,
             m.checksum,
           ]);
-          await client.query('COMMIT');
-        } catch (e) {
-          await client.query('ROLLBACK');
-          throw new Error(`ONCEPAY__DB__MIGRATION_FAILED: ${m.name}: ${(e as Error).message}`);
-        }
+        }).catch((e: Error) => {
+          throw new Error(`ONCEPAY__DB__MIGRATION_FAILED: ${m.name}: ${e.message}`);
+        });
         applied.push(m.name);
       }
     } finally {

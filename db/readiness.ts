@@ -1,8 +1,9 @@
 // Is this process ready to serve: can it reach the database, and is the schema at the migrations this code was
 // built with? The decision is pure (unit-tested without a database); checkReadiness does the one query.
-import type { Pool } from 'pg';
 import { isDatabaseUnavailable, DATABASE_UNAVAILABLE } from './unavailable';
 import { loadMigrations } from './migrate';
+import { appliedMigrationVersions } from './queries';
+import { Db, rows } from './sql';
 
 export const MIGRATIONS_PENDING = 'MIGRATIONS_PENDING';
 
@@ -40,12 +41,12 @@ export function readinessDecision(seen: Observation, known: readonly number[]): 
 let knownVersions: number[] | undefined;
 
 /** Ask the database (through the process's own pool and search_path) and decide. */
-export async function checkReadiness(db: Pick<Pool, 'query'>): Promise<Readiness> {
+export async function checkReadiness(db: Db): Promise<Readiness> {
   knownVersions ??= loadMigrations().map((m) => m.version);
   let seen: Observation;
   try {
-    const { rows } = await db.query<{ version: number }>('SELECT version FROM schema_migrations');
-    seen = { kind: 'applied', versions: rows.map((r) => Number(r.version)) };
+    const applied = await rows<{ version: number }>(db, appliedMigrationVersions());
+    seen = { kind: 'applied', versions: applied.map((r) => Number(r.version)) };
   } catch (e) {
     if ((e as { code?: string }).code === '42P01') seen = { kind: 'no_migrations_table' };
     else if (isDatabaseUnavailable(e)) seen = { kind: 'unreachable', error: (e as Error).message };

@@ -1,6 +1,6 @@
 // The one SQL seam. Modules build statements as values (`Query`) in their own `queries.ts`; this file runs them.
 // Every transaction in the runtime code goes through `withTransaction` (no hand-written BEGIN/COMMIT elsewhere).
-import type { Pool, PoolClient, QueryResultRow } from 'pg';
+import type { ClientBase, Pool, PoolClient, QueryResultRow } from 'pg';
 
 /** A statement and its parameters, built by a module's `queries.ts` and run by `rows`/`one`/`exec`. */
 export interface Query {
@@ -38,14 +38,29 @@ export async function withTransaction<T>(
 ): Promise<T> {
   const c = await pool.connect();
   try {
-    await c.query(begin);
+    return await withTransactionOn(c, work, begin);
+  } finally {
+    c.release();
+  }
+}
+
+/**
+ * The same transaction on a client the caller already holds and keeps (a session that also holds an advisory lock,
+ * a search_path, or an idempotency claim): BEGIN, the work, COMMIT; on any error ROLLBACK (best effort) and
+ * rethrow. The client is not released: what the session does before and after is the caller's.
+ */
+export async function withTransactionOn<C extends ClientBase, T>(
+  c: C,
+  work: (c: C) => Promise<T>,
+  begin: string = 'BEGIN',
+): Promise<T> {
+  await c.query(begin);
+  try {
     const out = await work(c);
     await c.query('COMMIT');
     return out;
   } catch (e) {
     await c.query('ROLLBACK').catch(() => undefined);
     throw e;
-  } finally {
-    c.release();
   }
 }

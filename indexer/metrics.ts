@@ -2,7 +2,7 @@
 // /metrics HTTP server (with /healthz and /readyz when given the process's pool) the long-running commands reuse.
 import * as http from 'http';
 import { AddressInfo } from 'net';
-import type { Pool } from 'pg';
+import type { Db } from '../db/sql';
 import { answerHealth, isHealthPath } from '../db/health-http';
 import { Counter, Gauge, Registry, collectDefaultMetrics } from 'prom-client';
 
@@ -129,7 +129,7 @@ export function serveMetrics(opts: {
   port?: number;
   host?: string;
   registry: Registry;
-  db?: Pick<Pool, 'query'>;
+  db?: Db;
 }): Promise<MetricsServer> {
   const host = opts.host ?? '127.0.0.1';
   const server = http.createServer((req, res) => {

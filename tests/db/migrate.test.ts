@@ -1,3 +1,6 @@
+import * as fs from 'fs';
+import * as os from 'os';
+import * as path from 'path';
 import { expect } from 'chai';
 import { createPool } from '../../db/pool';
 import { loadMigrations, migrate, quoteIdent } from '../../db/migrate';
@@ -23,6 +26,30 @@ describe('db/migrate', () => {
       expect(rows[0].n).to.equal(first.length);
     } finally {
       await pool.end();
+    }
+  });
+
+  it('a failing migration leaves nothing behind: its statements and its schema_migrations row roll back together', async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'oncepay-migrate-'));
+    const broken = `${schema}_broken`;
+    fs.writeFileSync(path.join(dir, '0001_first.sql'), 'CREATE TABLE first_t (x int);');
+    fs.writeFileSync(path.join(dir, '0002_broken.sql'), 'CREATE TABLE second_t (x int); SELECT 1/0;');
+    const pool = createPool({ url, max: 1 });
+    try {
+      const e = await migrate(pool, { schema: broken, dir }).catch((x: Error) => x);
+      expect(String(e)).to.match(/ONCEPAY__DB__MIGRATION_FAILED: 0002_broken\.sql: division by zero/);
+      const { rows } = await pool.query(
+        `SELECT (SELECT array_agg(version ORDER BY version) FROM ${quoteIdent(broken)}.schema_migrations) AS versions,
+                to_regclass('${broken}.first_t') IS NOT NULL AS first, to_regclass('${broken}.second_t') IS NOT NULL AS second`,
+      );
+      expect(rows[0]).to.deep.equal({ versions: [1], first: true, second: false });
+      // The session is usable again (no transaction left open) and the lock was given back: a fixed file applies.
+      fs.writeFileSync(path.join(dir, '0002_broken.sql'), 'CREATE TABLE second_t (x int);');
+      expect(await migrate(pool, { schema: broken, dir })).to.deep.equal(['0002_broken.sql']);
+    } finally {
+      await pool.query(`DROP SCHEMA IF EXISTS ${quoteIdent(broken)} CASCADE`);
+      await pool.end();
+      fs.rmSync(dir, { recursive: true, force: true });
     }
   });
 
