@@ -7,6 +7,7 @@ import { OncepayError } from '../common/errors';
 import { logger } from '../common/log';
 import { onStopSignals, shutdownHelp } from '../common/shutdown';
 import { createPoolFromEnv, withPoolFromEnv } from '../db/pool';
+import { exec } from '../db/sql';
 import { receiptToJson } from './decode';
 import { createWebhookDelivery } from './delivery';
 import { createLedger, LEDGER_CODES, RECEIPT_SOURCES, type ReceiptSource } from './ledger';
@@ -307,7 +308,7 @@ function registerOutbox(program: Command): void {
     .action(
       withSchemaHint(async (o: { merchant: string; url: string; secret: string }) => {
         await withPoolFromEnv({ max: 1 }, async (db) => {
-          await db.query(upsertMerchantTarget(o.merchant, o.url, o.secret));
+          await exec(db, upsertMerchantTarget(o.merchant, o.url, o.secret));
           process.stdout.write(`${JSON.stringify({ merchant: o.merchant, url: o.url })}\n`);
         });
       }),

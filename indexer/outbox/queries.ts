@@ -1,5 +1,5 @@
-// Every statement the outbox worker runs, as named functions returning { text, values }.
-import type { Query } from '../ledger/queries';
+// Every statement the outbox worker runs, as named functions returning a Query (db/sql runs them).
+import type { Query } from '../../db/sql';
 
 /**
  * Claim up to `limit` due rows in one statement: pending rows whose time has come, and delivering rows whose

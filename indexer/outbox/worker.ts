@@ -6,6 +6,7 @@ import type { Logger } from 'pino';
 import { OncepayError } from '../../common/errors';
 import { failpoint } from '../../common/failpoint';
 import { logger } from '../../common/log';
+import { exec, one, rows } from '../../db/sql';
 import { isDatabaseUnavailable } from '../../db/unavailable';
 import { retryWhileDatabaseUnavailable } from '../database-retry';
 import type { DeliveryRequest, DeliveryResult } from '../delivery/webhook';
@@ -106,15 +107,18 @@ export function createOutboxWorker(o: OutboxWorkerOptions): OutboxWorker {
     const mark = <T>(what: string, step: () => Promise<T>) =>
       retryWhileDatabaseUnavailable(step, { signal: markSignal, log, what });
     if (result.ok) {
-      await mark('outbox mark delivered', () => o.db.query(q.markDelivered(row.id, result.status)));
+      await mark('outbox mark delivered', () => exec(o.db, q.markDelivered(row.id, result.status)));
       o.metrics?.outboxDeliveriesTotal.inc({ result: 'delivered' });
       log.info({ ...ctx, status: result.status }, 'outbox row delivered');
       return 'delivered';
     }
-    const { rows } = await mark('outbox mark failed', () =>
-      o.db.query(q.markFailed(row.id, row.attempts, maxAttempts, base, cap, result.error, result.status)),
+    const marked = await mark('outbox mark failed', () =>
+      one<{ state: string }>(
+        o.db,
+        q.markFailed(row.id, row.attempts, maxAttempts, base, cap, result.error, result.status),
+      ),
     );
-    const state = rows[0]?.state as string | undefined;
+    const state = marked?.state;
     o.metrics?.outboxDeliveriesTotal.inc({ result: state === 'dead' ? 'dead' : 'failed' });
     if (state === 'dead')
       log.error({ ...ctx, code: OUTBOX_CODES.DEAD_LETTER, error: result.error }, 'outbox row dead-lettered');
@@ -124,15 +128,15 @@ export function createOutboxWorker(o: OutboxWorkerOptions): OutboxWorker {
 
   /** `signal` aborts the deliveries themselves; `markSignal` only ends a wait for the database to record them. */
   async function round(signal?: AbortSignal, markSignal?: AbortSignal): Promise<RoundResult> {
-    const { rows } = await o.db.query<ClaimedRow>(q.claimDue(batchSize, leaseSeconds));
-    const settled = await Promise.allSettled(rows.map((r) => deliverOne(r, signal, markSignal ?? signal)));
+    const claimed = await rows<ClaimedRow>(o.db, q.claimDue(batchSize, leaseSeconds));
+    const settled = await Promise.allSettled(claimed.map((r) => deliverOne(r, signal, markSignal ?? signal)));
     const results = settled.map((x) => (x.status === 'fulfilled' ? x.value : undefined));
     const unmarked = settled.filter((x): x is PromiseRejectedResult => x.status === 'rejected');
     // A row whose result could not be recorded stays 'delivering' and is claimed again after its lease.
     for (const x of unmarked)
       log.error({ err: (x.reason as Error).message }, 'outbox row not marked; its lease hands it back');
     return {
-      claimed: rows.length,
+      claimed: claimed.length,
       delivered: results.filter((r) => r === 'delivered').length,
       failed: results.filter((r) => r === 'failed').length,
       dead: results.filter((r) => r === 'dead').length,
@@ -142,8 +146,8 @@ export function createOutboxWorker(o: OutboxWorkerOptions): OutboxWorker {
   const runOnce = (signal?: AbortSignal) => round(signal);
 
   async function stats(): Promise<OutboxStats> {
-    const { rows } = await o.db.query(q.outboxStats());
-    return { depth: rows[0].depth, oldestAgeSeconds: rows[0].oldest_age_seconds };
+    const s = (await one<{ depth: number; oldest_age_seconds: number }>(o.db, q.outboxStats()))!;
+    return { depth: s.depth, oldestAgeSeconds: s.oldest_age_seconds };
   }
 
   async function run(opts: { signal?: AbortSignal; drain?: boolean } = {}): Promise<RoundResult> {
@@ -211,11 +215,11 @@ function sleep(ms: number, signal?: AbortSignal): Promise<void> {
 
 /** Re-queue dead letters: one (outbox id or fulfilment id) or all. Returns the re-queued outbox ids. */
 export async function replayDeadLetters(db: Pool, target: { id: string } | { all: true }): Promise<string[]> {
-  const { rows } = await db.query('all' in target ? q.replayAllDead() : q.replayDead(target.id));
-  if ('id' in target && rows.length === 0) {
+  const requeued = await rows<{ id: string }>(db, 'all' in target ? q.replayAllDead() : q.replayDead(target.id));
+  if ('id' in target && requeued.length === 0) {
     throw new OncepayError(OUTBOX_CODES.NOT_DEAD, `no dead outbox row with id or fulfilment id ${target.id}`, {
       id: target.id,
     });
   }
-  return rows.map((r) => String(r.id));
+  return requeued.map((r) => String(r.id));
 }
