@@ -11,7 +11,7 @@ import { exec } from '../db/sql';
 import { receiptToJson } from './decode';
 import { createWebhookDelivery } from './delivery';
 import { createLedger, LEDGER_CODES, RECEIPT_SOURCES, type ReceiptSource } from './ledger';
-import { decodeInput, ingestReceipts } from './ledger/ingest';
+import { decodeInput, ingestReceipts } from './source/file';
 import { createIndexerMetrics, serveMetrics } from './metrics';
 import { formatReport } from './report';
 import { exceptionStates } from '../app/exception/queries';

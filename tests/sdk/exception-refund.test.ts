@@ -8,7 +8,7 @@ import { Connection, Keypair, PublicKey } from '@solana/web3.js';
 import { createMintToInstruction, createTransferCheckedInstruction } from '@solana/spl-token';
 import { LocalnetHandle } from '../../localnet';
 import { createLedger } from '../../indexer/ledger';
-import { decodeInput, ingestReceipts } from '../../indexer/ledger/ingest';
+import { decodeInput, ingestReceipts } from '../../indexer/source/file';
 import { createTokenAccount, send, tokenBalance } from '../../demo/solana';
 import { OncePay, RegisteredMerchant, refundPayoutId } from '../../sdk';
 import { createTestDb, TestDb } from '../helpers/db';

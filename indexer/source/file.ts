@@ -4,8 +4,8 @@ import type { Logger } from 'pino';
 import { isOncepayError } from '../../common/errors';
 import { decodeTransaction, readTransactionsInputLenient } from '../decode';
 import type { Receipt } from '../decode/receipt';
-import type { Ledger } from './ledger';
-import type { ReceiptSource } from './types';
+import type { Ledger } from '../ledger/ledger';
+import type { ReceiptSource } from '../ledger/types';
 
 export interface InputProblem {
   line?: number;
