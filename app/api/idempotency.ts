@@ -11,7 +11,9 @@
 import { createHash } from 'crypto';
 import { Pool, PoolClient } from 'pg';
 import { OncepayError } from '../../common/errors';
+import { Db, exec, one, withTransactionOn } from '../../db/sql';
 import { IDEMPOTENCY_RETENTION_TOO_SHORT } from '../codes';
+import * as q from './queries';
 
 /** Visible ASCII, 1–255 characters (the draft IETF header allows any string; we keep it log- and SQL-safe). */
 export function isIdempotencyKey(x: unknown): x is string {
@@ -27,24 +29,18 @@ export function canonicalRequestHash(method: string, path: string, body: Record<
   return createHash('sha256').update(canonical, 'utf8').digest('hex');
 }
 
+interface StoredKey {
+  request_hash: string;
+  state: 'in_flight' | 'complete';
+  response_status: number | null;
+  response_body: unknown;
+}
+
 export type Claim =
   | { kind: 'claimed' }
   | { kind: 'replay'; status: number; body: unknown }
   | { kind: 'conflict' }
   | { kind: 'in_progress' };
-
-/** This session, as pg_stat_activity names it. */
-const ME = `(SELECT pid, backend_start FROM pg_stat_activity WHERE pid = pg_backend_pid())`;
-
-/**
- * The holder of an in-flight key is gone when no session with its pid and start time exists. A row claimed before
- * migration 0110 has no holder: it is gone after `legacyStaleMs` (the old rule). When this role may not read
- * another role's backend_start (NULL), a live pid counts as alive: a key is never taken from a living holder.
- */
-const HOLDER_GONE = `(
-  (holder_pid IS NULL AND locked_at < now() - make_interval(secs => $3::double precision / 1000))
-  OR (holder_pid IS NOT NULL AND NOT EXISTS (
-    SELECT 1 FROM pg_stat_activity a WHERE a.pid = holder_pid AND (a.backend_start IS NULL OR a.backend_start = holder_started))))`;
 
 export const DEFAULT_LEGACY_STALE_MS = 60_000;
 
@@ -59,30 +55,14 @@ export async function claimKey(
   requestHash: string,
   legacyStaleMs = DEFAULT_LEGACY_STALE_MS,
 ): Promise<Claim> {
-  const ins = await c.query(
-    `INSERT INTO idempotency_keys (merchant_id, key, request_hash, state, locked_at, holder_pid, holder_started)
-     SELECT $1, $2, $3, 'in_flight', now(), me.pid, me.backend_start FROM ${ME} me
-     ON CONFLICT (merchant_id, key) DO NOTHING RETURNING key`,
-    [merchantId, key, requestHash],
-  );
-  if (ins.rowCount === 1) return { kind: 'claimed' };
-  const { rows } = await c.query(
-    'SELECT request_hash, state, response_status, response_body FROM idempotency_keys WHERE merchant_id = $1 AND key = $2',
-    [merchantId, key],
-  );
-  const r = rows[0];
+  if ((await exec(c, q.insertKeyClaim(merchantId, key, requestHash))) === 1) return { kind: 'claimed' };
+  const r = await one<StoredKey>(c, q.getKey(merchantId, key));
   if (!r) return claimKey(c, merchantId, key, requestHash, legacyStaleMs); // released between our two statements
   if (r.request_hash !== requestHash) return { kind: 'conflict' };
   if (r.state === 'complete') return { kind: 'replay', status: Number(r.response_status), body: r.response_body };
   // Take over only a claim whose holder session is gone; the row lock makes two takers race safely.
-  const took = await c.query(
-    `UPDATE idempotency_keys k SET locked_at = now(), holder_pid = me.pid, holder_started = me.backend_start
-       FROM ${ME} me
-      WHERE k.merchant_id = $1 AND k.key = $2 AND k.state = 'in_flight' AND ${HOLDER_GONE}
-      RETURNING k.key`,
-    [merchantId, key, legacyStaleMs],
-  );
-  return took.rowCount === 1 ? { kind: 'claimed' } : { kind: 'in_progress' };
+  const took = await exec(c, q.takeOverKey(merchantId, key, legacyStaleMs));
+  return took === 1 ? { kind: 'claimed' } : { kind: 'in_progress' };
 }
 
 /**
@@ -96,21 +76,13 @@ export async function completeKey(
   status: number,
   body: unknown,
 ): Promise<void> {
-  const r = await c.query(
-    `UPDATE idempotency_keys SET state = 'complete', response_status = $3, response_body = $4, completed_at = now(), locked_at = NULL,
-            holder_pid = NULL, holder_started = NULL
-      WHERE merchant_id = $1 AND key = $2 AND state = 'in_flight' AND (holder_pid, holder_started) = (SELECT pid, backend_start FROM ${ME} me)`,
-    [merchantId, key, status, JSON.stringify(body)],
-  );
-  if (r.rowCount !== 1) throw new Error(`idempotency key ${key} is no longer held by this session`);
+  if ((await exec(c, q.completeKey(merchantId, key, status, body))) !== 1)
+    throw new Error(`idempotency key ${key} is no longer held by this session`);
 }
 
 /** Give the key back after an unexpected failure so the client's retry can run (nothing was committed). */
 export async function releaseKey(c: PoolClient, merchantId: string, key: string): Promise<void> {
-  await c.query(
-    `DELETE FROM idempotency_keys WHERE merchant_id = $1 AND key = $2 AND state = 'in_flight' AND (holder_pid, holder_started) = (SELECT pid, backend_start FROM ${ME} me)`,
-    [merchantId, key],
-  );
+  await exec(c, q.releaseKey(merchantId, key));
 }
 
 export type IdempotentOutcome =
@@ -139,13 +111,14 @@ export async function withIdempotencyKey(
     const claim = await claimKey(c, merchantId, key, requestHash, legacyStaleMs);
     if (claim.kind !== 'claimed') return claim;
     try {
-      await c.query('BEGIN');
-      const answer = await effect(c);
-      await completeKey(c, merchantId, key, answer.status, answer.body);
-      await c.query('COMMIT');
+      const answer = await withTransactionOn(c, async () => {
+        const a = await effect(c);
+        await completeKey(c, merchantId, key, a.status, a.body);
+        return a;
+      });
       return { kind: 'done', ...answer };
     } catch (e) {
-      await c.query('ROLLBACK').catch(() => undefined);
+      // Rolled back by withTransactionOn; the key goes back on the same session that holds it.
       await releaseKey(c, merchantId, key).catch((re: Error) => (broken = re));
       throw e;
     }
@@ -160,19 +133,12 @@ export async function withIdempotencyKey(
 export const MIN_KEY_RETENTION_MS = 24 * 3600 * 1000;
 
 /** Delete completed keys older than retentionMs (at least 24 h). Returns how many went. */
-export async function pruneIdempotencyKeys(
-  db: Pool | PoolClient,
-  retentionMs: number = MIN_KEY_RETENTION_MS,
-): Promise<number> {
+export async function pruneIdempotencyKeys(db: Db, retentionMs: number = MIN_KEY_RETENTION_MS): Promise<number> {
   if (!(retentionMs >= MIN_KEY_RETENTION_MS)) {
     throw new OncepayError(
       IDEMPOTENCY_RETENTION_TOO_SHORT,
       `idempotency keys are kept at least 24 h, asked for ${retentionMs} ms`,
     );
   }
-  const r = await db.query(
-    `DELETE FROM idempotency_keys WHERE state = 'complete' AND created_at < now() - make_interval(secs => $1::double precision / 1000)`,
-    [retentionMs],
-  );
-  return r.rowCount ?? 0;
+  return exec(db, q.pruneCompletedKeys(retentionMs));
 }
