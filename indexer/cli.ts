@@ -14,7 +14,7 @@ import { createLedger, LEDGER_CODES, RECEIPT_SOURCES, type ReceiptSource } from 
 import { decodeInput, ingestReceipts } from './source/file';
 import { createIndexerMetrics, serveMetrics } from './metrics';
 import { formatReport } from './report';
-import { exceptionStates } from '../app/exception/queries';
+import { exceptionStates } from '../app/exception/store';
 import { createOutboxWorker, replayDeadLetters } from './outbox';
 import { upsertMerchantTarget } from './outbox/queries';
 

@@ -12,7 +12,7 @@ import { resolveDatabaseUrl } from '../db/local-server';
 import { hashApiKey } from '../app/api/api-key-auth';
 import { MERCHANT_NOT_FOUND, PAYOUT_NOT_FOUND } from '../app/codes';
 import { EXCEPTION_CODES } from '../app/exception/codes';
-import { exceptionTotals, getException, listExceptions } from '../app/exception/queries';
+import { exceptionTotals, getException, listExceptions } from '../app/exception/store';
 import { prepareRefund, refundException, resolveException } from '../app/exception/refund';
 import { ExceptionFilter, ExceptionTotals } from '../app/exception/types';
 import { MerchantAccount } from '../app/merchant/account';

@@ -1,9 +1,7 @@
-// Every SQL statement about ledger exceptions and how they were settled (exception_resolutions, migration 0140).
-// Amounts cross as decimal strings (NUMERIC ↔ bigint).
-import { Db } from '../payout/queries';
-import { EXCEPTION_STATES, ExceptionFilter, ExceptionRow, ExceptionState, ExceptionTotals } from './types';
-
-type Raw = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+// Every SQL statement about ledger exceptions and how they were settled (exception_resolutions, migration 0140), as
+// Queries that db/sql runs (app/exception/store.ts). Amounts cross as decimal strings (NUMERIC ↔ bigint).
+import type { Query } from '../../db/sql';
+import type { ExceptionFilter } from './types';
 
 // The state is derived in SQL once, so list, show and report agree.
 const STATE_SQL = `CASE WHEN x.resolution IS NULL THEN 'open'
@@ -21,92 +19,49 @@ const SELECT = `SELECT e.id, e.kind, e.invoice_id, e.amount::text AS amount, e.d
              LEFT JOIN exception_resolutions x ON x.exception_id = e.id
              LEFT JOIN payouts p ON p.id = x.payout_id`;
 
-function toException(r: Raw): ExceptionRow {
+export function listExceptions(f: ExceptionFilter = {}): Query {
   return {
-    id: String(r.id),
-    kind: r.kind,
-    invoiceId: r.invoice_id,
-    amount: BigInt(r.amount),
-    detail: r.detail,
-    createdAt: r.created_at,
-    receipt: {
-      cluster: r.cluster,
-      signature: r.signature,
-      ixIndex: Number(r.ix_index),
-      innerIndex: Number(r.inner_index),
-      slot: r.slot === null ? null : BigInt(r.slot),
-      mint: r.mint,
-      source: r.source,
-      destination: r.destination,
-      destinationOwner: r.destination_owner,
-    },
-    state: r.state,
-    resolution: r.resolution
-      ? {
-          kind: r.resolution,
-          payoutRowId: r.refund_payout_id === null ? null : String(r.refund_payout_id),
-          note: r.note,
-          at: r.resolved_at,
-        }
-      : null,
+    text: `SELECT * FROM (${SELECT}) s
+            WHERE ($1::exception_kind IS NULL OR kind = $1) AND ($2::text IS NULL OR invoice_id = $2) AND ($3::text IS NULL OR state = $3)
+            ORDER BY id`,
+    values: [f.kind ?? null, f.invoiceId ?? null, f.state ?? null],
   };
 }
 
-export async function listExceptions(db: Db, f: ExceptionFilter = {}): Promise<ExceptionRow[]> {
-  const { rows } = await db.query(
-    `SELECT * FROM (${SELECT}) s
-      WHERE ($1::exception_kind IS NULL OR kind = $1) AND ($2::text IS NULL OR invoice_id = $2) AND ($3::text IS NULL OR state = $3)
-      ORDER BY id`,
-    [f.kind ?? null, f.invoiceId ?? null, f.state ?? null],
-  );
-  return rows.map(toException);
+export function getException(id: string): Query {
+  return { text: `${SELECT} WHERE e.id = $1`, values: [id] };
 }
 
-/** One exception; `lock` takes FOR UPDATE on it (inside a transaction) so two settlers queue. */
-export async function getException(db: Db, id: string, opts: { lock?: boolean } = {}): Promise<ExceptionRow | null> {
-  if (!/^[0-9]{1,18}$/.test(id)) return null;
-  if (opts.lock) await db.query('SELECT id FROM exceptions WHERE id = $1 FOR UPDATE', [id]);
-  const { rows } = await db.query(`${SELECT} WHERE e.id = $1`, [id]);
-  return rows[0] ? toException(rows[0]) : null;
+/** Inside a transaction: two settlers of one exception queue on this row lock. */
+export function lockException(id: string): Query {
+  return { text: 'SELECT id FROM exceptions WHERE id = $1 FOR UPDATE', values: [id] };
 }
 
-/** Link a refund payout to its exception; a no-op returning false if the exception is already settled. */
-export async function insertRefundLink(db: Db, exceptionId: string, payoutRowId: string): Promise<boolean> {
-  const r = await db.query(
-    `INSERT INTO exception_resolutions (exception_id, resolution, payout_id) VALUES ($1, 'refund', $2) ON CONFLICT (exception_id) DO NOTHING`,
-    [exceptionId, payoutRowId],
-  );
-  return r.rowCount === 1;
+/** Links a refund payout to its exception; touches no row if the exception is already settled. */
+export function insertRefundLink(exceptionId: string, payoutRowId: string): Query {
+  return {
+    text: `INSERT INTO exception_resolutions (exception_id, resolution, payout_id) VALUES ($1, 'refund', $2) ON CONFLICT (exception_id) DO NOTHING`,
+    values: [exceptionId, payoutRowId],
+  };
 }
 
-export async function insertResolved(db: Db, exceptionId: string, note: string): Promise<boolean> {
-  const r = await db.query(
-    `INSERT INTO exception_resolutions (exception_id, resolution, note) VALUES ($1, 'resolved', $2) ON CONFLICT (exception_id) DO NOTHING`,
-    [exceptionId, note],
-  );
-  return r.rowCount === 1;
+/** Closes an exception without moving money; touches no row if it is already settled. */
+export function insertResolved(exceptionId: string, note: string): Query {
+  return {
+    text: `INSERT INTO exception_resolutions (exception_id, resolution, note) VALUES ($1, 'resolved', $2) ON CONFLICT (exception_id) DO NOTHING`,
+    values: [exceptionId, note],
+  };
 }
 
-/** The registered merchant (api_merchants id) whose vault received the money, if exactly one does. */
-export async function merchantIdByVault(db: Db, vault: string): Promise<string | null> {
-  const { rows } = await db.query('SELECT id FROM api_merchants WHERE vault = $1 ORDER BY id LIMIT 2', [vault]);
-  return rows.length === 1 ? String(rows[0].id) : null;
+/** At most two registered merchants (api_merchants) whose vault is `vault`: the caller wants exactly one. */
+export function merchantIdsByVault(vault: string): Query {
+  return { text: 'SELECT id FROM api_merchants WHERE vault = $1 ORDER BY id LIMIT 2', values: [vault] };
 }
 
-/** Count and sum of exceptions per state (every state present, zero when none). */
-export async function exceptionTotals(db: Db): Promise<ExceptionTotals> {
-  const { rows } = await db.query(
-    `SELECT state, count(*)::bigint AS n, COALESCE(sum(amount::numeric), 0)::text AS amount FROM (${SELECT}) s GROUP BY state`,
-  );
-  const out = Object.fromEntries(EXCEPTION_STATES.map((s) => [s, { count: 0, amount: 0n }])) as ExceptionTotals;
-  for (const r of rows) out[r.state as ExceptionState] = { count: Number(r.n), amount: BigInt(r.amount) };
-  return out;
-}
-
-/** exceptionTotals with amounts as decimal strings: the `exceptionStates` of `oncepay report --json`. */
-export async function exceptionStates(db: Db): Promise<Record<ExceptionState, { count: number; amount: string }>> {
-  const t = await exceptionTotals(db);
-  return Object.fromEntries(
-    EXCEPTION_STATES.map((s) => [s, { count: t[s].count, amount: t[s].amount.toString() }]),
-  ) as Record<ExceptionState, { count: number; amount: string }>;
+/** Count and sum of exceptions per state (states with none are absent). */
+export function exceptionTotals(): Query {
+  return {
+    text: `SELECT state, count(*)::bigint AS n, COALESCE(sum(amount::numeric), 0)::text AS amount FROM (${SELECT}) s GROUP BY state`,
+    values: [],
+  };
 }

@@ -12,7 +12,7 @@ import { ExecuteDeps, executePayout } from '../payout/execute-payout';
 import { MerchantRow, PayoutRow, getMerchant, getPayout } from '../payout/queries';
 import { address } from '../types';
 import { EXCEPTION_CODES } from './codes';
-import { getException, insertRefundLink, insertResolved, merchantIdByVault } from './queries';
+import { getException, insertRefundLink, insertResolved, merchantIdByVault } from './store';
 import { refundPayoutId } from './refund-id';
 import { ExceptionRow } from './types';
 
