@@ -28,15 +28,9 @@ import { ONCEPAY_PROGRAM_ID } from '../app/payout/program';
 import { MerchantRow, insertMerchant } from '../app/payout/queries';
 import { address } from '../app/types';
 import { startLocalnet } from '../localnet';
-import { bankrunChain, bankrunIo, startBankrun } from '../tests/app/helpers/bankrun-chain';
+import { bankrunChain, bankrunIo, startBankrun } from '../testkit/payout/bankrun-chain';
 import { requireProgramSo } from '../common/program-binary';
-import {
-  MerchantSetup,
-  SetupIo,
-  connectionIo,
-  createTokenAccount,
-  setupMerchant,
-} from '../tests/app/helpers/payout-setup';
+import { MerchantSetup, SetupIo, connectionIo, createTokenAccount, setupMerchant } from '../testkit/payout/setup';
 
 // 100 × (3 rounds × 3 modes) + warm-up stays under the ~1,400 transactions after which bankrun retires blockhashes
 // (the journal survives that, see tests/app/helpers/bankrun-chain.ts; the direct baseline would not).

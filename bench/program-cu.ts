@@ -11,9 +11,9 @@ import { statSync } from 'node:fs';
 import { cpus, totalmem } from 'node:os';
 import { createTransferCheckedInstruction } from '@solana/spl-token';
 import type { ProgramBinary } from '../common/program-binary';
-import { BINARIES, requireBinary } from '../tests/program/binaries';
-import { keypair, seedKeys } from '../tests/program/keys';
-import { createRuntime, RUNTIMES, type RuntimeName, type TxResult } from '../tests/program/runtimes';
+import { BINARIES, requireBinary } from '../testkit/program/binaries';
+import { keypair, seedKeys } from '../testkit/program/keys';
+import { createRuntime, RUNTIMES, type RuntimeName, type TxResult } from '../testkit/program/runtimes';
 import {
   createWorld,
   fundSystemAccount,
@@ -24,7 +24,7 @@ import {
   TOKEN_PROGRAM_ID,
   writeTokenAccount,
   type World,
-} from '../tests/program/world';
+} from '../testkit/program/world';
 
 /** Random op ids per measurement (the same for both binaries). */
 const OPS = 256;

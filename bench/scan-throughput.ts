@@ -3,8 +3,8 @@
 // ratio to the one-block-per-transaction, one-request-at-a-time baseline. Also the cost of a re-scan pass
 // (every receipt already there) relative to a first pass.
 import * as os from 'os';
-import { createTestDb } from '../tests/helpers/db';
-import { blockAt, startReplayRpc, transferCheckedTx, randomAddress } from '../tests/helpers/replay-rpc';
+import { createTestDb } from '../testkit/test-db';
+import { blockAt, startReplayRpc, transferCheckedTx, randomAddress } from '../testkit/replay-rpc';
 import { createLedger } from '../indexer/ledger';
 import { decodeBlock } from '../indexer/decode';
 import { createRpcClient } from '../indexer/rpc';

@@ -8,8 +8,8 @@
 import * as os from 'node:os';
 import { existsSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { buildProbe, buildProbes, BUILD_SH, PROBE_IDS, ROOT, run, scratchDir } from '../tests/toolchain/support/build';
-import { le128, le64, RUNTIMES } from '../tests/toolchain/support/runtimes';
+import { buildProbe, buildProbes, BUILD_SH, PROBE_IDS, ROOT, run, scratchDir } from '../testkit/toolchain/build';
+import { le128, le64, RUNTIMES } from '../testkit/toolchain/runtimes';
 
 /** The programs `make program` builds, as far as their crates exist. */
 const PROGRAMS = [

@@ -7,7 +7,7 @@ import { initializeMerchantInstruction } from '../app/payout/program';
 import type { Ledger } from '../indexer/ledger';
 import type { Narrator } from './narrator';
 import { short, tokens } from './narrator';
-import { airdrop, createMint, createTokenAccount, mintTo, payInstruction, send } from './solana';
+import { airdrop, createMint, createTokenAccount, mintTo, payInstruction, send } from '../testkit/cluster';
 
 export const DECIMALS = 6;
 

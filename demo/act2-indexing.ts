@@ -22,7 +22,7 @@ import { DEMO_CODES } from './codes';
 import type { Teardown } from './infra';
 import type { Narrator } from './narrator';
 import { short, tokens } from './narrator';
-import { waitFinalized } from './solana';
+import { waitFinalized } from '../testkit/cluster';
 
 export const CLUSTER = 'localnet';
 export const RESCAN_WINDOW = 400;

@@ -18,7 +18,7 @@ import { DEMO_CODES } from './codes';
 import type { Teardown } from './infra';
 import type { Narrator } from './narrator';
 import { short, tokens } from './narrator';
-import { createTokenAccount } from './solana';
+import { createTokenAccount } from '../testkit/cluster';
 
 export interface ApiCall {
   label: string;

@@ -12,7 +12,7 @@ import type { FulfilmentEvidence } from './act3-fulfilment';
 import { FAIL_ONCE_INVOICE } from './act3-fulfilment';
 import type { PayoutEvidence } from './act4-payouts';
 import type { DemoEvidence, InvoiceEvidence, PayoutEvidenceRow } from './evidence';
-import { tokenBalance } from './solana';
+import { tokenBalance } from '../testkit/cluster';
 
 const TOKEN_PROGRAMS = new Set([
   'TokenkegQfeZyiNwAJbNbGKPFXCWuBvf9Ss623VQ5DA',

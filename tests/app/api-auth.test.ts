@@ -8,7 +8,7 @@ import { expect } from 'chai';
 import { FastifyInstance } from 'fastify';
 import * as net from 'net';
 import { Keypair } from '@solana/web3.js';
-import { createTestDb, TestDb } from '../helpers/db';
+import { createTestDb, TestDb } from '../../testkit/test-db';
 import { buildApiApp } from '../../app/api/build-api-app';
 import { hashApiKey } from '../../app/api/api-key-auth';
 import { API_ERRORS } from '../../app/api/errors';

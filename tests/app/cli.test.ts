@@ -3,7 +3,7 @@ import { expect } from 'chai';
 import { Command } from 'commander';
 import { Keypair } from '@solana/web3.js';
 import { buildCli } from '../../cli/main';
-import { createTestDb, TestDb } from '../helpers/db';
+import { createTestDb, TestDb } from '../../testkit/test-db';
 import { deriveOpId } from '../../app/op-id';
 import { ONCEPAY_PROGRAM_ID } from '../../app/payout/program';
 

@@ -10,7 +10,7 @@ import { insertMerchant, MerchantRow } from '../../app/payout/queries';
 import { ONCEPAY_PROGRAM_ID } from '../../app/payout/program';
 import { address } from '../../app/types';
 import { createPool } from '../../db/pool';
-import { createTestDb, TestDb } from '../helpers/db';
+import { createTestDb, TestDb } from '../../testkit/test-db';
 
 const pk = () => address(Keypair.generate().publicKey);
 

@@ -2,7 +2,7 @@
 import { expect } from 'chai';
 import { Keypair, PublicKey } from '@solana/web3.js';
 import { ProgramTestContext } from 'solana-bankrun';
-import { createTestDb, TestDb } from '../helpers/db';
+import { createTestDb, TestDb } from '../../testkit/test-db';
 import { hashApiKey } from '../../app/api/api-key-auth';
 import { buildApiApp } from '../../app/api/build-api-app';
 import { createPayout } from '../../app/payout/create-payout';
@@ -13,8 +13,8 @@ import { payoutMetrics } from '../../app/payout/metrics';
 import { decodeOpAccount } from '../../app/payout/program';
 import { insertMerchant, listAttempts, MerchantRow } from '../../app/payout/queries';
 import { address } from '../../app/types';
-import { bankrunChain, bankrunIo, bankrunTokenBalance, startBankrun } from './helpers/bankrun-chain';
-import { createTokenAccount, MerchantSetup, setupMerchant } from './helpers/payout-setup';
+import { bankrunChain, bankrunIo, bankrunTokenBalance, startBankrun } from '../../testkit/payout/bankrun-chain';
+import { createTokenAccount, MerchantSetup, setupMerchant } from '../../testkit/payout/setup';
 
 describe('app/payout on the compiled program (solana-bankrun)', () => {
   let ctx: ProgramTestContext;

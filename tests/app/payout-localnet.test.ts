@@ -7,7 +7,7 @@ import { Connection, Keypair, PublicKey } from '@solana/web3.js';
 import { Pool } from 'pg';
 import { LocalnetHandle } from '../../localnet';
 import { createPool } from '../../db/pool';
-import { createTestDb, TestDb } from '../helpers/db';
+import { createTestDb, TestDb } from '../../testkit/test-db';
 import { oncepay } from '../indexer/cli/run-cli';
 import { hashApiKey } from '../../app/api/api-key-auth';
 import { createConnectionChain, ConnectionChainOptions, PayoutChain } from '../../app/payout/chain';
@@ -16,7 +16,7 @@ import { ExecuteDeps, executePayout } from '../../app/payout/execute-payout';
 import { payoutMetrics } from '../../app/payout/metrics';
 import { getPayout, insertMerchant, listAttempts, MerchantRow, PayoutRow } from '../../app/payout/queries';
 import { address } from '../../app/types';
-import { connectionIo, createTokenAccount, MerchantSetup, tokenBalance } from './helpers/payout-setup';
+import { connectionIo, createTokenAccount, MerchantSetup, tokenBalance } from '../../testkit/payout/setup';
 import {
   expectExactlyOneTransfer as exactlyOne,
   PayoutLocalnet,

@@ -1,7 +1,7 @@
 // The payout tables' own guards (migration 0100), exercised on real PostgreSQL.
 import { expect } from 'chai';
 import { Keypair } from '@solana/web3.js';
-import { createTestDb, TestDb } from '../helpers/db';
+import { createTestDb, TestDb } from '../../testkit/test-db';
 import { hashApiKey } from '../../app/api/api-key-auth';
 import { preparePayout } from '../../app/payout/create-payout';
 import { insertAttempt, insertMerchant, insertPayout, MerchantRow } from '../../app/payout/queries';

@@ -8,7 +8,7 @@ import { createPayout } from '../../app/payout/create-payout';
 import { PayoutRow } from '../../app/payout/queries';
 import { FaultDb, startFaultDb, startOncepay, waitFor } from '../faults/support';
 import { stderrJson } from '../indexer/cli/run-cli';
-import { connectionIo, createTokenAccount } from './helpers/payout-setup';
+import { connectionIo, createTokenAccount } from '../../testkit/payout/setup';
 import {
   expectExactlyOneTransfer,
   expectJournalConsistent,

@@ -9,7 +9,7 @@ import { createPayout } from '../../app/payout/create-payout';
 import { listAttempts, PayoutRow } from '../../app/payout/queries';
 import { Proc, startOncepay } from '../faults/support';
 import { stderrJson } from '../indexer/cli/run-cli';
-import { connectionIo, createTokenAccount } from './helpers/payout-setup';
+import { connectionIo, createTokenAccount } from '../../testkit/payout/setup';
 import {
   expectExactlyOneTransfer,
   expectJournalConsistent,

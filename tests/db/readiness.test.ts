@@ -5,7 +5,7 @@ import { loadMigrations, quoteIdent } from '../../db/migrate';
 import { createPool } from '../../db/pool';
 import { checkReadiness, readinessDecision } from '../../db/readiness';
 import { resolveDatabaseUrl } from '../../db/local-server';
-import { createTestDb } from '../helpers/db';
+import { createTestDb } from '../../testkit/test-db';
 
 describe('db/readiness', () => {
   describe('readinessDecision (pure)', () => {

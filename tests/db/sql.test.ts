@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { exec, one, rows, withTransaction, withTransactionOn } from '../../db/sql';
-import { TestDb, createTestDb } from '../helpers/db';
+import { TestDb, createTestDb } from '../../testkit/test-db';
 
 describe('db/sql: the one SQL seam', () => {
   let db: TestDb;

@@ -3,7 +3,7 @@
 // itself, and the ledger ends with exact totals (each transfer credited once). A backfill started while the
 // database is down waits for it and completes. SIGTERM with a ledger batch in flight: the batch commits, exit 0.
 import { expect } from 'chai';
-import { ReplayRpc, startReplayRpc } from '../helpers/replay-rpc';
+import { ReplayRpc, startReplayRpc } from '../../testkit/replay-rpc';
 import { buildChain, Chain, createChainInvoice, totals } from '../indexer/source/chain-fixture';
 import { FaultDb, freePort, getJson, Proc, startFaultDb, startOncepay, waitFor } from './support';
 

@@ -5,7 +5,7 @@
 // in the default, verified mode (each signature asked of a JSON-RPC node before anything is credited).
 import { expect } from 'chai';
 import { createLedger } from '../../indexer/ledger';
-import { blockAt, randomAddress, startReplayRpc, transferCheckedTx } from '../helpers/replay-rpc';
+import { blockAt, randomAddress, startReplayRpc, transferCheckedTx } from '../../testkit/replay-rpc';
 import { FaultDb, getJson, Proc, startFaultDb, startOncepay, waitFor } from './support';
 
 const SECRET = 'whsec-fault-0123456789';

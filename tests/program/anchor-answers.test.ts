@@ -7,8 +7,8 @@ import { parseIdlErrors } from '@coral-xyz/anchor/dist/cjs/program/common';
 import { createInitializeMultisigInstruction, MULTISIG_SIZE } from '@solana/spl-token';
 import { PublicKey, SystemProgram, type Keypair } from '@solana/web3.js';
 import idlJson from '../../idl/oncepay.json';
-import { keypair } from './keys';
-import { createRuntime, type Runtime, type TxResult } from './runtimes';
+import { keypair } from '../../testkit/program/keys';
+import { createRuntime, type Runtime, type TxResult } from '../../testkit/program/runtimes';
 import { describeProgram } from './suite';
 import {
   ANCHOR_ERRORS as A,
@@ -22,7 +22,7 @@ import {
   program,
   tokenBalance,
   type World,
-} from './world';
+} from '../../testkit/program/world';
 
 const idlErrors = parseIdlErrors(idlJson as never);
 

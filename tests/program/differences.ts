@@ -3,7 +3,7 @@
 // binaries (and only in the way `anchor` / `lite` say); any other difference fails the suite, and a row whose case
 // no longer differs fails too, so the table stays true.
 import type { ProgramBinary } from '../../common/program-binary';
-import type { RuntimeName } from './runtimes';
+import type { RuntimeName } from '../../testkit/program/runtimes';
 
 export interface KnownDifference {
   /** The suite (describeProgram title) and case title. */

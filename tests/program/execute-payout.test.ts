@@ -4,8 +4,8 @@
 import { createHash } from 'node:crypto';
 import { expect } from 'chai';
 import { PublicKey, SystemProgram, Transaction } from '@solana/web3.js';
-import { keypair } from './keys';
-import { createRuntime, PROGRAM_ID, type Runtime, type TxResult } from './runtimes';
+import { keypair } from '../../testkit/program/keys';
+import { createRuntime, PROGRAM_ID, type Runtime, type TxResult } from '../../testkit/program/runtimes';
 import { ON_CURVE_CASE } from './differences';
 import { describeProgram } from './suite';
 import {
@@ -30,7 +30,7 @@ import {
   writeMint,
   writeTokenAccount,
   type World,
-} from './world';
+} from '../../testkit/program/world';
 
 const E = ERROR_CODES;
 const A = ANCHOR_ERRORS;

@@ -12,8 +12,8 @@ import { convertIdlToCamelCase } from '@coral-xyz/anchor/dist/cjs/idl';
 import idl from '../../idl/oncepay.json';
 import { Keypair, SystemProgram } from '@solana/web3.js';
 import { BN } from '@coral-xyz/anchor';
-import { PROGRAM_ID, REPO_ROOT } from './runtimes';
-import { ERROR_CODES, merchantPda, opPda, program, TOKEN_PROGRAM_ID } from './world';
+import { PROGRAM_ID, REPO_ROOT } from '../../testkit/program/runtimes';
+import { ERROR_CODES, merchantPda, opPda, program, TOKEN_PROGRAM_ID } from '../../testkit/program/world';
 
 const disc = (preimage: string) => [...createHash('sha256').update(preimage).digest().subarray(0, 8)];
 

@@ -2,10 +2,10 @@
 // with its error number.
 import { expect } from 'chai';
 import { PublicKey, SystemProgram } from '@solana/web3.js';
-import { keypair } from './keys';
-import { createRuntime, PROGRAM_ID, type TxResult } from './runtimes';
+import { keypair } from '../../testkit/program/keys';
+import { createRuntime, PROGRAM_ID, type TxResult } from '../../testkit/program/runtimes';
 import { describeProgram } from './suite';
-import { ANCHOR_ERRORS, createWorld, ERROR_CODES, merchantPda, program, type World } from './world';
+import { ANCHOR_ERRORS, createWorld, ERROR_CODES, merchantPda, program, type World } from '../../testkit/program/world';
 
 const { AccountNotSigner, ConstraintSeeds } = ANCHOR_ERRORS;
 const { NonCanonicalBump, MerchantAlreadyInitialized } = ERROR_CODES;

@@ -3,11 +3,11 @@
 // compares what the two binaries did in every case (differential.ts), allowing only what differences.ts lists.
 import { expect } from 'chai';
 import type { ProgramBinary } from '../../common/program-binary';
-import { BINARIES, COMPARING, DEV_ONLY_BINARIES_ENV } from './binaries';
-import { beginCase, caseKey, comparedCases, differingCases, endCase } from './differential';
+import { BINARIES, COMPARING, DEV_ONLY_BINARIES_ENV } from '../../testkit/program/binaries';
+import { beginCase, caseKey, comparedCases, differingCases, endCase } from '../../testkit/program/differential';
 import { KNOWN_DIFFERENCES, knownDifference } from './differences';
-import { seedKeys } from './keys';
-import { RUNTIMES, type RuntimeName } from './runtimes';
+import { seedKeys } from '../../testkit/program/keys';
+import { RUNTIMES, type RuntimeName } from '../../testkit/program/runtimes';
 
 export function describeProgram(suite: string, body: (runtime: RuntimeName, binary: ProgramBinary) => void): void {
   for (const runtime of RUNTIMES) {

@@ -9,9 +9,9 @@ import { createMintToInstruction, createTransferCheckedInstruction } from '@sola
 import { LocalnetHandle } from '../../localnet';
 import { createLedger } from '../../indexer/ledger';
 import { decodeInput, ingestReceipts } from '../../indexer/source/file';
-import { createTokenAccount, send, tokenBalance } from '../../demo/solana';
+import { createTokenAccount, send, tokenBalance } from '../../testkit/cluster';
 import { OncePay, RegisteredMerchant, refundPayoutId } from '../../sdk';
-import { createTestDb, TestDb } from '../helpers/db';
+import { createTestDb, TestDb } from '../../testkit/test-db';
 import { rpc } from '../localnet/support';
 import { Keys, cli, createMint, errorCode, fundedKeypair, startNet } from './helpers';
 

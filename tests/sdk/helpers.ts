@@ -14,7 +14,7 @@ import {
 } from '@solana/spl-token';
 import { LocalnetHandle, startLocalnet } from '../../localnet';
 import { ONCEPAY_PROGRAM_ID } from '../../app/payout/program';
-import { airdrop, send } from '../../demo/solana';
+import { airdrop, send } from '../../testkit/cluster';
 import { CliResult, oncepay, ROOT } from '../indexer/cli/run-cli';
 
 export { ROOT };

@@ -23,8 +23,8 @@ import {
 } from '@solana/spl-token';
 import { LocalnetHandle } from '../../localnet';
 import { merchantAddress, ONCEPAY_PROGRAM_ID } from '../../app/payout/program';
-import { send } from '../../demo/solana';
-import { createTestDb, TestDb } from '../helpers/db';
+import { send } from '../../testkit/cluster';
+import { createTestDb, TestDb } from '../../testkit/test-db';
 import { OncePay, readKeypairFile } from '../../sdk';
 import { Keys, cli, createMint, errorCode, fundedKeypair, startNet } from './helpers';
 

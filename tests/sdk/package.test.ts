@@ -20,7 +20,7 @@ import { createPool } from '../../db/pool';
 import { resolveDatabaseUrl } from '../../db/local-server';
 import { merchantAddress, ONCEPAY_PROGRAM_ID } from '../../app/payout/program';
 import { deriveOperation } from '../../app/op-id';
-import { createTokenAccount, send, tokenBalance } from '../../demo/solana';
+import { createTokenAccount, send, tokenBalance } from '../../testkit/cluster';
 import { Keys, ROOT, createMint, fundedKeypair, startNet } from './helpers';
 
 const run = promisify(execFile);

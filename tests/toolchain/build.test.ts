@@ -5,8 +5,8 @@
 import { expect } from 'chai';
 import { cpSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { BUILD_SH, buildCrate, buildProbe, ROOT, run, scratchDir } from './support/build';
-import { createLiteSvm } from './support/litesvm-run';
+import { BUILD_SH, buildCrate, buildProbe, ROOT, run, scratchDir } from '../../testkit/toolchain/build';
+import { createLiteSvm } from '../../testkit/toolchain/litesvm-run';
 
 describe('toolchain: build.sh', function () {
   this.timeout(600_000);

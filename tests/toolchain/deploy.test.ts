@@ -5,8 +5,8 @@
 import { expect } from 'chai';
 import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { buildOncepay, buildProbe, elf2sbf, llc, scratchDir, WORK } from './support/build';
-import { le128, le64, reader, RUNTIMES } from './support/runtimes';
+import { buildOncepay, buildProbe, elf2sbf, llc, scratchDir, WORK } from '../../testkit/toolchain/build';
+import { le128, le64, reader, RUNTIMES } from '../../testkit/toolchain/runtimes';
 
 describe('toolchain: deploy through the upgradeable loader', function () {
   let dir: string;

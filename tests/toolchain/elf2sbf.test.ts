@@ -3,9 +3,9 @@
 import { expect } from 'chai';
 import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { assemble, elf2sbf, run, scratchDir } from './support/build';
+import { assemble, elf2sbf, run, scratchDir } from '../../testkit/toolchain/build';
 import { readElf } from './support/elf';
-import { createLiteSvm } from './support/litesvm-run';
+import { createLiteSvm } from '../../testkit/toolchain/litesvm-run';
 
 const ENTRY = '\t.text\n\t.globl entrypoint\nentrypoint:\n';
 const EXIT = '\tr0 = 0\n\texit\n';

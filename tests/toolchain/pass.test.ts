@@ -7,9 +7,9 @@ import { expect } from 'chai';
 import { readdirSync, readFileSync, rmSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { Keypair } from '@solana/web3.js';
-import { BUILD_SH, elf2sbf, LLVM_BIN, run, scratchDir } from './support/build';
+import { BUILD_SH, elf2sbf, LLVM_BIN, run, scratchDir } from '../../testkit/toolchain/build';
 import { readElf } from './support/elf';
-import { le64, RUNTIMES, type Harness } from './support/runtimes';
+import { le64, RUNTIMES, type Harness } from '../../testkit/toolchain/runtimes';
 
 const IR_DIR = join(__dirname, 'ir');
 

@@ -2,8 +2,8 @@
 // and solana-bankrun; the results are checked against the same computation
 // done here with BigInt.
 import { expect } from 'chai';
-import { buildProbes, PROBE_IDS } from './support/build';
-import { le128, le64, reader, RUNTIMES, type Harness } from './support/runtimes';
+import { buildProbes, PROBE_IDS } from '../../testkit/toolchain/build';
+import { le128, le64, reader, RUNTIMES, type Harness } from '../../testkit/toolchain/runtimes';
 
 const M64 = 1n << 64n;
 const u64 = (v: bigint) => BigInt.asUintN(64, v);

@@ -5,8 +5,8 @@
 // the heap). Built by build.sh, run in LiteSVM and solana-bankrun; the summary
 // line is recomputed here, and each failure's message must be in the logs.
 import { expect } from 'chai';
-import { buildProbe } from './support/build';
-import { RUNTIMES, type Harness } from './support/runtimes';
+import { buildProbe } from '../../testkit/toolchain/build';
+import { RUNTIMES, type Harness } from '../../testkit/toolchain/runtimes';
 
 const ID = 'StdProbe11111111111111111111111111111111111';
 const M64 = 1n << 64n;

@@ -13,7 +13,7 @@ import { createPayout } from '../../../app/payout/create-payout';
 import { ONCEPAY_PROGRAM_ID } from '../../../app/payout/program';
 import { insertMerchant, listAttempts, MerchantRow, PayoutRow } from '../../../app/payout/queries';
 import { address } from '../../../app/types';
-import { createTestDb, TestDb } from '../../helpers/db';
+import { createTestDb, TestDb } from '../../../testkit/test-db';
 import {
   connectionIo,
   createTokenAccount,
@@ -21,7 +21,7 @@ import {
   setupMerchant,
   successfulOpTransactions,
   tokenBalance,
-} from './payout-setup';
+} from '../../../testkit/payout/setup';
 
 export interface PayoutLocalnet {
   net: LocalnetHandle;

@@ -4,7 +4,7 @@ import * as fs from 'fs';
 import * as os from 'os';
 import * as path from 'path';
 import { expect } from 'chai';
-import { createTestDb, TestDb } from '../../helpers/db';
+import { createTestDb, TestDb } from '../../../testkit/test-db';
 import { createLedger, fulfilmentOpId } from '../../../indexer/ledger';
 import { verifySignature } from '../../../indexer/delivery';
 import { addr, jsonLines, receipt, sig } from '../ledger/fixtures';

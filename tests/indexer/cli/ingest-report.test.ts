@@ -3,7 +3,7 @@ import * as fs from 'fs';
 import * as os from 'os';
 import * as path from 'path';
 import { expect } from 'chai';
-import { createTestDb, TestDb } from '../../helpers/db';
+import { createTestDb, TestDb } from '../../../testkit/test-db';
 import { createLedger } from '../../../indexer/ledger';
 import { addr, jsonLines, parsedTransaction, sig } from '../ledger/fixtures';
 import { oncepay, stderrJson } from './run-cli';

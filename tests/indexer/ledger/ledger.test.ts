@@ -1,6 +1,6 @@
 // The ledger against the real PostgreSQL server, each suite in its own schema.
 import { expect } from 'chai';
-import { createTestDb, TestDb } from '../../helpers/db';
+import { createTestDb, TestDb } from '../../../testkit/test-db';
 import { createLedger, fulfilmentOpId, Ledger, LEDGER_CODES, ReceiptSource } from '../../../indexer/ledger';
 import { createIndexerMetrics } from '../../../indexer/metrics';
 import type { Receipt } from '../../../indexer/decode/receipt';

@@ -3,7 +3,7 @@ import * as http from 'http';
 import { AddressInfo } from 'net';
 import { expect } from 'chai';
 import pino from 'pino';
-import { createTestDb, TestDb } from '../../helpers/db';
+import { createTestDb, TestDb } from '../../../testkit/test-db';
 import { createLedger, fulfilmentOpId, Ledger } from '../../../indexer/ledger';
 import { createOutboxWorker, replayDeadLetters, OUTBOX_CODES } from '../../../indexer/outbox';
 import { createWebhookDelivery, verifySignature } from '../../../indexer/delivery';

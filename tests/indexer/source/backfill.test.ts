@@ -1,8 +1,8 @@
 // Backfill in-process against the replay RPC and the real ledger: a slot it cannot process does not stop the
 // rest, is reported, and a rerun of the range completes it without double credit.
 import { expect } from 'chai';
-import { createTestDb, TestDb } from '../../helpers/db';
-import { ReplayRpc, startReplayRpc } from '../../helpers/replay-rpc';
+import { createTestDb, TestDb } from '../../../testkit/test-db';
+import { ReplayRpc, startReplayRpc } from '../../../testkit/replay-rpc';
 import { createLedger } from '../../../indexer/ledger';
 import { decodeBlock } from '../../../indexer/decode';
 import { createRpcClient } from '../../../indexer/rpc';

@@ -2,7 +2,7 @@
 // some empty/skipped slots, and the totals one delivery of it must produce in the ledger.
 import { expect } from 'chai';
 import type { Pool } from 'pg';
-import { blockAt, randomAddress, ReplayRpc, transferCheckedTx } from '../../helpers/replay-rpc';
+import { blockAt, randomAddress, ReplayRpc, transferCheckedTx } from '../../../testkit/replay-rpc';
 import { createLedger } from '../../../indexer/ledger';
 
 export interface Chain {

@@ -3,8 +3,8 @@
 import { expect } from 'chai';
 import { ChildProcess, spawn } from 'child_process';
 import * as path from 'path';
-import { createTestDb, TestDb } from '../../helpers/db';
-import { blockAt, ReplayRpc, startReplayRpc, transferCheckedTx } from '../../helpers/replay-rpc';
+import { createTestDb, TestDb } from '../../../testkit/test-db';
+import { blockAt, ReplayRpc, startReplayRpc, transferCheckedTx } from '../../../testkit/replay-rpc';
 import { buildChain, createChainInvoice, expectExactTotals, loadChain, totals } from './chain-fixture';
 
 const BIN = path.resolve(__dirname, '../../../bin/oncepay');

@@ -2,8 +2,8 @@
 // credited); once finalized they settle by identity — 'final' if the ledger holds them, 'reversed' if their block
 // vanished (a fork replaced it, or the slot was skipped on the surviving chain).
 import { expect } from 'chai';
-import { createTestDb, TestDb } from '../../helpers/db';
-import { blockAt, ReplayRpc, startReplayRpc, transferCheckedTx } from '../../helpers/replay-rpc';
+import { createTestDb, TestDb } from '../../../testkit/test-db';
+import { blockAt, ReplayRpc, startReplayRpc, transferCheckedTx } from '../../../testkit/replay-rpc';
 import { createLedger } from '../../../indexer/ledger';
 import { decodeBlock } from '../../../indexer/decode';
 import { createRpcClient } from '../../../indexer/rpc';

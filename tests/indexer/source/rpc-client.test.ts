@@ -1,7 +1,7 @@
 // The JSON-RPC client over real HTTP on loopback (the replay server), plus a closed port for network errors.
 import { expect } from 'chai';
 import * as net from 'net';
-import { ReplayRpc, startReplayRpc, blockAt } from '../../helpers/replay-rpc';
+import { ReplayRpc, startReplayRpc, blockAt } from '../../../testkit/replay-rpc';
 import {
   createRpcClient,
   RpcCallError,

@@ -12,12 +12,12 @@ import {
   createTransferCheckedInstruction,
 } from '@solana/spl-token';
 import { startLocalnet, LocalnetHandle } from '../../../localnet';
-import { createTestDb, TestDb } from '../../helpers/db';
+import { createTestDb, TestDb } from '../../../testkit/test-db';
 import { createLedger } from '../../../indexer/ledger';
 import { decodeBlock } from '../../../indexer/decode';
 import { createRpcClient, RpcErrorKind } from '../../../indexer/rpc';
 import { createScanner } from '../../../indexer/source/scanner';
-import { airdrop, confirm, send } from '../../../demo/solana';
+import { airdrop, confirm, send } from '../../../testkit/cluster';
 import { totals } from './chain-fixture';
 
 describe('indexer/source scanner over oncepay localnet (LiteSVM)', () => {

@@ -3,8 +3,8 @@
 import { expect } from 'chai';
 import * as fs from 'fs';
 import * as path from 'path';
-import { createTestDb, TestDb } from '../../helpers/db';
-import { blockAt, ReplayRpc, startReplayRpc, transferCheckedTx } from '../../helpers/replay-rpc';
+import { createTestDb, TestDb } from '../../../testkit/test-db';
+import { blockAt, ReplayRpc, startReplayRpc, transferCheckedTx } from '../../../testkit/replay-rpc';
 import { createLedger } from '../../../indexer/ledger';
 import { decodeBlock, decodeTransaction } from '../../../indexer/decode';
 import { createRpcClient, RpcErrorKind } from '../../../indexer/rpc';

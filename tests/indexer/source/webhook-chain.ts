@@ -15,7 +15,15 @@ import {
 } from '@solana/spl-token';
 import { startLocalnet, LocalnetHandle } from '../../../localnet';
 import { createRpcClient, RpcClient } from '../../../indexer/rpc';
-import { airdrop, confirm, createMint, createTokenAccount, mintTo, send, waitFinalized } from '../../../demo/solana';
+import {
+  airdrop,
+  confirm,
+  createMint,
+  createTokenAccount,
+  mintTo,
+  send,
+  waitFinalized,
+} from '../../../testkit/cluster';
 
 export interface Payee {
   owner: string;

@@ -8,7 +8,7 @@ import { randomBytes } from 'crypto';
 import bs58 from 'bs58';
 import type { FastifyInstance } from 'fastify';
 import { Registry } from 'prom-client';
-import { createTestDb, TestDb } from '../../helpers/db';
+import { createTestDb, TestDb } from '../../../testkit/test-db';
 import { createLedger } from '../../../indexer/ledger';
 import { buildWebhookApp, WebhookAppOptions } from '../../../indexer/source/webhook';
 import { signBodyLegacy, signDelivery } from '../../../indexer/source/webhook-auth';

@@ -5,10 +5,10 @@ import * as fs from 'fs';
 import * as path from 'path';
 import { Keypair, PublicKey, SystemProgram, Transaction, TransactionError } from '@solana/web3.js';
 import { ProgramTestContext, start } from 'solana-bankrun';
-import { PayoutChain, SignatureStatus } from '../../../app/payout/chain';
-import { decodeOpAccount, ONCEPAY_PROGRAM_ID } from '../../../app/payout/program';
-import { SetupIo } from './payout-setup';
-import { requireProgramSo } from '../../../common/program-binary';
+import { PayoutChain, SignatureStatus } from '../../app/payout/chain';
+import { decodeOpAccount, ONCEPAY_PROGRAM_ID } from '../../app/payout/program';
+import { SetupIo } from './setup';
+import { requireProgramSo } from '../../common/program-binary';
 
 /**
  * Bankrun reports errors as text (`Error processing Instruction 0: custom program error: 0x1770`); turn that

@@ -2,9 +2,9 @@
 // migrated from empty, and dropped afterwards.
 import * as crypto from 'crypto';
 import { Pool } from 'pg';
-import { migrate, quoteIdent } from '../../db/migrate';
-import { createPool } from '../../db/pool';
-import { resolveDatabaseUrl } from '../../db/local-server';
+import { migrate, quoteIdent } from '../db/migrate';
+import { createPool } from '../db/pool';
+import { resolveDatabaseUrl } from '../db/local-server';
 
 export interface TestDb {
   url: string;

@@ -2,7 +2,7 @@
 import { readFileSync } from 'node:fs';
 import { Keypair, PublicKey, Transaction, TransactionInstruction } from '@solana/web3.js';
 import { start, type ProgramTestContext } from 'solana-bankrun';
-import { deployTransactions, type PlainIx } from './upgradeable-loader';
+import { deployTransactions, type PlainIx } from '../upgradeable-loader';
 import type { RunResult } from './litesvm-run';
 
 // bankrun logs every program log line to stdout at debug level; results are

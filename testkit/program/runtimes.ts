@@ -15,7 +15,7 @@ import {
 } from 'solana-bankrun';
 import { Clock as LiteSvmClock, FailedTransactionMetadata, LiteSVM, Rent as LiteSvmRent } from 'litesvm';
 import { address, getTransactionDecoder, lamports as kitLamports, type Address } from '@solana/kit';
-import { deployWithMaxDataLenIx, LOADER_V3, programDataAddress } from '../toolchain/support/upgradeable-loader';
+import { deployWithMaxDataLenIx, LOADER_V3, programDataAddress } from '../upgradeable-loader';
 import type { ProgramBinary } from '../../common/program-binary';
 import { requireBinary } from './binaries';
 import { keypair } from './keys';

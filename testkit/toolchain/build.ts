@@ -5,7 +5,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 
-export const ROOT = resolve(__dirname, '../../..');
+export const ROOT = resolve(__dirname, '../..');
 export const BUILD_SH = join(ROOT, 'toolchain/sbf/build.sh');
 export const ELF2SBF = join(ROOT, 'toolchain/sbf/elf2sbf/elf2sbf.py');
 export const LLVM_BIN = '/usr/lib/llvm-22/bin';

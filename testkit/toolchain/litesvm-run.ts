@@ -15,7 +15,7 @@ import {
   type TransactionSigner,
 } from '@solana/kit';
 import { FailedTransactionMetadata, LiteSVM } from 'litesvm';
-import { deployTransactions, type PlainIx } from './upgradeable-loader';
+import { deployTransactions, type PlainIx } from '../upgradeable-loader';
 
 export interface RunResult {
   ok: boolean;

@@ -10,10 +10,10 @@ import {
   createInitializeMint2Instruction,
   createMintToInstruction,
 } from '@solana/spl-token';
-import { initializeMerchantInstruction, ONCEPAY_PROGRAM_ID } from '../../../app/payout/program';
-import { confirm, send } from '../../../demo/solana';
+import { initializeMerchantInstruction, ONCEPAY_PROGRAM_ID } from '../../app/payout/program';
+import { confirm, send } from '../cluster';
 
-export { tokenBalance } from '../../../demo/solana';
+export { tokenBalance } from '../cluster';
 
 const CONFIRM_TIMEOUT_MS = 30_000;
 
