@@ -10,6 +10,8 @@ import { createWebhookDelivery, verifySignature } from '../../../indexer/deliver
 import { createIndexerMetrics, serveMetrics } from '../../../indexer/metrics';
 import { addr, receipt, sig } from '../ledger/fixtures';
 import { startMerchantServer, MerchantServer } from './merchant-server';
+import { exec } from '../../../db/sql';
+import { upsertMerchantTarget } from '../../../indexer/outbox/queries';
 
 const SECRET = 'whsec_test';
 const silent = pino({ level: 'silent' });
@@ -183,6 +185,47 @@ describe('indexer/outbox', () => {
     } finally {
       await server.close();
     }
+  });
+
+  it("without --url/--secret each row goes to its merchant's own webhook endpoint (outbox set-target), signed with its secret", async () => {
+    for (const [id, m] of [
+      ['A-1', 'shop-a'],
+      ['B-1', 'shop-b'],
+    ])
+      await ledger.createInvoice({
+        id,
+        merchant: m,
+        mint: addr('mint-usdc'),
+        expectedAmount: 50n,
+        depositAddress: addr(`dep-${id}`),
+      });
+    await ledger.applyBatch({
+      cluster: 'localnet',
+      source: 'scanner',
+      receipts: ['A-1', 'B-1'].map((id) =>
+        receipt({ signature: sig(`pay-${id}`), destination: addr(`dep-${id}`), amount: 50n }),
+      ),
+    });
+    await exec(t.pool, upsertMerchantTarget('shop-a', 'http://127.0.0.1:9/nowhere', 'old'));
+    await exec(t.pool, upsertMerchantTarget('shop-a', merchant.url, 'whsec_shop_a')); // set again: replaced
+    const w = createOutboxWorker({
+      db: t.pool,
+      log: silent,
+      deliver: createWebhookDelivery({ timeoutMs: 5000 }),
+      backoffBaseSeconds: 1000,
+    });
+    expect(await w.runOnce()).to.deep.equal({ claimed: 2, delivered: 1, failed: 1, dead: 0 });
+    expect(merchant.seen.map((s) => s.idempotencyKey)).to.deep.equal([fulfilmentOpId('A-1')]);
+    const s = merchant.seen[0];
+    expect(
+      verifySignature('whsec_shop_a', s.signature, s.body, { nowSeconds: Math.floor(Date.now() / 1000) }),
+    ).to.equal(true);
+    const { rows } = await t.pool.query(`SELECT merchant, state, last_error FROM outbox ORDER BY merchant`);
+    expect(rows.map((r) => [r.merchant, r.state])).to.deep.equal([
+      ['shop-a', 'delivered'],
+      ['shop-b', 'pending'],
+    ]);
+    expect(rows[1].last_error).to.contain(OUTBOX_CODES.NO_TARGET).and.contain('shop-b');
   });
 
   it('gives up on a merchant that does not answer after the timeout, and retries later', async () => {
