@@ -16,7 +16,7 @@ import { createIndexerMetrics, serveMetrics } from './metrics';
 import { formatReport } from './report';
 import { exceptionStates } from '../app/exception/store';
 import { createOutboxWorker, replayDeadLetters } from './outbox';
-import { upsertMerchantTarget } from './outbox/queries';
+import { upsertWebhookEndpoint } from './outbox/queries';
 
 /** Exit code when some input was bad (the good part was still printed / applied). */
 export const EXIT_BAD_INPUT = 2;
@@ -204,8 +204,8 @@ function registerOutbox(program: Command): void {
     )
     .option('--once', 'one claim round, then exit')
     .option('--drain', 'run until nothing is pending or delivering (dead letters excepted), then exit')
-    .option('--url <url>', "webhook URL for every row (else the merchant's merchants.webhook_url)")
-    .option('--secret <secret>', 'HMAC secret (else ONCEPAY_WEBHOOK_SECRET, else merchants.webhook_secret)')
+    .option('--url <url>', "webhook URL for every row (else the merchant's webhook_endpoints.url)")
+    .option('--secret <secret>', 'HMAC secret (else ONCEPAY_WEBHOOK_SECRET, else webhook_endpoints.secret)')
     .option('--batch-size <n>', 'rows claimed per round', positiveInt('--batch-size'), 10)
     .option(
       '--lease-seconds <s>',
@@ -300,15 +300,16 @@ function registerOutbox(program: Command): void {
       }),
     );
   outbox
-    .command('set-target')
-    .description("set a merchant's webhook URL and HMAC secret (the merchants table)")
+    .command('set-endpoint')
+    .alias('set-target') // its name before migration 0160
+    .description("set a merchant's fulfilment webhook URL and HMAC secret (the webhook_endpoints table)")
     .requiredOption('--merchant <id>', 'merchant id', 'default')
     .requiredOption('--url <url>', 'webhook URL')
     .requiredOption('--secret <secret>', 'HMAC-SHA256 secret')
     .action(
       withSchemaHint(async (o: { merchant: string; url: string; secret: string }) => {
         await withPoolFromEnv({ max: 1 }, async (db) => {
-          await exec(db, upsertMerchantTarget(o.merchant, o.url, o.secret));
+          await exec(db, upsertWebhookEndpoint(o.merchant, o.url, o.secret));
           process.stdout.write(`${JSON.stringify({ merchant: o.merchant, url: o.url })}\n`);
         });
       }),

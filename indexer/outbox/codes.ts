@@ -1,8 +1,8 @@
 // Error codes of the outbox. Stable: never remove, rename or reuse one.
 export const OUTBOX_CODES = {
-  /** No webhook URL for the merchant (no merchants row and no --url). The attempt fails and is retried. */
+  /** No webhook URL for the merchant (no webhook_endpoints row and no --url). The attempt fails and is retried. */
   NO_TARGET: 'ONCEPAY__OUTBOX__NO_TARGET',
-  /** No HMAC secret for the merchant (no merchants row and no --secret / ONCEPAY_WEBHOOK_SECRET). */
+  /** No HMAC secret for the merchant (no webhook_endpoints row and no --secret / ONCEPAY_WEBHOOK_SECRET). */
   NO_SECRET: 'ONCEPAY__OUTBOX__NO_SECRET',
   /** `outbox replay` named a row that does not exist or is not dead. */
   NOT_DEAD: 'ONCEPAY__OUTBOX__NOT_DEAD',

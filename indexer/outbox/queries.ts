@@ -19,10 +19,10 @@ export function claimDue(limit: number, leaseSeconds: number): Query {
            UPDATE outbox o
               SET state = 'delivering', attempts = o.attempts + 1,
                   locked_until = now() + make_interval(secs => $2::float8), updated_at = now()
-             FROM c LEFT JOIN merchants m ON m.id = c.merchant
+             FROM c LEFT JOIN webhook_endpoints e ON e.merchant = c.merchant
             WHERE o.id = c.id
            RETURNING o.id, o.fulfilment_id, o.idempotency_key, o.merchant, o.topic, o.payload, o.attempts,
-                     m.webhook_url, m.webhook_secret`,
+                     e.url AS endpoint_url, e.secret AS endpoint_secret`,
     values: [limit, leaseSeconds],
   };
 }
@@ -92,11 +92,11 @@ export function outboxStats(): Query {
   };
 }
 
-/** Where a merchant's webhooks go, and the secret that signs them. */
-export function upsertMerchantTarget(merchant: string, url: string, secret: string): Query {
+/** Where a merchant's fulfilment webhooks go, and the secret that signs them (set again: replaced). */
+export function upsertWebhookEndpoint(merchant: string, url: string, secret: string): Query {
   return {
-    text: `INSERT INTO merchants (id, webhook_url, webhook_secret) VALUES ($1, $2, $3)
-           ON CONFLICT (id) DO UPDATE SET webhook_url = EXCLUDED.webhook_url, webhook_secret = EXCLUDED.webhook_secret`,
+    text: `INSERT INTO webhook_endpoints (merchant, url, secret) VALUES ($1, $2, $3)
+           ON CONFLICT (merchant) DO UPDATE SET url = EXCLUDED.url, secret = EXCLUDED.secret`,
     values: [merchant, url, secret],
   };
 }

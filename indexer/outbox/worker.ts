@@ -20,7 +20,7 @@ export interface OutboxWorkerOptions {
   deliver: (req: DeliveryRequest, signal?: AbortSignal) => Promise<DeliveryResult>;
   log?: Logger;
   metrics?: IndexerMetrics;
-  /** Overrides the merchants table: every row goes to this URL / is signed with this secret. */
+  /** Overrides the webhook_endpoints table: every row goes to this URL / is signed with this secret. */
   url?: string;
   secret?: string;
   batchSize?: number;
@@ -74,8 +74,8 @@ export function createOutboxWorker(o: OutboxWorkerOptions): OutboxWorker {
     signal?: AbortSignal,
     markSignal?: AbortSignal,
   ): Promise<'delivered' | 'failed' | 'dead'> {
-    const url = o.url ?? row.webhook_url;
-    const secret = o.secret ?? row.webhook_secret;
+    const url = o.url ?? row.endpoint_url;
+    const secret = o.secret ?? row.endpoint_secret;
     let result: DeliveryResult;
     if (!url)
       result = {
@@ -197,8 +197,9 @@ interface ClaimedRow {
   topic: string;
   payload: unknown;
   attempts: number;
-  webhook_url: string | null;
-  webhook_secret: string | null;
+  /** The merchant's row in webhook_endpoints (null without one). */
+  endpoint_url: string | null;
+  endpoint_secret: string | null;
 }
 
 function sleep(ms: number, signal?: AbortSignal): Promise<void> {

@@ -11,14 +11,21 @@ import { createIndexerMetrics, serveMetrics } from '../../../indexer/metrics';
 import { addr, receipt, sig } from '../ledger/fixtures';
 import { startMerchantServer, MerchantServer } from './merchant-server';
 import { exec } from '../../../db/sql';
-import { upsertMerchantTarget } from '../../../indexer/outbox/queries';
+import { upsertWebhookEndpoint } from '../../../indexer/outbox/queries';
 
 const SECRET = 'whsec_test';
 const silent = pino({ level: 'silent' });
 
-async function payInvoices(ledger: Ledger, ids: string[]): Promise<void> {
+/** `merchantOf` names each invoice's merchant (else the ledger's 'default'). */
+async function payInvoices(ledger: Ledger, ids: string[], merchantOf?: (id: string) => string): Promise<void> {
   for (const id of ids)
-    await ledger.createInvoice({ id, mint: addr('mint-usdc'), expectedAmount: 50n, depositAddress: addr(`dep-${id}`) });
+    await ledger.createInvoice({
+      id,
+      merchant: merchantOf?.(id),
+      mint: addr('mint-usdc'),
+      expectedAmount: 50n,
+      depositAddress: addr(`dep-${id}`),
+    });
   await ledger.applyBatch({
     cluster: 'localnet',
     source: 'scanner',
@@ -187,27 +194,10 @@ describe('indexer/outbox', () => {
     }
   });
 
-  it("without --url/--secret each row goes to its merchant's own webhook endpoint (outbox set-target), signed with its secret", async () => {
-    for (const [id, m] of [
-      ['A-1', 'shop-a'],
-      ['B-1', 'shop-b'],
-    ])
-      await ledger.createInvoice({
-        id,
-        merchant: m,
-        mint: addr('mint-usdc'),
-        expectedAmount: 50n,
-        depositAddress: addr(`dep-${id}`),
-      });
-    await ledger.applyBatch({
-      cluster: 'localnet',
-      source: 'scanner',
-      receipts: ['A-1', 'B-1'].map((id) =>
-        receipt({ signature: sig(`pay-${id}`), destination: addr(`dep-${id}`), amount: 50n }),
-      ),
-    });
-    await exec(t.pool, upsertMerchantTarget('shop-a', 'http://127.0.0.1:9/nowhere', 'old'));
-    await exec(t.pool, upsertMerchantTarget('shop-a', merchant.url, 'whsec_shop_a')); // set again: replaced
+  it("without --url/--secret each row goes to its merchant's own webhook endpoint (outbox set-endpoint), signed with its secret", async () => {
+    await payInvoices(ledger, ['A-1', 'B-1'], (id) => (id === 'A-1' ? 'shop-a' : 'shop-b'));
+    await exec(t.pool, upsertWebhookEndpoint('shop-a', 'http://127.0.0.1:9/nowhere', 'old'));
+    await exec(t.pool, upsertWebhookEndpoint('shop-a', merchant.url, 'whsec_shop_a')); // set again: replaced
     const w = createOutboxWorker({
       db: t.pool,
       log: silent,
