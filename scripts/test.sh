@@ -28,7 +28,7 @@ if [ -d programs/oncepay-lite ] && [ -f programs/oncepay-lite/Cargo.toml ]; then
   (cd programs/oncepay-lite && cargo test --quiet --lib 2>&1) || status=1
 fi
 if [ -f programs/oncepay/Cargo.toml ]; then
-  # The Anchor program's host build is shared with the IDL build (idl/gen, run by tests/program/idl.test.ts):
+  # The Anchor program's host build is shared with the IDL build (idl/gen, run by tests/programs/idl.test.ts):
   # same target dir, features, RUSTFLAGS and ANCHOR_IDL_BUILD_* variables as anchor-lang-idl's IdlBuilder sets,
   # so anchor-lang is compiled for the host once.
   echo "test: Anchor program host unit tests (cargo test, the IDL build's settings)"

@@ -1,4 +1,4 @@
-// The program binaries every test in tests/program runs against, decided in this one place: the Anchor program
+// The program binaries every test in tests/programs runs against, decided in this one place: the Anchor program
 // (programs/oncepay) and its lean twin (programs/oncepay-lite). A binary is expected when its crate is in the tree
 // (`make program` builds every program crate), so once both crates exist each case runs on both binaries in both
 // runtimes and differential.ts compares the outcomes; a binary that was not built then fails every case with a
@@ -44,7 +44,7 @@ export function requireBinary(binary: ProgramBinary): string {
   const so = programSoPath(binary);
   if (!existsSync(so)) {
     throw new Error(
-      `${so} is missing: every test in tests/program runs on each program binary whose crate is in the tree ` +
+      `${so} is missing: every test in tests/programs runs on each program binary whose crate is in the tree ` +
         `(${EXPECTED_BINARIES.join(', ')}); build them with \`make program\`. ` +
         `(Dev only: ${DEV_ONLY_BINARIES_ENV}=<binary> runs one of them.)`,
     );

@@ -1,6 +1,6 @@
 // One interface over the two Solana runtimes the program is tested in, so every case runs in both:
 // solana-bankrun 0.4.0 (Solana 1.18, legacy SPL Token) and LiteSVM 1.5.0 (Agave 3, p-token). In each, the binary
-// under test (tests/program/binaries.ts: the Anchor program and its lean twin) is deployed at the program id through
+// under test (tests/programs/binaries.ts: the Anchor program and its lean twin) is deployed at the program id through
 // the BPF upgradeable loader's DeployWithMaxDataLen, which runs the loader's deploy-time ELF verification.
 // Transactions are built and signed with @solana/web3.js v1 (as the SDK does) and handed to LiteSVM as wire bytes.
 import { readFileSync } from 'node:fs';
