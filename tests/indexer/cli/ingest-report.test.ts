@@ -204,7 +204,7 @@ describe('indexer/cli: decode, ingest, report', () => {
     expect(r.code).to.equal(2);
     const summary = JSON.parse(r.stdout);
     // The plain `transfer` whose accounts have no token balance (so no mint either) is refused by the balance
-    // cross-check; the unknown_mint exception itself is covered by tests/indexer/ledger/match.test.ts.
+    // cross-check; the unknown_mint exception itself is covered by tests/indexer/match/match.test.ts.
     expect(summary).to.deep.include({
       receipts: 1,
       inserted: 1,

@@ -1,6 +1,6 @@
 // The plain-text report is a pure function of the JSON report.
 import { expect } from 'chai';
-import { formatReport } from '../../../indexer/report';
+import { formatReport } from '../../indexer/report';
 
 describe('indexer/report', () => {
   it('formats totals, deliveries, exceptions, outbox and checkpoints', () => {
