@@ -5,7 +5,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 export NODE_ENV=test
 export ONCEPAY_PG_PORT="${ONCEPAY_PG_PORT:-54339}"
-# The test server's folder (ONCEPAY_TEST_PG_DIR lets tests/ops run this script on a server of its own).
+# The test server's folder (ONCEPAY_TEST_PG_DIR lets tests/db/local-server run this script on a server of its own).
 PG_DIR="${ONCEPAY_TEST_PG_DIR:-$PWD/.oncepay/pg-test}"
 
 cleanup() {

@@ -268,7 +268,7 @@ describe("make test's start-up (scripts/test.sh)", function () {
     try {
       // The probe runs inside (with the URL in its environment) and checks `ps` while the server is up.
       const r = await new Promise<{ code: number | null; out: string }>((resolve, reject) => {
-        const child = spawn('scripts/test.sh', ['tests/ops/fixtures/startup-probe.ts'], {
+        const child = spawn('scripts/test.sh', ['tests/db/fixtures/startup-probe.ts'], {
           cwd: ROOT,
           env,
           stdio: ['ignore', 'pipe', 'pipe'],
