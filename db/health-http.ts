@@ -3,6 +3,7 @@
 // gets while the database is away (db/unavailable.ts decides what counts). One answer function serves both the
 // fastify apps (healthRoutes) and the plain node:http metrics servers (indexer/metrics.ts serveMetrics).
 import type { FastifyInstance, FastifyReply } from 'fastify';
+import { httpErrorBody } from '../common/errors/http';
 import type { Db } from './sql';
 import { checkReadiness } from './readiness';
 import {
@@ -63,6 +64,6 @@ export async function healthRoutes(app: FastifyInstance, opts: { db: Db }): Prom
  */
 export function replyIfDatabaseUnavailable(err: unknown, reply: FastifyReply): boolean {
   if (!isDatabaseUnavailable(err)) return false;
-  void reply.code(503).headers(RETRY_AFTER).send({ code: DATABASE_UNAVAILABLE, message: DATABASE_UNAVAILABLE_MESSAGE });
+  void reply.code(503).headers(RETRY_AFTER).send(httpErrorBody(DATABASE_UNAVAILABLE, DATABASE_UNAVAILABLE_MESSAGE));
   return true;
 }

@@ -7,7 +7,8 @@ import { register } from 'prom-client';
 import { logger } from '../../common/log';
 import { healthRoutes, replyIfDatabaseUnavailable } from '../../db/health-http';
 import { registerAuthenticatedRoutes } from './api-key-auth';
-import { API_ERRORS, ApiError, errorBodySchema, toApiError } from './errors';
+import { fastifyRefusal, sendHttpError } from '../../common/errors/http';
+import { ApiError, errorBodySchema, toApiError } from './errors';
 import { payoutRoutes } from './payout-routes';
 
 export interface ApiAppOptions {
@@ -18,8 +19,9 @@ export interface ApiAppOptions {
 
 function fromFastifyError(e: FastifyError): ApiError {
   if (e instanceof ApiError) return e;
-  if (e.validation) {
-    const v = e.validation[0];
+  const refusal = fastifyRefusal(e);
+  if (refusal === 'schema_invalid') {
+    const v = e.validation?.[0];
     const field = v?.instancePath?.replace(/^\//, '');
     if (field === 'amount') return new ApiError('AMOUNT_MALFORMED');
     if (field === 'payoutId') return new ApiError('PAYOUT_ID_MALFORMED');
@@ -28,9 +30,9 @@ function fromFastifyError(e: FastifyError): ApiError {
       `${e.validationContext ?? 'request'}${v?.instancePath ?? ''} ${v?.message ?? 'is invalid'}`,
     );
   }
-  if (e.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') return new ApiError('CONTENT_TYPE_UNSUPPORTED');
-  if (e.code === 'FST_ERR_CTP_BODY_TOO_LARGE') return new ApiError('BODY_TOO_LARGE');
-  if (e.code?.startsWith('FST_ERR_CTP_') || e instanceof SyntaxError) return new ApiError('BODY_MALFORMED');
+  if (refusal === 'media_type_unsupported') return new ApiError('CONTENT_TYPE_UNSUPPORTED');
+  if (refusal === 'body_too_large') return new ApiError('BODY_TOO_LARGE');
+  if (refusal === 'body_malformed') return new ApiError('BODY_MALFORMED');
   return toApiError(e);
 }
 
@@ -66,10 +68,10 @@ export async function buildApiApp(opts: ApiAppOptions): Promise<FastifyInstance>
     const e = fromFastifyError(err);
     if (e.status >= 500) log.error({ err: err.message, stack: err.stack, url: req.url }, 'request failed');
     else log.warn({ code: e.code, url: req.url, detail: e.message }, 'request refused');
-    void reply.code(e.status).send(e.body());
+    void sendHttpError(reply, e);
   });
   app.setNotFoundHandler((_req, reply) => {
-    void reply.code(API_ERRORS.ROUTE_NOT_FOUND.status).send(new ApiError('ROUTE_NOT_FOUND').body());
+    void sendHttpError(reply, new ApiError('ROUTE_NOT_FOUND'));
   });
 
   // JSON only: fastify's default text/plain parser would hand a string to the routes; without it a non-JSON body

@@ -1,6 +1,8 @@
 // Every error the merchant API answers with: one table of stable code → HTTP status + default message.
-// Bodies are always { code, message }. Codes are never removed, renamed or reused.
+// Bodies are always { code, message } (common/errors/http.ts: the webhook receiver answers in the same shape).
+// Codes are never removed, renamed or reused.
 import { isOncepayError } from '../../common/errors';
+import { HttpError, HttpErrorBody, httpErrorBodySchema } from '../../common/errors/http';
 import { DATABASE_UNAVAILABLE_MESSAGE } from '../../db/unavailable';
 import * as appCodes from '../codes';
 
@@ -34,44 +36,15 @@ export const API_ERRORS = {
 
 export type ApiErrorCode = keyof typeof API_ERRORS;
 
-/**
- * The one error body every oncepay HTTP server answers with — the merchant API here, the webhook receiver
- * (indexer/source/webhook.ts) with its ONCEPAY__WEBHOOK__* codes: `{ code, message }`, nothing else.
- */
-export interface HttpErrorBody {
-  code: string;
-  message: string;
-}
-
-export function httpErrorBody(code: string, message: string): HttpErrorBody {
-  return { code, message };
-}
-
-export const httpErrorBodySchema = {
-  type: 'object',
-  required: ['code', 'message'],
-  additionalProperties: false,
-  properties: {
-    code: { type: 'string' },
-    message: { type: 'string' },
-  },
-} as const;
-
 export interface ApiErrorBody extends HttpErrorBody {
   code: ApiErrorCode;
 }
 
-export class ApiError extends Error {
-  readonly code: ApiErrorCode;
-  readonly status: number;
+/** An API error: the table's status, and its message unless a more precise one is given. */
+export class ApiError extends HttpError<ApiErrorCode> {
   constructor(code: ApiErrorCode, message?: string) {
-    super(message ?? API_ERRORS[code].message);
+    super(API_ERRORS[code].status, code, message ?? API_ERRORS[code].message);
     this.name = 'ApiError';
-    this.code = code;
-    this.status = API_ERRORS[code].status;
-  }
-  body(): ApiErrorBody {
-    return httpErrorBody(this.code, this.message) as ApiErrorBody;
   }
 }
 

@@ -21,8 +21,8 @@ import Fastify, { FastifyError, FastifyInstance, FastifyReply } from 'fastify';
 import type { Pool } from 'pg';
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
-import { httpErrorBody, httpErrorBodySchema } from '../../app/api/errors';
 import { isOncepayError, OncepayError } from '../../common/errors';
+import { fastifyRefusal, HttpError, httpErrorBodySchema, sendHttpError } from '../../common/errors/http';
 import { failpoint } from '../../common/failpoint';
 import { healthRoutes, replyIfDatabaseUnavailable } from '../../db/health-http';
 import { decodeTransaction } from '../decode';
@@ -128,10 +128,6 @@ export interface WebhookReply {
   dropped: number;
 }
 
-function httpError(status: number, code: string, message: string) {
-  return Object.assign(new Error(message), { statusCode: status, code });
-}
-
 /** The verification-failure reason of an authentication failure. */
 function authFailureReason(r: AuthFailure): VerificationFailure {
   if (r === 'timestamp_outside_window' || r === 'malformed_signature' || r === 'legacy_scheme') return r;
@@ -174,7 +170,22 @@ export function buildWebhookApp(opts: WebhookAppOptions): FastifyInstance {
   app.addContentTypeParser('*', { parseAs: 'buffer' }, (_req, body, done) => done(null, body));
 
   const sendError = (reply: FastifyReply, status: number, code: string, message: string) =>
-    reply.status(status).send(httpErrorBody(code, message));
+    sendHttpError(reply, new HttpError(status, code, message));
+
+  /** Any error a request ended with → the webhook's answer: its own HttpErrors as they are, fastify's refusals
+   * and foreign errors under an ONCEPAY__WEBHOOK__* code. */
+  const toHttpError = (err: FastifyError): HttpError => {
+    if (err instanceof HttpError) return err;
+    const status = err.statusCode && err.statusCode >= 400 ? err.statusCode : 500;
+    const refusal = fastifyRefusal(err);
+    let code = (err as { code?: string }).code ?? WEBHOOK_CODES.INTERNAL;
+    if (refusal === 'body_too_large') code = WEBHOOK_CODES.BODY_TOO_LARGE;
+    else if (refusal === 'media_type_unsupported') code = WEBHOOK_CODES.UNSUPPORTED_MEDIA_TYPE;
+    else if (refusal === 'schema_invalid') code = WEBHOOK_CODES.INVALID_REQUEST;
+    else if (!code.startsWith('ONCEPAY__'))
+      code = status >= 500 ? WEBHOOK_CODES.INTERNAL : WEBHOOK_CODES.INVALID_REQUEST;
+    return new HttpError(status, code, status >= 500 ? 'internal error' : err.message);
+  };
 
   app.setErrorHandler((err: FastifyError, req, reply) => {
     if (replyIfDatabaseUnavailable(err, reply))
@@ -182,16 +193,10 @@ export function buildWebhookApp(opts: WebhookAppOptions): FastifyInstance {
         { code: 'DATABASE_UNAVAILABLE', url: req.url, err: err.message },
         'webhook delivery refused: database unavailable',
       );
-    const status = err.statusCode && err.statusCode >= 400 ? err.statusCode : 500;
-    let code = (err as { code?: string }).code ?? WEBHOOK_CODES.INTERNAL;
-    if (code === 'FST_ERR_CTP_BODY_TOO_LARGE') code = WEBHOOK_CODES.BODY_TOO_LARGE;
-    else if (code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') code = WEBHOOK_CODES.UNSUPPORTED_MEDIA_TYPE;
-    else if (err.validation) code = WEBHOOK_CODES.INVALID_REQUEST;
-    else if (!code.startsWith('ONCEPAY__'))
-      code = status >= 500 ? WEBHOOK_CODES.INTERNAL : WEBHOOK_CODES.INVALID_REQUEST;
-    if (status >= 500) log?.error({ err: err.message, url: req.url }, 'webhook request failed');
-    else log?.warn({ code, status, url: req.url }, err.message);
-    void sendError(reply, status, code, status >= 500 ? 'internal error' : err.message);
+    const e = toHttpError(err);
+    if (e.status >= 500) log?.error({ err: err.message, url: req.url }, 'webhook request failed');
+    else log?.warn({ code: e.code, status: e.status, url: req.url }, err.message);
+    void sendHttpError(reply, e);
   });
   app.setNotFoundHandler((req, reply) => {
     void sendError(reply, 404, WEBHOOK_CODES.NOT_FOUND, `no route ${req.method} ${req.url}`);
@@ -257,13 +262,13 @@ export function buildWebhookApp(opts: WebhookAppOptions): FastifyInstance {
         log?.warn({ provider, reason: auth.reason, ip: req.ip }, 'webhook delivery refused: authentication');
         // Nothing about an unauthenticated request is stored: anyone could send it.
         if (auth.reason === 'timestamp_outside_window') {
-          throw httpError(
+          throw new HttpError(
             401,
             WEBHOOK_CODES.TIMESTAMP_OUTSIDE_WINDOW,
             'the signature timestamp is outside the accepted window (a replayed delivery, or a clock far off)',
           );
         }
-        throw httpError(401, WEBHOOK_CODES.UNAUTHORIZED, 'missing or wrong webhook credentials');
+        throw new HttpError(401, WEBHOOK_CODES.UNAUTHORIZED, 'missing or wrong webhook credentials');
       }
 
       const refuseWhole = async (code: string, message: string, eventId: string | null) => {
