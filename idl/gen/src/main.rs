@@ -64,9 +64,15 @@ fn main() -> Result<()> {
     }
     fs::create_dir_all(&out_dir)?;
     let name = idl.metadata.name.clone();
-    fs::write(out_dir.join(format!("{name}.json")), serde_json::to_string_pretty(&idl)? + "\n")?;
+    fs::write(
+        out_dir.join(format!("{name}.json")),
+        serde_json::to_string_pretty(&idl)? + "\n",
+    )?;
     fs::write(out_dir.join(format!("{name}.ts")), type_file(&idl)?)?;
-    eprintln!("idl: wrote {0}/{name}.json and {0}/{name}.ts", out_dir.display());
+    eprintln!(
+        "idl: wrote {0}/{name}.json and {0}/{name}.ts",
+        out_dir.display()
+    );
     Ok(())
 }
 
@@ -76,7 +82,13 @@ fn main() -> Result<()> {
 /// cargo settings as `IdlBuilder`'s run, so nothing is recompiled.
 fn unlisted_accounts(program: &Path, target_dir: &Path) -> Result<Vec<(IdlAccount, IdlTypeDef)>> {
     let out = Command::new("cargo")
-        .args(["test", "__oncepay_print_idl_unlisted_accounts", "--features", "idl-build", "--target-dir"])
+        .args([
+            "test",
+            "__oncepay_print_idl_unlisted_accounts",
+            "--features",
+            "idl-build",
+            "--target-dir",
+        ])
         .arg(target_dir)
         .args(["--", "--show-output", "--quiet"])
         .env("ANCHOR_IDL_BUILD_NO_DOCS", "FALSE")
@@ -150,11 +162,17 @@ fn is_name(s: &str) -> bool {
 }
 
 fn camel(s: &str) -> String {
-    s.split('.').map(|part| part.to_mixed_case()).collect::<Vec<_>>().join(".")
+    s.split('.')
+        .map(|part| part.to_mixed_case())
+        .collect::<Vec<_>>()
+        .join(".")
 }
 
 fn is_pubkey(s: &str) -> bool {
-    bs58::decode(s).into_vec().map(|b| b.len() == 32).unwrap_or(false)
+    bs58::decode(s)
+        .into_vec()
+        .map(|b| b.len() == 32)
+        .unwrap_or(false)
 }
 
 /// Names: string values of object members (not array items), as `anchor

@@ -23,11 +23,7 @@ use {
 /// CPI: it reads account data through unchecked views that are dead before
 /// any CPI and only borrows mutably after the last one.
 #[inline(always)]
-fn invoke<const N: usize>(
-    ix: &Instruction,
-    infos: [&AccountInfo; N],
-    signers: &[Signer],
-) {
+fn invoke<const N: usize>(ix: &Instruction, infos: [&AccountInfo; N], signers: &[Signer]) {
     let accounts: [Account; N] = infos.map(Account::from);
     // SAFETY: the metas in `ix` name exactly `infos`, in order (built next to
     // each call below), and no borrow of their data or lamports is alive

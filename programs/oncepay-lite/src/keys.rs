@@ -27,7 +27,11 @@ pub fn keys_eq(a: &Pubkey, b: &Pubkey) -> bool {
         // chain back into a 32-byte `memcmp` call, which costs ~300 CU more
         // when the toolchain links compiler_builtins' byte loop for it.
         unsafe {
-            ((*pa ^ *pb) | (*pa.add(1) ^ *pb.add(1)) | (*pa.add(2) ^ *pb.add(2)) | (*pa.add(3) ^ *pb.add(3))) == 0
+            ((*pa ^ *pb)
+                | (*pa.add(1) ^ *pb.add(1))
+                | (*pa.add(2) ^ *pb.add(2))
+                | (*pa.add(3) ^ *pb.add(3)))
+                == 0
         }
     } else {
         unaligned_eq(a, b)

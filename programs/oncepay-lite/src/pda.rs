@@ -107,7 +107,11 @@ pub fn is_address(address: &Pubkey, seeds: &[&[u8]], bump: u8, program_id: &Pubk
 /// That no bump above `bump` gives a PDA of `seeds` (every higher hash is a
 /// curve point), so `bump` is the canonical one, else `NonCanonicalBump`.
 #[inline(always)]
-pub fn verify_no_higher_bump(seeds: &[&[u8]], bump: u8, program_id: &Pubkey) -> Result<(), OncepayError> {
+pub fn verify_no_higher_bump(
+    seeds: &[&[u8]],
+    bump: u8,
+    program_id: &Pubkey,
+) -> Result<(), OncepayError> {
     let mut higher = bump;
     while higher < u8::MAX {
         higher += 1;

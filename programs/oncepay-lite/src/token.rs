@@ -105,7 +105,9 @@ fn extension_tag(data: &[u8], base_len: usize, account_type: u8) -> Result<(), U
     if data.len() <= ACCOUNT_TYPE_OFFSET + 1 {
         return Err(UnpackError::Invalid);
     }
-    let padding = data.get(base_len..ACCOUNT_TYPE_OFFSET).ok_or(UnpackError::Invalid)?;
+    let padding = data
+        .get(base_len..ACCOUNT_TYPE_OFFSET)
+        .ok_or(UnpackError::Invalid)?;
     if padding.iter().any(|b| *b != 0) || data.get(ACCOUNT_TYPE_OFFSET) != Some(&account_type) {
         return Err(UnpackError::Invalid);
     }
@@ -150,7 +152,10 @@ mod tests {
         assert!(token_account(&ext).is_ok());
         ext[165] = 1; // tagged as a mint
         assert_eq!(token_account(&ext).err(), Some(UnpackError::Invalid));
-        assert_eq!(token_account(&account(165, 0)).err(), Some(UnpackError::Uninitialized));
+        assert_eq!(
+            token_account(&account(165, 0)).err(),
+            Some(UnpackError::Uninitialized)
+        );
         let mut short = account(165, 1);
         short.truncate(82);
         assert_eq!(token_account(&short).err(), Some(UnpackError::Invalid));

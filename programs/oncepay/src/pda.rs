@@ -93,7 +93,10 @@ mod tests {
             let (m, op) = ([i; 32], [i.wrapping_mul(3); 32]);
             let s = seeds(&m, &op);
             let (_, bump) = Pubkey::find_program_address(&s, &crate::ID);
-            assert!(verify_no_higher_bump(&s, bump, &crate::ID).is_ok(), "bump {bump}");
+            assert!(
+                verify_no_higher_bump(&s, bump, &crate::ID).is_ok(),
+                "bump {bump}"
+            );
             let lower = (0..bump).rev().find(|b| {
                 Pubkey::create_program_address(&[s[0], s[1], s[2], &[*b]], &crate::ID).is_ok()
             });

@@ -57,8 +57,14 @@ mod tests {
         assert_eq!(THRESHOLD_TWO_BITS, 2.0f64.to_bits());
         assert_eq!(THRESHOLD_ONE_BITS, 1.0f64.to_bits());
         // 3480 lamports/byte-year × 2 years × (128 + 153) bytes.
-        assert_eq!(funding_lamports_from(3480, THRESHOLD_TWO_BITS, 153).unwrap(), 1_955_760);
-        assert_eq!(funding_lamports_from(6960, THRESHOLD_ONE_BITS, 153).unwrap(), 1_955_760);
+        assert_eq!(
+            funding_lamports_from(3480, THRESHOLD_TWO_BITS, 153).unwrap(),
+            1_955_760
+        );
+        assert_eq!(
+            funding_lamports_from(6960, THRESHOLD_ONE_BITS, 153).unwrap(),
+            1_955_760
+        );
         assert_eq!(
             funding_lamports_from(3480, THRESHOLD_TWO_BITS, 153).unwrap(),
             Rent::default().minimum_balance(153)
@@ -67,7 +73,10 @@ mod tests {
 
     #[test]
     fn a_zero_rate_still_funds_one_lamport() {
-        assert_eq!(funding_lamports_from(0, THRESHOLD_TWO_BITS, 153).unwrap(), 1);
+        assert_eq!(
+            funding_lamports_from(0, THRESHOLD_TWO_BITS, 153).unwrap(),
+            1
+        );
     }
 
     #[test]

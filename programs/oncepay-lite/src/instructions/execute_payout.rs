@@ -109,7 +109,11 @@ pub fn parse_args(args: &[u8]) -> Result<ExecutePayoutArgs<'_>> {
     })
 }
 
-pub fn process_execute_payout(program_id: &Pubkey, accounts: &[AccountInfo], args: &[u8]) -> Result {
+pub fn process_execute_payout(
+    program_id: &Pubkey,
+    accounts: &[AccountInfo],
+    args: &[u8],
+) -> Result {
     // 1. Arguments.
     let ExecutePayoutArgs {
         op_id,
@@ -134,7 +138,8 @@ pub fn process_execute_payout(program_id: &Pubkey, accounts: &[AccountInfo], arg
     let mint = account(accounts, 5)?;
     let (decimals, mint_owner) = unsafe { mint_account(mint, "mint")? };
     let recipient = account(accounts, 6)?;
-    let (recipient_account, recipient_owner) = unsafe { token_account(recipient, "recipient_token")? };
+    let (recipient_account, recipient_owner) =
+        unsafe { token_account(recipient, "recipient_token")? };
     let token_program = account(accounts, 7)?;
     let token_program_kind = token_program_account(token_program, "token_program")?;
     let system_program = account(accounts, 8)?;
@@ -171,8 +176,16 @@ pub fn process_execute_payout(program_id: &Pubkey, accounts: &[AccountInfo], arg
     if !keys_eq(vault_account.mint, mint.key()) {
         return Err(AnchorErrorCode::ConstraintTokenMint.into());
     }
-    owned_by_token_program(vault_owner, token_program_kind, AnchorErrorCode::ConstraintTokenTokenProgram)?;
-    owned_by_token_program(mint_owner, token_program_kind, AnchorErrorCode::ConstraintMintTokenProgram)?;
+    owned_by_token_program(
+        vault_owner,
+        token_program_kind,
+        AnchorErrorCode::ConstraintTokenTokenProgram,
+    )?;
+    owned_by_token_program(
+        mint_owner,
+        token_program_kind,
+        AnchorErrorCode::ConstraintMintTokenProgram,
+    )?;
     mutable(recipient, "recipient_token")?;
     if keys_eq(recipient.key(), vault.key()) {
         return Err(Failure::from(OncepayError::InvalidRecipient).at("recipient_token"));
@@ -180,7 +193,11 @@ pub fn process_execute_payout(program_id: &Pubkey, accounts: &[AccountInfo], arg
     if !keys_eq(recipient_account.mint, mint.key()) {
         return Err(AnchorErrorCode::ConstraintTokenMint.into());
     }
-    owned_by_token_program(recipient_owner, token_program_kind, AnchorErrorCode::ConstraintTokenTokenProgram)?;
+    owned_by_token_program(
+        recipient_owner,
+        token_program_kind,
+        AnchorErrorCode::ConstraintTokenTokenProgram,
+    )?;
 
     crate::cu_checkpoint!();
     // 4. Handler rules.

@@ -44,7 +44,11 @@ use {
     },
 };
 
-pub fn process_initialize_merchant(program_id: &Pubkey, accounts: &[AccountInfo], args: &[u8]) -> Result {
+pub fn process_initialize_merchant(
+    program_id: &Pubkey,
+    accounts: &[AccountInfo],
+    args: &[u8],
+) -> Result {
     let mut a = Args::new(args);
     let payout_authority = a.bytes::<32>()?;
     let bump = a.u8()?;
@@ -72,11 +76,13 @@ pub fn process_initialize_merchant(program_id: &Pubkey, accounts: &[AccountInfo]
         // The Anchor program's `seeds` constraint (canonical bump) fails
         // unless the account is the canonical PDA; then its handler refuses
         // the bump argument.
-        return Err(if pda::is_canonical_address(merchant.key(), &seeds, program_id) {
-            OncepayError::NonCanonicalBump.into()
-        } else {
-            Failure::from(AnchorErrorCode::ConstraintSeeds).at("merchant")
-        });
+        return Err(
+            if pda::is_canonical_address(merchant.key(), &seeds, program_id) {
+                OncepayError::NonCanonicalBump.into()
+            } else {
+                Failure::from(AnchorErrorCode::ConstraintSeeds).at("merchant")
+            },
+        );
     }
     mutable(merchant, "merchant")?;
 

@@ -184,7 +184,10 @@ pub(crate) unsafe fn token_account<'a>(
 /// # Safety
 /// No mutable borrow of the account's data may be alive during the call.
 #[inline(always)]
-pub(crate) unsafe fn mint_account(account: &AccountInfo, name: &'static str) -> Result<(u8, TokenProgram)> {
+pub(crate) unsafe fn mint_account(
+    account: &AccountInfo,
+    name: &'static str,
+) -> Result<(u8, TokenProgram)> {
     let owner = token_program_of(account.owner()).ok_or_else(|| wrong_owner(account, name))?;
     // SAFETY: the caller guarantees no mutable borrow is alive.
     let decimals = token::mint_decimals(unsafe { account.borrow_data_unchecked() })
@@ -195,7 +198,10 @@ pub(crate) unsafe fn mint_account(account: &AccountInfo, name: &'static str) -> 
 /// `Interface<'info, TokenInterface>`: SPL Token or Token-2022
 /// (`InvalidProgramId`), executable (`InvalidProgramExecutable`).
 #[inline(always)]
-pub(crate) fn token_program_account(account: &AccountInfo, name: &'static str) -> Result<TokenProgram> {
+pub(crate) fn token_program_account(
+    account: &AccountInfo,
+    name: &'static str,
+) -> Result<TokenProgram> {
     let program = token_program_of(account.key())
         .ok_or(Failure::from(AnchorErrorCode::InvalidProgramId).at(name))?;
     executable(account, name)?;
@@ -225,7 +231,11 @@ fn executable(account: &AccountInfo, name: &'static str) -> Result {
 /// token_program`: the account's owner (found by its type check) is the given
 /// token program, else `code` (Anchor names no account for these).
 #[inline(always)]
-pub(crate) fn owned_by_token_program(owner: TokenProgram, token_program: TokenProgram, code: AnchorErrorCode) -> Result {
+pub(crate) fn owned_by_token_program(
+    owner: TokenProgram,
+    token_program: TokenProgram,
+    code: AnchorErrorCode,
+) -> Result {
     if owner == token_program {
         Ok(())
     } else {
@@ -258,8 +268,11 @@ pub(crate) fn load_merchant_as_authority<'a>(
     let data = merchant
         .try_borrow_mut_data()
         .map_err(|_| Failure::from(RuntimeError::AccountDataTooSmall))?;
-    RefMut::filter_map(data, |d| d.get_mut(..Merchant::LEN).and_then(Merchant::from_bytes_mut_unchecked))
-        .map_err(|_| Failure::from(RuntimeError::AccountDataTooSmall))
+    RefMut::filter_map(data, |d| {
+        d.get_mut(..Merchant::LEN)
+            .and_then(Merchant::from_bytes_mut_unchecked)
+    })
+    .map_err(|_| Failure::from(RuntimeError::AccountDataTooSmall))
 }
 
 /// The argument bytes after the discriminator, read as Borsh does: fixed-size
@@ -318,7 +331,10 @@ mod tests {
     fn args_read_a_prefix_like_borsh() {
         let data = [1u8, 2, 3, 4, 5, 6, 7, 8, 9, 1, 7];
         let mut a = Args::new(&data);
-        assert_eq!(a.u64().unwrap(), u64::from_le_bytes([1, 2, 3, 4, 5, 6, 7, 8]));
+        assert_eq!(
+            a.u64().unwrap(),
+            u64::from_le_bytes([1, 2, 3, 4, 5, 6, 7, 8])
+        );
         assert_eq!(a.u8().unwrap(), 9);
         assert!(a.bool().unwrap());
         // One byte (7) left over: ignored, as Borsh from a slice does.

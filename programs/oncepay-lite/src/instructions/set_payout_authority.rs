@@ -16,7 +16,11 @@ use {
     pinocchio::{account_info::AccountInfo, pubkey::Pubkey},
 };
 
-pub fn process_set_payout_authority(program_id: &Pubkey, accounts: &[AccountInfo], args: &[u8]) -> Result {
+pub fn process_set_payout_authority(
+    program_id: &Pubkey,
+    accounts: &[AccountInfo],
+    args: &[u8],
+) -> Result {
     let new_payout_authority = Args::new(args).bytes::<32>()?;
     let mut config = load_merchant_as_authority(program_id, accounts)?;
     config.set_payout_authority(new_payout_authority);

@@ -8,7 +8,6 @@ pub mod operation;
 
 pub use {merchant::Merchant, operation::Operation};
 
-
 /// A zero-copy account layout.
 ///
 /// # Safety

@@ -116,12 +116,20 @@ pub fn unconsumed(
     }
 }
 
-pub fn process_execute_payout(ctx: Context<ExecutePayout>, op_id: [u8; 32], amount: u64, op_bump: u8) -> Result<()> {
+pub fn process_execute_payout(
+    ctx: Context<ExecutePayout>,
+    op_id: [u8; 32],
+    amount: u64,
+    op_bump: u8,
+) -> Result<()> {
     crate::cu_checkpoint!();
     let a = ctx.accounts;
     require!(!a.merchant.paused, OncepayError::MerchantPaused);
     require!(amount > 0, OncepayError::InvalidAmount);
-    require!(a.vault.amount >= amount, OncepayError::InsufficientVaultBalance);
+    require!(
+        a.vault.amount >= amount,
+        OncepayError::InsufficientVaultBalance
+    );
 
     // The exactly-once step: the op account can be created only once.
     let merchant_key = a.merchant.key();

@@ -29,10 +29,17 @@ pub struct InitializeMerchant<'info> {
     pub system_program: Program<'info, System>,
 }
 
-pub fn process_initialize_merchant(ctx: Context<InitializeMerchant>, payout_authority: Pubkey, merchant_bump: u8) -> Result<()> {
+pub fn process_initialize_merchant(
+    ctx: Context<InitializeMerchant>,
+    payout_authority: Pubkey,
+    merchant_bump: u8,
+) -> Result<()> {
     // The argument is part of the interface (the twin checks it instead of
     // searching); here it must be the bump Anchor found.
-    require!(merchant_bump == ctx.bumps.merchant, OncepayError::NonCanonicalBump);
+    require!(
+        merchant_bump == ctx.bumps.merchant,
+        OncepayError::NonCanonicalBump
+    );
     let a = ctx.accounts;
     match program_account::pda_state(&a.merchant) {
         PdaState::Fresh => {}

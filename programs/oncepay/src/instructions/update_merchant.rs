@@ -30,7 +30,10 @@ pub fn process_set_paused(ctx: Context<UpdateMerchant>, paused: bool) -> Result<
     Ok(())
 }
 
-pub fn process_set_payout_authority(ctx: Context<UpdateMerchant>, new_payout_authority: Pubkey) -> Result<()> {
+pub fn process_set_payout_authority(
+    ctx: Context<UpdateMerchant>,
+    new_payout_authority: Pubkey,
+) -> Result<()> {
     ctx.accounts.merchant.payout_authority = new_payout_authority;
     Ok(())
 }

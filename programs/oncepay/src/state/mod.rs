@@ -9,4 +9,3 @@ pub mod merchant;
 pub mod operation;
 
 pub use {merchant::Merchant, operation::Operation};
-

@@ -76,6 +76,9 @@ fn __oncepay_print_idl_unlisted_accounts() {
         discriminator: Operation::DISCRIMINATOR.into(),
     };
     println!("--- oncepay unlisted account ---");
-    println!("{}", serde_json::to_string(&(account, ty)).expect("serialisable"));
+    println!(
+        "{}",
+        serde_json::to_string(&(account, ty)).expect("serialisable")
+    );
     println!("--- oncepay end ---");
 }
