@@ -37,7 +37,7 @@ pub const fn sha256(data: &[u8]) -> [u8; 32] {
         0x5be0cd19,
     ];
     // Padded length: data + 0x80 + zeros + 8-byte bit length, a multiple of 64.
-    let total = ((data.len() + 9 + 63) / 64) * 64;
+    let total = (data.len() + 9).div_ceil(64) * 64;
     let bit_len = (data.len() as u64).wrapping_mul(8);
     let mut block_start = 0;
     while block_start < total {
