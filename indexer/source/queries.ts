@@ -1,7 +1,9 @@
 // Every statement the sources run besides the ledger's own (indexer/ledger/queries.ts), as Queries that db/sql
-// runs: the confirmed-mode provisional receipts (migration 0051).
+// runs: the confirmed-mode provisional receipts (migration 0051) and the webhook receiver's events, dead letters
+// and hints (webhook-store.ts runs those).
 import type { Query } from '../../db/sql';
 import type { Receipt } from '../decode/receipt';
+import type { ClaimedTransfer, DropReason } from './webhook-hint-plan';
 
 /**
  * Keep what a confirmed block holds. Seen again (same or another confirmed slot): refresh it. A 'final' row never
@@ -49,5 +51,168 @@ export function settleProvisionalReceipts(cluster: string, slot: number): Query 
              RETURNING p.state)
            SELECT state::text, count(*)::int AS n FROM settled GROUP BY state`,
     values: [cluster, String(slot)],
+  };
+}
+
+// ---- the webhook receiver: events, dead letters, hints (migrations 0050, 0130) ----
+
+export interface DeadLetter {
+  provider: string;
+  eventId: string | null;
+  itemIndex: number | null;
+  reason: string;
+  detail: string | null;
+  rawBody: Buffer;
+  /** 'chain': rawBody is the chain's getTransaction answer for `signature`, not the delivery. */
+  origin?: 'delivery' | 'chain';
+  signature?: string | null;
+}
+
+export interface EventRecord {
+  provider: string;
+  eventId: string;
+  bodySha256: string;
+  transactions: number;
+  receipts: number;
+  inserted: number;
+  deadLettered: number;
+}
+
+export interface NewHint {
+  signature: string;
+  claimed: ClaimedTransfer[] | null;
+}
+
+export function findWebhookEvent(provider: string, eventId: string): Query {
+  return {
+    text: 'SELECT body_sha256 FROM webhook_events WHERE provider = $1 AND event_id = $2',
+    values: [provider, eventId],
+  };
+}
+
+/** Touches no row when another delivery of the same event was recorded first. */
+export function insertWebhookEvent(e: EventRecord): Query {
+  return {
+    text: `INSERT INTO webhook_events (provider, event_id, body_sha256, transactions, receipts, inserted, dead_lettered)
+           VALUES ($1, $2, $3, $4, $5, $6, $7)
+           ON CONFLICT ON CONSTRAINT webhook_events_identity DO NOTHING`,
+    values: [e.provider, e.eventId, e.bodySha256, e.transactions, e.receipts, e.inserted, e.deadLettered],
+  };
+}
+
+/** One statement for all the bad items of a delivery: they are kept together or not at all. */
+export function insertDeadLetters(rows: DeadLetter[]): Query {
+  return {
+    text: `INSERT INTO webhook_dead_letters (provider, event_id, item_index, reason, detail, raw_body, origin, signature)
+           SELECT * FROM unnest($1::text[], $2::text[], $3::int[], $4::text[], $5::text[], $6::bytea[], $7::text[], $8::text[])`,
+    values: [
+      rows.map((r) => r.provider),
+      rows.map((r) => r.eventId),
+      rows.map((r) => r.itemIndex),
+      rows.map((r) => r.reason),
+      rows.map((r) => r.detail),
+      rows.map((r) => r.rawBody),
+      rows.map((r) => r.origin ?? 'delivery'),
+      rows.map((r) => r.signature ?? null),
+    ],
+  };
+}
+
+/**
+ * Hold each signature as a pending hint. A hint dropped only because the chain had not shown it (not_found,
+ * rpc_error) is reopened; a pending, credited or refuted one is left as it is.
+ */
+export function holdHints(
+  cluster: string,
+  provider: string,
+  eventId: string | null,
+  hints: NewHint[],
+  maxAgeMs: number,
+): Query {
+  return {
+    text: `INSERT INTO webhook_hints (cluster, signature, provider, event_id, claimed, expires_at)
+           SELECT $1, u.signature, $2, $3, u.claimed, now() + make_interval(secs => $6::double precision / 1000)
+             FROM unnest($4::text[], $5::jsonb[]) AS u(signature, claimed)
+           ON CONFLICT ON CONSTRAINT webhook_hints_identity DO UPDATE
+              SET state = 'pending', settled_at = NULL, drop_reason = NULL, checks = 0, next_check_at = now(), lease_until = NULL,
+                  expires_at = EXCLUDED.expires_at, provider = EXCLUDED.provider, event_id = EXCLUDED.event_id,
+                  claimed = COALESCE(EXCLUDED.claimed, webhook_hints.claimed)
+            WHERE webhook_hints.state = 'dropped' AND webhook_hints.drop_reason IN ('not_found', 'rpc_error')`,
+    values: [
+      cluster,
+      provider,
+      eventId,
+      hints.map((h) => h.signature),
+      hints.map((h) => (h.claimed === null ? null : JSON.stringify(h.claimed))),
+      maxAgeMs,
+    ],
+  };
+}
+
+/** The id and state of each named signature's hint. */
+export function hintStates(cluster: string, signatures: string[]): Query {
+  return {
+    text: 'SELECT id::text, signature, state::text FROM webhook_hints WHERE cluster = $1 AND signature = ANY($2::text[])',
+    values: [cluster, signatures],
+  };
+}
+
+/**
+ * Lease pending hints for one check: the given ids, or else those due (ids null). SKIP LOCKED + the lease let
+ * several verifiers share the table; a holder that dies only delays its hints until the lease ends.
+ */
+export function leaseHints(cluster: string, ids: string[] | null, limit: number, leaseMs: number): Query {
+  return {
+    text: `WITH due AS (
+             SELECT id FROM webhook_hints
+              WHERE cluster = $1 AND state = 'pending' AND (lease_until IS NULL OR lease_until < now())
+                AND (CASE WHEN $2::bigint[] IS NULL THEN next_check_at <= now() ELSE id = ANY($2::bigint[]) END)
+              ORDER BY next_check_at
+              LIMIT $3
+              FOR UPDATE SKIP LOCKED)
+           UPDATE webhook_hints h
+              SET lease_until = now() + make_interval(secs => $4::double precision / 1000), checks = h.checks + 1
+             FROM due WHERE h.id = due.id
+           RETURNING h.id::text, h.signature, h.provider, h.event_id, h.claimed, h.checks, (h.expires_at <= now()) AS expired`,
+    values: [cluster, ids, limit, leaseMs],
+  };
+}
+
+export function settleHintCredited(id: string, slot: bigint | null, receipts: number, inserted: number): Query {
+  return {
+    text: `UPDATE webhook_hints SET state = 'credited', settled_at = now(), lease_until = NULL, last_error = NULL, slot = $2, receipts = $3, inserted = $4
+            WHERE id = $1 AND state = 'pending'`,
+    values: [id, slot === null ? null : slot.toString(), receipts, inserted],
+  };
+}
+
+export function settleHintDropped(id: string, reason: DropReason, detail: string): Query {
+  return {
+    text: `UPDATE webhook_hints SET state = 'dropped', settled_at = now(), lease_until = NULL, drop_reason = $2, last_error = $3
+            WHERE id = $1 AND state = 'pending'`,
+    values: [id, reason, detail],
+  };
+}
+
+export function recheckHintLater(id: string, delayMs: number, lastError: string): Query {
+  return {
+    text: `UPDATE webhook_hints SET next_check_at = now() + make_interval(secs => $2::double precision / 1000), lease_until = NULL, last_error = $3
+            WHERE id = $1 AND state = 'pending'`,
+    values: [id, delayMs, lastError],
+  };
+}
+
+/** A leased hint given back unchecked: the check it counted did not happen. */
+export function releaseHint(id: string): Query {
+  return {
+    text: `UPDATE webhook_hints SET lease_until = NULL, checks = greatest(checks - 1, 0) WHERE id = $1 AND state = 'pending'`,
+    values: [id],
+  };
+}
+
+export function countPendingHints(cluster: string): Query {
+  return {
+    text: `SELECT count(*)::int AS n FROM webhook_hints WHERE cluster = $1 AND state = 'pending'`,
+    values: [cluster],
   };
 }
