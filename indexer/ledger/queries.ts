@@ -1,9 +1,6 @@
-// Every statement the ledger runs, as a named function returning { text, values }. Arrays go in through
+// Every statement the ledger runs, as a named function returning a Query (db/sql runs them). Arrays go in through
 // unnest() so a batch is a handful of statements, not one per receipt.
-export interface Query {
-  text: string;
-  values: unknown[];
-}
+import type { Query } from '../../db/sql';
 
 export interface ReceiptColumns {
   signature: string[];
