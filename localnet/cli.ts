@@ -42,6 +42,11 @@ export function register(program: Command): void {
       intArg('--finality-depth', 0, 100_000),
       32,
     )
+    .option(
+      '--grpc-port <n>',
+      'also serve the Yellowstone gRPC (Geyser) Subscribe service on 127.0.0.1:<n> (0 = ephemeral); x-token from env ONCEPAY_LOCALNET_X_TOKEN',
+      intArg('--grpc-port', 0, 65535),
+    )
     .option('--ledger <dir>', 'ledger folder (kept across restarts)', '.oncepay/localnet')
     .option('--reset', 'start from genesis, wiping the ledger folder', false)
     .action(
@@ -51,6 +56,7 @@ export function register(program: Command): void {
         port: number;
         slotMs: number;
         finalityDepth: number;
+        grpcPort?: number;
         ledger: string;
         reset: boolean;
       }) => {
@@ -71,8 +77,14 @@ export function register(program: Command): void {
           programs,
           ledgerDir: path.resolve(o.ledger),
           reset: o.reset,
+          geyser:
+            o.grpcPort === undefined
+              ? undefined
+              : { port: o.grpcPort, xToken: process.env.ONCEPAY_LOCALNET_X_TOKEN || undefined },
         });
-        process.stdout.write(`${JSON.stringify({ rpc: net.url, ws: net.wsUrl })}\n`);
+        process.stdout.write(
+          `${JSON.stringify({ rpc: net.url, ws: net.wsUrl, ...(net.grpcUrl ? { grpc: net.grpcUrl } : {}) })}\n`,
+        );
         await new Promise<void>((resolve) => {
           const bye = (signal: string): void => {
             log.info({ signal }, 'stopping localnet');

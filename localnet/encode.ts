@@ -7,7 +7,7 @@ import { decodeMint, decodeTokenAccount, uiTokenAmount } from './token-state';
 import { LoadedAddresses, WireTransaction, allAccountKeys, isSigner, isWritable } from './wire';
 
 // Order = LiteSVM's (Agave's) enum discriminants: never reorder.
-const TX_ERR_NAMES = [
+export const TX_ERR_NAMES = [
   'AccountInUse',
   'AccountLoadedTwice',
   'AccountNotFound',
@@ -44,7 +44,7 @@ const TX_ERR_NAMES = [
   'ProgramCacheHitMaxLimit',
   'CommitCancelled',
 ] as const;
-const IX_ERR_NAMES = [
+export const IX_ERR_NAMES = [
   'GenericError',
   'InvalidArgument',
   'InvalidInstructionData',

@@ -8,6 +8,7 @@ import { logger } from '../common/log';
 import { Chain, ProgramSpec, createChain } from './chain';
 import { LOCALNET_CODES } from './codes';
 import { DropRule, FailRule, createResponseFaults } from './faults';
+import type { GeyserDropRule, GeyserServer } from './geyser/server';
 import { createLedgerStore } from './persist';
 import { RpcServer, startRpcServer } from './server';
 
@@ -29,6 +30,8 @@ export interface LocalnetOptions {
   reset?: boolean;
   /** Also serve websockets on port+1 (web3.js's default). Default true. */
   wsOnNextPort?: boolean;
+  /** Also serve the Yellowstone gRPC (Geyser) Subscribe service on 127.0.0.1 (port 0 = ephemeral). Default off. */
+  geyser?: { port?: number; xToken?: string; replaySlots?: number; serverPingMs?: number };
 }
 
 export interface LocalnetFaults {
@@ -40,6 +43,8 @@ export interface LocalnetFaults {
   skipSlot(slot: number): void;
   /** Produce MAX_BLOCKHASH_AGE + 1 blocks now, so every blockhash handed out so far is expired. */
   expireBlockhashesNow(): void;
+  /** End the open Yellowstone streams with UNAVAILABLE, now or after some more transaction updates each. */
+  dropGeyserStreams(rule?: GeyserDropRule): void;
   clear(): void;
 }
 
@@ -50,6 +55,9 @@ export interface LocalnetHandle {
   /** Ports serving websockets: the RPC port, and port+1 when it was free. */
   readonly wsPorts: number[];
   readonly ledgerDir: string;
+  /** The Yellowstone gRPC endpoint (http://127.0.0.1:port), or null without `geyser`. */
+  readonly grpcUrl: string | null;
+  readonly geyser: GeyserServer | null;
   /** The live LiteSVM (a new instance after restart). */
   readonly svm: LiteSVM;
   readonly chain: Chain;
@@ -80,7 +88,13 @@ export async function startLocalnet(opts: LocalnetOptions = {}): Promise<Localne
 
   let chain: Chain;
   let server: RpcServer;
+  let geyser: GeyserServer | null = null;
   let port = opts.port ?? 0;
+  let grpcPort = opts.geyser?.port ?? 0;
+  const dropGeyser = (rule: GeyserDropRule = {}): void => {
+    if (!geyser) throw new OncepayError(LOCALNET_CODES.INVALID_OPTION, 'the geyser service is not running');
+    geyser.dropStreams(rule);
+  };
   let running = false;
 
   const boot = async (): Promise<void> => {
@@ -91,8 +105,20 @@ export async function startLocalnet(opts: LocalnetOptions = {}): Promise<Localne
       host: '127.0.0.1',
       port,
       wsOnNextPort: opts.wsOnNextPort ?? true,
+      extraAdmin: (action, body) => {
+        if (action !== 'drop-geyser-streams') return undefined;
+        dropGeyser({ afterTransactions: Number(body.afterTransactions ?? 0) });
+        return { ok: true };
+      },
     });
     port = server.port;
+    if (opts.geyser) {
+      // Loaded only when asked for: it brings the Yellowstone client's native module.
+      // eslint-disable-next-line @typescript-eslint/no-require-imports
+      const { startGeyserServer } = require('./geyser/server') as typeof import('./geyser/server');
+      geyser = await startGeyserServer({ chain, host: '127.0.0.1', ...opts.geyser, port: grpcPort });
+      grpcPort = geyser.port;
+    }
     chain.start();
     running = true;
     log.info({ url: `http://127.0.0.1:${port}`, ledgerDir, slot: chain.tipSlot() }, 'localnet up');
@@ -100,6 +126,8 @@ export async function startLocalnet(opts: LocalnetOptions = {}): Promise<Localne
   const halt = async (): Promise<void> => {
     if (!running) return;
     running = false;
+    await geyser?.close();
+    geyser = null;
     await server.close();
     chain.stop();
   };
@@ -124,6 +152,12 @@ export async function startLocalnet(opts: LocalnetOptions = {}): Promise<Localne
       return server.wsPort === port ? [port] : [port, server.wsPort];
     },
     ledgerDir,
+    get grpcUrl() {
+      return geyser ? geyser.url : null;
+    },
+    get geyser() {
+      return geyser;
+    },
     get svm() {
       return chain.svm;
     },
@@ -135,6 +169,7 @@ export async function startLocalnet(opts: LocalnetOptions = {}): Promise<Localne
       failNext: (r) => responseFaults.failNext(r),
       skipSlot: (slot) => chain.skipSlot(slot),
       expireBlockhashesNow: () => chain.expireBlockhashesNow(),
+      dropGeyserStreams: (rule) => dropGeyser(rule),
       clear: () => responseFaults.clear(),
     },
     advanceSlots(n = 1) {

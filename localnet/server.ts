@@ -20,6 +20,8 @@ export interface RpcServerOptions {
   port: number;
   /** Also serve websockets on port+1, where web3.js looks by default (best effort). */
   wsOnNextPort: boolean;
+  /** Admin actions of another part of the localnet (the geyser service); undefined = not one of them. */
+  extraAdmin?: (action: string, body: Record<string, unknown>) => unknown;
 }
 
 export interface RpcServer {
@@ -178,8 +180,11 @@ export async function startRpcServer(o: RpcServerOptions): Promise<RpcServer> {
       case 'clear-faults':
         o.faults.clear();
         return { ok: true };
-      default:
+      default: {
+        const answer = o.extraAdmin?.(action, body);
+        if (answer !== undefined) return answer;
         throw new RpcError(RPC.METHOD_NOT_FOUND, `unknown admin action ${action}`);
+      }
     }
   };
 
