@@ -33,7 +33,7 @@ import { requireProgramSo } from '../common/program-binary';
 import { MerchantSetup, SetupIo, connectionIo, createTokenAccount, setupMerchant } from '../testkit/payout/setup';
 
 // 100 × (3 rounds × 3 modes) + warm-up stays under the ~1,400 transactions after which bankrun retires blockhashes
-// (the journal survives that, see tests/app/helpers/bankrun-chain.ts; the direct baseline would not).
+// (the journal survives that, see testkit/payout/bankrun-chain.ts; the direct baseline would not).
 const N = Number(process.env.BENCH_PAYOUT_N ?? 100);
 const CONCURRENCY = Number(process.env.BENCH_PAYOUT_CONCURRENCY ?? 8);
 const ROUNDS = Number(process.env.BENCH_PAYOUT_ROUNDS ?? 3);

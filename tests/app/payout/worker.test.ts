@@ -4,20 +4,20 @@
 import { expect } from 'chai';
 import { Pool } from 'pg';
 import { register } from 'prom-client';
-import { createPool } from '../../db/pool';
-import { createConnectionChain } from '../../app/payout/chain';
-import { executePayout } from '../../app/payout/execute-payout';
-import { lockPayout } from '../../app/payout/lock';
-import { claimDuePayout, getPayout, listAttempts } from '../../app/payout/queries';
-import { PayoutWorkerOptions, startPayoutWorker } from '../../app/payout/worker';
-import { PayoutResult } from '../../app/payout/execute-payout';
+import { createPool } from '../../../db/pool';
+import { createConnectionChain } from '../../../app/payout/chain';
+import { executePayout } from '../../../app/payout/execute-payout';
+import { lockPayout } from '../../../app/payout/lock';
+import { claimDuePayout, getPayout, listAttempts } from '../../../app/payout/queries';
+import { PayoutWorkerOptions, startPayoutWorker } from '../../../app/payout/worker';
+import { PayoutResult } from '../../../app/payout/execute-payout';
 import {
   expectExactlyOneTransfer,
   expectJournalConsistent,
   PayoutLocalnet,
   startPayoutLocalnet,
   until,
-} from './helpers/payout-localnet';
+} from './localnet-setup';
 
 async function metricValue(name: string, labels: Record<string, string> = {}): Promise<number> {
   const metric = register.getSingleMetric(name);

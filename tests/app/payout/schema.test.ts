@@ -1,12 +1,12 @@
 // The payout tables' own guards (migration 0100), exercised on real PostgreSQL.
 import { expect } from 'chai';
 import { Keypair } from '@solana/web3.js';
-import { createTestDb, TestDb } from '../../testkit/test-db';
-import { hashApiKey } from '../../app/api/api-key-auth';
-import { preparePayout } from '../../app/payout/create-payout';
-import { insertAttempt, insertMerchant, insertPayout, MerchantRow } from '../../app/payout/queries';
-import { ONCEPAY_PROGRAM_ID } from '../../app/payout/program';
-import { address, signature } from '../../app/types';
+import { createTestDb, TestDb } from '../../../testkit/test-db';
+import { hashApiKey } from '../../../app/api/api-key-auth';
+import { preparePayout } from '../../../app/payout/create-payout';
+import { insertAttempt, insertMerchant, insertPayout, MerchantRow } from '../../../app/payout/queries';
+import { ONCEPAY_PROGRAM_ID } from '../../../app/payout/program';
+import { address, signature } from '../../../app/types';
 
 describe('app/schema (migration 0100)', () => {
   let db: TestDb;

@@ -1,15 +1,15 @@
 import { expect } from 'chai';
 import { FastifyInstance } from 'fastify';
 import { Keypair } from '@solana/web3.js';
-import { createTestDb, TestDb } from '../../testkit/test-db';
-import { buildApiApp } from '../../app/api/build-api-app';
-import { hashApiKey } from '../../app/api/api-key-auth';
-import { API_ERRORS } from '../../app/api/errors';
-import { pruneIdempotencyKeys } from '../../app/api/idempotency';
-import { insertMerchant, MerchantRow } from '../../app/payout/queries';
-import { deriveOpId } from '../../app/op-id';
-import { ONCEPAY_PROGRAM_ID } from '../../app/payout/program';
-import { address } from '../../app/types';
+import { createTestDb, TestDb } from '../../../testkit/test-db';
+import { buildApiApp } from '../../../app/api/build-api-app';
+import { hashApiKey } from '../../../app/api/api-key-auth';
+import { API_ERRORS } from '../../../app/api/errors';
+import { pruneIdempotencyKeys } from '../../../app/api/idempotency';
+import { insertMerchant, MerchantRow } from '../../../app/payout/queries';
+import { deriveOpId } from '../../../app/op-id';
+import { ONCEPAY_PROGRAM_ID } from '../../../app/payout/program';
+import { address } from '../../../app/types';
 
 const KEY_A = 'test-api-key-merchant-a-000001';
 const KEY_B = 'test-api-key-merchant-b-000002';
@@ -158,7 +158,7 @@ describe('app/api (merchant API, real PostgreSQL)', () => {
   it('a stale in-flight claim (its process died) is taken over by the retry', async () => {
     const body = { payoutId: 'payout-5', recipient, mint, amount: '5' };
     // Hash of the same canonical request, written as a dead process would have left it.
-    const { canonicalRequestHash } = await import('../../app/api/idempotency');
+    const { canonicalRequestHash } = await import('../../../app/api/idempotency');
     const hash = canonicalRequestHash('POST', '/v1/payouts', body);
     await db.pool.query(
       `INSERT INTO idempotency_keys (merchant_id, key, request_hash, state, locked_at) VALUES ($1, 'key-5', $2, 'in_flight', now() - interval '10 minutes')`,

@@ -2,19 +2,19 @@
 import { expect } from 'chai';
 import { Keypair, PublicKey } from '@solana/web3.js';
 import { ProgramTestContext } from 'solana-bankrun';
-import { createTestDb, TestDb } from '../../testkit/test-db';
-import { hashApiKey } from '../../app/api/api-key-auth';
-import { buildApiApp } from '../../app/api/build-api-app';
-import { createPayout } from '../../app/payout/create-payout';
-import { executePayout } from '../../app/payout/execute-payout';
-import { lockPayout } from '../../app/payout/lock';
-import { resumePayouts } from '../../app/payout/resume';
-import { payoutMetrics } from '../../app/payout/metrics';
-import { decodeOpAccount } from '../../app/payout/program';
-import { insertMerchant, listAttempts, MerchantRow } from '../../app/payout/queries';
-import { address } from '../../app/types';
-import { bankrunChain, bankrunIo, bankrunTokenBalance, startBankrun } from '../../testkit/payout/bankrun-chain';
-import { createTokenAccount, MerchantSetup, setupMerchant } from '../../testkit/payout/setup';
+import { createTestDb, TestDb } from '../../../testkit/test-db';
+import { hashApiKey } from '../../../app/api/api-key-auth';
+import { buildApiApp } from '../../../app/api/build-api-app';
+import { createPayout } from '../../../app/payout/create-payout';
+import { executePayout } from '../../../app/payout/execute-payout';
+import { lockPayout } from '../../../app/payout/lock';
+import { resumePayouts } from '../../../app/payout/resume';
+import { payoutMetrics } from '../../../app/payout/metrics';
+import { decodeOpAccount } from '../../../app/payout/program';
+import { insertMerchant, listAttempts, MerchantRow } from '../../../app/payout/queries';
+import { address } from '../../../app/types';
+import { bankrunChain, bankrunIo, bankrunTokenBalance, startBankrun } from '../../../testkit/payout/bankrun-chain';
+import { createTokenAccount, MerchantSetup, setupMerchant } from '../../../testkit/payout/setup';
 
 describe('app/payout on the compiled program (solana-bankrun)', () => {
   let ctx: ProgramTestContext;

@@ -5,26 +5,21 @@ import { spawn } from 'child_process';
 import * as path from 'path';
 import { Connection, Keypair, PublicKey } from '@solana/web3.js';
 import { Pool } from 'pg';
-import { LocalnetHandle } from '../../localnet';
-import { createPool } from '../../db/pool';
-import { createTestDb, TestDb } from '../../testkit/test-db';
-import { oncepay } from '../indexer/cli/run-cli';
-import { hashApiKey } from '../../app/api/api-key-auth';
-import { createConnectionChain, ConnectionChainOptions, PayoutChain } from '../../app/payout/chain';
-import { createPayout } from '../../app/payout/create-payout';
-import { ExecuteDeps, executePayout } from '../../app/payout/execute-payout';
-import { payoutMetrics } from '../../app/payout/metrics';
-import { getPayout, insertMerchant, listAttempts, MerchantRow, PayoutRow } from '../../app/payout/queries';
-import { address } from '../../app/types';
-import { connectionIo, createTokenAccount, MerchantSetup, tokenBalance } from '../../testkit/payout/setup';
-import {
-  expectExactlyOneTransfer as exactlyOne,
-  PayoutLocalnet,
-  startPayoutLocalnet,
-  until,
-} from './helpers/payout-localnet';
+import { LocalnetHandle } from '../../../localnet';
+import { createPool } from '../../../db/pool';
+import { createTestDb, TestDb } from '../../../testkit/test-db';
+import { oncepay } from '../../indexer/cli/run-cli';
+import { hashApiKey } from '../../../app/api/api-key-auth';
+import { createConnectionChain, ConnectionChainOptions, PayoutChain } from '../../../app/payout/chain';
+import { createPayout } from '../../../app/payout/create-payout';
+import { ExecuteDeps, executePayout } from '../../../app/payout/execute-payout';
+import { payoutMetrics } from '../../../app/payout/metrics';
+import { getPayout, insertMerchant, listAttempts, MerchantRow, PayoutRow } from '../../../app/payout/queries';
+import { address } from '../../../app/types';
+import { connectionIo, createTokenAccount, MerchantSetup, tokenBalance } from '../../../testkit/payout/setup';
+import { expectExactlyOneTransfer as exactlyOne, PayoutLocalnet, startPayoutLocalnet, until } from './localnet-setup';
 
-const ROOT = path.resolve(__dirname, '..', '..');
+const ROOT = path.resolve(__dirname, '..', '..', '..');
 
 describe('app/payout on the localnet (fault injection, crashes)', function () {
   // The crash tests spawn the CLI twice; each start compiles it from source (tens of seconds on a loaded machine).

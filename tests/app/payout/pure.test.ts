@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { BN, BorshCoder, Idl } from '@coral-xyz/anchor';
 import { Keypair, PublicKey } from '@solana/web3.js';
-import { decideAttempt, compareTerms } from '../../app/payout/decide';
+import { decideAttempt, compareTerms } from '../../../app/payout/decide';
 import {
   EXECUTE_PAYOUT_DISCRIMINATOR,
   OP_ACCOUNT_DISCRIMINATOR,
@@ -13,12 +13,12 @@ import {
   encodeExecutePayoutData,
   executePayoutInstruction,
   initializeMerchantInstruction,
-} from '../../app/payout/program';
-import { opId } from '../../app/op-id';
-import { canonicalRequestHash } from '../../app/api/idempotency';
-import { parseAmount } from '../../app/payout/create-payout';
+} from '../../../app/payout/program';
+import { opId } from '../../../app/op-id';
+import { canonicalRequestHash } from '../../../app/api/idempotency';
+import { parseAmount } from '../../../app/payout/create-payout';
 
-const idl = require('../../idl/oncepay.json') as Idl & { errors: Array<{ code: number; name: string }> };
+const idl = require('../../../idl/oncepay.json') as Idl & { errors: Array<{ code: number; name: string }> };
 const coder = new BorshCoder(idl);
 const OP = opId('ab'.repeat(32));
 

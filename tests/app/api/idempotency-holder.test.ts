@@ -4,13 +4,13 @@
 import { expect } from 'chai';
 import { Keypair } from '@solana/web3.js';
 import { PoolClient } from 'pg';
-import { hashApiKey } from '../../app/api/api-key-auth';
-import { canonicalRequestHash, claimKey, withIdempotencyKey } from '../../app/api/idempotency';
-import { insertMerchant, MerchantRow } from '../../app/payout/queries';
-import { ONCEPAY_PROGRAM_ID } from '../../app/payout/program';
-import { address } from '../../app/types';
-import { createPool } from '../../db/pool';
-import { createTestDb, TestDb } from '../../testkit/test-db';
+import { hashApiKey } from '../../../app/api/api-key-auth';
+import { canonicalRequestHash, claimKey, withIdempotencyKey } from '../../../app/api/idempotency';
+import { insertMerchant, MerchantRow } from '../../../app/payout/queries';
+import { ONCEPAY_PROGRAM_ID } from '../../../app/payout/program';
+import { address } from '../../../app/types';
+import { createPool } from '../../../db/pool';
+import { createTestDb, TestDb } from '../../../testkit/test-db';
 
 const pk = () => address(Keypair.generate().publicKey);
 

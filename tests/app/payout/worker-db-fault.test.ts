@@ -4,17 +4,17 @@
 // pay every payout exactly once; on SIGTERM it still drains and exits 0.
 import { expect } from 'chai';
 import { Keypair, PublicKey } from '@solana/web3.js';
-import { createPayout } from '../../app/payout/create-payout';
-import { PayoutRow } from '../../app/payout/queries';
-import { FaultDb, startFaultDb, startOncepay, waitFor } from '../faults/support';
-import { stderrJson } from '../indexer/cli/run-cli';
-import { connectionIo, createTokenAccount } from '../../testkit/payout/setup';
+import { createPayout } from '../../../app/payout/create-payout';
+import { PayoutRow } from '../../../app/payout/queries';
+import { FaultDb, startFaultDb, startOncepay, waitFor } from '../../faults/support';
+import { stderrJson } from '../../indexer/cli/run-cli';
+import { connectionIo, createTokenAccount } from '../../../testkit/payout/setup';
 import {
   expectExactlyOneTransfer,
   expectJournalConsistent,
   PayoutLocalnet,
   startPayoutLocalnet,
-} from './helpers/payout-localnet';
+} from './localnet-setup';
 
 const APP = 'oncepay-payout-worker';
 const SPAWN_TIMEOUT_MS = 180_000;

@@ -5,18 +5,18 @@
 import { expect } from 'chai';
 import * as os from 'os';
 import { Keypair, PublicKey } from '@solana/web3.js';
-import { createPayout } from '../../app/payout/create-payout';
-import { listAttempts, PayoutRow } from '../../app/payout/queries';
-import { Proc, startOncepay } from '../faults/support';
-import { stderrJson } from '../indexer/cli/run-cli';
-import { connectionIo, createTokenAccount } from '../../testkit/payout/setup';
+import { createPayout } from '../../../app/payout/create-payout';
+import { listAttempts, PayoutRow } from '../../../app/payout/queries';
+import { Proc, startOncepay } from '../../faults/support';
+import { stderrJson } from '../../indexer/cli/run-cli';
+import { connectionIo, createTokenAccount } from '../../../testkit/payout/setup';
 import {
   expectExactlyOneTransfer,
   expectJournalConsistent,
   PayoutLocalnet,
   startPayoutLocalnet,
   until,
-} from './helpers/payout-localnet';
+} from './localnet-setup';
 
 const SPAWN_TIMEOUT_MS = 180_000;
 
