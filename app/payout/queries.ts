@@ -361,10 +361,15 @@ export async function settleAttempt(
  * claim sees it held — until this connection unlocks it or closes (even by SIGKILL). `locked` is false only if
  * another session (`oncepay payout execute`) took the lock in between: hand the row back. The claim's own columns
  * are bookkeeping (the lock is the hold), so it does not wait for a WAL flush.
+ *
+ * `release`: a payout this connection still holds the lock of, finished by an earlier statement (its final
+ * state already committed, so unlocking it now lets nobody act on a stale row): unlocked by this same
+ * statement, claim or not, which spares a worker slot one round trip per payout.
  */
 export async function claimDuePayout(
   c: PoolClient,
   worker: string,
+  release?: string,
 ): Promise<{ row: PayoutRow; locked: boolean } | null> {
   const { rows } = await c.query(
     `WITH held AS MATERIALIZED (${HELD_ADVISORY_LOCKS}),
@@ -374,13 +379,21 @@ export async function claimDuePayout(
              ORDER BY p.next_attempt_at, p.id
              LIMIT 1
                FOR UPDATE OF p SKIP LOCKED),
-          no_flush_wait AS ${NO_FLUSH_WAIT}
-     UPDATE payouts p SET claims = p.claims + 1, claimed_by = $1, claimed_at = now()
-       FROM due, no_flush_wait WHERE p.id = due.id
-     RETURNING p.*, pg_try_advisory_lock(${payoutLockKey('p.id')}) AS locked`,
-    [worker],
+          no_flush_wait AS ${NO_FLUSH_WAIT},
+          claimed AS (
+            UPDATE payouts p SET claims = p.claims + 1, claimed_by = $1, claimed_at = now()
+              FROM due, no_flush_wait WHERE p.id = due.id
+            RETURNING p.*, pg_try_advisory_lock(${payoutLockKey('p.id')}) AS locked)
+     SELECT claimed.* FROM (SELECT CASE WHEN $2::bigint IS NOT NULL THEN pg_advisory_unlock(${payoutLockKey('$2::bigint')}) END) released
+       LEFT JOIN claimed ON true`,
+    [worker, release ?? null],
   );
-  return rows[0] ? { row: toPayout(rows[0]), locked: rows[0].locked === true } : null;
+  return rows[0]?.id != null ? { row: toPayout(rows[0]), locked: rows[0].locked === true } : null;
+}
+
+/** The schema a session works in (the payout workers' wake-ups are per schema, see due-listener.ts). */
+export function currentSchema(): { text: string; values: unknown[] } {
+  return { text: 'SELECT current_schema() AS schema', values: [] };
 }
 
 /** Trouble (the chain unreachable for a while): not before `delayMs` from now, and one more retry counted. */

@@ -1,6 +1,7 @@
 // The payout worker pool: `concurrency` slots; each takes a connection of its own, claims one due payout on it
 // with one statement (FOR UPDATE SKIP LOCKED + the payout's advisory lock, queries.ts claimDuePayout), runs the
-// journal on that same connection (runPayoutLocked), unlocks and gives the connection back. Any number of worker
+// journal on that same connection (runPayoutLocked), then claims the next payout on it with a statement that also
+// unlocks the finished one (or unlocks it and gives the connection back when nothing is due). Any number of worker
 // processes can share one database: a payout is held by exactly one connection at a time, and PostgreSQL frees
 // it when that connection ends, however the worker ended.
 //
@@ -19,6 +20,7 @@ import { logger } from '../../common/log';
 import { backoffDelay } from '../../indexer/rpc/backoff';
 import { PAYOUT_ABORTED, PAYOUT_CHAIN_UNAVAILABLE } from '../codes';
 import { PayoutResult, RunDeps, runPayoutLocked } from './execute-payout';
+import { listenForDuePayouts } from './due-listener';
 import { DedicatedConnection, checkoutDedicated, unlockPayout } from './lock';
 import { payoutMetrics, watchOpenAttempts } from './metrics';
 import { claimDuePayout, deferPayout, listAttempts, openAttemptStats } from './queries';
@@ -37,7 +39,10 @@ export interface PayoutWorkerOptions extends Omit<RunDeps, 'signal' | 'retryFail
   db: Pool;
   /** Payouts executed at once by this process (each holds one connection of `db` while it runs). */
   concurrency: number;
-  /** Pause of a slot that found nothing due (default 250 ms); a claim that found work wakes another slot. */
+  /**
+   * Pause of a slot that found nothing due (default 250 ms); a claim that found work wakes another slot, and a
+   * new payout wakes one at once (LISTEN oncepay_payout_due, see due-listener.ts), so this is the fallback.
+   */
   idleMs?: number;
   /** Written to payouts.claimed_by (default host:pid). */
   name?: string;
@@ -105,6 +110,7 @@ export function startPayoutWorker(opts: PayoutWorkerOptions): PayoutWorker {
   const handedBack: string[] = [];
   let stopping = false;
   const unwatch = watchOpenAttempts(() => openAttemptStats(opts.db));
+  const wakeups = listenForDuePayouts(opts.db, () => waker.wakeOne(), log, databaseBackoff);
 
   const runDeps: RunDeps = {
     chain: opts.chain,
@@ -124,48 +130,66 @@ export function startPayoutWorker(opts: PayoutWorkerOptions): PayoutWorker {
     log.warn({ payout: id, retries: retries + 1, delayMs, why }, 'payout handed back; retried after the backoff');
   }
 
-  async function step(): Promise<SlotStep> {
-    let conn: DedicatedConnection;
-    try {
-      conn = await checkoutDedicated(opts.db);
-    } catch (e) {
-      m.claims.inc({ result: 'error' });
-      log.warn({ err: (e as Error).message }, 'database unavailable (connect); backing off');
-      return 'database_error';
-    }
+  /**
+   * A slot's connection after a payout finished: it still holds that payout's lock (its final state is committed),
+   * and the slot's next claim on the same connection unlocks it in the claim's own statement.
+   */
+  interface Kept {
+    conn: DedicatedConnection;
+    finished: string;
+  }
+
+  /** Unlock the finished payout a slot kept and give its connection back (the slot stops or found nothing). */
+  async function letGo(kept: Kept | undefined): Promise<void> {
+    if (kept) await unlockPayout(kept.conn, kept.finished);
+  }
+
+  async function step(kept: Kept | undefined): Promise<{ step: SlotStep; kept?: Kept }> {
     if (stopping) {
-      conn.release();
-      return 'idle';
+      await letGo(kept);
+      return { step: 'idle' };
+    }
+    let conn: DedicatedConnection;
+    if (kept) {
+      conn = kept.conn;
+    } else {
+      try {
+        conn = await checkoutDedicated(opts.db);
+      } catch (e) {
+        m.claims.inc({ result: 'error' });
+        log.warn({ err: (e as Error).message }, 'database unavailable (connect); backing off');
+        return { step: 'database_error' };
+      }
     }
     let claim: Awaited<ReturnType<typeof claimDuePayout>>;
     try {
-      claim = await claimDuePayout(conn.client, name);
+      claim = await claimDuePayout(conn.client, name, kept?.finished);
     } catch (e) {
       conn.release(e as Error);
       m.claims.inc({ result: 'error' });
       log.warn({ err: (e as Error).message }, 'database unavailable (claim); backing off');
-      return 'database_error';
+      return { step: 'database_error' };
     }
     if (!claim) {
       conn.release();
       m.claims.inc({ result: 'empty' });
-      return 'idle';
+      return { step: 'idle' };
     }
     const { row, locked } = claim;
     if (!locked) {
       // `oncepay payout execute` took the row's lock between our look at pg_locks and our try: it runs it.
       conn.release();
       m.claims.inc({ result: 'busy' });
-      return 'ran';
+      return { step: 'ran' };
     }
     m.claims.inc({ result: 'claimed' });
     waker.wakeOne(); // more may be due
     inFlight.add(row.id);
     try {
       const r = await runPayoutLocked(conn.client, row.id, runDeps, row);
-      await unlockPayout(conn, row.id);
       opts.onFinished?.(r);
-      return 'ran';
+      // Final and committed: the lock goes with the next claim on this connection (or when the slot stops).
+      return { step: 'ran', kept: { conn, finished: row.id } };
     } catch (e) {
       if (e instanceof OncepayError && e.code === PAYOUT_ABORTED) {
         m.handbacks.inc({ reason: 'drain' });
@@ -183,7 +207,7 @@ export function startPayoutWorker(opts: PayoutWorkerOptions): PayoutWorker {
           'stopping: payout handed back unfinished; the next claim resolves it from the journal',
         );
         await unlockPayout(conn, row.id);
-        return 'ran';
+        return { step: 'ran' };
       }
       if (e instanceof OncepayError) {
         // The chain stayed unreachable, or something about this payout needs a pause (logged): other payouts go on.
@@ -192,10 +216,10 @@ export function startPayoutWorker(opts: PayoutWorkerOptions): PayoutWorker {
         try {
           await defer(conn, row.id, row.retries, e.message);
           await unlockPayout(conn, row.id);
-          return 'ran';
+          return { step: 'ran' };
         } catch (dbErr) {
           conn.release(dbErr as Error);
-          return 'database_error';
+          return { step: 'database_error' };
         }
       }
       // The database (or the connection holding the lock) failed: drop the connection, which frees the lock on
@@ -206,7 +230,7 @@ export function startPayoutWorker(opts: PayoutWorkerOptions): PayoutWorker {
         { payout: row.id, err: (e as Error).message },
         'database unavailable while running a payout; it stays due, backing off',
       );
-      return 'database_error';
+      return { step: 'database_error' };
     } finally {
       inFlight.delete(row.id);
     }
@@ -214,14 +238,16 @@ export function startPayoutWorker(opts: PayoutWorkerOptions): PayoutWorker {
 
   async function slot(): Promise<void> {
     let databaseErrors = 0;
+    let kept: Kept | undefined;
     while (!stopping) {
       let s: SlotStep;
       try {
-        s = await step();
+        ({ step: s, kept } = await step(kept));
       } catch (e) {
         // Not expected (every path above handles its errors); never let a slot die silently.
         log.error({ err: (e as Error).message }, 'payout worker slot failed; backing off');
         s = 'database_error';
+        kept = undefined;
       }
       if (s === 'ran') {
         databaseErrors = 0;
@@ -233,6 +259,7 @@ export function startPayoutWorker(opts: PayoutWorkerOptions): PayoutWorker {
         if (!stopping) await waker.sleep(backoffDelay(databaseErrors, databaseBackoff, random()));
       }
     }
+    await letGo(kept);
   }
 
   const concurrency = Math.max(1, Math.floor(opts.concurrency));
@@ -254,6 +281,7 @@ export function startPayoutWorker(opts: PayoutWorkerOptions): PayoutWorker {
       } finally {
         clearTimeout(timer);
         unwatch();
+        await wakeups.stop();
       }
       log.info({ handedBack }, 'payout worker stopped');
       return { handedBack: [...handedBack] };

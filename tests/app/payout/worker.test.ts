@@ -157,6 +157,55 @@ describe('app/payout worker pool (in-process, localnet)', () => {
     }
   });
 
+  it('a claim unlocks the finished payout its connection still holds, whether or not it claims another', async () => {
+    const [first, second] = await newPayouts(2);
+    const finish = (id: string) =>
+      L.db.pool.query(`UPDATE payouts SET state = 'failed', last_error = 'test' WHERE id = $1`, [id]);
+    const c = await L.db.pool.connect();
+    try {
+      const a = await claimDuePayout(c, 'test-keep');
+      expect(a!.row.id).to.equal(first.row.id);
+      await finish(first.row.id);
+      // Finished, and still held by c (another session cannot take it) until c's next claim lets it go.
+      expect(await lockPayout(L.db.pool, first.row.id, 'skip')).to.equal(null);
+      const b = await claimDuePayout(c, 'test-keep', first.row.id);
+      expect(b!.row.id).to.equal(second.row.id);
+      const firstLock = await lockPayout(L.db.pool, first.row.id, 'skip');
+      expect(firstLock).to.not.equal(null);
+      await firstLock!.release();
+      await finish(second.row.id);
+      // Nothing is due now: the claim finds nothing and still lets second go.
+      expect(await claimDuePayout(c, 'test-keep', second.row.id)).to.equal(null);
+      const secondLock = await lockPayout(L.db.pool, second.row.id, 'skip');
+      expect(secondLock).to.not.equal(null);
+      await secondLock!.release();
+    } finally {
+      await c.query('SELECT pg_advisory_unlock_all()');
+      c.release();
+    }
+  });
+
+  it('a new payout wakes an idle worker at once (LISTEN oncepay_payout_due), long before its idle pause ends', async () => {
+    const finished: PayoutResult[] = [];
+    const empty = await metricValue('oncepay_payout_worker_claims_total', { result: 'empty' });
+    const w = startPayoutWorker(
+      workerOptions({ db: smallPool(3), concurrency: 2, idleMs: 600_000, onFinished: (r) => finished.push(r) }),
+    );
+    try {
+      // Both slots have looked once, found nothing and sleep for ten minutes; the listener is connected by then.
+      await until(
+        async () => (await metricValue('oncepay_payout_worker_claims_total', { result: 'empty' })) >= empty + 2,
+        'both slots idle',
+      );
+      await new Promise((r) => setTimeout(r, 500));
+      const [{ row }] = await newPayouts(1);
+      await until(async () => finished.some((r) => r.id === row.id), 'the new payout finished', 30_000);
+      expect(finished.find((r) => r.id === row.id)!.state).to.equal('succeeded');
+    } finally {
+      await w.stop({ graceMs: 5_000 });
+    }
+  });
+
   it('chain unreachable: the payout is handed back with a backoff stored in the row, then paid once when the chain answers', async () => {
     const { row, recipient } = await L.newPayout();
     L.net.faults.failNext({ kind: '500', method: 'getAccountInfo', count: 1_000_000 });
