@@ -8,14 +8,16 @@
 // on three banks: solana-bankrun (in-process, so the database share shows), and the localnet (JSON-RPC over
 // LiteSVM, slots of BENCH_SLOT_MS) both in this process (node and client share one event loop) and in a process of
 // its own (as a real node is). Rounds alternate worker/journal/direct; medians are printed.
-// Uses DATABASE_URL, else the embedded server; its own schema, dropped at the end.
+// Uses DATABASE_URL, else the embedded server (stopped at the end if this run started it); its own schema, dropped
+// at the end. BENCH_PAYOUT_BANKS=bankrun,in-process,own-process picks banks; BENCH_PAYOUT_PROFILE=1 prints, per mode
+// and round, the count and summed latency of every SQL statement and chain call (where a payout's time goes).
 import { spawn } from 'child_process';
 import * as fs from 'fs';
 import * as os from 'os';
 import * as path from 'path';
 import { Connection, Keypair, PublicKey } from '@solana/web3.js';
-import { Pool } from 'pg';
-import { resolveDatabaseUrl } from '../db/local-server';
+import { Client, Pool } from 'pg';
+import { defaultDataDir, isRunning, resolveDatabaseUrl, stopLocalServer } from '../db/local-server';
 import { migrate, quoteIdent } from '../db/migrate';
 import { createPool } from '../db/pool';
 import { hashApiKey } from '../app/api/api-key-auth';
@@ -55,6 +57,69 @@ async function inParallel<T>(items: T[], n: number, f: (x: T) => Promise<void>):
   );
 }
 
+/** BENCH_PAYOUT_PROFILE: summed latency per kind of call (SQL statement by its start, chain method). */
+const profile = process.env.BENCH_PAYOUT_PROFILE === '1' ? new Map<string, { n: number; ms: number }>() : undefined;
+
+function record(kind: string, ms: number): void {
+  const s = profile!.get(kind) ?? { n: 0, ms: 0 };
+  s.n += 1;
+  s.ms += ms;
+  profile!.set(kind, s);
+}
+
+/** Times every promise-returning query of every pg client in this process (the bench's own statements too). */
+function profileSql(): void {
+  const proto = Client.prototype as unknown as { query: (...a: unknown[]) => unknown };
+  const query = proto.query;
+  proto.query = function (this: unknown, ...a: unknown[]) {
+    const q = a[0] as string | { text?: string };
+    const kind = `sql ${(typeof q === 'string' ? q : (q?.text ?? '?')).replace(/\s+/g, ' ').slice(0, 70)}`;
+    const t0 = performance.now();
+    const r = query.apply(this, a) as Promise<unknown> | undefined;
+    const done = () => record(kind, performance.now() - t0);
+    r?.then?.(done, done);
+    return r;
+  };
+}
+
+function profileChain(c: PayoutChain): PayoutChain {
+  const timed =
+    <A extends unknown[], R>(kind: string, f: (...a: A) => Promise<R>) =>
+    async (...a: A): Promise<R> => {
+      const t0 = performance.now();
+      try {
+        return await f(...a);
+      } finally {
+        record(`chain ${kind}`, performance.now() - t0);
+      }
+    };
+  return {
+    latestBlockhash: timed('latestBlockhash', () => c.latestBlockhash()),
+    sendRawTransaction: timed('sendRawTransaction', (b: Uint8Array) => c.sendRawTransaction(b)),
+    signatureStatuses: timed('signatureStatuses', (s: Parameters<PayoutChain['signatureStatuses']>[0]) =>
+      c.signatureStatuses(s),
+    ),
+    blockhashExpired: timed('blockhashExpired', (l: Parameters<PayoutChain['blockhashExpired']>[0]) =>
+      c.blockhashExpired(l),
+    ),
+    getOpAccount: timed('getOpAccount', (...a: Parameters<PayoutChain['getOpAccount']>) => c.getOpAccount(...a)),
+    opAccountSignatures: timed('opAccountSignatures', (pda: Parameters<PayoutChain['opAccountSignatures']>[0]) =>
+      c.opAccountSignatures(pda),
+    ),
+  };
+}
+
+function printProfile(label: string): void {
+  if (!profile) return;
+  console.log(`  profile ${label}: calls, summed ms, average ms`);
+  for (const [kind, v] of [...profile.entries()].sort((a, b) => b[1].ms - a[1].ms)) {
+    console.log(
+      `    ${String(v.n).padStart(6)} ${v.ms.toFixed(0).padStart(7)} ${(v.ms / v.n).toFixed(2).padStart(7)}  ${kind}`,
+    );
+  }
+  profile.clear();
+}
+
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 
@@ -73,6 +138,7 @@ async function run(
   merchant: MerchantRow,
   recipient: PublicKey,
 ) {
+  if (profile) bank = { ...bank, chain: profileChain(bank.chain) };
   let seq = 0;
   const terms = () => ({ recipient: recipient.toBase58(), mint: m.mint.toBase58(), amount: '1' });
 
@@ -163,18 +229,24 @@ async function run(
   const w: number[] = [];
   const j: number[] = [];
   const d: number[] = [];
+  profile?.clear();
   for (let i = 0; i < ROUNDS; i++) {
     w.push(await worker(N));
+    printProfile(`${bank.name}, worker, round ${i + 1}`);
     j.push(await journal(N));
+    printProfile(`${bank.name}, journal, round ${i + 1}`);
     d.push(await direct(N));
+    printProfile(`${bank.name}, direct, round ${i + 1}`);
   }
   const [wm, jm, dm] = [median(w), median(j), median(d)];
   const overhead = (x: number) => ((1 / x - 1 / dm) * 1000 * CONCURRENCY).toFixed(2);
+  const rounds = (xs: number[]) => xs.map((x) => x.toFixed(0)).join('/');
   console.log(
-    `payout[${bank.name}]: worker pool ${wm.toFixed(0)} payouts/s, journal ${jm.toFixed(0)} payouts/s, direct ${dm.toFixed(0)} tx/s; ` +
-      `worker/direct = ${(wm / dm).toFixed(2)}×, journal/direct = ${(jm / dm).toFixed(2)}× ` +
-      `(overhead per payout per slot: worker ${overhead(wm)} ms, journal ${overhead(jm)} ms); ` +
-      `N=${N}, concurrency ${CONCURRENCY}, ${ROUNDS} rounds (medians; rounds: worker ${w.map((x) => x.toFixed(0)).join('/')}, direct ${d.map((x) => x.toFixed(0)).join('/')})`,
+    `payout[${bank.name}]: worker/direct = ${(wm / dm).toFixed(2)}×, journal/direct = ${(jm / dm).toFixed(2)}× ` +
+      `(concurrency ${CONCURRENCY}, N=${N}, medians of ${ROUNDS} rounds) | absolute [${machine()}]: ` +
+      `worker pool ${wm.toFixed(0)} payouts/s, journal ${jm.toFixed(0)} payouts/s, direct ${dm.toFixed(0)} tx/s; ` +
+      `overhead per payout per slot: worker ${overhead(wm)} ms, journal ${overhead(jm)} ms; ` +
+      `rounds: worker ${rounds(w)}, journal ${rounds(j)}, direct ${rounds(d)}`,
   );
 }
 
@@ -219,11 +291,24 @@ async function spawnLocalnet(): Promise<{ rpc: string; stop(): Promise<void> }> 
   };
 }
 
+/** The machine, and how busy it is right now (figures on a shared machine move with its load). */
+function machine(): string {
+  return `${os.cpus().length}× ${os.cpus()[0]?.model ?? '?'}, ${(os.totalmem() / 2 ** 30).toFixed(0)} GiB, node ${process.version}, load average ${os.loadavg()[0].toFixed(1)}`;
+}
+
 async function main() {
-  console.log(
-    `payout: machine ${os.cpus().length}× ${os.cpus()[0]?.model ?? '?'}, ${(os.totalmem() / 2 ** 30).toFixed(0)} GiB, node ${process.version}, load average ${os.loadavg()[0].toFixed(1)} at start`,
-  );
-  const url = resolveDatabaseUrl();
+  console.log(`payout: machine ${machine()} at start`);
+  if (profile) profileSql();
+  // The embedded server, when this run is what starts it, is stopped again at the end.
+  const startsServer = !process.env.DATABASE_URL && !isRunning(defaultDataDir());
+  try {
+    await bench(resolveDatabaseUrl());
+  } finally {
+    if (startsServer) stopLocalServer();
+  }
+}
+
+async function bench(url: string) {
   const schema = `bench_payout_${process.pid}`;
   const admin = createPool({ url, max: 1 });
   await migrate(admin, { schema });
@@ -258,7 +343,9 @@ async function main() {
     ];
     let k = 0;
     const failed: string[] = [];
-    for (const start of banks) {
+    const only = process.env.BENCH_PAYOUT_BANKS?.split(',');
+    for (const [i, start] of banks.entries()) {
+      if (only && !only.includes(['bankrun', 'in-process', 'own-process'][i])) continue;
       const bank = await start();
       try {
         const m = await setupMerchant(bank.io, { vaultFunds: 10n ** 15n });
