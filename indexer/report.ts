@@ -1,5 +1,69 @@
-// `oncepay report`: the ledger's totals (ledger.report(), the stable JSON) and their plain-text form (pure).
+// `oncepay report`: the ledger's totals (readReport, the stable JSON, which ledger.report() returns) and their
+// plain-text form (formatReport, pure). The rows of the report's six queries become the report in reportOf (pure).
+import type { Pool, QueryResultRow } from 'pg';
+import * as q from './ledger/queries';
 import type { LedgerReport } from './ledger/types';
+
+/** The rows of the six report queries (ledger/queries.ts report*), as PostgreSQL returns them. */
+export interface ReportRows {
+  invoices: QueryResultRow[];
+  receipts: QueryResultRow[];
+  deliveries: QueryResultRow[];
+  exceptions: QueryResultRow[];
+  outbox: QueryResultRow[];
+  checkpoints: QueryResultRow[];
+}
+
+export async function readReport(db: Pool): Promise<LedgerReport> {
+  const [invoices, receipts, deliveries, exceptions, outbox, checkpoints] = await Promise.all(
+    [
+      q.reportInvoices(),
+      q.reportReceipts(),
+      q.reportDeliveries(),
+      q.reportExceptions(),
+      q.reportOutbox(),
+      q.reportCheckpoints(),
+    ].map(async (query) => (await db.query(query)).rows),
+  );
+  return reportOf({ invoices, receipts, deliveries, exceptions, outbox, checkpoints });
+}
+
+export function reportOf(rows: ReportRows): LedgerReport {
+  const bySource: Record<string, number> = {};
+  let total = 0;
+  let matched = 0;
+  for (const r of rows.receipts) {
+    bySource[r.first_source] = Number(r.n);
+    total += Number(r.n);
+    matched += Number(r.matched);
+  }
+  const exceptions: LedgerReport['exceptions'] = {};
+  for (const r of rows.exceptions) exceptions[r.kind] = { count: Number(r.n), amount: r.amount };
+  const outbox: Record<string, number> = { pending: 0, delivering: 0, delivered: 0, dead: 0 };
+  for (const r of rows.outbox) outbox[r.state] = Number(r.n);
+  return {
+    invoices: rows.invoices.map((r) => ({
+      id: r.id,
+      merchant: r.merchant,
+      mint: r.mint,
+      expected: r.expected,
+      credited: r.credited,
+      status: r.status,
+      paidAt: r.paid_at,
+    })),
+    receipts: { total, matched, bySource },
+    deliveries: rows.deliveries.map((r) => ({
+      cluster: r.cluster,
+      source: r.source,
+      delivered: Number(r.delivered),
+      inserted: Number(r.inserted),
+      duplicates: Number(r.duplicates),
+    })),
+    exceptions,
+    outbox,
+    checkpoints: rows.checkpoints as LedgerReport['checkpoints'],
+  };
+}
 
 /** How the exceptions were settled (app/exception: open, refunding, refunded, refund_failed, resolved): count and sum. */
 export type ExceptionStates = Record<string, { count: number; amount: string }>;

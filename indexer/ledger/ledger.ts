@@ -1,28 +1,26 @@
 // The ledger: one database transaction per batch. Receipts go in ON CONFLICT DO NOTHING, and only the rows this
 // transaction actually inserted are matched, credited, raised as exceptions and fulfilled, all before COMMIT, so
 // a redelivered, replayed or concurrent batch can never credit the same transfer twice.
-import type { Pool, PoolClient, QueryResultRow } from 'pg';
+import type { Pool, PoolClient } from 'pg';
 import type { Logger } from 'pino';
 import { OncepayError } from '../../common/errors';
 import { failpoint } from '../../common/failpoint';
 import { logger } from '../../common/log';
-import { isBaseUnits } from '../../common/amount';
 import type { Receipt } from '../decode/receipt';
-import { matchBatch } from '../match/match';
-import type { BatchOutcome, InvoiceState } from '../match/types';
 import type { IndexerMetrics } from '../metrics';
+import { readReport } from '../report';
 import { LEDGER_CODES } from './codes';
-import { fulfilmentOpId, invoicePaidPayload } from './fulfilment';
+import {
+  Invoices,
+  createInvoices,
+  creditRows,
+  lockCandidates,
+  matchReceipts,
+  rematchInserted,
+  writeCredits,
+} from './invoices';
 import * as q from './queries';
-import type {
-  ApplyBatchInput,
-  ApplyBatchResult,
-  InvoiceRow,
-  LedgerReport,
-  NewInvoice,
-  RaisedException,
-  ReceiptSource,
-} from './types';
+import type { ApplyBatchInput, ApplyBatchResult, LedgerReport, ReceiptSource } from './types';
 import {
   assertCluster,
   assertSource,
@@ -38,13 +36,11 @@ export interface LedgerDeps {
   metrics?: IndexerMetrics;
 }
 
-export interface Ledger {
+export interface Ledger extends Invoices {
   applyBatch(input: ApplyBatchInput): Promise<ApplyBatchResult>;
   getCheckpoint(cluster: string, source: ReceiptSource): Promise<bigint | null>;
   setCheckpoint(cluster: string, source: ReceiptSource, slot: bigint | number): Promise<bigint>;
-  /** Idempotent: the same invoice again is a no-op; the same id with other fields is INVOICE_CONFLICT. */
-  createInvoice(inv: NewInvoice): Promise<{ created: boolean; invoice: InvoiceRow }>;
-  getInvoice(id: string): Promise<InvoiceRow | null>;
+  /** The ledger's totals (indexer/report.ts). */
   report(): Promise<LedgerReport>;
 }
 
@@ -114,12 +110,11 @@ export function createLedger(deps: LedgerDeps): Ledger {
       //    Lock order for every batch: invoices (by id) → receipts (by identity) → counters → checkpoint.
       const chain = [...unknown].sort(compareChain);
       const invoices = await lockCandidates(client, chain);
-      let plan = matchBatch(chain, invoices);
-      const planned = new Map(chain.map((r, i) => [receiptKey(r), plan.outcomes[i].invoiceId]));
+      const { plan: planned, invoiceOf } = matchReceipts(chain, invoices);
       // 3. Insert. RETURNING lists the rows this transaction inserted: only those may be credited.
       const rows = (
         await client.query<{ id: string; signature: string; ix_index: number; inner_index: number }>(
-          q.insertReceipts(cluster, source, columns(unknown, planned)),
+          q.insertReceipts(cluster, source, columns(unknown, invoiceOf)),
         )
       ).rows;
       const ids = new Map(
@@ -128,23 +123,16 @@ export function createLedger(deps: LedgerDeps): Ledger {
           row.id,
         ]),
       );
+      const idOf = (r: Receipt): string => ids.get(receiptKey(r))!;
       inserted = chain.filter((r) => ids.has(receiptKey(r)));
-      if (inserted.length < chain.length) {
-        // Another transaction inserted some of them since step 1: plan again on what we did insert, and fix
-        // the invoice id of any row whose match changed with it.
-        plan = matchBatch(inserted, invoices);
-        const fix = inserted
-          .map((r, i) => [r, plan.outcomes[i].invoiceId] as const)
-          .filter(([r, inv]) => planned.get(receiptKey(r)) !== inv);
-        if (fix.length > 0)
-          await client.query(
-            q.setReceiptInvoices(
-              fix.map(([r]) => ids.get(receiptKey(r))!),
-              fix.map(([, inv]) => inv),
-            ),
-          );
-      }
-      await writePlan(client, inserted, (r) => ids.get(receiptKey(r))!, plan, result);
+      // 4. Credit what was inserted. When another transaction inserted some of them since step 1, match again.
+      const plan =
+        inserted.length < chain.length ? await rematchInserted(client, inserted, invoices, invoiceOf, idOf) : planned;
+      const credits = creditRows(inserted, idOf, plan);
+      await writeCredits(client, credits);
+      result.exceptions = credits.raised;
+      result.fulfilled = credits.fulfilled;
+      result.credited = credits.credited;
     }
     result.inserted = inserted.length;
     result.duplicates = delivered - inserted.length;
@@ -154,84 +142,6 @@ export function createLedger(deps: LedgerDeps): Ledger {
     await client.query('COMMIT');
     failpoint('ledger.after_commit');
     return result;
-  }
-
-  async function lockCandidates(client: PoolClient, receipts: Receipt[]): Promise<InvoiceState[]> {
-    const addresses = new Set<string>();
-    const refs = new Set<string>();
-    for (const r of receipts) {
-      addresses.add(r.destination);
-      if (r.destinationOwner) addresses.add(r.destinationOwner);
-      // Account keys need not be looked up: a reference found only among them counts when the money went to
-      // the invoice's deposit address, and that address is already in `addresses`.
-      for (const k of r.references ?? []) refs.add(k);
-    }
-    const rows = (await client.query(q.lockCandidateInvoices([...addresses], [...refs]))).rows;
-    return rows.map((x) => ({ ...invoiceFields(x), createdSeq: Number(x.created_epoch) }));
-  }
-
-  /** Credits, exceptions, fulfilments + outbox rows of the inserted receipts (in chain order, as planned). */
-  async function writePlan(
-    client: PoolClient,
-    inserted: Receipt[],
-    idOf: (r: Receipt) => string,
-    plan: BatchOutcome,
-    result: ApplyBatchResult,
-  ): Promise<void> {
-    const ex = {
-      kinds: [] as string[],
-      receiptIds: [] as string[],
-      invoiceIds: [] as (string | null)[],
-      amounts: [] as string[],
-      details: [] as string[],
-    };
-    const credited = new Map<string, bigint>();
-    plan.outcomes.forEach((o, i) => {
-      const r = inserted[i];
-      if (o.invoiceId && o.credit > 0n) credited.set(o.invoiceId, (credited.get(o.invoiceId) ?? 0n) + o.credit);
-      for (const e of o.exceptions) {
-        ex.kinds.push(e.kind);
-        ex.receiptIds.push(idOf(r));
-        ex.invoiceIds.push(e.invoiceId);
-        ex.amounts.push(e.amount.toString());
-        ex.details.push(e.detail);
-        const raised: RaisedException = {
-          kind: e.kind,
-          invoiceId: e.invoiceId,
-          amount: e.amount,
-          signature: r.signature,
-          ixIndex: r.ixIndex,
-          innerIndex: r.innerIndex,
-        };
-        result.exceptions.push(raised);
-      }
-      if (o.paidNow && o.invoiceId) result.fulfilled.push(o.invoiceId);
-    });
-    const changed = plan.invoices;
-    if (changed.length > 0) {
-      await client.query(
-        q.updateInvoiceCredits(
-          changed.map((i) => i.id),
-          changed.map((i) => i.creditedAmount.toString()),
-          changed.map((i) => i.status === 'paid'),
-        ),
-      );
-    }
-    if (ex.kinds.length > 0)
-      await client.query(q.insertExceptions(ex.kinds, ex.receiptIds, ex.invoiceIds, ex.amounts, ex.details));
-    if (result.fulfilled.length > 0) {
-      const byId = new Map(changed.map((i) => [i.id, i]));
-      const paid = result.fulfilled.map((id) => byId.get(id)!);
-      await client.query(
-        q.insertFulfilments(
-          paid.map((i) => fulfilmentOpId(i.id)),
-          paid.map((i) => i.id),
-          paid.map((i) => i.merchant),
-          paid.map((i) => JSON.stringify(invoicePaidPayload(i))),
-        ),
-      );
-    }
-    result.credited = [...credited].map(([invoiceId, amount]) => ({ invoiceId, amount }));
   }
 
   async function getCheckpoint(cluster: string, source: ReceiptSource): Promise<bigint | null> {
@@ -247,101 +157,7 @@ export function createLedger(deps: LedgerDeps): Ledger {
     return (await getCheckpoint(cluster, source))!;
   }
 
-  async function getInvoice(id: string): Promise<InvoiceRow | null> {
-    const { rows } = await db.query(q.getInvoice(id));
-    if (rows.length === 0) return null;
-    const x = rows[0];
-    return { ...invoiceFields(x), paidAt: x.paid_at ? new Date(x.paid_at).toISOString() : null };
-  }
-
-  async function createInvoice(inv: NewInvoice): Promise<{ created: boolean; invoice: InvoiceRow }> {
-    const bad = (m: string) => new OncepayError(LEDGER_CODES.INVALID_INVOICE, m, { id: inv.id });
-    if (typeof inv.id !== 'string' || inv.id.length === 0) throw bad('id must be a non-empty string');
-    if (typeof inv.mint !== 'string' || inv.mint.length === 0) throw bad('mint must be a non-empty string');
-    if (!isBaseUnits(inv.expectedAmount) || inv.expectedAmount === 0n) throw bad('amount must be a u64 above 0');
-    const depositAddress = inv.depositAddress ?? null;
-    const referenceKey = inv.referenceKey ?? null;
-    if (depositAddress === null && referenceKey === null)
-      throw bad('an invoice needs a deposit address or a reference key');
-    const merchant = inv.merchant ?? 'default';
-    const { rows } = await db.query(
-      q.insertInvoice({
-        id: inv.id,
-        merchant,
-        mint: inv.mint,
-        expected: inv.expectedAmount.toString(),
-        depositAddress,
-        referenceKey,
-      }),
-    );
-    const existing = await getInvoice(inv.id);
-    if (!existing) {
-      // Not inserted and not there: the reference key belongs to another invoice.
-      throw new OncepayError(
-        LEDGER_CODES.INVOICE_CONFLICT,
-        `reference key ${referenceKey} already belongs to another invoice`,
-        { id: inv.id, referenceKey },
-      );
-    }
-    const same =
-      existing.merchant === merchant &&
-      existing.mint === inv.mint &&
-      existing.expectedAmount === inv.expectedAmount &&
-      existing.depositAddress === depositAddress &&
-      existing.referenceKey === referenceKey;
-    if (!same)
-      throw new OncepayError(LEDGER_CODES.INVOICE_CONFLICT, `invoice ${inv.id} exists with other fields`, {
-        id: inv.id,
-      });
-    return { created: rows.length === 1, invoice: existing };
-  }
-
-  async function report(): Promise<LedgerReport> {
-    const [inv, rec, del, exc, out, cp] = await Promise.all([
-      db.query(q.reportInvoices()),
-      db.query(q.reportReceipts()),
-      db.query(q.reportDeliveries()),
-      db.query(q.reportExceptions()),
-      db.query(q.reportOutbox()),
-      db.query(q.reportCheckpoints()),
-    ]);
-    const bySource: Record<string, number> = {};
-    let total = 0;
-    let matched = 0;
-    for (const r of rec.rows) {
-      bySource[r.first_source] = Number(r.n);
-      total += Number(r.n);
-      matched += Number(r.matched);
-    }
-    const exceptions: LedgerReport['exceptions'] = {};
-    for (const r of exc.rows) exceptions[r.kind] = { count: Number(r.n), amount: r.amount };
-    const outbox: Record<string, number> = { pending: 0, delivering: 0, delivered: 0, dead: 0 };
-    for (const r of out.rows) outbox[r.state] = Number(r.n);
-    return {
-      invoices: inv.rows.map((r) => ({
-        id: r.id,
-        merchant: r.merchant,
-        mint: r.mint,
-        expected: r.expected,
-        credited: r.credited,
-        status: r.status,
-        paidAt: r.paid_at,
-      })),
-      receipts: { total, matched, bySource },
-      deliveries: del.rows.map((r) => ({
-        cluster: r.cluster,
-        source: r.source,
-        delivered: Number(r.delivered),
-        inserted: Number(r.inserted),
-        duplicates: Number(r.duplicates),
-      })),
-      exceptions,
-      outbox,
-      checkpoints: cp.rows,
-    };
-  }
-
-  return { applyBatch, getCheckpoint, setCheckpoint, createInvoice, getInvoice, report };
+  return { applyBatch, getCheckpoint, setCheckpoint, ...createInvoices(db), report: () => readReport(db) };
 }
 
 /**
@@ -381,20 +197,6 @@ function slotText(slot: bigint | number): string {
     );
   }
   return s.toString();
-}
-
-/** The columns of an invoices row that both the matcher's state and the ledger's InvoiceRow carry. */
-function invoiceFields(x: QueryResultRow): Omit<InvoiceState, 'createdSeq'> {
-  return {
-    id: x.id,
-    merchant: x.merchant,
-    mint: x.mint,
-    expectedAmount: BigInt(x.expected_amount),
-    creditedAmount: BigInt(x.credited_amount),
-    depositAddress: x.deposit_address,
-    referenceKey: x.reference_key,
-    status: x.status,
-  };
 }
 
 function columns(batch: Receipt[], invoiceOf: Map<string, string | null>): q.ReceiptColumns {

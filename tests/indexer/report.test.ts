@@ -1,6 +1,6 @@
-// The plain-text report is a pure function of the JSON report.
+// The report is pure past its six queries: their rows → the JSON report (reportOf), and that → plain text (formatReport).
 import { expect } from 'chai';
-import { formatReport } from '../../indexer/report';
+import { formatReport, reportOf } from '../../indexer/report';
 
 describe('indexer/report', () => {
   it('formats totals, deliveries, exceptions, outbox and checkpoints', () => {
@@ -42,5 +42,37 @@ describe('indexer/report', () => {
       'checkpoint localnet/scanner: slot 42',
       '',
     ]);
+  });
+});
+
+describe('indexer/report rows (pure)', () => {
+  it('turns the report queries rows into the report: counts as numbers, amounts as decimal strings', () => {
+    const invoice = {
+      id: 'A',
+      merchant: 'm',
+      mint: 'MINT',
+      expected: '18446744073709551615',
+      credited: '9007199254740993',
+      status: 'open',
+    };
+    const r = reportOf({
+      invoices: [{ ...invoice, paid_at: null }],
+      receipts: [
+        { first_source: 'scanner', n: '3', matched: '2' },
+        { first_source: 'webhook', n: '1', matched: '0' },
+      ],
+      deliveries: [{ cluster: 'localnet', source: 'scanner', delivered: '9', inserted: '3', duplicates: '6' }],
+      exceptions: [{ kind: 'overpayment', n: '1', amount: '18446744073709551615' }],
+      outbox: [{ state: 'delivered', n: '1' }],
+      checkpoints: [{ cluster: 'localnet', source: 'scanner', slot: '42' }],
+    });
+    expect(r.invoices).to.deep.equal([{ ...invoice, paidAt: null }]);
+    expect(r.receipts).to.deep.equal({ total: 4, matched: 2, bySource: { scanner: 3, webhook: 1 } });
+    expect(r.deliveries).to.deep.equal([
+      { cluster: 'localnet', source: 'scanner', delivered: 9, inserted: 3, duplicates: 6 },
+    ]);
+    expect(r.exceptions).to.deep.equal({ overpayment: { count: 1, amount: '18446744073709551615' } });
+    expect(r.outbox).to.deep.equal({ pending: 0, delivering: 0, delivered: 1, dead: 0 });
+    expect(r.checkpoints).to.deep.equal([{ cluster: 'localnet', source: 'scanner', slot: '42' }]);
   });
 });

@@ -4,6 +4,7 @@ import * as crypto from 'crypto';
 import bs58 from 'bs58';
 import type { BaseUnits } from '../../../common/amount';
 import type { Receipt } from '../../../indexer/decode/receipt';
+import type { InvoiceState } from '../../../indexer/match/types';
 
 export const TOKEN_PROGRAM = 'TokenkegQfeZyiNwAJbNbGKPFXCWuBvf9Ss623VQ5DA';
 
@@ -30,6 +31,21 @@ export function receipt(
     destinationOwner: null,
     ...p,
     amount: p.amount as BaseUnits,
+  };
+}
+
+/** An invoice as the matcher sees it: open, 100 base units of MINT, nothing credited; `p` overrides. */
+export function invoiceState(p: Partial<InvoiceState> & { id: string }): InvoiceState {
+  return {
+    merchant: 'm',
+    mint: 'MINT',
+    expectedAmount: 100n,
+    creditedAmount: 0n,
+    depositAddress: null,
+    referenceKey: null,
+    status: 'open',
+    createdSeq: 0,
+    ...p,
   };
 }
 

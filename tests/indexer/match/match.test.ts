@@ -1,21 +1,9 @@
 // The matcher is pure: these run without a database.
 import { expect } from 'chai';
 import { matchBatch, matchReceipt, selectInvoice } from '../../../indexer/match';
-import type { InvoiceState, MatchReceipt } from '../../../indexer/match';
+import type { MatchReceipt } from '../../../indexer/match';
+import { invoiceState as inv } from '../ledger/fixtures';
 
-function inv(p: Partial<InvoiceState> & { id: string }): InvoiceState {
-  return {
-    merchant: 'm',
-    mint: 'MINT',
-    expectedAmount: 100n,
-    creditedAmount: 0n,
-    depositAddress: null,
-    referenceKey: null,
-    status: 'open',
-    createdSeq: 0,
-    ...p,
-  };
-}
 function rc(p: Partial<MatchReceipt>): MatchReceipt {
   return { mint: 'MINT', destination: 'DEST', destinationOwner: null, amount: 100n, ...p };
 }

@@ -1,0 +1,216 @@
+// Invoices in the ledger: creating and reading them, and, inside a batch's transaction (ledger.ts), locking the
+// invoices its new receipts could pay, matching receipts to them (match/match.ts) and writing what the match
+// decided: credits, exceptions, and for each invoice paid now its one fulfilment + outbox row.
+import type { Pool, PoolClient, QueryResultRow } from 'pg';
+import { isBaseUnits } from '../../common/amount';
+import { OncepayError } from '../../common/errors';
+import type { Receipt } from '../decode/receipt';
+import { matchBatch } from '../match/match';
+import type { BatchOutcome, InvoiceState } from '../match/types';
+import { LEDGER_CODES } from './codes';
+import { fulfilmentOpId, invoicePaidPayload } from './fulfilment';
+import * as q from './queries';
+import type { CreditedAmount, InvoiceRow, NewInvoice, RaisedException } from './types';
+import { receiptKey } from './validate';
+
+export interface Invoices {
+  /** Idempotent: the same invoice again is a no-op; the same id with other fields is INVOICE_CONFLICT. */
+  createInvoice(inv: NewInvoice): Promise<{ created: boolean; invoice: InvoiceRow }>;
+  getInvoice(id: string): Promise<InvoiceRow | null>;
+}
+
+/** The columns of an invoices row that both the matcher's state and the ledger's InvoiceRow carry. */
+export function invoiceFields(x: QueryResultRow): Omit<InvoiceState, 'createdSeq'> {
+  return {
+    id: x.id,
+    merchant: x.merchant,
+    mint: x.mint,
+    expectedAmount: BigInt(x.expected_amount),
+    creditedAmount: BigInt(x.credited_amount),
+    depositAddress: x.deposit_address,
+    referenceKey: x.reference_key,
+    status: x.status,
+  };
+}
+
+export function createInvoices(db: Pool): Invoices {
+  async function getInvoice(id: string): Promise<InvoiceRow | null> {
+    const { rows } = await db.query(q.getInvoice(id));
+    if (rows.length === 0) return null;
+    const x = rows[0];
+    return { ...invoiceFields(x), paidAt: x.paid_at ? new Date(x.paid_at).toISOString() : null };
+  }
+
+  async function createInvoice(inv: NewInvoice): Promise<{ created: boolean; invoice: InvoiceRow }> {
+    const bad = (m: string) => new OncepayError(LEDGER_CODES.INVALID_INVOICE, m, { id: inv.id });
+    if (typeof inv.id !== 'string' || inv.id.length === 0) throw bad('id must be a non-empty string');
+    if (typeof inv.mint !== 'string' || inv.mint.length === 0) throw bad('mint must be a non-empty string');
+    if (!isBaseUnits(inv.expectedAmount) || inv.expectedAmount === 0n) throw bad('amount must be a u64 above 0');
+    const depositAddress = inv.depositAddress ?? null;
+    const referenceKey = inv.referenceKey ?? null;
+    if (depositAddress === null && referenceKey === null)
+      throw bad('an invoice needs a deposit address or a reference key');
+    const merchant = inv.merchant ?? 'default';
+    const { rows } = await db.query(
+      q.insertInvoice({
+        id: inv.id,
+        merchant,
+        mint: inv.mint,
+        expected: inv.expectedAmount.toString(),
+        depositAddress,
+        referenceKey,
+      }),
+    );
+    const existing = await getInvoice(inv.id);
+    if (!existing) {
+      // Not inserted and not there: the reference key belongs to another invoice.
+      throw new OncepayError(
+        LEDGER_CODES.INVOICE_CONFLICT,
+        `reference key ${referenceKey} already belongs to another invoice`,
+        { id: inv.id, referenceKey },
+      );
+    }
+    const same =
+      existing.merchant === merchant &&
+      existing.mint === inv.mint &&
+      existing.expectedAmount === inv.expectedAmount &&
+      existing.depositAddress === depositAddress &&
+      existing.referenceKey === referenceKey;
+    if (!same)
+      throw new OncepayError(LEDGER_CODES.INVOICE_CONFLICT, `invoice ${inv.id} exists with other fields`, {
+        id: inv.id,
+      });
+    return { created: rows.length === 1, invoice: existing };
+  }
+
+  return { createInvoice, getInvoice };
+}
+
+/** Lock (FOR UPDATE, by id) the invoices the receipts could pay: by deposit address or owner, or by reference. */
+export async function lockCandidates(client: PoolClient, receipts: Receipt[]): Promise<InvoiceState[]> {
+  const addresses = new Set<string>();
+  const refs = new Set<string>();
+  for (const r of receipts) {
+    addresses.add(r.destination);
+    if (r.destinationOwner) addresses.add(r.destinationOwner);
+    // Account keys need not be looked up: a reference found only among them counts when the money went to
+    // the invoice's deposit address, and that address is already in `addresses`.
+    for (const k of r.references ?? []) refs.add(k);
+  }
+  const rows = (await client.query(q.lockCandidateInvoices([...addresses], [...refs]))).rows;
+  return rows.map((x) => ({ ...invoiceFields(x), createdSeq: Number(x.created_epoch) }));
+}
+
+/** The match of receipts in chain order against the locked invoices, and each receipt's invoice by identity. */
+export function matchReceipts(
+  chain: Receipt[],
+  invoices: InvoiceState[],
+): { plan: BatchOutcome; invoiceOf: Map<string, string | null> } {
+  const plan = matchBatch(chain, invoices);
+  return { plan, invoiceOf: new Map(chain.map((r, i) => [receiptKey(r), plan.outcomes[i].invoiceId])) };
+}
+
+/**
+ * Another transaction inserted some of the planned receipts first: match again on what this one did insert, and
+ * fix the invoice id of any inserted row whose match changed with it.
+ */
+export async function rematchInserted(
+  client: PoolClient,
+  inserted: Receipt[],
+  invoices: InvoiceState[],
+  planned: Map<string, string | null>,
+  idOf: (r: Receipt) => string,
+): Promise<BatchOutcome> {
+  const plan = matchBatch(inserted, invoices);
+  const fix = inserted
+    .map((r, i) => [r, plan.outcomes[i].invoiceId] as const)
+    .filter(([r, inv]) => planned.get(receiptKey(r)) !== inv);
+  if (fix.length > 0)
+    await client.query(
+      q.setReceiptInvoices(
+        fix.map(([r]) => idOf(r)),
+        fix.map(([, inv]) => inv),
+      ),
+    );
+  return plan;
+}
+
+/** What a match writes, as statement columns and the batch's result (pure). */
+export interface CreditRows {
+  exceptions: {
+    kinds: string[];
+    receiptIds: string[];
+    invoiceIds: (string | null)[];
+    amounts: string[];
+    details: string[];
+  };
+  raised: RaisedException[];
+  /** Invoices paid by this batch, in chain order. */
+  fulfilled: string[];
+  credited: CreditedAmount[];
+  /** Invoices whose credited amount or status changed. */
+  invoices: InvoiceState[];
+}
+
+export function creditRows(inserted: Receipt[], idOf: (r: Receipt) => string, plan: BatchOutcome): CreditRows {
+  const ex: CreditRows['exceptions'] = { kinds: [], receiptIds: [], invoiceIds: [], amounts: [], details: [] };
+  const raised: RaisedException[] = [];
+  const fulfilled: string[] = [];
+  const credited = new Map<string, bigint>();
+  plan.outcomes.forEach((o, i) => {
+    const r = inserted[i];
+    if (o.invoiceId && o.credit > 0n) credited.set(o.invoiceId, (credited.get(o.invoiceId) ?? 0n) + o.credit);
+    for (const e of o.exceptions) {
+      ex.kinds.push(e.kind);
+      ex.receiptIds.push(idOf(r));
+      ex.invoiceIds.push(e.invoiceId);
+      ex.amounts.push(e.amount.toString());
+      ex.details.push(e.detail);
+      raised.push({
+        kind: e.kind,
+        invoiceId: e.invoiceId,
+        amount: e.amount,
+        signature: r.signature,
+        ixIndex: r.ixIndex,
+        innerIndex: r.innerIndex,
+      });
+    }
+    if (o.paidNow && o.invoiceId) fulfilled.push(o.invoiceId);
+  });
+  return {
+    exceptions: ex,
+    raised,
+    fulfilled,
+    credited: [...credited].map(([invoiceId, amount]) => ({ invoiceId, amount })),
+    invoices: plan.invoices,
+  };
+}
+
+/** Credits, exceptions, fulfilments + outbox rows of the inserted receipts (in chain order, as planned). */
+export async function writeCredits(client: PoolClient, c: CreditRows): Promise<void> {
+  const changed = c.invoices;
+  if (changed.length > 0) {
+    await client.query(
+      q.updateInvoiceCredits(
+        changed.map((i) => i.id),
+        changed.map((i) => i.creditedAmount.toString()),
+        changed.map((i) => i.status === 'paid'),
+      ),
+    );
+  }
+  const ex = c.exceptions;
+  if (ex.kinds.length > 0)
+    await client.query(q.insertExceptions(ex.kinds, ex.receiptIds, ex.invoiceIds, ex.amounts, ex.details));
+  if (c.fulfilled.length > 0) {
+    const byId = new Map(changed.map((i) => [i.id, i]));
+    const paid = c.fulfilled.map((id) => byId.get(id)!);
+    await client.query(
+      q.insertFulfilments(
+        paid.map((i) => fulfilmentOpId(i.id)),
+        paid.map((i) => i.id),
+        paid.map((i) => i.merchant),
+        paid.map((i) => JSON.stringify(invoicePaidPayload(i))),
+      ),
+    );
+  }
+}

@@ -1,0 +1,42 @@
+// What one match writes (indexer/ledger/invoices.ts creditRows), without a database.
+import { expect } from 'chai';
+import type { Receipt } from '../../../indexer/decode/receipt';
+import { creditRows, matchReceipts } from '../../../indexer/ledger/invoices';
+import { invoiceState as inv, receipt as fixtureReceipt } from './fixtures';
+
+/** 60 units of MINT to DEST, at slot 100. */
+function receipt(signature: string, p: Partial<Receipt> = {}): Receipt {
+  return { ...fixtureReceipt({ signature, destination: 'DEST', amount: 60n }), mint: 'MINT', ...p };
+}
+
+describe('indexer/ledger credits (pure)', () => {
+  it('sums credits per invoice, lists exceptions with their receipt rows, and the invoices paid now', () => {
+    const a = inv({ id: 'A', depositAddress: 'DEST' });
+    const chain = [receipt('s1'), receipt('s2'), receipt('s3', { mint: 'OTHER' }), receipt('s4', { destination: 'X' })];
+    const { plan, invoiceOf } = matchReceipts(chain, [a]);
+    expect([...invoiceOf.values()]).to.deep.equal(['A', 'A', 'A', null]);
+    const ids: Record<string, string> = { s1: '11', s2: '12', s3: '13', s4: '14' };
+    const c = creditRows(chain, (r) => ids[r.signature], plan);
+    // 60 + 40 completes A (100): the second receipt's excess 20 is an overpayment; the third is the wrong mint.
+    expect(c.credited).to.deep.equal([{ invoiceId: 'A', amount: 100n }]);
+    expect(c.fulfilled).to.deep.equal(['A']);
+    // A payment to an address no invoice knows (s4) is not the ledger's business: no row.
+    expect(c.exceptions.kinds).to.deep.equal(['overpayment', 'mint_mismatch']);
+    expect(c.exceptions.receiptIds).to.deep.equal(['12', '13']);
+    expect(c.exceptions.invoiceIds).to.deep.equal(['A', 'A']);
+    expect(c.exceptions.amounts).to.deep.equal(['20', '60']);
+    expect(c.raised.map((e) => [e.kind, e.signature, e.amount])).to.deep.equal([
+      ['overpayment', 's2', 20n],
+      ['mint_mismatch', 's3', 60n],
+    ]);
+    expect(c.invoices.map((i) => [i.id, i.creditedAmount, i.status])).to.deep.equal([['A', 100n, 'paid']]);
+  });
+
+  it('writes nothing for a batch that matches nothing', () => {
+    const chain = [receipt('s1', { destination: 'NOBODY', mint: null })];
+    const c = creditRows(chain, () => '1', matchReceipts(chain, []).plan);
+    expect(c.credited).to.deep.equal([]);
+    expect(c.fulfilled).to.deep.equal([]);
+    expect(c.invoices).to.deep.equal([]);
+  });
+});
