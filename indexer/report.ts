@@ -1,6 +1,7 @@
 // `oncepay report`: the ledger's totals (readReport, the stable JSON, which ledger.report() returns) and their
 // plain-text form (formatReport, pure). The rows of the report's six queries become the report in reportOf (pure).
-import type { Pool, QueryResultRow } from 'pg';
+import type { QueryResultRow } from 'pg';
+import { Db, rows } from '../db/sql';
 import * as q from './ledger/queries';
 import type { LedgerReport } from './ledger/types';
 
@@ -14,7 +15,7 @@ export interface ReportRows {
   checkpoints: QueryResultRow[];
 }
 
-export async function readReport(db: Pool): Promise<LedgerReport> {
+export async function readReport(db: Db): Promise<LedgerReport> {
   const [invoices, receipts, deliveries, exceptions, outbox, checkpoints] = await Promise.all(
     [
       q.reportInvoices(),
@@ -23,7 +24,7 @@ export async function readReport(db: Pool): Promise<LedgerReport> {
       q.reportExceptions(),
       q.reportOutbox(),
       q.reportCheckpoints(),
-    ].map(async (query) => (await db.query(query)).rows),
+    ].map((query) => rows(db, query)),
   );
   return reportOf({ invoices, receipts, deliveries, exceptions, outbox, checkpoints });
 }

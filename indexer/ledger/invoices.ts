@@ -2,6 +2,7 @@
 // invoices its new receipts could pay, matching receipts to them (match/match.ts) and writing what the match
 // decided: credits, exceptions, and for each invoice paid now its one fulfilment + outbox row.
 import type { Pool, PoolClient, QueryResultRow } from 'pg';
+import { exec, one, rows } from '../../db/sql';
 import { isBaseUnits } from '../../common/amount';
 import { OncepayError } from '../../common/errors';
 import type { Receipt } from '../decode/receipt';
@@ -35,9 +36,8 @@ export function invoiceFields(x: QueryResultRow): Omit<InvoiceState, 'createdSeq
 
 export function createInvoices(db: Pool): Invoices {
   async function getInvoice(id: string): Promise<InvoiceRow | null> {
-    const { rows } = await db.query(q.getInvoice(id));
-    if (rows.length === 0) return null;
-    const x = rows[0];
+    const x = await one(db, q.getInvoice(id));
+    if (!x) return null;
     return { ...invoiceFields(x), paidAt: x.paid_at ? new Date(x.paid_at).toISOString() : null };
   }
 
@@ -51,7 +51,8 @@ export function createInvoices(db: Pool): Invoices {
     if (depositAddress === null && referenceKey === null)
       throw bad('an invoice needs a deposit address or a reference key');
     const merchant = inv.merchant ?? 'default';
-    const { rows } = await db.query(
+    const inserted = await exec(
+      db,
       q.insertInvoice({
         id: inv.id,
         merchant,
@@ -80,7 +81,7 @@ export function createInvoices(db: Pool): Invoices {
       throw new OncepayError(LEDGER_CODES.INVOICE_CONFLICT, `invoice ${inv.id} exists with other fields`, {
         id: inv.id,
       });
-    return { created: rows.length === 1, invoice: existing };
+    return { created: inserted === 1, invoice: existing };
   }
 
   return { createInvoice, getInvoice };
@@ -97,8 +98,8 @@ export async function lockCandidates(client: PoolClient, receipts: Receipt[]): P
     // the invoice's deposit address, and that address is already in `addresses`.
     for (const k of r.references ?? []) refs.add(k);
   }
-  const rows = (await client.query(q.lockCandidateInvoices([...addresses], [...refs]))).rows;
-  return rows.map((x) => ({ ...invoiceFields(x), createdSeq: Number(x.created_epoch) }));
+  const locked = await rows(client, q.lockCandidateInvoices([...addresses], [...refs]));
+  return locked.map((x) => ({ ...invoiceFields(x), createdSeq: Number(x.created_epoch) }));
 }
 
 /** The match of receipts in chain order against the locked invoices, and each receipt's invoice by identity. */
@@ -126,7 +127,8 @@ export async function rematchInserted(
     .map((r, i) => [r, plan.outcomes[i].invoiceId] as const)
     .filter(([r, inv]) => planned.get(receiptKey(r)) !== inv);
   if (fix.length > 0)
-    await client.query(
+    await exec(
+      client,
       q.setReceiptInvoices(
         fix.map(([r]) => idOf(r)),
         fix.map(([, inv]) => inv),
@@ -190,7 +192,8 @@ export function creditRows(inserted: Receipt[], idOf: (r: Receipt) => string, pl
 export async function writeCredits(client: PoolClient, c: CreditRows): Promise<void> {
   const changed = c.invoices;
   if (changed.length > 0) {
-    await client.query(
+    await exec(
+      client,
       q.updateInvoiceCredits(
         changed.map((i) => i.id),
         changed.map((i) => i.creditedAmount.toString()),
@@ -200,11 +203,12 @@ export async function writeCredits(client: PoolClient, c: CreditRows): Promise<v
   }
   const ex = c.exceptions;
   if (ex.kinds.length > 0)
-    await client.query(q.insertExceptions(ex.kinds, ex.receiptIds, ex.invoiceIds, ex.amounts, ex.details));
+    await exec(client, q.insertExceptions(ex.kinds, ex.receiptIds, ex.invoiceIds, ex.amounts, ex.details));
   if (c.fulfilled.length > 0) {
     const byId = new Map(changed.map((i) => [i.id, i]));
     const paid = c.fulfilled.map((id) => byId.get(id)!);
-    await client.query(
+    await exec(
+      client,
       q.insertFulfilments(
         paid.map((i) => fulfilmentOpId(i.id)),
         paid.map((i) => i.id),

@@ -5,6 +5,7 @@ import type { Pool, PoolClient } from 'pg';
 import type { Logger } from 'pino';
 import { OncepayError } from '../../common/errors';
 import { failpoint } from '../../common/failpoint';
+import { exec, one, rows, withTransaction } from '../../db/sql';
 import { logger } from '../../common/log';
 import type { Receipt } from '../decode/receipt';
 import type { IndexerMetrics } from '../metrics';
@@ -61,9 +62,11 @@ export function createLedger(deps: LedgerDeps): Ledger {
       log.error({ code: r.code, index: r.index, cluster: input.cluster, source: input.source }, r.message);
     const batch = uniqueReceipts(good);
     for (let tries = 1; ; tries++) {
-      const client = await db.connect();
       try {
-        const result = await applyInTransaction(client, input.cluster, input.source, batch, good.length, checkpoint);
+        const result = await withTransaction(db, (c) =>
+          applyInTransaction(c, input.cluster, input.source, batch, good.length, checkpoint),
+        );
+        failpoint('ledger.after_commit');
         result.rejected = rejected;
         if (metrics) {
           metrics.receiptsTotal.inc({ cluster: input.cluster, source: input.source }, result.inserted);
@@ -72,15 +75,13 @@ export function createLedger(deps: LedgerDeps): Ledger {
         }
         return result;
       } catch (e) {
-        await client.query('ROLLBACK').catch(() => undefined);
+        // Rolled back by withTransaction.
         const code = (e as { code?: string }).code;
         if (code && RETRYABLE.has(code) && tries < MAX_TRIES) {
           log.warn({ code, tries }, 'ledger batch rolled back, retrying');
           continue;
         }
         throw e;
-      } finally {
-        client.release();
       }
     }
   }
@@ -101,7 +102,6 @@ export function createLedger(deps: LedgerDeps): Ledger {
       fulfilled: [],
       rejected: [],
     };
-    await client.query('BEGIN');
     // 1. Which receipts are new (identity only: cheap for a mostly-duplicate batch).
     const unknown = batch.length === 0 ? [] : await unknownReceipts(client, cluster, batch);
     let inserted: Receipt[] = [];
@@ -112,13 +112,12 @@ export function createLedger(deps: LedgerDeps): Ledger {
       const invoices = await lockCandidates(client, chain);
       const { plan: planned, invoiceOf } = matchReceipts(chain, invoices);
       // 3. Insert. RETURNING lists the rows this transaction inserted: only those may be credited.
-      const rows = (
-        await client.query<{ id: string; signature: string; ix_index: number; inner_index: number }>(
-          q.insertReceipts(cluster, source, columns(unknown, invoiceOf)),
-        )
-      ).rows;
+      const insertedRows = await rows<{ id: string; signature: string; ix_index: number; inner_index: number }>(
+        client,
+        q.insertReceipts(cluster, source, columns(unknown, invoiceOf)),
+      );
       const ids = new Map(
-        rows.map((row) => [
+        insertedRows.map((row) => [
           receiptKey({ signature: row.signature, ixIndex: row.ix_index, innerIndex: row.inner_index }),
           row.id,
         ]),
@@ -136,24 +135,22 @@ export function createLedger(deps: LedgerDeps): Ledger {
     }
     result.inserted = inserted.length;
     result.duplicates = delivered - inserted.length;
-    if (delivered > 0) await client.query(q.bumpDeliveryCounts(cluster, source, delivered, inserted.length));
-    if (checkpoint !== undefined) await client.query(q.advanceCheckpoint(cluster, source, checkpoint));
+    if (delivered > 0) await exec(client, q.bumpDeliveryCounts(cluster, source, delivered, inserted.length));
+    if (checkpoint !== undefined) await exec(client, q.advanceCheckpoint(cluster, source, checkpoint));
     failpoint('ledger.after_insert_before_commit');
-    await client.query('COMMIT');
-    failpoint('ledger.after_commit');
     return result;
   }
 
   async function getCheckpoint(cluster: string, source: ReceiptSource): Promise<bigint | null> {
     assertSource(source);
-    const { rows } = await db.query(q.getCheckpoint(cluster, source));
-    return rows.length ? BigInt(rows[0].slot) : null;
+    const row = await one<{ slot: string }>(db, q.getCheckpoint(cluster, source));
+    return row ? BigInt(row.slot) : null;
   }
 
   async function setCheckpoint(cluster: string, source: ReceiptSource, slot: bigint | number): Promise<bigint> {
     assertCluster(cluster);
     assertSource(source);
-    await db.query(q.advanceCheckpoint(cluster, source, slotText(slot)));
+    await exec(db, q.advanceCheckpoint(cluster, source, slotText(slot)));
     return (await getCheckpoint(cluster, source))!;
   }
 
@@ -165,7 +162,8 @@ export function createLedger(deps: LedgerDeps): Ledger {
  * unique-index entries) in this same order. Only these few need sorting in a mostly-duplicate batch.
  */
 async function unknownReceipts(client: PoolClient, cluster: string, batch: Receipt[]): Promise<Receipt[]> {
-  const { rows } = await client.query<{ ord: number }>(
+  const unknown = await rows<{ ord: number }>(
+    client,
     q.selectUnknownReceipts(
       cluster,
       batch.map((r) => r.signature),
@@ -173,7 +171,7 @@ async function unknownReceipts(client: PoolClient, cluster: string, batch: Recei
       batch.map((r) => r.innerIndex),
     ),
   );
-  return rows.map((r) => batch[r.ord - 1]).sort(compareReceipts);
+  return unknown.map((r) => batch[r.ord - 1]).sort(compareReceipts);
 }
 
 /** Chain order (slot, then identity): decides which of two payments completes an invoice and which is excess. */
