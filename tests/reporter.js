@@ -1,5 +1,9 @@
 // Mocha's spec reporter plus one plain closing line ("tests: N passed, N failed, N skipped") that CI reads,
 // preceded by the slowest test files (wall time per file) so a slow `make test` says where its time goes.
+// scripts/test.sh runs the suites as groups in separate processes: then ONCEPAY_TEST_GROUP names the group (its
+// closing line reads "tests (group): …") and ONCEPAY_TEST_STATS receives the counts as JSON, which the script sums
+// into the one closing line.
+const fs = require('fs');
 const Mocha = require('mocha');
 const path = require('path');
 const { Spec } = Mocha.reporters;
@@ -7,11 +11,13 @@ const { EVENT_RUN_END, EVENT_SUITE_BEGIN, EVENT_SUITE_END } = Mocha.Runner.const
 
 /** How many of the slowest files the closing summary lists (ONCEPAY_TEST_SLOWEST=0 turns it off). */
 const SLOWEST = Number.parseInt(process.env.ONCEPAY_TEST_SLOWEST ?? '12', 10);
+const GROUP = process.env.ONCEPAY_TEST_GROUP;
+const STATS_FILE = process.env.ONCEPAY_TEST_STATS;
 
 class OncepayReporter extends Spec {
   constructor(runner, options) {
     super(runner, options);
-    const started = new Map(); // file -> first start (ms)
+    const started = new Map(); // top-level suite -> start (ms)
     const spent = new Map(); // file -> wall ms, summed over its top-level suites
     runner.on(EVENT_SUITE_BEGIN, (suite) => {
       if (suite.file && suite.parent && suite.parent.root) started.set(suite, Date.now());
@@ -24,12 +30,18 @@ class OncepayReporter extends Spec {
     });
     runner.once(EVENT_RUN_END, () => {
       const s = runner.stats;
+      const label = GROUP ? `tests (${GROUP})` : 'tests';
       if (SLOWEST > 0 && spent.size > 0) {
         const rows = [...spent.entries()].sort((a, b) => b[1] - a[1]).slice(0, SLOWEST);
-        process.stdout.write(`\nslowest test files (wall seconds, of ${(s.duration / 1000).toFixed(0)} s in all):\n`);
+        const total = (s.duration / 1000).toFixed(0);
+        process.stdout.write(`\nslowest test files${GROUP ? ` (${GROUP})` : ''} (wall seconds, of ${total} s):\n`);
         for (const [file, ms] of rows) process.stdout.write(`  ${(ms / 1000).toFixed(1).padStart(7)}  ${file}\n`);
       }
-      process.stdout.write(`tests: ${s.passes} passed, ${s.failures} failed, ${s.pending} skipped\n`);
+      if (STATS_FILE) {
+        const counts = { passed: s.passes, failed: s.failures, skipped: s.pending, seconds: s.duration / 1000 };
+        fs.writeFileSync(STATS_FILE, JSON.stringify(counts));
+      }
+      process.stdout.write(`${label}: ${s.passes} passed, ${s.failures} failed, ${s.pending} skipped\n`);
     });
   }
 }
