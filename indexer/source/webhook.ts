@@ -16,26 +16,23 @@
 // webhook_dead_letters, never lost. The body is read as raw bytes (not by fastify's JSON parser) because the HMAC
 // covers the exact bytes and a malformed body must be authenticated before it is stored; so the body is validated
 // here, not by a schema. Errors are the one HTTP error shape of app/api/errors.ts: { code, message }.
-import * as crypto from 'crypto';
 import Fastify, { FastifyError, FastifyInstance, FastifyReply } from 'fastify';
 import type { Pool } from 'pg';
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
-import { isOncepayError, OncepayError } from '../../common/errors';
+import { OncepayError } from '../../common/errors';
 import { fastifyRefusal, HttpError, httpErrorBodySchema, sendHttpError } from '../../common/errors/http';
 import { failpoint } from '../../common/failpoint';
 import { healthRoutes, replyIfDatabaseUnavailable } from '../../db/health-http';
 import { decodeTransaction } from '../decode';
-import { DECODE_CODES } from '../decode/codes';
 import type { Receipt } from '../decode/receipt';
 import { SOURCE_CODES, WEBHOOK_CODES } from './codes';
 import { LedgerPort, NO_METRICS, SourceMetrics } from './ports';
-import { AuthFailure, authenticate, DEFAULT_TOLERANCE_S } from './webhook-auth';
-import { eventIdOf, itemProblem, parseDelivery, signatureOfItem } from './webhook-delivery';
-import { ClaimedTransfer, claimOf } from './webhook-hint-plan';
-import { NO_WEBHOOK_METRICS, VerificationFailure, WebhookMetrics } from './webhook-metrics';
+import { DEFAULT_TOLERANCE_S } from './webhook-auth';
+import { NO_WEBHOOK_METRICS, WebhookMetrics } from './webhook-metrics';
+import { ItemRefusal, planDelivery } from './webhook-plan';
 import { withTransaction } from '../../db/sql';
-import { createWebhookStore, DeadLetter, NewHint } from './webhook-store';
+import { createWebhookStore, DeadLetter } from './webhook-store';
 import type { ChainVerifier } from './webhook-verifier';
 
 export const DEFAULT_BODY_LIMIT = 1024 * 1024;
@@ -128,19 +125,6 @@ export interface WebhookReply {
   dropped: number;
 }
 
-/** The verification-failure reason of an authentication failure. */
-function authFailureReason(r: AuthFailure): VerificationFailure {
-  if (r === 'timestamp_outside_window' || r === 'malformed_signature' || r === 'legacy_scheme') return r;
-  return 'unauthenticated';
-}
-
-/** A refused transaction item → its dead-letter code and the verification-failure reason it counts as. */
-function refusalOf(e: OncepayError): { code: string; reason: VerificationFailure } {
-  return e.code === DECODE_CODES.BALANCE_MISMATCH
-    ? { code: WEBHOOK_CODES.BALANCE_MISMATCH, reason: 'balance_mismatch' }
-    : { code: WEBHOOK_CODES.MALFORMED_TRANSACTION, reason: 'malformed' };
-}
-
 export function buildWebhookApp(opts: WebhookAppOptions): FastifyInstance {
   if (!opts.trustProvider && !opts.verifier) {
     throw new OncepayError(
@@ -155,6 +139,17 @@ export function buildWebhookApp(opts: WebhookAppOptions): FastifyInstance {
   const decode = opts.decode ?? ((item: unknown, cluster: string) => decodeTransaction(item, { cluster }));
   const nowS = opts.nowS ?? (() => Math.floor(Date.now() / 1000));
   const secrets = typeof opts.secret === 'string' ? [opts.secret] : [...opts.secret];
+  const policy = {
+    auth: {
+      secrets,
+      toleranceS: opts.signatureToleranceS ?? DEFAULT_TOLERANCE_S,
+      legacy: opts.legacySignature,
+      requireSignature: opts.requireSignature,
+    },
+    cluster: opts.cluster,
+    trustProvider: opts.trustProvider ?? false,
+    decode,
+  };
   const app = Fastify({ logger: false, bodyLimit: opts.bodyLimit ?? DEFAULT_BODY_LIMIT });
 
   if (opts.trustProvider)
@@ -245,52 +240,28 @@ export function buildWebhookApp(opts: WebhookAppOptions): FastifyInstance {
     async (req, reply) => {
       const provider = req.params.provider;
       const raw = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
-      const auth = authenticate(
-        {
-          secrets,
-          toleranceS: opts.signatureToleranceS ?? DEFAULT_TOLERANCE_S,
-          legacy: opts.legacySignature,
-          requireSignature: opts.requireSignature,
-        },
-        req.headers,
-        raw,
-        nowS(),
-      );
-      if (!auth.ok) {
+      const plan = planDelivery(raw, req.headers, { ...policy, nowS: nowS() });
+      if (plan.action === 'unauthorized') {
         metrics.countWebhook(provider, 'unauthorized');
-        webhookMetrics.countVerificationFailure(authFailureReason(auth.reason));
-        log?.warn({ provider, reason: auth.reason, ip: req.ip }, 'webhook delivery refused: authentication');
-        // Nothing about an unauthenticated request is stored: anyone could send it.
-        if (auth.reason === 'timestamp_outside_window') {
-          throw new HttpError(
-            401,
-            WEBHOOK_CODES.TIMESTAMP_OUTSIDE_WINDOW,
-            'the signature timestamp is outside the accepted window (a replayed delivery, or a clock far off)',
-          );
-        }
-        throw new HttpError(401, WEBHOOK_CODES.UNAUTHORIZED, 'missing or wrong webhook credentials');
+        webhookMetrics.countVerificationFailure(plan.failure);
+        log?.warn({ provider, reason: plan.reason, ip: req.ip }, 'webhook delivery refused: authentication');
+        throw new HttpError(401, plan.code, plan.message);
       }
-
-      const refuseWhole = async (code: string, message: string, eventId: string | null) => {
+      if (plan.action === 'refuse') {
+        const { code, message, eventId } = plan;
         await store.deadLetter([{ provider, eventId, itemIndex: null, reason: code, detail: message, rawBody: raw }]);
         metrics.countWebhook(provider, 'dead_letter');
         log?.warn({ provider, code, eventId }, `webhook delivery dead-lettered: ${message}`);
         return sendError(reply, 400, code, `${message} (the delivery is kept in webhook_dead_letters)`);
-      };
+      }
 
-      const parsed = parseDelivery(raw);
-      const headerId = eventIdOf(req.headers, parsed.ok ? parsed.bodyEventId : null);
-      if (!headerId.ok)
-        return refuseWhole(WEBHOOK_CODES.INVALID_EVENT_ID, 'event id must be 1–200 printable ASCII characters', null);
-      const eventId = headerId.eventId;
-      if (!parsed.ok) return refuseWhole(parsed.code, parsed.message, eventId);
-
+      const { eventId } = plan;
       const answer = (status: number, r: Partial<WebhookReply>) =>
         reply.status(status).send({
           ok: true,
           duplicate: false,
           eventId,
-          transactions: parsed.items.length,
+          transactions: plan.items,
           receipts: 0,
           inserted: 0,
           duplicates: 0,
@@ -302,11 +273,10 @@ export function buildWebhookApp(opts: WebhookAppOptions): FastifyInstance {
           dropped: 0,
           ...r,
         } satisfies WebhookReply);
-      const bodySha256 = crypto.createHash('sha256').update(raw).digest('hex');
       let reused = false;
       if (eventId !== null) {
         const known = await store.findEvent(provider, eventId);
-        if (known === bodySha256) {
+        if (known === plan.bodySha256) {
           metrics.countWebhook(provider, 'duplicate');
           return answer(200, { duplicate: true });
         }
@@ -317,8 +287,9 @@ export function buildWebhookApp(opts: WebhookAppOptions): FastifyInstance {
           log?.warn({ provider, eventId }, 'webhook event id seen before with a different body; processing it');
         }
       }
+      for (const f of plan.failures) webhookMetrics.countVerificationFailure(f);
 
-      const bad: Array<{ index: number; code: string; message: string }> = [];
+      const bad: ItemRefusal[] = [...plan.refused];
       const deadLetters = () => {
         bad.sort((a, b) => a.index - b.index);
         if (bad.length > 0) log?.warn({ provider, eventId, bad }, 'webhook items dead-lettered');
@@ -331,11 +302,6 @@ export function buildWebhookApp(opts: WebhookAppOptions): FastifyInstance {
           rawBody: raw,
         }));
       };
-      const refuseItem = (index: number, e: OncepayError) => {
-        const r = refusalOf(e);
-        webhookMetrics.countVerificationFailure(r.reason);
-        bad.push({ index, code: r.code, message: e.message });
-      };
       const allRefused = () => {
         metrics.countWebhook(provider, 'dead_letter');
         return sendError(
@@ -345,34 +311,18 @@ export function buildWebhookApp(opts: WebhookAppOptions): FastifyInstance {
           `every item was refused (kept in webhook_dead_letters); first: ${bad[0].message}`,
         );
       };
+      const event = (receipts: number, inserted: number) => ({
+        provider,
+        eventId: eventId!,
+        bodySha256: plan.bodySha256,
+        transactions: plan.items,
+        receipts,
+        inserted,
+        deadLettered: bad.length,
+      });
 
-      if (!opts.trustProvider) {
-        // Each item only names a signature. Its own transaction, if it has one, is decoded just to be compared
-        // with the chain's later; if the decoder refuses it, that is dead-lettered, and the signature is still
-        // checked (a provider's bad rendering must not lose a real payment).
-        const hints = new Map<string, NewHint>();
-        parsed.items.forEach((item, index) => {
-          const signature = signatureOfItem(item);
-          if (signature === null) {
-            bad.push({
-              index,
-              code: WEBHOOK_CODES.MALFORMED_TRANSACTION,
-              message: 'the item names no transaction signature',
-            });
-            return;
-          }
-          let claimed: ClaimedTransfer[] | null = null;
-          if (typeof item !== 'string' && itemProblem(item) === null) {
-            try {
-              claimed = claimOf(decode(item, opts.cluster));
-            } catch (e) {
-              if (!isOncepayError(e)) throw e;
-              refuseItem(index, e);
-            }
-          }
-          if (!hints.has(signature)) hints.set(signature, { signature, claimed });
-        });
-        if (hints.size === 0) {
+      if (plan.action === 'hold') {
+        if (plan.hints.length === 0) {
           await store.deadLetter(deadLetters());
           return allRefused();
         }
@@ -380,20 +330,9 @@ export function buildWebhookApp(opts: WebhookAppOptions): FastifyInstance {
         // Durable first: the hints, the dead letters and the event commit together, before anything is checked.
         const { held, duplicate } = await withTransaction(opts.db, async (c) => {
           const s = createWebhookStore(c);
-          const held = await s.holdHints(opts.cluster, provider, eventId, [...hints.values()], verifier.maxAgeMs);
+          const held = await s.holdHints(opts.cluster, provider, eventId, plan.hints, verifier.maxAgeMs);
           await s.deadLetter(deadLetters());
-          let duplicate = false;
-          if (eventId !== null && !reused) {
-            duplicate = !(await s.recordEvent({
-              provider,
-              eventId,
-              bodySha256,
-              transactions: parsed.items.length,
-              receipts: 0,
-              inserted: 0,
-              deadLettered: bad.length,
-            }));
-          }
+          const duplicate = eventId !== null && !reused && !(await s.recordEvent(event(0, 0)));
           return { held, duplicate };
         });
         failpoint('webhook.after_hints_stored');
@@ -410,8 +349,8 @@ export function buildWebhookApp(opts: WebhookAppOptions): FastifyInstance {
           {
             provider,
             eventId,
-            items: parsed.items.length,
-            signatures: hints.size,
+            items: plan.items,
+            signatures: plan.hints.length,
             credited,
             pending,
             dropped,
@@ -433,28 +372,10 @@ export function buildWebhookApp(opts: WebhookAppOptions): FastifyInstance {
         });
       }
 
-      // --trust-provider: decode item by item; one bad item is dead-lettered, the others still count.
-      const receipts: Receipt[] = [];
-      const itemOf: number[] = [];
-      parsed.items.forEach((item, index) => {
-        const problem = itemProblem(item);
-        if (problem) {
-          bad.push({ index, code: WEBHOOK_CODES.MALFORMED_TRANSACTION, message: problem });
-          return;
-        }
-        try {
-          for (const r of decode(item, opts.cluster)) {
-            receipts.push(r);
-            itemOf.push(index);
-          }
-        } catch (e) {
-          if (!isOncepayError(e)) throw e;
-          refuseItem(index, e);
-        }
-      });
-
-      // Apply first, record the event last: a crash in between means a redelivery re-applies (harmless, the
-      // ledger inserts each receipt once) instead of a recorded event whose receipts were never applied.
+      // --trust-provider. Apply first, record the event last: a crash in between means a redelivery re-applies
+      // (harmless, the ledger inserts each receipt once) instead of a recorded event whose receipts were never
+      // applied.
+      const { receipts, itemOf } = plan;
       let inserted = 0;
       let duplicates = 0;
       if (receipts.length > 0) {
@@ -470,25 +391,14 @@ export function buildWebhookApp(opts: WebhookAppOptions): FastifyInstance {
       failpoint('webhook.after_apply');
       await store.deadLetter(deadLetters());
 
-      if (parsed.items.length > 0 && bad.length === parsed.items.length) return allRefused();
-      let duplicate = false;
-      if (eventId !== null && !reused) {
-        duplicate = !(await store.recordEvent({
-          provider,
-          eventId,
-          bodySha256,
-          transactions: parsed.items.length,
-          receipts: receipts.length,
-          inserted,
-          deadLettered: bad.length,
-        }));
-      }
+      if (plan.items > 0 && bad.length === plan.items) return allRefused();
+      const duplicate = eventId !== null && !reused && !(await store.recordEvent(event(receipts.length, inserted)));
       metrics.countWebhook(provider, duplicate ? 'duplicate' : bad.length > 0 ? 'partial' : 'applied');
       log?.info(
         {
           provider,
           eventId,
-          items: parsed.items.length,
+          items: plan.items,
           receipts: receipts.length,
           inserted,
           duplicates,
