@@ -5,7 +5,7 @@ import { Command } from 'commander';
 import { Connection } from '@solana/web3.js';
 import { Pool } from 'pg';
 import { register as metricsRegistry } from 'prom-client';
-import { intOption } from '../common/cli-options';
+import { intOption, rpcOption } from '../common/cli-options';
 import { serveMetrics } from '../indexer/metrics';
 import { createPoolFromEnv, withPoolFromEnv } from '../db/pool';
 import { OncepayError } from '../common/errors';
@@ -63,9 +63,23 @@ function chainDeps(db: Pool, o: Omit<ChainOpts, 'timeoutMs'> & { timeoutMs?: str
   };
 }
 
+/**
+ * `payout serve` runs a worker pool when given --authority, on the endpoint of --rpc or ONCEPAY_RPC_URL. A --rpc
+ * typed without --authority is refused; ONCEPAY_RPC_URL alone, set for the other commands, leaves it an API only.
+ */
+export function serveWorkerRpc(
+  rpc: string | undefined,
+  authority: string | undefined,
+  rpcSource: string | undefined,
+): string | undefined {
+  if (authority ? !rpc : rpcSource === 'cli')
+    throw new OncepayError(OPTION_INVALID, '--rpc and --authority go together');
+  return authority ? rpc : undefined;
+}
+
 function chainOptions(c: Command): Command {
   return c
-    .requiredOption('--rpc <url>', 'Solana JSON-RPC endpoint')
+    .addOption(rpcOption({ required: true }))
     .requiredOption('--authority <path>', "keypair file (JSON array of 64 bytes) of the merchant's payout authority")
     .option('--payer <path>', 'keypair file of the fee payer (default: the authority)')
     .option('--poll-ms <ms>', 'pause between two looks at the chain', '400')
@@ -232,7 +246,7 @@ export function register(program: Command): void {
       )
       .option('--host <host>', 'listen address', '127.0.0.1')
       .option('--port <port>', 'port (0: any free port)', '8080')
-      .option('--rpc <url>', 'Solana JSON-RPC endpoint: run a payout worker pool in this process')
+      .addOption(rpcOption({ description: 'Solana JSON-RPC endpoint: run a payout worker pool in this process' }))
       .option('--authority <path>', "keypair file of the merchant's payout authority (with --rpc)"),
   )
     .addHelpText(
@@ -257,17 +271,18 @@ export function register(program: Command): void {
           pollMs: string;
           commitment: string;
         } & WorkerFlags,
+        cmd: Command,
       ) => {
         // Loaded here: fastify + swagger are only needed by this command (keeps the other commands quick to start).
         const { buildApiApp } = require('./api/build-api-app') as typeof import('./api/build-api-app');
         const log = logger('api');
-        if (!o.rpc !== !o.authority) throw new OncepayError(OPTION_INVALID, '--rpc and --authority go together');
+        const rpc = serveWorkerRpc(o.rpc, o.authority, cmd.getOptionValueSource('rpc'));
         const stopping = onStopSignals(log, o.drainMs + EXIT_MARGIN_MS); // first: a SIGTERM at any point drains
         const db = createPoolFromEnv({ name: 'payout-serve' });
         // The pool has its own connections: API requests and payouts in flight never wait for each other's.
-        const execDb = o.rpc ? createPoolFromEnv({ max: o.concurrency + 1, name: 'payout-worker' }) : undefined;
+        const execDb = rpc ? createPoolFromEnv({ max: o.concurrency + 1, name: 'payout-worker' }) : undefined;
         const worker = execDb
-          ? startPayoutWorker(workerOptions(execDb, { ...o, rpc: o.rpc!, authority: o.authority! }))
+          ? startPayoutWorker(workerOptions(execDb, { ...o, rpc: rpc!, authority: o.authority! }))
           : undefined;
         const app = await buildApiApp({ db });
         const url = await app.listen({ host: o.host, port: Number(o.port) });
@@ -290,7 +305,7 @@ export function register(program: Command): void {
           'share a database. On SIGTERM/SIGINT: no new claims, in-flight payouts get --drain-ms to finish, the rest are handed back ' +
           '(an attempt already sent is resolved by the next claim), exit 0 within --drain-ms + 5 s',
       )
-      .requiredOption('--rpc <url>', 'Solana JSON-RPC endpoint')
+      .addOption(rpcOption({ required: true }))
       .requiredOption('--authority <path>', "keypair file (JSON array of 64 bytes) of the merchant's payout authority"),
   )
     .option(

@@ -1,6 +1,8 @@
-// Parsers for command-line option values (commander's argParser): a wrong value is refused at parse time with
-// the option's name, before anything runs.
-import { InvalidArgumentError } from 'commander';
+// Flags every command line shares, defined once: the value parsers (commander's argParser: a wrong value is refused
+// at parse time with the option's name, before anything runs) and the options that fall back to the environment.
+// An option with an environment fallback takes the flag first, then the variable, then its default; commander adds
+// "(env: NAME)" to its --help line.
+import { InvalidArgumentError, Option } from 'commander';
 
 /** A whole decimal number ≥ min (no sign, no exponent, no fraction), as a JS number: counts, ports, milliseconds. */
 export function intOption(name: string, min = 0): (v: string) => number {
@@ -10,4 +12,25 @@ export function intOption(name: string, min = 0): (v: string) => number {
       throw new InvalidArgumentError(`${name} must be an integer ≥ ${min}, got ${JSON.stringify(v)}`);
     return n;
   };
+}
+
+/** The environment variable behind every command's --rpc. */
+export const RPC_URL_ENV = 'ONCEPAY_RPC_URL';
+/** The environment variable behind every command's --cluster (the cluster name in each receipt's key). */
+export const CLUSTER_ENV = 'ONCEPAY_CLUSTER';
+
+/**
+ * --rpc <url>, the Solana JSON-RPC endpoint, from ONCEPAY_RPC_URL when the flag is absent. `required`: a command
+ * that cannot run without it says so when neither is given; `fallback`: the URL used when neither is given.
+ */
+export function rpcOption(opts: { required?: boolean; fallback?: string; description?: string } = {}): Option {
+  const o = new Option('--rpc <url>', opts.description ?? 'Solana JSON-RPC endpoint').env(RPC_URL_ENV);
+  if (opts.fallback !== undefined) o.default(opts.fallback);
+  if (opts.required) o.makeOptionMandatory();
+  return o;
+}
+
+/** --cluster <name>, from ONCEPAY_CLUSTER when the flag is absent, else `fallback`. */
+export function clusterOption(description: string, fallback = 'localnet'): Option {
+  return new Option('--cluster <name>', description).env(CLUSTER_ENV).default(fallback);
 }

@@ -3,6 +3,7 @@
 import * as fs from 'fs';
 import { Command, Option } from 'commander';
 import { baseUnits } from '../common/amount';
+import { clusterOption, intOption } from '../common/cli-options';
 import { OncepayError } from '../common/errors';
 import { logger } from '../common/log';
 import { onStopSignals, shutdownHelp } from '../common/shutdown';
@@ -54,22 +55,6 @@ function readInput(file: string | undefined): string {
   return fs.readFileSync(file === undefined || file === '-' ? 0 : file, 'utf8');
 }
 
-function positiveInt(name: string) {
-  return (v: string) => {
-    const n = Number(v);
-    if (!Number.isSafeInteger(n) || n < 1) throw new Error(`${name} must be a positive integer, got ${v}`);
-    return n;
-  };
-}
-
-function nonNegative(name: string) {
-  return (v: string) => {
-    const n = Number(v);
-    if (!Number.isFinite(n) || n < 0) throw new Error(`${name} must be a non-negative number, got ${v}`);
-    return n;
-  };
-}
-
 function registerDecode(program: Command): void {
   program
     .command('decode')
@@ -96,13 +81,13 @@ function registerIngest(program: Command): void {
     .command('ingest')
     .description('apply getTransaction results (as for decode) to the ledger: a file-based backfill, safe to repeat')
     .argument('[file]', 'input file (stdin when absent or "-")')
-    .option('--cluster <name>', 'cluster the transactions are from', 'localnet')
+    .addOption(clusterOption('cluster the transactions are from'))
     .addOption(
       new Option('--source <source>', 'delivery path to count them under')
         .choices([...RECEIPT_SOURCES])
         .default('file'),
     )
-    .option('--batch-size <n>', 'receipts per ledger transaction', positiveInt('--batch-size'), 1000)
+    .option('--batch-size <n>', 'receipts per ledger transaction', intOption('--batch-size', 1), 1000)
     .addHelpText(
       'after',
       `\nPrints a JSON summary. Bad transactions are reported on stderr with their code and skipped (exit code ${EXIT_BAD_INPUT}); the rest is applied.`,
@@ -206,27 +191,27 @@ function registerOutbox(program: Command): void {
     .option('--drain', 'run until nothing is pending or delivering (dead letters excepted), then exit')
     .option('--url <url>', "webhook URL for every row (else the merchant's webhook_endpoints.url)")
     .option('--secret <secret>', 'HMAC secret (else ONCEPAY_WEBHOOK_SECRET, else webhook_endpoints.secret)')
-    .option('--batch-size <n>', 'rows claimed per round', positiveInt('--batch-size'), 10)
+    .option('--batch-size <n>', 'rows claimed per round', intOption('--batch-size', 1), 10)
     .option(
       '--lease-seconds <s>',
       'a delivering row whose worker died is reclaimed after this',
-      nonNegative('--lease-seconds'),
+      intOption('--lease-seconds'),
       60,
     )
-    .option('--max-attempts <n>', 'attempts before a row is dead-lettered', positiveInt('--max-attempts'), 10)
+    .option('--max-attempts <n>', 'attempts before a row is dead-lettered', intOption('--max-attempts', 1), 10)
     .option(
       '--backoff-base-ms <ms>',
       'first retry delay (doubles per attempt, with jitter)',
-      nonNegative('--backoff-base-ms'),
+      intOption('--backoff-base-ms'),
       1000,
     )
-    .option('--backoff-cap-ms <ms>', 'longest retry delay', nonNegative('--backoff-cap-ms'), 3_600_000)
-    .option('--poll-ms <ms>', 'sleep between empty rounds', nonNegative('--poll-ms'), 1000)
-    .option('--timeout-ms <ms>', 'HTTP timeout per delivery', positiveInt('--timeout-ms'), 10_000)
+    .option('--backoff-cap-ms <ms>', 'longest retry delay', intOption('--backoff-cap-ms'), 3_600_000)
+    .option('--poll-ms <ms>', 'sleep between empty rounds', intOption('--poll-ms'), 1000)
+    .option('--timeout-ms <ms>', 'HTTP timeout per delivery', intOption('--timeout-ms', 1), 10_000)
     .option(
       '--metrics-port <port>',
       'serve /metrics, /healthz and /readyz on 127.0.0.1:<port> while running',
-      nonNegative('--metrics-port'),
+      intOption('--metrics-port'),
     )
     .addHelpText(
       'after',

@@ -1,7 +1,7 @@
 // `oncepay indexer run | backfill | webhook`: the sources, wired to the real RPC client, ledger and metrics.
 import * as fs from 'fs';
 import { Command, Option } from 'commander';
-import { intOption } from '../../common/cli-options';
+import { clusterOption, intOption, rpcOption } from '../../common/cli-options';
 import * as cliProgress from 'cli-progress';
 import { OncepayError } from '../../common/errors';
 import { logger } from '../../common/log';
@@ -51,12 +51,8 @@ function assertFinalized(c: string): void {
 
 function withRpcOptions(cmd: Command): Command {
   return cmd
-    .option('--rpc <url>', 'JSON-RPC endpoint (env ONCEPAY_RPC_URL)', process.env.ONCEPAY_RPC_URL ?? DEFAULT_RPC)
-    .option(
-      '--cluster <name>',
-      'cluster name, part of every receipt key (env ONCEPAY_CLUSTER)',
-      process.env.ONCEPAY_CLUSTER ?? 'localnet',
-    )
+    .addOption(rpcOption({ fallback: DEFAULT_RPC, description: 'JSON-RPC endpoint' }))
+    .addOption(clusterOption('cluster name, part of every receipt key'))
     .option(
       '--rpc-timeout-ms <ms>',
       'deadline of one RPC attempt',

@@ -1,6 +1,7 @@
 // What every merchant / vault / exception command shares: the OncePay it runs on (from DATABASE_URL,
 // ONCEPAY_DB_SCHEMA and --rpc), keypair options, and JSON output on stdout (bigints as decimal strings).
 import { Command, Option } from 'commander';
+import { rpcOption } from '../../common/cli-options';
 import { ONCEPAY_PROGRAM_ID } from '../../app/payout/program';
 import { OncePay } from '../oncepay';
 
@@ -20,10 +21,8 @@ export function print(x: unknown, json?: boolean): void {
 
 /** --rpc (required when `needsRpc`), --program, --commitment, --poll-ms, --json. */
 export function chainFlags(c: Command, needsRpc = true): Command {
-  const rpc = new Option('--rpc <url>', 'Solana JSON-RPC endpoint');
-  if (needsRpc) rpc.makeOptionMandatory();
   return c
-    .addOption(rpc)
+    .addOption(rpcOption({ required: needsRpc }))
     .option('--program <address>', 'oncepay program id', ONCEPAY_PROGRAM_ID)
     .addOption(
       new Option('--commitment <level>', 'commitment at which a transaction counts as landed')
