@@ -103,7 +103,8 @@ describe('sdk: the packed package, installed into a fresh project (README exampl
     ]);
     const stray = files.filter(
       (f) =>
-        /^(tests|bench|toolchain|programs|demo|localnet|scripts)\//.test(f) ||
+        /^(dist\/)?(tests|testkit|bench|toolchain|programs|demo|scripts)\//.test(f) ||
+        /^localnet\//.test(f) ||
         /\.map$|tsbuildinfo/.test(f) ||
         (f.endsWith('.ts') && !f.endsWith('.d.ts')),
     );
