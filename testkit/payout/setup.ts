@@ -1,6 +1,6 @@
 // On-chain setup for payout tests over a JSON-RPC Connection (the localnet): a mint, a merchant config PDA
 // (initialize_merchant), a vault owned by the merchant PDA, funded, and recipient token accounts. Sending and
-// confirming over JSON-RPC are the demo's helpers (demo/solana.ts).
+// confirming over JSON-RPC are testkit/cluster.ts's helpers.
 import { Connection, Keypair, PublicKey, SystemProgram, TransactionInstruction } from '@solana/web3.js';
 import {
   ACCOUNT_SIZE,
