@@ -329,7 +329,7 @@ describeProgram('program execute_payout', (runtimeName, binary) => {
         );
         expect(PublicKey.isOnCurve(onCurve.toBytes())).to.equal(true);
         const r = await payout(w, { opId, amount: 5n, operation: onCurve, opBump: bump });
-        // The one difference between the binaries here: see tests/program/differences.ts.
+        // The one difference between the binaries here: see tests/programs/differences.ts.
         if (binary === 'anchor') {
           expectCode(r, A.ConstraintSeeds);
         } else {

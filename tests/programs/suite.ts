@@ -1,4 +1,4 @@
-// describeProgram: how every suite in tests/program is declared. The body runs once per runtime (bankrun, LiteSVM)
+// describeProgram: how every suite in tests/programs is declared. The body runs once per runtime (bankrun, LiteSVM)
 // and per binary (binaries.ts), each case seeded with the same keys on both binaries; a last test per runtime then
 // compares what the two binaries did in every case (differential.ts), allowing only what differences.ts lists.
 import { expect } from 'chai';
@@ -42,9 +42,9 @@ export function describeProgram(suite: string, body: (runtime: RuntimeName, bina
         ).map((d) => d.case);
         expect(
           unexplained,
-          `differences not in tests/program/differences.ts:\n${unexplained.join('\n')}`,
+          `differences not in tests/programs/differences.ts:\n${unexplained.join('\n')}`,
         ).to.deep.equal([]);
-        expect(stale, 'rows of tests/program/differences.ts whose case no longer differs (remove them)').to.deep.equal(
+        expect(stale, 'rows of tests/programs/differences.ts whose case no longer differs (remove them)').to.deep.equal(
           [],
         );
       });
