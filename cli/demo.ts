@@ -21,10 +21,13 @@ export function register(program: Command): void {
       '\nUses DATABASE_URL if set (in a fresh schema), else starts an embedded PostgreSQL under .oncepay/pg-demo.\nExit code 0 when every exactly-once invariant holds, 1 otherwise.',
     )
     .action(async (o: { keep?: boolean; ci?: boolean; json?: boolean }) => {
-      // JSON logs stay on stderr, at warn unless asked otherwise: stdout is the story.
-      process.env.ONCEPAY_LOG_LEVEL ??= 'warn';
-      const { runDemo } = require('../demo/run-demo') as typeof import('../demo/run-demo');
-      const code = await runDemo({ keep: o.keep === true, ci: o.ci === true, json: o.json === true });
+      // The terminal is the story: the components' JSON logs (this process's and its children's) go to one file
+      // per component under the demo's folder, at info unless asked otherwise; the path is printed at the end.
+      const { demoLogDir, runDemo } = require('../demo/run-demo') as typeof import('../demo/run-demo');
+      const logDir = demoLogDir();
+      process.env.ONCEPAY_LOG_DIR = logDir;
+      process.env.ONCEPAY_LOG_LEVEL ??= 'info';
+      const code = await runDemo({ keep: o.keep === true, ci: o.ci === true, json: o.json === true, logDir });
       // Keep-alive sockets (fetch) must not hold the process open once everything is stopped.
       process.stdout.write('', () => process.exit(code));
     });

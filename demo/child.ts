@@ -1,6 +1,8 @@
 // Run `node bin/oncepay …` as a real child process (the same entry point an operator uses), capturing its output.
 import { spawn } from 'child_process';
+import * as fs from 'fs';
 import * as path from 'path';
+import { logFileOf } from '../common/log';
 import { projectRoot } from '../db/local-server';
 
 export interface ChildResult {
@@ -28,6 +30,12 @@ export function runOncepay(
     child.stdout.on('data', (d) => (stdout += d));
     child.stderr.on('data', (d) => (stderr += d));
     child.on('error', reject);
-    child.on('close', (code, signal) => resolve({ code, signal, stdout, stderr, pid: child.pid }));
+    child.on('close', (code, signal) => {
+      // Its JSON logs went to ONCEPAY_LOG_DIR (inherited); what it wrote to stderr itself (a failpoint's last
+      // line, a crash) is kept beside them.
+      const dir = process.env.ONCEPAY_LOG_DIR;
+      if (dir && stderr.length > 0) fs.appendFileSync(logFileOf(dir, 'child-stderr'), stderr);
+      resolve({ code, signal, stdout, stderr, pid: child.pid });
+    });
   });
 }

@@ -1,4 +1,5 @@
-// The demo's voice: short human lines on stdout (one or two per step). JSON logs stay on stderr (common/log.ts).
+// The demo's voice: short human lines on stdout (one or two per step). The components' JSON logs go to files
+// under .oncepay/demo/logs (ONCEPAY_LOG_DIR, common/log.ts), so the terminal carries only the story.
 // In --json mode stdout carries only the final JSON object, so the narration goes to stderr instead.
 export interface Narrator {
   act(title: string): void;

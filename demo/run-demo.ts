@@ -3,6 +3,7 @@
 // in a table whose every line is checked against independent evidence. Stops everything it started on exit,
 // unless --keep.
 import { Connection, PublicKey } from '@solana/web3.js';
+import * as fs from 'fs';
 import * as path from 'path';
 import { isOncepayError } from '../common/errors';
 import { selectedProgramBinary } from '../common/program-binary';
@@ -28,6 +29,30 @@ export interface DemoOptions {
   keep: boolean;
   ci: boolean;
   json: boolean;
+  /** Where the components' logs go (ONCEPAY_LOG_DIR, set by the caller); emptied first, named at the end. */
+  logDir?: string;
+}
+
+/** The demo's log folder: one <component>.log per component (common/log.ts), fresh for each run. */
+export function demoLogDir(): string {
+  return path.join(projectRoot(), '.oncepay', 'demo', 'logs');
+}
+
+/** "component logs: <dir>/ (indexer.log, outbox.log, …)", the dir relative to the project when inside it. */
+function logsLine(dir: string): string {
+  let files: string[] = [];
+  try {
+    // A logger opens its file when made; only the files with lines are worth naming.
+    files = fs
+      .readdirSync(dir)
+      .filter((f) => f.endsWith('.log') && fs.statSync(path.join(dir, f)).size > 0)
+      .sort();
+  } catch {
+    // No component logged anything: the folder may not exist.
+  }
+  const rel = path.relative(projectRoot(), dir);
+  const shown = rel.startsWith('..') || path.isAbsolute(rel) ? dir : rel;
+  return `component logs: ${shown}/ (${files.length > 0 ? files.join(', ') : 'none written'})`;
 }
 
 export const RESULT_PREFIX = 'DEMO_RESULT ';
@@ -35,6 +60,11 @@ export const RESULT_PREFIX = 'DEMO_RESULT ';
 /** Runs the story; resolves with the process exit code (0 = exactly-once holds). */
 export async function runDemo(o: DemoOptions): Promise<number> {
   const started = performance.now();
+  if (o.logDir) {
+    // Last run's logs go; this run's lines are appended by every process of the demo.
+    fs.rmSync(o.logDir, { recursive: true, force: true });
+    fs.mkdirSync(o.logDir, { recursive: true });
+  }
   const say = createNarrator({ json: o.json });
   const log = logger('demo');
   const teardown = createTeardown();
@@ -114,6 +144,7 @@ export async function runDemo(o: DemoOptions): Promise<number> {
     say.raw(table);
     if (o.ci) process.stdout.write(`${RESULT_PREFIX}${JSON.stringify(result)}\n`);
     say.raw(`(${((performance.now() - started) / 1000).toFixed(1)} s)`);
+    if (o.logDir) say.raw(logsLine(o.logDir));
     code = result.exactlyOnce === 'HOLDS' ? 0 : 1;
 
     if (o.keep) {
@@ -138,6 +169,7 @@ export async function runDemo(o: DemoOptions): Promise<number> {
     const msg = isOncepayError(e) ? `${e.code}: ${e.message}` : ((e as Error).stack ?? String(e));
     log.error({ err: (e as Error).message, code: (e as { code?: string }).code }, 'demo failed');
     say.raw(`\nexactly-once: NOT ESTABLISHED — the demo failed before the final table\n  ${msg}`);
+    if (o.logDir) say.raw(logsLine(o.logDir));
     if (o.ci)
       process.stdout.write(
         `${RESULT_PREFIX}${JSON.stringify({ exactlyOnce: 'BROKEN', broken: [`demo failed: ${(e as Error).message}`] })}\n`,

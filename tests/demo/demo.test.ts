@@ -64,6 +64,35 @@ describe('oncepay demo --ci', function () {
     expect(result.checks.every((c) => c.ok)).to.equal(true);
   });
 
+  it('keeps the terminal for the story: no JSON log line on stdout or stderr; the components log to files', () => {
+    // A JSON log line is an object with pino's level and time; the DEMO_RESULT line is prefixed, not one.
+    const logLines = (text: string) =>
+      text.split('\n').filter((l) => {
+        try {
+          const v = JSON.parse(l) as Record<string, unknown>;
+          return typeof v === 'object' && v !== null && 'level' in v;
+        } catch {
+          return false;
+        }
+      });
+    expect(logLines(run.stdout)).to.deep.equal([]);
+    expect(logLines(run.stderr)).to.deep.equal([]);
+    // The story's last lines name the folder and its files; the files hold the components' JSON lines.
+    const dir = path.join(ROOT, '.oncepay', 'demo', 'logs');
+    expect(run.stdout).to.match(/^component logs: \.oncepay\/demo\/logs\/ \(.*indexer\.log.*\)$/m);
+    const byComponent = new Map<string, number>();
+    for (const f of fs.readdirSync(dir).filter((f) => f.endsWith('.log') && f !== 'child-stderr.log')) {
+      for (const line of fs.readFileSync(path.join(dir, f), 'utf8').split('\n').filter(Boolean)) {
+        const v = JSON.parse(line) as { component?: string; level: number; pid: number };
+        expect(v.level, `${f}: ${line}`).to.be.a('number');
+        expect(`${(v.component ?? 'oncepay').split('.')[0]}.log`).to.equal(f);
+        byComponent.set(v.component ?? 'oncepay', (byComponent.get(v.component ?? 'oncepay') ?? 0) + 1);
+      }
+    }
+    // The webhook receiver (in the demo process) logs every delivery it held and checked.
+    expect(byComponent.get('indexer') ?? 0, JSON.stringify([...byComponent])).to.be.greaterThan(0);
+  });
+
   it('credits every invoice exactly its amount, and the chain agrees with credited + exceptions', () => {
     const e = result.evidence;
     expect(e.invoices.map((i) => i.id)).to.deep.equal(['INV-1001', 'INV-1002', 'INV-1003']);
