@@ -33,27 +33,17 @@ export const U64_MAX = 2n ** 64n - 1n;
 const SOL = 1_000_000_000n;
 const TOKEN_ACCOUNT_LAMPORTS = 10_000_000n;
 
+/** A program error's name: the IDL's, PascalCase (idl/oncepay.ts carries Anchor's camelCase form). */
+export type ProgramErrorName = Capitalize<Oncepay['errors'][number]['name']>;
+
 /**
- * Stable error codes (programs/oncepay-lite/src/error.rs): idl.test.ts asserts them against the committed IDL,
- * execute-payout.test.ts against the compiled program.
+ * The program errors by name, read from the committed IDL (idl/oncepay.json `errors`, which both programs answer:
+ * programs/oncepay's `#[error_code]`, programs/oncepay-lite's error table, checked against it by a host test).
+ * A name not in the IDL is a type error.
  */
-export const ERROR_CODES = {
-  OperationAlreadyConsumed: 6000,
-  Unauthorized: 6001,
-  MerchantPaused: 6002,
-  InvalidAmount: 6003,
-  InsufficientVaultBalance: 6004,
-  InvalidMerchantAccount: 6005,
-  InvalidVault: 6006,
-  MintMismatch: 6007,
-  InvalidOperationAddress: 6008,
-  NonCanonicalBump: 6009,
-  InvalidTokenProgram: 6010,
-  MissingSignature: 6011,
-  InvalidRecipient: 6017,
-  InvalidMerchantAddress: 6018,
-  MerchantAlreadyInitialized: 6019,
-} as const;
+export const ERROR_CODES: Readonly<Record<ProgramErrorName, number>> = Object.freeze(
+  Object.fromEntries(idlJson.errors.map((e) => [e.name, e.code])) as Record<ProgramErrorName, number>,
+);
 
 /**
  * Anchor's framework error numbers, from @coral-xyz/anchor 0.32.1's own table: both binaries answer these where the

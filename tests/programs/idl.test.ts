@@ -1,7 +1,8 @@
 // The committed IDL and TS type: anchor-lang's own idl-build output for programs/oncepay (regenerated here and
 // compared byte for byte), and Anchor's rules (no runtime needed): discriminators are sha256("<namespace>:<name>")[..8],
-// the TS type is exactly Anchor's camelCase conversion of the JSON, and the error table is the one the program
-// returns (ERROR_CODES in world.ts, which execute-payout.test.ts asserts against the compiled program).
+// the TS type is exactly Anchor's camelCase conversion of the JSON, and the IDL's error table is the one list of
+// program errors: the tests take their numbers from it (ERROR_CODES in testkit/program/world.ts, which
+// execute-payout.test.ts asserts against the compiled programs), and the SDK's and the lean twin's README agree.
 import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -12,6 +13,7 @@ import { convertIdlToCamelCase } from '@coral-xyz/anchor/dist/cjs/idl';
 import idl from '../../idl/oncepay.json';
 import { Keypair, SystemProgram } from '@solana/web3.js';
 import { BN } from '@coral-xyz/anchor';
+import { PROGRAM_ERRORS } from '../../app/payout/program';
 import { PROGRAM_ID, REPO_ROOT } from '../../testkit/program/runtimes';
 import { ERROR_CODES, merchantPda, opPda, program, TOKEN_PROGRAM_ID } from '../../testkit/program/world';
 
@@ -75,11 +77,16 @@ describe('program IDL (idl/oncepay.json, idl/oncepay.ts)', function () {
     expect(ix.args.map((a) => a.name)).to.deep.equal(['op_id', 'amount', 'op_bump']);
   });
 
-  it('numbers errors densely from 6000, OperationAlreadyConsumed first', function () {
+  it('numbers errors densely from 6000, OperationAlreadyConsumed first; the SDK branches on the same numbers', function () {
     idl.errors.forEach((e, i) => expect(e.code, e.name).to.equal(6000 + i));
     expect(idl.errors[0].name).to.equal('OperationAlreadyConsumed');
-    const byName = Object.fromEntries(idl.errors.map((e) => [e.name, e.code]));
-    expect(byName).to.include(ERROR_CODES);
+    expect(ERROR_CODES).to.include(PROGRAM_ERRORS);
+  });
+
+  it("lists the IDL's errors in programs/oncepay-lite/README.md, code and name, in order", function () {
+    const readme = readFileSync(join(REPO_ROOT, 'programs/oncepay-lite/README.md'), 'utf8');
+    const rows = [...readme.matchAll(/^\| (\d{4}) \| (\w+) \|/gm)].map((m) => [Number(m[1]), m[2]]);
+    expect(rows).to.deep.equal(idl.errors.map((e) => [e.code, e.name]));
   });
 
   it('ships a TS type that is exactly Anchor’s camelCase form of the JSON', function () {

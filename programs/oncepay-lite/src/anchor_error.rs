@@ -16,108 +16,53 @@
 //! static strings into a stack buffer): a successful instruction pays nothing
 //! for it.
 
-use {crate::error::OncepayError, pinocchio::program_error::ProgramError};
+use {
+    crate::error::{error_table, OncepayError},
+    pinocchio::program_error::ProgramError,
+};
 
-/// The anchor-lang 0.32.1 framework errors (`anchor_lang::error::ErrorCode`)
-/// this program answers, with Anchor's numbers. Names and messages are
-/// Anchor's, byte for byte.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-#[repr(u32)]
-pub enum AnchorErrorCode {
-    /// 101 - no instruction starts with the given data (also: under 8 bytes).
-    InstructionFallbackNotFound = 101,
-    /// 102 - the arguments do not Borsh-decode.
-    InstructionDidNotDeserialize = 102,
-    /// 2000 - a `mut` account is read-only.
-    ConstraintMut = 2000,
-    /// 2001 - a `has_one` field does not name the given account.
-    ConstraintHasOne = 2001,
-    /// 2006 - the account is not the PDA of its `seeds`.
-    ConstraintSeeds = 2006,
-    /// 2014 - `token::mint`.
-    ConstraintTokenMint = 2014,
-    /// 2015 - `token::authority`.
-    ConstraintTokenOwner = 2015,
-    /// 2021 - `token::token_program`.
-    ConstraintTokenTokenProgram = 2021,
-    /// 2022 - `mint::token_program`.
-    ConstraintMintTokenProgram = 2022,
-    /// 3001 - account data shorter than a discriminator.
-    AccountDiscriminatorNotFound = 3001,
-    /// 3002 - wrong account discriminator.
-    AccountDiscriminatorMismatch = 3002,
-    /// 3003 - account fields do not Borsh-decode.
-    AccountDidNotDeserialize = 3003,
-    /// 3005 - fewer accounts than the instruction declares.
-    AccountNotEnoughKeys = 3005,
-    /// 3007 - account owned by another program.
-    AccountOwnedByWrongProgram = 3007,
-    /// 3008 - a `Program` / `Interface` account is not the expected program.
-    InvalidProgramId = 3008,
-    /// 3009 - a `Program` / `Interface` account is not executable.
-    InvalidProgramExecutable = 3009,
-    /// 3010 - a `Signer` did not sign.
-    AccountNotSigner = 3010,
-    /// 3012 - a typed account is a System account with no lamports.
-    AccountNotInitialized = 3012,
-}
-
-impl AnchorErrorCode {
-    pub const fn name(self) -> &'static str {
-        match self {
-            Self::InstructionFallbackNotFound => "InstructionFallbackNotFound",
-            Self::InstructionDidNotDeserialize => "InstructionDidNotDeserialize",
-            Self::ConstraintMut => "ConstraintMut",
-            Self::ConstraintHasOne => "ConstraintHasOne",
-            Self::ConstraintSeeds => "ConstraintSeeds",
-            Self::ConstraintTokenMint => "ConstraintTokenMint",
-            Self::ConstraintTokenOwner => "ConstraintTokenOwner",
-            Self::ConstraintTokenTokenProgram => "ConstraintTokenTokenProgram",
-            Self::ConstraintMintTokenProgram => "ConstraintMintTokenProgram",
-            Self::AccountDiscriminatorNotFound => "AccountDiscriminatorNotFound",
-            Self::AccountDiscriminatorMismatch => "AccountDiscriminatorMismatch",
-            Self::AccountDidNotDeserialize => "AccountDidNotDeserialize",
-            Self::AccountNotEnoughKeys => "AccountNotEnoughKeys",
-            Self::AccountOwnedByWrongProgram => "AccountOwnedByWrongProgram",
-            Self::InvalidProgramId => "InvalidProgramId",
-            Self::InvalidProgramExecutable => "InvalidProgramExecutable",
-            Self::AccountNotSigner => "AccountNotSigner",
-            Self::AccountNotInitialized => "AccountNotInitialized",
-        }
-    }
-
-    /// Anchor's `#[msg]` for the code (anchor-lang 0.32.1 `lang/src/error.rs`).
-    pub const fn message(self) -> &'static str {
-        match self {
-            Self::InstructionFallbackNotFound => "Fallback functions are not supported",
-            Self::InstructionDidNotDeserialize => {
-                "The program could not deserialize the given instruction"
-            }
-            Self::ConstraintMut => "A mut constraint was violated",
-            Self::ConstraintHasOne => "A has one constraint was violated",
-            Self::ConstraintSeeds => "A seeds constraint was violated",
-            Self::ConstraintTokenMint => "A token mint constraint was violated",
-            Self::ConstraintTokenOwner => "A token owner constraint was violated",
-            Self::ConstraintTokenTokenProgram => {
-                "A token account token program constraint was violated"
-            }
-            Self::ConstraintMintTokenProgram => "A mint token program constraint was violated",
-            Self::AccountDiscriminatorNotFound => "No discriminator was found on the account",
-            Self::AccountDiscriminatorMismatch => {
-                "Account discriminator did not match what was expected"
-            }
-            Self::AccountDidNotDeserialize => "Failed to deserialize the account",
-            Self::AccountNotEnoughKeys => "Not enough account keys given to the instruction",
-            Self::AccountOwnedByWrongProgram => {
-                "The given account is owned by a different program than expected"
-            }
-            Self::InvalidProgramId => "Program ID was not as expected",
-            Self::InvalidProgramExecutable => "Program account is not executable",
-            Self::AccountNotSigner => "The given account did not sign",
-            Self::AccountNotInitialized => {
-                "The program expected this account to be already initialized"
-            }
-        }
+error_table! {
+    /// The anchor-lang 0.32.1 framework errors (`anchor_lang::error::ErrorCode`)
+    /// this program answers, with Anchor's numbers. Names and messages are
+    /// Anchor's, byte for byte. (No `From<…> for ProgramError`: they are
+    /// answered through [`Failure`], which logs them the way Anchor does.)
+    pub enum AnchorErrorCode {
+        /// 101 - no instruction starts with the given data (also: under 8 bytes).
+        InstructionFallbackNotFound = 101, "Fallback functions are not supported",
+        /// 102 - the arguments do not Borsh-decode.
+        InstructionDidNotDeserialize = 102, "The program could not deserialize the given instruction",
+        /// 2000 - a `mut` account is read-only.
+        ConstraintMut = 2000, "A mut constraint was violated",
+        /// 2001 - a `has_one` field does not name the given account.
+        ConstraintHasOne = 2001, "A has one constraint was violated",
+        /// 2006 - the account is not the PDA of its `seeds`.
+        ConstraintSeeds = 2006, "A seeds constraint was violated",
+        /// 2014 - `token::mint`.
+        ConstraintTokenMint = 2014, "A token mint constraint was violated",
+        /// 2015 - `token::authority`.
+        ConstraintTokenOwner = 2015, "A token owner constraint was violated",
+        /// 2021 - `token::token_program`.
+        ConstraintTokenTokenProgram = 2021, "A token account token program constraint was violated",
+        /// 2022 - `mint::token_program`.
+        ConstraintMintTokenProgram = 2022, "A mint token program constraint was violated",
+        /// 3001 - account data shorter than a discriminator.
+        AccountDiscriminatorNotFound = 3001, "No discriminator was found on the account",
+        /// 3002 - wrong account discriminator.
+        AccountDiscriminatorMismatch = 3002, "Account discriminator did not match what was expected",
+        /// 3003 - account fields do not Borsh-decode.
+        AccountDidNotDeserialize = 3003, "Failed to deserialize the account",
+        /// 3005 - fewer accounts than the instruction declares.
+        AccountNotEnoughKeys = 3005, "Not enough account keys given to the instruction",
+        /// 3007 - account owned by another program.
+        AccountOwnedByWrongProgram = 3007, "The given account is owned by a different program than expected",
+        /// 3008 - a `Program` / `Interface` account is not the expected program.
+        InvalidProgramId = 3008, "Program ID was not as expected",
+        /// 3009 - a `Program` / `Interface` account is not executable.
+        InvalidProgramExecutable = 3009, "Program account is not executable",
+        /// 3010 - a `Signer` did not sign.
+        AccountNotSigner = 3010, "The given account did not sign",
+        /// 3012 - a typed account is a System account with no lamports.
+        AccountNotInitialized = 3012, "The program expected this account to be already initialized",
     }
 }
 
