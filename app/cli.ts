@@ -21,7 +21,7 @@ import { ExecuteDeps, executePayout } from './payout/execute-payout';
 import { PayoutWorkerOptions, startPayoutWorker } from './payout/worker';
 import { readKeypairFile } from './payout/keypair';
 import { ONCEPAY_PROGRAM_ID } from './payout/program';
-import { getMerchant, getMerchantByAddress, getPayout, insertMerchant, listAttempts } from './payout/queries';
+import { getMerchant, getMerchantByAddress, getPayout, insertMerchant, listAttempts } from './payout/store';
 import { resumePayouts } from './payout/resume';
 import { payoutView } from './payout/view';
 import { address } from './types';

@@ -27,7 +27,7 @@ import { createPayout, preparePayout } from '../app/payout/create-payout';
 import { executePayout } from '../app/payout/execute-payout';
 import { startPayoutWorker } from '../app/payout/worker';
 import { ONCEPAY_PROGRAM_ID } from '../app/payout/program';
-import { MerchantRow, insertMerchant } from '../app/payout/queries';
+import { MerchantRow, insertMerchant } from '../app/payout/store';
 import { address } from '../app/types';
 import { startLocalnet } from '../localnet';
 import { bankrunChain, bankrunIo, startBankrun } from '../testkit/payout/bankrun-chain';

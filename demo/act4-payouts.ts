@@ -9,7 +9,7 @@ import { hashApiKey } from '../app/api/api-key-auth';
 import { buildApiApp } from '../app/api/build-api-app';
 import { createConnectionChain } from '../app/payout/chain';
 import { ExecuteDeps, executePayout, PayoutResult } from '../app/payout/execute-payout';
-import { getPayout, insertMerchant, listAttempts } from '../app/payout/queries';
+import { getPayout, insertMerchant, listAttempts } from '../app/payout/store';
 import { address } from '../app/types';
 import { OncepayError } from '../common/errors';
 import type { LocalnetHandle } from '../localnet';

@@ -4,7 +4,7 @@ import bs58 from 'bs58';
 import { Connection, PublicKey } from '@solana/web3.js';
 import type { Pool } from 'pg';
 import { decodeOpAccount } from '../app/payout/program';
-import { getPayout } from '../app/payout/queries';
+import { getPayout } from '../app/payout/store';
 import { World } from './act1-merchant-and-payments';
 import type { IndexingEvidence } from './act2-indexing';
 import { CLUSTER } from './act2-indexing';

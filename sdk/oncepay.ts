@@ -36,7 +36,7 @@ import {
   getPayout,
   insertMerchant,
   listAttempts,
-} from '../app/payout/queries';
+} from '../app/payout/store';
 import { resumePayouts } from '../app/payout/resume';
 import { startPayoutWorker } from '../app/payout/worker';
 import { address } from '../app/types';

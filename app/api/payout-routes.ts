@@ -3,7 +3,7 @@
 import { FastifyInstance, FastifyRequest } from 'fastify';
 import { Pool } from 'pg';
 import { preparePayout, sameTerms } from '../payout/create-payout';
-import { getPayout, insertPayout, listAttempts } from '../payout/queries';
+import { getPayout, insertPayout, listAttempts } from '../payout/store';
 import { payoutView } from '../payout/view';
 import { authenticatedMerchant } from './api-key-auth';
 import { ApiError, toApiError } from './errors';

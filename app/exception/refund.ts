@@ -9,7 +9,7 @@ import { withTransaction } from '../../db/sql';
 import { failpoint } from '../../common/failpoint';
 import { PayoutInput, createPayout, preparePayout, sameTerms } from '../payout/create-payout';
 import { ExecuteDeps, executePayout } from '../payout/execute-payout';
-import { MerchantRow, PayoutRow, getMerchant, getPayout } from '../payout/queries';
+import { MerchantRow, PayoutRow, getMerchant, getPayout } from '../payout/store';
 import { address } from '../types';
 import { EXCEPTION_CODES } from './codes';
 import { getException, insertRefundLink, insertResolved, merchantIdByVault } from './store';

@@ -4,7 +4,7 @@ import { Keypair, PublicKey, Transaction } from '@solana/web3.js';
 import bs58 from 'bs58';
 import { Signature, signature as toSignature } from '../types';
 import { executePayoutInstruction } from './program';
-import { PayoutRow } from './queries';
+import { PayoutRow } from './store';
 
 export type AttemptTerms = Pick<
   PayoutRow,

@@ -5,7 +5,7 @@ import { OncepayError } from '../../common/errors';
 import { AMOUNT_ZERO } from '../codes';
 import { deriveOperation } from '../op-id';
 import { address, payoutId as toPayoutId } from '../types';
-import { MerchantRow, PayoutRow, insertPayout } from './queries';
+import { MerchantRow, PayoutRow, insertPayout } from './store';
 
 export interface PayoutInput {
   payoutId: string;

@@ -29,7 +29,7 @@ import {
   markAttemptSent,
   reopenFailedPayout,
   settleAttempt,
-} from './queries';
+} from './store';
 
 export interface ExecuteDeps {
   db: Pool;

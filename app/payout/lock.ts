@@ -7,30 +7,9 @@
 // The on-chain op account stays the final guard if two journals ever run without a shared database.
 import { Pool, PoolClient } from 'pg';
 import { OncepayError } from '../../common/errors';
+import { exec, one } from '../../db/sql';
 import { PAYOUT_LOCK_TIMEOUT } from '../codes';
-
-/**
- * The advisory lock key of the payout whose id is the SQL expression `id` (a bigint key from hashtextextended;
- * the prefix keeps payout keys apart from other advisory locks, and the schema keeps two journals on one server,
- * e.g. per-test schemas, apart as if they were two databases).
- */
-export function payoutLockKey(id: string): string {
-  return `hashtextextended('oncepay:payout:' || current_schema() || ':' || (${id})::text, 0)`;
-}
-
-/**
- * SQL: the advisory locks (bigint keys) held in this database right now, as pg_locks shows them — a key's high and
- * low 32 bits as classid and objid, objsubid 1. Read once per statement (MATERIALIZED), then matched per row with
- * payoutLockAmong.
- */
-export const HELD_ADVISORY_LOCKS = `SELECT l.classid, l.objid FROM pg_locks l
-   WHERE l.locktype = 'advisory' AND l.objsubid = 1 AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database())`;
-
-/** SQL condition: the lock of payout `id` is among `held` (a relation of HELD_ADVISORY_LOCKS). */
-export function payoutLockAmong(held: string, id: string): string {
-  const key = payoutLockKey(id);
-  return `EXISTS (SELECT 1 FROM ${held} h WHERE h.classid = ((${key} >> 32) & 4294967295)::oid AND h.objid = (${key} & 4294967295)::oid)`;
-}
+import * as q from './queries';
 
 /** A connection checked out for one payout: the pool's 'error' listener is off while it is out, so it gets its own. */
 export interface DedicatedConnection {
@@ -70,7 +49,7 @@ export interface PayoutLock {
 /** Unlock and hand the connection back; destroying it (when unlocking fails) releases the lock too. */
 export async function unlockPayout(conn: DedicatedConnection, id: string): Promise<void> {
   try {
-    await conn.client.query(`SELECT pg_advisory_unlock(${payoutLockKey('$1::bigint')})`, [id]);
+    await exec(conn.client, q.unlockPayout(id));
     conn.release();
   } catch (e) {
     conn.release(e as Error);
@@ -86,18 +65,16 @@ export async function lockPayout(
 ): Promise<PayoutLock | null> {
   const conn = await checkoutDedicated(pool);
   const c = conn.client;
-  const key = payoutLockKey('$1::bigint');
   try {
     if (mode === 'skip') {
-      const { rows } = await c.query(`SELECT pg_try_advisory_lock(${key}) AS ok`, [id]);
-      if (!rows[0].ok) {
+      if (!(await one<{ ok: boolean }>(c, q.tryLockPayout(id)))?.ok) {
         conn.release();
         return null;
       }
     } else {
-      await c.query(`SELECT set_config('lock_timeout', $1, false)`, [`${Math.max(1, Math.floor(timeoutMs))}ms`]);
+      await exec(c, q.setLockTimeout(`${Math.max(1, Math.floor(timeoutMs))}ms`));
       try {
-        await c.query(`SELECT pg_advisory_lock(${key})`, [id]);
+        await exec(c, q.lockPayout(id));
       } catch (e) {
         if ((e as { code?: string }).code === '55P03') {
           throw new OncepayError(
@@ -108,7 +85,7 @@ export async function lockPayout(
         }
         throw e;
       } finally {
-        await c.query(`SELECT set_config('lock_timeout', '0', false)`).catch(() => undefined);
+        await exec(c, q.setLockTimeout('0')).catch(() => undefined);
       }
     }
   } catch (e) {

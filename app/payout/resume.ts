@@ -2,7 +2,7 @@
 // every `pending` one — goes through executePayout with the same rules. Rows another worker holds are skipped.
 import { logger } from '../../common/log';
 import { ExecuteDeps, PayoutResult, executePayout } from './execute-payout';
-import { listUnfinishedPayouts } from './queries';
+import { listUnfinishedPayouts } from './store';
 
 export interface ResumeSummary {
   results: PayoutResult[];

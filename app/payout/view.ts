@@ -1,6 +1,6 @@
 // The JSON shape of a payout with its attempts and on-chain proof, shared by the API and `oncepay payout show`.
 // Amounts and slots are decimal strings; transaction bytes are base64.
-import { AttemptRow, PayoutRow } from './queries';
+import { AttemptRow, PayoutRow } from './store';
 
 export interface AttemptView {
   attemptNo: number;

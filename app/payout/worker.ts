@@ -23,7 +23,7 @@ import { PayoutResult, RunDeps, runPayoutLocked } from './execute-payout';
 import { listenForDuePayouts } from './due-listener';
 import { DedicatedConnection, checkoutDedicated, unlockPayout } from './lock';
 import { payoutMetrics, watchOpenAttempts } from './metrics';
-import { claimDuePayout, deferPayout, listAttempts, openAttemptStats } from './queries';
+import { claimDuePayout, deferPayout, listAttempts, openAttemptStats } from './store';
 
 export interface Backoff {
   baseMs: number;

@@ -5,7 +5,7 @@
 import { expect } from 'chai';
 import { Keypair } from '@solana/web3.js';
 import { hashApiKey } from '../../app/api/api-key-auth';
-import { insertMerchant } from '../../app/payout/queries';
+import { insertMerchant } from '../../app/payout/store';
 import { ONCEPAY_PROGRAM_ID } from '../../app/payout/program';
 import { address } from '../../app/types';
 import { FaultDb, getJson, Proc, startFaultDb, startOncepay, waitFor } from './support';

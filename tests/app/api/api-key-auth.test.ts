@@ -12,7 +12,7 @@ import { createTestDb, TestDb } from '../../../testkit/test-db';
 import { buildApiApp } from '../../../app/api/build-api-app';
 import { hashApiKey } from '../../../app/api/api-key-auth';
 import { API_ERRORS } from '../../../app/api/errors';
-import { insertMerchant } from '../../../app/payout/queries';
+import { insertMerchant } from '../../../app/payout/store';
 import { ONCEPAY_PROGRAM_ID } from '../../../app/payout/program';
 import { address } from '../../../app/types';
 

@@ -6,7 +6,7 @@ import { buildApiApp } from '../../../app/api/build-api-app';
 import { hashApiKey } from '../../../app/api/api-key-auth';
 import { API_ERRORS } from '../../../app/api/errors';
 import { pruneIdempotencyKeys } from '../../../app/api/idempotency';
-import { insertMerchant, MerchantRow } from '../../../app/payout/queries';
+import { insertMerchant, MerchantRow } from '../../../app/payout/store';
 import { deriveOpId } from '../../../app/op-id';
 import { ONCEPAY_PROGRAM_ID } from '../../../app/payout/program';
 import { address } from '../../../app/types';

@@ -6,7 +6,7 @@ import { Keypair } from '@solana/web3.js';
 import { PoolClient } from 'pg';
 import { hashApiKey } from '../../../app/api/api-key-auth';
 import { canonicalRequestHash, claimKey, withIdempotencyKey } from '../../../app/api/idempotency';
-import { insertMerchant, MerchantRow } from '../../../app/payout/queries';
+import { insertMerchant, MerchantRow } from '../../../app/payout/store';
 import { ONCEPAY_PROGRAM_ID } from '../../../app/payout/program';
 import { address } from '../../../app/types';
 import { createPool } from '../../../db/pool';

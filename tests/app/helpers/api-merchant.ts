@@ -3,7 +3,7 @@ import { Keypair } from '@solana/web3.js';
 import type { Pool } from 'pg';
 import { hashApiKey } from '../../../app/api/api-key-auth';
 import { ONCEPAY_PROGRAM_ID } from '../../../app/payout/program';
-import { insertMerchant, MerchantRow } from '../../../app/payout/queries';
+import { insertMerchant, MerchantRow } from '../../../app/payout/store';
 import { address } from '../../../app/types';
 
 export function insertApiMerchant(pool: Pool, name: string, apiKey: string): Promise<MerchantRow> {

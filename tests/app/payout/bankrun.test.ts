@@ -11,7 +11,7 @@ import { lockPayout } from '../../../app/payout/lock';
 import { resumePayouts } from '../../../app/payout/resume';
 import { payoutMetrics } from '../../../app/payout/metrics';
 import { decodeOpAccount } from '../../../app/payout/program';
-import { insertMerchant, listAttempts, MerchantRow } from '../../../app/payout/queries';
+import { insertMerchant, listAttempts, MerchantRow } from '../../../app/payout/store';
 import { address } from '../../../app/types';
 import { bankrunChain, bankrunIo, bankrunTokenBalance, startBankrun } from '../../../testkit/payout/bankrun-chain';
 import { createTokenAccount, MerchantSetup, setupMerchant } from '../../../testkit/payout/setup';

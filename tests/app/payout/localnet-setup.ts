@@ -11,7 +11,7 @@ import { requireProgramSo } from '../../../common/program-binary';
 import { hashApiKey } from '../../../app/api/api-key-auth';
 import { createPayout } from '../../../app/payout/create-payout';
 import { ONCEPAY_PROGRAM_ID } from '../../../app/payout/program';
-import { insertMerchant, listAttempts, MerchantRow, PayoutRow } from '../../../app/payout/queries';
+import { insertMerchant, listAttempts, MerchantRow, PayoutRow } from '../../../app/payout/store';
 import { address } from '../../../app/types';
 import { createTestDb, TestDb } from '../../../testkit/test-db';
 import {

@@ -14,7 +14,7 @@ import { createConnectionChain, ConnectionChainOptions, PayoutChain } from '../.
 import { createPayout } from '../../../app/payout/create-payout';
 import { ExecuteDeps, executePayout } from '../../../app/payout/execute-payout';
 import { payoutMetrics } from '../../../app/payout/metrics';
-import { getPayout, insertMerchant, listAttempts, MerchantRow, PayoutRow } from '../../../app/payout/queries';
+import { getPayout, insertMerchant, listAttempts, MerchantRow, PayoutRow } from '../../../app/payout/store';
 import { address } from '../../../app/types';
 import { connectionIo, createTokenAccount, MerchantSetup, tokenBalance } from '../../../testkit/payout/setup';
 import { expectExactlyOneTransfer as exactlyOne, PayoutLocalnet, startPayoutLocalnet, until } from './localnet-setup';

@@ -4,7 +4,7 @@ import { Keypair } from '@solana/web3.js';
 import { createTestDb, TestDb } from '../../../testkit/test-db';
 import { hashApiKey } from '../../../app/api/api-key-auth';
 import { preparePayout } from '../../../app/payout/create-payout';
-import { insertAttempt, insertMerchant, insertPayout, MerchantRow } from '../../../app/payout/queries';
+import { insertAttempt, insertMerchant, insertPayout, MerchantRow } from '../../../app/payout/store';
 import { ONCEPAY_PROGRAM_ID } from '../../../app/payout/program';
 import { address, signature } from '../../../app/types';
 

@@ -5,7 +5,7 @@
 import { expect } from 'chai';
 import { Keypair, PublicKey } from '@solana/web3.js';
 import { createPayout } from '../../../app/payout/create-payout';
-import { PayoutRow } from '../../../app/payout/queries';
+import { PayoutRow } from '../../../app/payout/store';
 import { FaultDb, startFaultDb, startOncepay, waitFor } from '../../faults/support';
 import { stderrJson } from '../../indexer/cli/run-cli';
 import { connectionIo, createTokenAccount } from '../../../testkit/payout/setup';

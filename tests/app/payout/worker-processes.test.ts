@@ -6,7 +6,7 @@ import { expect } from 'chai';
 import * as os from 'os';
 import { Keypair, PublicKey } from '@solana/web3.js';
 import { createPayout } from '../../../app/payout/create-payout';
-import { listAttempts, PayoutRow } from '../../../app/payout/queries';
+import { listAttempts, PayoutRow } from '../../../app/payout/store';
 import { Proc, startOncepay } from '../../faults/support';
 import { stderrJson } from '../../indexer/cli/run-cli';
 import { connectionIo, createTokenAccount } from '../../../testkit/payout/setup';

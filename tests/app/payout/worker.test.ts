@@ -8,7 +8,7 @@ import { createPool } from '../../../db/pool';
 import { createConnectionChain } from '../../../app/payout/chain';
 import { executePayout } from '../../../app/payout/execute-payout';
 import { lockPayout } from '../../../app/payout/lock';
-import { claimDuePayout, getPayout, listAttempts } from '../../../app/payout/queries';
+import { claimDuePayout, getPayout, listAttempts } from '../../../app/payout/store';
 import { PayoutWorkerOptions, startPayoutWorker } from '../../../app/payout/worker';
 import { PayoutResult } from '../../../app/payout/execute-payout';
 import {
