@@ -6,7 +6,7 @@ import { preparePayout, sameTerms } from '../payout/create-payout';
 import { getPayout, insertPayout, listAttempts } from '../payout/store';
 import { payoutView } from '../payout/view';
 import { authenticatedMerchant } from './api-key-auth';
-import { ApiError, toApiError } from './errors';
+import { ApiError } from './errors';
 import { canonicalRequestHash, isIdempotencyKey, withIdempotencyKey } from './idempotency';
 import { createPayoutBodySchema, errorResponses, payoutSchema } from './schemas';
 
@@ -132,5 +132,3 @@ export async function payoutRoutes(app: FastifyInstance, opts: PayoutRoutesOptio
     },
   );
 }
-
-export { toApiError };
