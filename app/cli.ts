@@ -17,7 +17,7 @@ import { MERCHANT_NOT_FOUND, OPTION_INVALID, PAYOUT_NOT_FOUND } from './codes';
 import { deriveOperation } from './op-id';
 import { createConnectionChain } from './payout/chain';
 import { createPayout } from './payout/create-payout';
-import { ExecuteDeps, executePayout } from './payout/execute-payout';
+import { RunPayoutDeps, runPayout } from './payout/run-payout';
 import { PayoutWorkerOptions, startPayoutWorker } from './payout/worker';
 import { readKeypairFile } from './payout/keypair';
 import { ONCEPAY_PROGRAM_ID } from './payout/program';
@@ -42,7 +42,7 @@ interface ChainOpts {
 /** No JSON-RPC request waits longer than this: a hung node is a failed call (retried), and a drain stays bounded. */
 const RPC_REQUEST_TIMEOUT_MS = 30_000;
 
-function chainDeps(db: Pool, o: Omit<ChainOpts, 'timeoutMs'> & { timeoutMs?: string }): ExecuteDeps {
+function chainDeps(db: Pool, o: Omit<ChainOpts, 'timeoutMs'> & { timeoutMs?: string }): RunPayoutDeps {
   const connection = new Connection(o.rpc, {
     commitment: 'confirmed',
     disableRetryOnRateLimit: true,
@@ -194,7 +194,7 @@ export function register(program: Command): void {
     await withPoolFromEnv({}, async (db) => {
       const p = await getPayout(db, id);
       if (!p) throw new OncepayError(PAYOUT_NOT_FOUND, `payout ${id} not found`);
-      const r = await executePayout(p, { ...chainDeps(db, o), retryFailed: o.retryFailed });
+      const r = await runPayout(p, { ...chainDeps(db, o), retryFailed: o.retryFailed });
       print(r, o.json);
     });
   });

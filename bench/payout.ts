@@ -2,7 +2,7 @@
 //   worker   createPayout (what the API stores) while a payout worker pool (app/payout/worker.ts) at CONCURRENCY
 //            slots claims and executes them: claim + advisory lock in one statement, op-account pre-check,
 //            attempt persisted before the send, status polling, result recorded, unlock (`oncepay payout worker`)
-//   journal  createPayout + executePayout called directly, CONCURRENCY at a time (the SDK as a library)
+//   journal  createPayout + runPayout called directly, CONCURRENCY at a time (the SDK as a library)
 //   direct   the same execute_payout transactions built, signed, sent and polled to `confirmed` without any
 //            database (what the journal costs is the difference)
 // on three banks: solana-bankrun (in-process, so the database share shows), and the localnet (JSON-RPC over
@@ -24,7 +24,7 @@ import { hashApiKey } from '../app/api/api-key-auth';
 import { buildAttemptTransaction } from '../app/payout/build-attempt';
 import { PayoutChain, createConnectionChain } from '../app/payout/chain';
 import { createPayout, preparePayout } from '../app/payout/create-payout';
-import { executePayout } from '../app/payout/execute-payout';
+import { runPayout } from '../app/payout/run-payout';
 import { startPayoutWorker } from '../app/payout/worker';
 import { ONCEPAY_PROGRAM_ID } from '../app/payout/program';
 import { MerchantRow, insertMerchant } from '../app/payout/store';
@@ -148,7 +148,7 @@ async function run(
     const signal = AbortSignal.timeout(DEADLINE_MS);
     await inParallel(ids, CONCURRENCY, async (payoutId) => {
       const { row } = await createPayout(db, merchant, { ...terms(), payoutId });
-      const r = await executePayout(row, {
+      const r = await runPayout(row, {
         db,
         chain: bank.chain,
         authority: m.authority,

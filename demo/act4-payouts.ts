@@ -8,7 +8,7 @@ import type { Pool } from 'pg';
 import { hashApiKey } from '../app/api/api-key-auth';
 import { buildApiApp } from '../app/api/build-api-app';
 import { createConnectionChain } from '../app/payout/chain';
-import { ExecuteDeps, executePayout, PayoutResult } from '../app/payout/execute-payout';
+import { RunPayoutDeps, runPayout, PayoutResult } from '../app/payout/run-payout';
 import { getPayout, insertMerchant, listAttempts } from '../app/payout/store';
 import { address } from '../app/types';
 import { OncepayError } from '../common/errors';
@@ -118,7 +118,7 @@ export async function runPayouts(deps: {
       `POST /v1/payouts ${c.label} (Idempotency-Key ${c.idempotencyKey}) → ${c.status}${c.replayed ? ' Idempotent-Replayed: true' : ''}${c.code ? ` ${c.code}` : ''}${c.rowId ? ` payout #${c.rowId}` : ''}`,
     );
 
-  const worker = (): ExecuteDeps => ({
+  const worker = (): RunPayoutDeps => ({
     db,
     // Each worker has its own RPC connection, as two processes would.
     chain: createConnectionChain({
@@ -155,14 +155,14 @@ export async function runPayouts(deps: {
   // payout-2001: the node executes the transaction and the answer is lost on the way back.
   const id1 = rowOf('payout-2001');
   net.faults.dropNextResponses({ method: 'sendTransaction', count: 1 });
-  const w1 = await Promise.all([executePayout({ id: id1 }, worker()), executePayout({ id: id1 }, worker())]);
+  const w1 = await Promise.all([runPayout({ id: id1 }, worker()), runPayout({ id: id1 }, worker())]);
   net.faults.clear();
   await record('payout-2001', 'sendTransaction response dropped after execution', w1);
 
   // payout-2002: sends never reach the chain, then every blockhash handed out expires; only then may a new attempt be signed.
   const id2 = rowOf('payout-2002');
   net.faults.failNext({ kind: '500', method: 'sendTransaction', count: 1_000_000 });
-  const race = Promise.all([executePayout({ id: id2 }, worker()), executePayout({ id: id2 }, worker())]);
+  const race = Promise.all([runPayout({ id: id2 }, worker()), runPayout({ id: id2 }, worker())]);
   const start = performance.now();
   while (!(await listAttempts(db, id2)).some((a) => a.status === 'sent')) {
     if (performance.now() - start > 90_000)

@@ -27,7 +27,7 @@ import {
 } from '../app/merchant/lifecycle';
 import { createConnectionChain } from '../app/payout/chain';
 import { createPayout } from '../app/payout/create-payout';
-import { ExecuteDeps, RunDeps, executePayout } from '../app/payout/execute-payout';
+import { RunLockedDeps, RunPayoutDeps, runPayout } from '../app/payout/run-payout';
 import { ONCEPAY_PROGRAM_ID, merchantAddress } from '../app/payout/program';
 import {
   MerchantRow,
@@ -233,7 +233,7 @@ export class OncePay {
   }
 
   /** What executing a payout needs, apart from the database (the worker pool brings its own connections). */
-  private runDeps(s: Pick<PayoutSigners, 'authority' | 'payer'>): RunDeps {
+  private runDeps(s: Pick<PayoutSigners, 'authority' | 'payer'>): RunLockedDeps {
     return {
       chain: createConnectionChain({ connection: this.connection, settleCommitment: this.opts.commitment }),
       authority: s.authority,
@@ -243,7 +243,7 @@ export class OncePay {
     };
   }
 
-  private executeDeps(s: PayoutSigners): ExecuteDeps {
+  private executeDeps(s: PayoutSigners): RunPayoutDeps {
     return { ...this.runDeps(s), db: this.db, signal: s.signal, retryFailed: s.retryFailed };
   }
 
@@ -253,7 +253,7 @@ export class OncePay {
    */
   async executePayout(payout: Payout | string, signers: PayoutSigners): Promise<Payout> {
     const id = typeof payout === 'string' ? payout : payout.id;
-    await executePayout({ id }, this.executeDeps(signers));
+    await runPayout({ id }, this.executeDeps(signers));
     return this.mustPayout(id);
   }
 

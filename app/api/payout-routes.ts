@@ -69,7 +69,7 @@ export async function payoutRoutes(app: FastifyInstance, opts: PayoutRoutesOptio
       // Validation first (nothing is claimed for a request that can never succeed).
       const prepared = preparePayout(merchant, req.body);
       const canonical = {
-        payoutId: prepared.payoutId,
+        payoutId: prepared.merchantPayoutId,
         recipient: prepared.recipient,
         mint: prepared.mint,
         amount: prepared.amount.toString(),
@@ -91,7 +91,7 @@ export async function payoutRoutes(app: FastifyInstance, opts: PayoutRoutesOptio
           // Another key already created this business operation: never a second payout.
           const e = new ApiError(
             'PAYOUT_ID_EXISTS',
-            `payoutId ${JSON.stringify(prepared.payoutId)} already exists as payout ${r.row.id}${sameTerms(r.row, prepared) ? ' (same terms)' : ' with other terms'}`,
+            `payoutId ${JSON.stringify(prepared.merchantPayoutId)} already exists as payout ${r.row.id}${sameTerms(r.row, prepared) ? ' (same terms)' : ' with other terms'}`,
           );
           return { status: e.status, body: e.body() };
         },

@@ -1,14 +1,14 @@
 // Settle an exception exactly once: refund it (a payout whose payout id is derived from the exception's receipt
 // key, so it goes through the same op-id/PDA path as every payout and can never be paid twice), or resolve it
 // without moving money. The refund row, its link to the exception and the exception's lock are one database
-// transaction; executing the payout afterwards is executePayout's job (journal + op account), so a crash between
+// transaction; executing the payout afterwards is runPayout's job (journal + op account), so a crash between
 // the two is finished by running the same command again (or `oncepay payout resume`).
 import { Pool, PoolClient } from 'pg';
 import { OncepayError } from '../../common/errors';
 import { withTransaction } from '../../db/sql';
 import { failpoint } from '../../common/failpoint';
 import { PayoutInput, createPayout, preparePayout, sameTerms } from '../payout/create-payout';
-import { ExecuteDeps, executePayout } from '../payout/execute-payout';
+import { RunPayoutDeps, runPayout } from '../payout/run-payout';
 import { MerchantRow, PayoutRow, getMerchant, getPayout } from '../payout/store';
 import { address } from '../types';
 import { EXCEPTION_CODES } from './codes';
@@ -110,13 +110,13 @@ export interface RefundResult extends RefundPrepared {
 
 /** prepareRefund, then execute (or finish executing) the refund payout with the payout SDK's rules. */
 export async function refundException(
-  deps: ExecuteDeps,
+  deps: RunPayoutDeps,
   id: string,
   o: { merchant?: MerchantRow; to?: string } = {},
 ): Promise<RefundResult> {
   const prepared = await prepareRefund(deps.db, id, o);
   failpoint('exception.refund_after_link');
-  await executePayout(prepared.payout, deps);
+  await runPayout(prepared.payout, deps);
   const executed = (await getPayout(deps.db, prepared.payout.id))!;
   return { ...prepared, exception: (await getException(deps.db, id))!, executed };
 }

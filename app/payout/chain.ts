@@ -38,7 +38,7 @@ export interface ConnectionChainOptions {
   settleCommitment?: Extract<Commitment, 'confirmed' | 'finalized'>;
   /**
    * Ask for statuses beyond the node's recent status cache (default true). Nodes without full history answer
-   * "not found" for old signatures: the op account then decides (see execute-payout.ts).
+   * "not found" for old signatures: the op account then decides (see run-payout.ts).
    */
   searchTransactionHistory?: boolean;
 }

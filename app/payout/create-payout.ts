@@ -36,7 +36,7 @@ export function preparePayout(merchant: MerchantRow, input: PayoutInput) {
   const op = deriveOperation({ programId: merchant.programId, merchant: merchant.merchantAddress, payoutId: pid });
   return {
     merchantId: merchant.id,
-    payoutId: pid,
+    merchantPayoutId: pid,
     programId: merchant.programId,
     merchantAddress: merchant.merchantAddress,
     vault: merchant.vault,

@@ -90,10 +90,10 @@ export function getMerchantByAddress(merchantAddress: string): Query {
 
 // ---- payouts ----
 
-/** Inserts unless (merchant, payout_id) exists: then returns no row. */
+/** Inserts unless (merchant, merchant_payout_id) exists: then returns no row. */
 export function insertPayout(p: {
   merchantId: string;
-  payoutId: string;
+  merchantPayoutId: string;
   programId: string;
   merchantAddress: string;
   vault: string;
@@ -106,13 +106,13 @@ export function insertPayout(p: {
   opBump: number;
 }): Query {
   return {
-    text: `INSERT INTO payouts (merchant_id, payout_id, program_id, merchant_address, vault, token_program, recipient, mint,
+    text: `INSERT INTO payouts (merchant_id, merchant_payout_id, program_id, merchant_address, vault, token_program, recipient, mint,
                                 amount, op_id, op_pda, op_bump)
            VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9::numeric, $10, $11, $12)
-           ON CONFLICT (merchant_id, payout_id) DO NOTHING RETURNING *`,
+           ON CONFLICT (merchant_id, merchant_payout_id) DO NOTHING RETURNING *`,
     values: [
       p.merchantId,
-      p.payoutId,
+      p.merchantPayoutId,
       p.programId,
       p.merchantAddress,
       p.vault,
@@ -128,8 +128,11 @@ export function insertPayout(p: {
 }
 
 /** A merchant's payout by the merchant's own id. */
-export function getPayoutOfMerchant(merchantId: string, payoutId: string): Query {
-  return { text: 'SELECT * FROM payouts WHERE merchant_id = $1 AND payout_id = $2', values: [merchantId, payoutId] };
+export function getPayoutOfMerchant(merchantId: string, merchantPayoutId: string): Query {
+  return {
+    text: 'SELECT * FROM payouts WHERE merchant_id = $1 AND merchant_payout_id = $2',
+    values: [merchantId, merchantPayoutId],
+  };
 }
 
 export function getPayout(id: string): Query {

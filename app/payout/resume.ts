@@ -1,7 +1,7 @@
 // Recovery after a crash: every payout left `executing` (an attempt whose outcome is unknown) — and, on request,
-// every `pending` one — goes through executePayout with the same rules. Rows another worker holds are skipped.
+// every `pending` one — goes through runPayout with the same rules. Rows another worker holds are skipped.
 import { logger } from '../../common/log';
-import { ExecuteDeps, PayoutResult, executePayout } from './execute-payout';
+import { RunPayoutDeps, PayoutResult, runPayout } from './run-payout';
 import { listUnfinishedPayouts } from './store';
 
 export interface ResumeSummary {
@@ -10,12 +10,12 @@ export interface ResumeSummary {
   skipped: string[];
 }
 
-export async function resumePayouts(deps: ExecuteDeps & { includePending?: boolean }): Promise<ResumeSummary> {
+export async function resumePayouts(deps: RunPayoutDeps & { includePending?: boolean }): Promise<ResumeSummary> {
   const log = deps.log ?? logger('payout');
   const rows = await listUnfinishedPayouts(deps.db, { includePending: deps.includePending ?? false });
   const out: ResumeSummary = { results: [], skipped: [] };
   for (const row of rows) {
-    const r = await executePayout(row, { ...deps, lock: 'skip' });
+    const r = await runPayout(row, { ...deps, lock: 'skip' });
     if (r) out.results.push(r);
     else out.skipped.push(row.id);
   }

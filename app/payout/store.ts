@@ -22,7 +22,8 @@ export interface MerchantRow {
 
 export interface NewPayout {
   merchantId: string;
-  payoutId: PayoutId;
+  /** The merchant's own id of the payout (the API's `payoutId`): the business operation. */
+  merchantPayoutId: PayoutId;
   programId: Address;
   merchantAddress: Address;
   vault: Address;
@@ -87,7 +88,7 @@ interface MerchantSqlRow {
 interface PayoutSqlRow {
   id: string;
   merchant_id: string;
-  payout_id: PayoutId;
+  merchant_payout_id: PayoutId;
   program_id: Address;
   merchant_address: Address;
   vault: Address;
@@ -146,7 +147,7 @@ function toPayout(r: PayoutSqlRow): PayoutRow {
   return {
     id: String(r.id),
     merchantId: String(r.merchant_id),
-    payoutId: r.payout_id,
+    merchantPayoutId: r.merchant_payout_id,
     programId: r.program_id,
     merchantAddress: r.merchant_address,
     vault: r.vault,
@@ -213,14 +214,14 @@ export async function getMerchantByAddress(db: Db, merchantAddress: string): Pro
 // ---- payouts ----
 
 /**
- * Insert unless (merchant, payout_id) exists. `created` tells which: the existing row is returned as is (its
+ * Insert unless (merchant, merchant_payout_id) exists. `created` tells which: the existing row is returned as is (its
  * terms may differ from the input — the caller decides whether that is a replay or a conflict).
  */
 export async function insertPayout(db: Db, p: NewPayout): Promise<{ row: PayoutRow; created: boolean }> {
   const inserted = await one<PayoutSqlRow>(db, q.insertPayout(p));
   if (inserted) return { row: toPayout(inserted), created: true };
   return {
-    row: toPayout((await one<PayoutSqlRow>(db, q.getPayoutOfMerchant(p.merchantId, p.payoutId)))!),
+    row: toPayout((await one<PayoutSqlRow>(db, q.getPayoutOfMerchant(p.merchantId, p.merchantPayoutId)))!),
     created: false,
   };
 }

@@ -51,7 +51,7 @@ export function payoutView(p: PayoutRow, attempts: AttemptRow[]): PayoutView {
   const executed = p.state === 'succeeded' || p.state === 'conflict';
   return {
     id: p.id,
-    payoutId: p.payoutId,
+    payoutId: p.merchantPayoutId,
     state: p.state,
     recipient: p.recipient,
     mint: p.mint,

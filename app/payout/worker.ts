@@ -5,7 +5,7 @@
 // processes can share one database: a payout is held by exactly one connection at a time, and PostgreSQL frees
 // it when that connection ends, however the worker ended.
 //
-// The worker is a scheduler around the journal rules (execute-payout.ts), which it never bypasses:
+// The worker is a scheduler around the journal rules (run-payout.ts), which it never bypasses:
 // - chain unreachable for `maxChainFailures` calls in a row → the payout is handed back with a capped, jittered
 //   backoff stored in the row (next_attempt_at, retries), so the slot serves other payouts meanwhile;
 // - database trouble → the slot drops its connection (and with it the lock; the row stays due), backs off with
@@ -19,7 +19,7 @@ import { OncepayError } from '../../common/errors';
 import { logger } from '../../common/log';
 import { backoffDelay } from '../../indexer/rpc/backoff';
 import { PAYOUT_ABORTED, PAYOUT_CHAIN_UNAVAILABLE } from '../codes';
-import { PayoutResult, RunDeps, runPayoutLocked } from './execute-payout';
+import { PayoutResult, RunLockedDeps, runPayoutLocked } from './run-payout';
 import { listenForDuePayouts } from './due-listener';
 import { DedicatedConnection, checkoutDedicated, unlockPayout } from './lock';
 import { payoutMetrics, watchOpenAttempts } from './metrics';
@@ -35,7 +35,7 @@ export const CHAIN_BACKOFF: Backoff = { baseMs: 1_000, capMs: 300_000 };
 /** A slot after a database error: 200 ms, 400 ms … up to 10 s, half of each step random. */
 export const DATABASE_BACKOFF: Backoff = { baseMs: 200, capMs: 10_000 };
 
-export interface PayoutWorkerOptions extends Omit<RunDeps, 'signal' | 'retryFailed'> {
+export interface PayoutWorkerOptions extends Omit<RunLockedDeps, 'signal' | 'retryFailed'> {
   db: Pool;
   /** Payouts executed at once by this process (each holds one connection of `db` while it runs). */
   concurrency: number;
@@ -112,7 +112,7 @@ export function startPayoutWorker(opts: PayoutWorkerOptions): PayoutWorker {
   const unwatch = watchOpenAttempts(() => openAttemptStats(opts.db));
   const wakeups = listenForDuePayouts(opts.db, () => waker.wakeOne(), log, databaseBackoff);
 
-  const runDeps: RunDeps = {
+  const runDeps: RunLockedDeps = {
     chain: opts.chain,
     authority: opts.authority,
     payer: opts.payer,

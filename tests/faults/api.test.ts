@@ -130,9 +130,11 @@ describe('faults: merchant API (payout serve) through database restarts and term
     ).to.deep.equal([]);
     expect((await getJson(`${url}/readyz`)).status).to.equal(200);
 
-    const { rows } = await db.pool.query(`SELECT payout_id, amount::text AS amount FROM payouts ORDER BY id`);
-    expect(rows.map((r) => r.payout_id).sort()).to.deep.equal(Array.from({ length: N }, (_, i) => `po-${i}`).sort());
-    for (const r of rows) expect(r.amount).to.equal(String(1000 + Number(r.payout_id.slice(3))));
+    const { rows } = await db.pool.query(`SELECT merchant_payout_id, amount::text AS amount FROM payouts ORDER BY id`);
+    expect(rows.map((r) => r.merchant_payout_id).sort()).to.deep.equal(
+      Array.from({ length: N }, (_, i) => `po-${i}`).sort(),
+    );
+    for (const r of rows) expect(r.amount).to.equal(String(1000 + Number(r.merchant_payout_id.slice(3))));
     const keys = await db.pool.query(
       `SELECT key, state, response_status, response_body->>'payoutId' AS p FROM idempotency_keys`,
     );
@@ -172,7 +174,7 @@ describe('faults: merchant API (payout serve) through database restarts and term
     const exit = await api.done;
     expect(exit.code, exit.stderr).to.equal(0);
     expect(
-      (await db.pool.query(`SELECT count(*)::int AS n FROM payouts WHERE payout_id = 'po-500'`)).rows[0].n,
+      (await db.pool.query(`SELECT count(*)::int AS n FROM payouts WHERE merchant_payout_id = 'po-500'`)).rows[0].n,
     ).to.equal(1);
   });
 });

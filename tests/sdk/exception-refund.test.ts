@@ -143,9 +143,10 @@ describe('sdk: exceptions refunded or resolved exactly once (oncepay exception â
     });
     expect(refund.proof.signature).to.be.a('string');
 
-    const rows = await db.pool.query(`SELECT id FROM payouts WHERE payout_id LIKE 'refund:%' AND payout_id = $1`, [
-      refundPayoutId(e.receipt),
-    ]);
+    const rows = await db.pool.query(
+      `SELECT id FROM payouts WHERE merchant_payout_id LIKE 'refund:%' AND merchant_payout_id = $1`,
+      [refundPayoutId(e.receipt)],
+    );
     expect(rows.rowCount).to.equal(1);
     expect(await successfulOpTransactions(refund.opPda)).to.equal(1);
     expect(await tokenBalance(connection, customerAccount)).to.equal(before.customer + 500n);

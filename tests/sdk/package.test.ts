@@ -120,7 +120,7 @@ describe('sdk: the packed package, installed into a fresh project (README exampl
       import('oncepay').then((esm) => {
         const names = (o) => Object.keys(o).filter((k) => k !== 'default' && k !== '__esModule').sort();
         let internal = 'importable';
-        try { require('oncepay/dist/app/payout/execute-payout'); } catch (e) { internal = e.code; }
+        try { require('oncepay/dist/app/payout/run-payout'); } catch (e) { internal = e.code; }
         console.log(JSON.stringify({ cjs: names(cjs), esm: names(esm), same: esm.OncePay === cjs.OncePay, internal }));
       });`;
     const out = JSON.parse((await run(process.execPath, ['-e', probe], { cwd: app })).stdout);

@@ -95,7 +95,7 @@ describe('app/api (merchant API, real PostgreSQL)', () => {
     );
     expect(body.attempts).to.deep.equal([]);
     // Stored, not executed: the worker pool (`oncepay payout worker`) claims it from the table.
-    const stored = await db.pool.query(`SELECT id::text, state FROM payouts WHERE payout_id = 'payout-1'`);
+    const stored = await db.pool.query(`SELECT id::text, state FROM payouts WHERE merchant_payout_id = 'payout-1'`);
     expect(stored.rows).to.deep.equal([{ id: body.id, state: 'pending' }]);
   });
 
@@ -108,7 +108,7 @@ describe('app/api (merchant API, real PostgreSQL)', () => {
     expect(again.statusCode).to.equal(201);
     expect(again.headers['idempotent-replayed']).to.equal('true');
     expect(again.json()).to.deep.equal(first.json());
-    expect(await count(`payout_id = 'payout-2'`)).to.equal(1);
+    expect(await count(`merchant_payout_id = 'payout-2'`)).to.equal(1);
   });
 
   it('same key + different body → 409 IDEMPOTENCY_CONFLICT and no effect', async () => {
@@ -118,7 +118,7 @@ describe('app/api (merchant API, real PostgreSQL)', () => {
     expect(r.json().code).to.equal('IDEMPOTENCY_CONFLICT');
     const r2 = await post({ payoutId: 'payout-3b', recipient, mint, amount: '100' }, { 'idempotency-key': 'key-3' });
     expect(r2.json().code).to.equal('IDEMPOTENCY_CONFLICT');
-    const { rows } = await db.pool.query(`SELECT amount::text FROM payouts WHERE payout_id LIKE 'payout-3%'`);
+    const { rows } = await db.pool.query(`SELECT amount::text FROM payouts WHERE merchant_payout_id LIKE 'payout-3%'`);
     expect(rows).to.deep.equal([{ amount: '100' }]);
   });
 
@@ -152,7 +152,7 @@ describe('app/api (merchant API, real PostgreSQL)', () => {
     const r3 = await post(body, { 'idempotency-key': 'key-4' });
     expect(r3.statusCode).to.equal(201);
     expect(r3.json().id).to.equal(r1.json().id);
-    expect(await count(`payout_id = 'payout-4'`)).to.equal(1);
+    expect(await count(`merchant_payout_id = 'payout-4'`)).to.equal(1);
   });
 
   it('a stale in-flight claim (its process died) is taken over by the retry', async () => {
@@ -166,7 +166,7 @@ describe('app/api (merchant API, real PostgreSQL)', () => {
     );
     const r = await post(body, { 'idempotency-key': 'key-5' });
     expect(r.statusCode).to.equal(201);
-    expect(await count(`payout_id = 'payout-5'`)).to.equal(1);
+    expect(await count(`merchant_payout_id = 'payout-5'`)).to.equal(1);
   });
 
   it('keys are scoped per merchant: the same key and body from another merchant is its own payout', async () => {
@@ -203,7 +203,7 @@ describe('app/api (merchant API, real PostgreSQL)', () => {
     );
     expect(again.statusCode).to.equal(409);
     expect(again.headers['idempotent-replayed']).to.equal('true');
-    expect(await count(`payout_id = 'payout-1' AND merchant_id = $1`, [a.id])).to.equal(1);
+    expect(await count(`merchant_payout_id = 'payout-1' AND merchant_id = $1`, [a.id])).to.equal(1);
   });
 
   const bad: Array<[string, unknown, string]> = [
@@ -255,7 +255,7 @@ describe('app/api (merchant API, real PostgreSQL)', () => {
     );
     expect(r2.statusCode).to.equal(201);
     expect(r2.json().amount).to.equal('18446744073709551615');
-    const { rows } = await db.pool.query(`SELECT amount::text FROM payouts WHERE payout_id = 'payout-6'`);
+    const { rows } = await db.pool.query(`SELECT amount::text FROM payouts WHERE merchant_payout_id = 'payout-6'`);
     expect(rows[0].amount).to.equal('18446744073709551615');
   });
 

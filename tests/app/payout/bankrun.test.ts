@@ -6,7 +6,7 @@ import { createTestDb, TestDb } from '../../../testkit/test-db';
 import { hashApiKey } from '../../../app/api/api-key-auth';
 import { buildApiApp } from '../../../app/api/build-api-app';
 import { createPayout } from '../../../app/payout/create-payout';
-import { executePayout } from '../../../app/payout/execute-payout';
+import { runPayout } from '../../../app/payout/run-payout';
 import { lockPayout } from '../../../app/payout/lock';
 import { resumePayouts } from '../../../app/payout/resume';
 import { payoutMetrics } from '../../../app/payout/metrics';
@@ -68,7 +68,7 @@ describe('app/payout on the compiled program (solana-bankrun)', () => {
       mint: m.mint.toBase58(),
       amount: '1000',
     });
-    const r = await executePayout(row, deps(dbA));
+    const r = await runPayout(row, deps(dbA));
     expect(r!.state).to.equal('succeeded');
     const after = await balances();
     expect(after.recipient - before.recipient).to.equal(1000n);
@@ -90,7 +90,7 @@ describe('app/payout on the compiled program (solana-bankrun)', () => {
   it('GET /v1/payouts/:id shows the executed payout: attempts and on-chain proof (signature, slot, op account)', async () => {
     const app = await buildApiApp({ db: dbA.pool });
     try {
-      const id = String((await dbA.pool.query(`SELECT id FROM payouts WHERE payout_id = 'po-1'`)).rows[0].id);
+      const id = String((await dbA.pool.query(`SELECT id FROM payouts WHERE merchant_payout_id = 'po-1'`)).rows[0].id);
       const r = await app.inject({
         method: 'GET',
         url: `/v1/payouts/${id}`,
@@ -115,8 +115,8 @@ describe('app/payout on the compiled program (solana-bankrun)', () => {
 
   it('executing the finished row again changes nothing', async () => {
     const before = await balances();
-    const row = (await dbA.pool.query(`SELECT id FROM payouts WHERE payout_id = 'po-1'`)).rows[0];
-    const r = await executePayout({ id: String(row.id) }, deps(dbA));
+    const row = (await dbA.pool.query(`SELECT id FROM payouts WHERE merchant_payout_id = 'po-1'`)).rows[0];
+    const r = await runPayout({ id: String(row.id) }, deps(dbA));
     expect(r!.state).to.equal('succeeded');
     expect(await balances()).to.deep.equal(before);
     expect(await listAttempts(dbA.pool, String(row.id))).to.have.length(1);
@@ -130,7 +130,7 @@ describe('app/payout on the compiled program (solana-bankrun)', () => {
       mint: m.mint.toBase58(),
       amount: '1000',
     });
-    const r = await executePayout(row, deps(dbB));
+    const r = await runPayout(row, deps(dbB));
     expect(r!.state).to.equal('succeeded');
     expect(await balances()).to.deep.equal(before);
     expect(await listAttempts(dbB.pool, row.id)).to.have.length(0);
@@ -146,14 +146,14 @@ describe('app/payout on the compiled program (solana-bankrun)', () => {
       amount: '999',
     });
     const conflicts = (await payoutMetrics().conflicts.get()).values[0]?.value ?? 0;
-    const r = await executePayout(row, deps(dbC));
+    const r = await runPayout(row, deps(dbC));
     expect(r!.state).to.equal('conflict');
     expect((await payoutMetrics().conflicts.get()).values[0]?.value).to.equal(conflicts + 1); // oncepay_payout_conflicts_total
     const c = r!.conflict as { mismatches: Array<{ field: string; row: string; chain: string }> };
     expect(c.mismatches).to.deep.equal([{ field: 'amount', row: '999', chain: '1000' }]);
     expect(await balances()).to.deep.equal(before);
     // Flagged, not "fixed": a second run keeps the conflict and still pays nothing.
-    const again = await executePayout(row, deps(dbC));
+    const again = await runPayout(row, deps(dbC));
     expect(await listAttempts(dbC.pool, row.id)).to.have.length(0);
     expect(again!.state).to.equal('conflict');
     expect(await balances()).to.deep.equal(before);
@@ -185,10 +185,10 @@ describe('app/payout on the compiled program (solana-bankrun)', () => {
       },
     };
     const [ra, rb] = await Promise.all([
-      executePayout(a, { ...deps(dbA), chain: raced }),
+      runPayout(a, { ...deps(dbA), chain: raced }),
       // Another worker with its own fee payer: a distinct transaction (same signer set + blockhash would make
       // the two byte-identical, i.e. one transaction).
-      executePayout(b, { ...deps(dbB), chain: raced, payer: payerB }),
+      runPayout(b, { ...deps(dbB), chain: raced, payer: payerB }),
     ]);
     expect(ra!.state).to.equal('succeeded');
     expect(rb!.state).to.equal('succeeded');
@@ -206,7 +206,7 @@ describe('app/payout on the compiled program (solana-bankrun)', () => {
   it('a different payout row for the same recipient and amount is a second, legitimate transfer', async () => {
     const before = await balances();
     const t = { recipient: recipient.toBase58(), mint: m.mint.toBase58(), amount: '1000' };
-    const r = await executePayout((await createPayout(dbA.pool, merchantA, { ...t, payoutId: 'po-2' })).row, deps(dbA));
+    const r = await runPayout((await createPayout(dbA.pool, merchantA, { ...t, payoutId: 'po-2' })).row, deps(dbA));
     expect(r!.state).to.equal('succeeded');
     expect((await balances()).recipient - before.recipient).to.equal(1000n);
   });
@@ -243,7 +243,7 @@ describe('app/payout on the compiled program (solana-bankrun)', () => {
   it('a program error other than OperationAlreadyConsumed fails the payout without a transfer (vault too small)', async () => {
     const before = await balances();
     const t = { recipient: recipient.toBase58(), mint: m.mint.toBase58(), amount: (before.vault + 1n).toString() };
-    const r = await executePayout(
+    const r = await runPayout(
       (await createPayout(dbA.pool, merchantA, { ...t, payoutId: 'po-too-big' })).row,
       deps(dbA),
     );

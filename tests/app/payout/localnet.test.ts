@@ -12,7 +12,7 @@ import { oncepay } from '../../indexer/cli/run-cli';
 import { hashApiKey } from '../../../app/api/api-key-auth';
 import { createConnectionChain, ConnectionChainOptions, PayoutChain } from '../../../app/payout/chain';
 import { createPayout } from '../../../app/payout/create-payout';
-import { ExecuteDeps, executePayout } from '../../../app/payout/execute-payout';
+import { RunPayoutDeps, runPayout } from '../../../app/payout/run-payout';
 import { payoutMetrics } from '../../../app/payout/metrics';
 import { getPayout, insertMerchant, listAttempts, MerchantRow, PayoutRow } from '../../../app/payout/store';
 import { address } from '../../../app/types';
@@ -43,7 +43,7 @@ describe('app/payout on the localnet (fault injection, crashes)', function () {
   afterEach(() => net?.faults.clear());
 
   const chain = (o: Partial<ConnectionChainOptions> = {}) => createConnectionChain({ connection, ...o });
-  const deps = (o: Partial<ExecuteDeps> = {}): ExecuteDeps => ({
+  const deps = (o: Partial<RunPayoutDeps> = {}): RunPayoutDeps => ({
     db: db.pool,
     chain: chain(),
     authority: m.authority,
@@ -64,7 +64,7 @@ describe('app/payout on the localnet (fault injection, crashes)', function () {
     const { row, recipient } = await newPayout();
     net.faults.dropNextResponses({ method: 'sendTransaction', count: 1 });
     const failedSends = await sendsWithError();
-    const r = await executePayout(row, deps());
+    const r = await runPayout(row, deps());
     expect(r!.state).to.equal('succeeded');
     expect(await sendsWithError()).to.equal(failedSends + 1); // the response really was lost
     const attempts = await listAttempts(db.pool, row.id);
@@ -77,7 +77,7 @@ describe('app/payout on the localnet (fault injection, crashes)', function () {
     const { row, recipient } = await newPayout();
     net.faults.failNext({ kind: '500', method: 'getSignatureStatuses', count: 5 });
     net.faults.failNext({ kind: '429', method: 'getAccountInfo', count: 3 });
-    const r = await executePayout(row, deps());
+    const r = await runPayout(row, deps());
     expect(r!.state).to.equal('succeeded');
     expect(await listAttempts(db.pool, row.id)).to.have.length(1);
     await expectExactlyOneTransfer(row, recipient);
@@ -86,7 +86,7 @@ describe('app/payout on the localnet (fault injection, crashes)', function () {
   it('blockhash expires while the attempt never reached the chain → op account absent → a new attempt; one transfer', async () => {
     const { row, recipient } = await newPayout();
     net.faults.failNext({ kind: '500', method: 'sendTransaction', count: 1_000_000 });
-    const run = executePayout(row, deps());
+    const run = runPayout(row, deps());
     await until(async () => (await listAttempts(db.pool, row.id)).find((a) => a.status === 'sent'), 'attempt 1 sent');
     net.faults.expireBlockhashesNow();
     net.faults.clear();
@@ -104,7 +104,7 @@ describe('app/payout on the localnet (fault injection, crashes)', function () {
     // The send executes but its answer comes late; meanwhile the status lookups start failing, until the blockhash
     // has expired and the signature has left the node's status cache: then only the op account can tell.
     net.faults.dropNextResponses({ method: 'sendTransaction', mode: 'delay', delayMs: 3000 });
-    const run = executePayout(row, deps({ chain: chain({ searchTransactionHistory: false }) }));
+    const run = runPayout(row, deps({ chain: chain({ searchTransactionHistory: false }) }));
     await until(async () => (await tokenBalance(connection, recipient)) === row.amount, 'the transfer to land');
     net.faults.failNext({ kind: '500', method: 'getSignatureStatuses', count: 1_000_000 });
     await until(async () => (await listAttempts(db.pool, row.id)).find((a) => a.status === 'sent'), 'attempt 1 sent');
@@ -256,7 +256,7 @@ describe('app/payout on the localnet (fault injection, crashes)', function () {
       createPool({ url: db.url, schema: db.schema }),
     ];
     try {
-      const [ra, rb] = await Promise.all(pools.map((p) => executePayout(row, deps({ db: p }))));
+      const [ra, rb] = await Promise.all(pools.map((p) => runPayout(row, deps({ db: p }))));
       expect(ra).to.deep.equal(rb);
       expect(ra!.state).to.equal('succeeded');
     } finally {
@@ -267,14 +267,14 @@ describe('app/payout on the localnet (fault injection, crashes)', function () {
 
   it('a different payout row for the same recipient and amount is a second, legitimate transfer', async () => {
     const { row, recipient } = await newPayout('500');
-    const r1 = await executePayout(row, deps());
+    const r1 = await runPayout(row, deps());
     const { row: row2 } = await createPayout(db.pool, merchant, {
       payoutId: `lp-${++seq}`,
       recipient: recipient.toBase58(),
       mint: m.mint.toBase58(),
       amount: '500',
     });
-    const r2 = await executePayout(row2, deps());
+    const r2 = await runPayout(row2, deps());
     expect([r1!.state, r2!.state]).to.deep.equal(['succeeded', 'succeeded']);
     expect(r2!.opPda).to.not.equal(r1!.opPda);
     expect(await tokenBalance(connection, recipient)).to.equal(1000n);
@@ -292,7 +292,7 @@ describe('app/payout on the localnet (fault injection, crashes)', function () {
         vault: address(m.vault),
       });
       const { row: twin } = await createPayout(other.pool, mb, {
-        payoutId: row.payoutId,
+        payoutId: row.merchantPayoutId,
         recipient: row.recipient,
         mint: row.mint,
         amount: row.amount,
@@ -321,8 +321,8 @@ describe('app/payout on the localnet (fault injection, crashes)', function () {
         },
       });
       const [ra, rb] = await Promise.all([
-        executePayout(row, deps({ chain: raced(chain()) })),
-        executePayout(twin, deps({ db: other.pool, payer: payerB, chain: raced(chain()) })),
+        runPayout(row, deps({ chain: raced(chain()) })),
+        runPayout(twin, deps({ db: other.pool, payer: payerB, chain: raced(chain()) })),
       ]);
       expect(ra!.state).to.equal('succeeded');
       expect(rb!.state).to.equal('succeeded');

@@ -6,11 +6,11 @@ import { Pool } from 'pg';
 import { register } from 'prom-client';
 import { createPool } from '../../../db/pool';
 import { createConnectionChain } from '../../../app/payout/chain';
-import { executePayout } from '../../../app/payout/execute-payout';
+import { runPayout } from '../../../app/payout/run-payout';
 import { lockPayout } from '../../../app/payout/lock';
 import { claimDuePayout, getPayout, listAttempts } from '../../../app/payout/store';
 import { PayoutWorkerOptions, startPayoutWorker } from '../../../app/payout/worker';
-import { PayoutResult } from '../../../app/payout/execute-payout';
+import { PayoutResult } from '../../../app/payout/run-payout';
 import {
   expectExactlyOneTransfer,
   expectJournalConsistent,
@@ -87,14 +87,14 @@ describe('app/payout worker pool (in-process, localnet)', () => {
     return finished;
   }
 
-  it('executePayout: more payouts at once than the pool has connections → all paid once (each runs on the connection holding its lock)', async () => {
+  it('runPayout: more payouts at once than the pool has connections → all paid once (each runs on the connection holding its lock)', async () => {
     // Before, each payout held one pooled connection for its lock and drew its queries from the same pool: with
     // as many payouts in flight as connections, none could run a query again (this test hung).
     const db = smallPool(2);
     const payouts = await newPayouts(5);
     const results = await Promise.all(
       payouts.map(({ row }) =>
-        executePayout(row, {
+        runPayout(row, {
           db,
           chain: chain(),
           authority: L.m.authority,

@@ -1,4 +1,4 @@
-// executePayout(row, deps): a function of the durable payout row alone. Each signed transaction is persisted
+// runPayout(row, deps): a function of the durable payout row alone. Each signed transaction is persisted
 // before it is sent; every outcome is read back from the chain. Safe to call again at any time, from any
 // process, after any crash: it picks up from the journal (payout_attempts) and the op account.
 import { Keypair } from '@solana/web3.js';
@@ -31,7 +31,7 @@ import {
   settleAttempt,
 } from './store';
 
-export interface ExecuteDeps {
+export interface RunPayoutDeps {
   db: Pool;
   chain: PayoutChain;
   /** The merchant's payout authority (signs every attempt). */
@@ -57,7 +57,7 @@ export interface ExecuteDeps {
 }
 
 /** What running a payout on a connection that already holds its lock needs (the worker pool's claims). */
-export type RunDeps = Omit<ExecuteDeps, 'db' | 'lock' | 'lockTimeoutMs'>;
+export type RunLockedDeps = Omit<RunPayoutDeps, 'db' | 'lock' | 'lockTimeoutMs'>;
 
 /** A payout row and its attempts, as last read or written. */
 interface Journal {
@@ -66,7 +66,7 @@ interface Journal {
 }
 
 /** Inside runPayoutLocked: the connection that holds the lock, and the chain with its failures marked. */
-type LockedDeps = RunDeps & { db: PoolClient };
+type LockedDeps = RunLockedDeps & { db: PoolClient };
 
 export interface PayoutResult {
   id: string;
@@ -84,7 +84,7 @@ export interface PayoutResult {
 export function payoutResult(p: PayoutRow, attempts: number): PayoutResult {
   return {
     id: p.id,
-    payoutId: p.payoutId,
+    payoutId: p.merchantPayoutId,
     state: p.state,
     opId: p.opId,
     opPda: p.opPda,
@@ -124,7 +124,7 @@ const OPEN = new Set(['built', 'sent']);
  * Execute (or finish executing) one payout. Returns the final result, or null when `lock: 'skip'` and another
  * worker holds the row. Network failures are retried until `signal` aborts; they never decide an outcome.
  */
-export async function executePayout(row: Pick<PayoutRow, 'id'>, deps: ExecuteDeps): Promise<PayoutResult | null> {
+export async function runPayout(row: Pick<PayoutRow, 'id'>, deps: RunPayoutDeps): Promise<PayoutResult | null> {
   const lock = await lockPayout(deps.db, row.id, deps.lock ?? 'wait', deps.lockTimeoutMs);
   if (!lock) return null;
   try {
@@ -164,7 +164,7 @@ function markedChain(chain: PayoutChain): PayoutChain {
 export async function runPayoutLocked(
   db: PoolClient,
   id: string,
-  runDeps: RunDeps,
+  runDeps: RunLockedDeps,
   claimed?: PayoutRow,
 ): Promise<PayoutResult> {
   const deps: LockedDeps = { ...runDeps, db, chain: markedChain(runDeps.chain) };
