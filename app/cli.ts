@@ -5,7 +5,7 @@ import { Command } from 'commander';
 import { Connection } from '@solana/web3.js';
 import { Pool } from 'pg';
 import { register as metricsRegistry } from 'prom-client';
-import { intOption, rpcOption } from '../common/cli-options';
+import { intOption, pollMsOption, rpcOption, timeoutMsOption } from '../common/cli-options';
 import { serveMetrics } from '../indexer/metrics';
 import { createPoolFromEnv, withPoolFromEnv } from '../db/pool';
 import { OncepayError } from '../common/errors';
@@ -34,21 +34,21 @@ interface ChainOpts {
   rpc: string;
   authority: string;
   payer?: string;
-  pollMs: string;
-  timeoutMs?: string;
+  pollMs: number;
+  timeoutMs?: number;
   commitment: string;
 }
 
 /** No JSON-RPC request waits longer than this: a hung node is a failed call (retried), and a drain stays bounded. */
 const RPC_REQUEST_TIMEOUT_MS = 30_000;
 
-function chainDeps(db: Pool, o: Omit<ChainOpts, 'timeoutMs'> & { timeoutMs?: string }): RunPayoutDeps {
+function chainDeps(db: Pool, o: ChainOpts): RunPayoutDeps {
   const connection = new Connection(o.rpc, {
     commitment: 'confirmed',
     disableRetryOnRateLimit: true,
     fetch: (input, init) => fetch(input, { ...init, signal: AbortSignal.timeout(RPC_REQUEST_TIMEOUT_MS) }),
   });
-  const signal = o.timeoutMs ? AbortSignal.timeout(Number(o.timeoutMs)) : undefined;
+  const signal = o.timeoutMs === undefined ? undefined : AbortSignal.timeout(o.timeoutMs);
   return {
     db,
     chain: createConnectionChain({
@@ -57,7 +57,7 @@ function chainDeps(db: Pool, o: Omit<ChainOpts, 'timeoutMs'> & { timeoutMs?: str
     }),
     authority: readKeypairFile(o.authority),
     payer: o.payer ? readKeypairFile(o.payer) : undefined,
-    pollIntervalMs: Number(o.pollMs),
+    pollIntervalMs: o.pollMs,
     signal,
     log: logger('payout'),
   };
@@ -82,8 +82,8 @@ function chainOptions(c: Command): Command {
     .addOption(rpcOption({ required: true }))
     .requiredOption('--authority <path>', "keypair file (JSON array of 64 bytes) of the merchant's payout authority")
     .option('--payer <path>', 'keypair file of the fee payer (default: the authority)')
-    .option('--poll-ms <ms>', 'pause between two looks at the chain', '400')
-    .option('--timeout-ms <ms>', 'give up after this long (the journal keeps every attempt; resume later)')
+    .addOption(pollMsOption())
+    .addOption(timeoutMsOption('give up after this long (the journal keeps every attempt; resume later)'))
     .option(
       '--commitment <level>',
       'commitment at which an attempt counts as landed: confirmed | finalized',
@@ -268,7 +268,7 @@ export function register(program: Command): void {
           rpc?: string;
           authority?: string;
           payer?: string;
-          pollMs: string;
+          pollMs: number;
           commitment: string;
         } & WorkerFlags,
         cmd: Command,
@@ -347,7 +347,7 @@ const EXIT_MARGIN_MS = 5_000;
 function workerFlagOptions(c: Command): Command {
   return c
     .option('--payer <path>', 'keypair file of the fee payer (default: the authority)')
-    .option('--poll-ms <ms>', 'pause between two looks at the chain', '400')
+    .addOption(pollMsOption())
     .option(
       '--commitment <level>',
       'commitment at which an attempt counts as landed: confirmed | finalized',

@@ -34,3 +34,15 @@ export function rpcOption(opts: { required?: boolean; fallback?: string; descrip
 export function clusterOption(description: string, fallback = 'localnet'): Option {
   return new Option('--cluster <name>', description).env(CLUSTER_ENV).default(fallback);
 }
+
+/** --poll-ms <ms>: the pause between two looks at the chain (payout and SDK commands), 400 unless given. */
+export function pollMsOption(): Option {
+  return new Option('--poll-ms <ms>', 'pause between two looks at the chain')
+    .argParser(intOption('--poll-ms'))
+    .default(400);
+}
+
+/** --timeout-ms <ms>: how long a command waits before it gives up (no limit unless given). */
+export function timeoutMsOption(description: string): Option {
+  return new Option('--timeout-ms <ms>', description).argParser(intOption('--timeout-ms', 1));
+}

@@ -3,6 +3,7 @@ import { Command, InvalidArgumentError } from 'commander';
 import { readKeypairFile } from '../../app/payout/keypair';
 import { EXCEPTION_KINDS } from '../../indexer/match/types';
 import { EXCEPTION_STATES, ExceptionKind, ExceptionState } from '../../app/exception/types';
+import { timeoutMsOption } from '../../common/cli-options';
 import { ChainFlags, chainFlags, print, withOncePay } from './options';
 
 function oneOf<T extends string>(name: string, values: readonly T[]) {
@@ -57,7 +58,7 @@ export function register(program: Command): void {
         '--merchant <address|id>',
         'the paying merchant (default: the registered merchant whose vault received the money)',
       )
-      .option('--timeout-ms <ms>', 'stop waiting after this long (run the command again to finish)')
+      .addOption(timeoutMsOption('stop waiting after this long (run the command again to finish)'))
       .option('--retry-failed', 're-open a refund that failed with a program error (e.g. after topping up the vault)'),
   ).action(
     async (
@@ -67,7 +68,7 @@ export function register(program: Command): void {
         payer?: string;
         to?: string;
         merchant?: string;
-        timeoutMs?: string;
+        timeoutMs?: number;
         retryFailed?: boolean;
       },
     ) => {
@@ -77,7 +78,7 @@ export function register(program: Command): void {
           payer: o.payer ? readKeypairFile(o.payer) : undefined,
           to: o.to,
           merchant: o.merchant,
-          signal: o.timeoutMs ? AbortSignal.timeout(Number(o.timeoutMs)) : undefined,
+          signal: o.timeoutMs === undefined ? undefined : AbortSignal.timeout(o.timeoutMs),
           retryFailed: o.retryFailed,
         }),
       );

@@ -1,7 +1,7 @@
 // What every merchant / vault / exception command shares: the OncePay it runs on (from DATABASE_URL,
 // ONCEPAY_DB_SCHEMA and --rpc), keypair options, and JSON output on stdout (bigints as decimal strings).
 import { Command, Option } from 'commander';
-import { rpcOption } from '../../common/cli-options';
+import { pollMsOption, rpcOption } from '../../common/cli-options';
 import { ONCEPAY_PROGRAM_ID } from '../../app/payout/program';
 import { OncePay } from '../oncepay';
 
@@ -9,7 +9,7 @@ export interface ChainFlags {
   rpc?: string;
   program: string;
   commitment: 'confirmed' | 'finalized';
-  pollMs: string;
+  pollMs: number;
   json?: boolean;
 }
 
@@ -29,7 +29,7 @@ export function chainFlags(c: Command, needsRpc = true): Command {
         .choices(['confirmed', 'finalized'])
         .default('confirmed'),
     )
-    .option('--poll-ms <ms>', 'pause between two looks at the chain', '400')
+    .addOption(pollMsOption())
     .option('--json', 'one-line JSON output');
 }
 
@@ -41,7 +41,7 @@ export async function withOncePay<T>(f: ChainFlags, use: (o: OncePay) => Promise
     rpcUrl: f.rpc,
     programId: f.program,
     commitment: f.commitment,
-    pollIntervalMs: Number(f.pollMs),
+    pollIntervalMs: f.pollMs,
   });
   try {
     return await use(o);

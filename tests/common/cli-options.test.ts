@@ -155,3 +155,25 @@ describe('app/cli payout serve: --rpc with --authority, ONCEPAY_RPC_URL standing
     expect(() => serveWorkerRpc(undefined, 'k.json', undefined)).to.throw('--rpc and --authority go together');
   });
 });
+
+describe('common/cli-options: --poll-ms and --timeout-ms of the payout and SDK commands', () => {
+  it('are whole numbers of milliseconds, refused at parse time otherwise (was NaN: a busy loop or an instant abort)', async () => {
+    const cases: Array<[string[], string]> = [
+      [['payout', 'execute', '1', '--rpc', 'http://x', '--authority', 'k.json'], 'payout execute'],
+      [['payout', 'worker', '--rpc', 'http://x', '--authority', 'k.json'], 'payout worker'],
+      [['merchant', 'show', '--rpc', 'http://x'], 'merchant show'],
+    ];
+    for (const [args, path] of cases) {
+      for (const bad of ['abc', '1e3', '0.5']) {
+        const r = await parse([...args, '--poll-ms', bad], path);
+        expect(r.error?.code, `${path} --poll-ms ${bad}`).to.equal('commander.invalidArgument');
+      }
+      const ok = await parse(args, path);
+      expect(ok.opts?.pollMs, path).to.equal(400);
+    }
+    const t = await parse([...cases[0][0], '--timeout-ms', '1e3'], 'payout execute');
+    expect(t.error?.code).to.equal('commander.invalidArgument');
+    const good = await parse([...cases[0][0], '--timeout-ms', '2500', '--poll-ms', '20'], 'payout execute');
+    expect(good.opts).to.include({ timeoutMs: 2500, pollMs: 20 });
+  });
+});
