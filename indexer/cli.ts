@@ -30,6 +30,8 @@ export function register(program: Command): void {
   registerOutbox(program);
   // Sources (scanner, backfill, webhook).
   require('./source/cli').registerSources(program);
+  // The subscription source (Yellowstone gRPC).
+  require('./source/stream-cli').registerStream(program);
 }
 
 /** Runs `use` with a pool of `max` connections, closed afterwards whatever happens. */

@@ -68,7 +68,7 @@ function withRpcOptions(cmd: Command): Command {
 }
 
 /** What every source command needs: a logger, the metrics registry, the pool and the ledger over it. */
-function wireLedger(component: string, command: string) {
+export function wireLedger(component: string, command: string) {
   const log = logger(component);
   const indexerMetrics = createIndexerMetrics({ defaults: true });
   const metrics: SourceMetrics = createSourceMetrics(indexerMetrics);

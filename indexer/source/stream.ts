@@ -1,0 +1,297 @@
+// The subscription source over Yellowstone gRPC (Geyser): one Subscribe stream at the chosen commitment, filtered
+// to the watched deposit accounts (and their associated token accounts) per program (SPL Token, Token-2022,
+// System). Transactions are decoded as they arrive; a slot's receipts go to the ledger when that slot's own
+// FINALIZED update arrives, together with the (cluster, 'stream') checkpoint, in one ledger transaction — the same
+// path as the scanner, so a receipt already delivered by any source is counted a duplicate, never credited twice.
+// With `confirmed`, receipts are also kept as provisional rows at once and settled as the checkpoint passes them.
+//
+// Any failure (stream error, idle stream, database away) ends the session; the next one starts after a backoff
+// with jitter, from `from_slot` = the durable checkpoint, so what was buffered and lost is streamed again.
+import type { Logger } from 'pino';
+import {
+  CommitmentLevel,
+  SlotStatus,
+  SubscribeRequest,
+  SubscribeRequestFilterTransactions,
+  SubscribeUpdate,
+  SubscribeUpdateTransactionInfo,
+  txEncode,
+} from '@triton-one/yellowstone-grpc';
+import bs58 from 'bs58';
+import { OncepayError } from '../../common/errors';
+import { DECODE_CODES, decodeTransaction, parseJsonExact, type Receipt } from '../decode';
+import { SYSTEM_PROGRAM, TOKEN_2022_PROGRAM, TOKEN_PROGRAM } from '../decode/programs';
+import { abortableSleep, backoffDelay } from '../rpc';
+import { LedgerPort, NO_METRICS, SourceMetrics, toSlotNumber } from './ports';
+
+export const STREAM_SOURCE = 'stream' as const;
+
+/** What the source needs of a Yellowstone client (the real one: `@triton-one/yellowstone-grpc`'s Client). */
+export interface GeyserClient {
+  connect(): Promise<void>;
+  subscribe(): Promise<NodeJS.ReadWriteStream & { destroy(error?: Error): void }>;
+}
+
+export interface StreamOptions {
+  cluster: string;
+  /** finalized: ledger only. confirmed: also provisional rows as transactions arrive. */
+  commitment: 'confirmed' | 'finalized';
+  /** First slot when there is no checkpoint yet (default: live from now). */
+  fromSlot?: number;
+  /** Client pings this often (keep-alive through proxies and load balancers). */
+  pingMs: number;
+  /** A stream with no message at all for this long is taken as dead and reconnected. */
+  idleTimeoutMs: number;
+  /** The watched addresses are read again this often; a change re-sends the filters on the open stream. */
+  refreshMs: number;
+  backoff: { baseMs: number; capMs: number };
+}
+
+export const DEFAULT_STREAM: Omit<StreamOptions, 'cluster'> = {
+  commitment: 'finalized',
+  pingMs: 10_000,
+  idleTimeoutMs: 35_000,
+  refreshMs: 5_000,
+  backoff: { baseMs: 500, capMs: 30_000 },
+};
+
+export interface ProvisionalPort {
+  upsert(cluster: string, rows: Array<{ slot: number; receipt: Receipt }>): Promise<void>;
+  settle(cluster: string, slot: number): Promise<{ final: number; reversed: number }>;
+}
+
+export interface StreamDeps {
+  /** A new, unconnected client per session. */
+  client: () => GeyserClient;
+  ledger: LedgerPort;
+  /** Addresses to filter on (deposit addresses, their ATAs, reference keys). */
+  watched: () => Promise<string[]>;
+  provisional?: ProvisionalPort;
+  log?: Logger;
+  metrics?: SourceMetrics;
+  /** Called after each ledger batch (tests and the CLI's summary). */
+  onApplied?: (r: { slot: number; receipts: number; inserted: number; duplicates: number }) => void;
+}
+
+export interface StreamStats {
+  sessions: number;
+  reconnects: number;
+  transactions: number;
+  receipts: number;
+  inserted: number;
+  duplicates: number;
+  checkpoint: number | null;
+}
+
+const PROGRAMS: Record<string, string> = { spl: TOKEN_PROGRAM, token2022: TOKEN_2022_PROGRAM, system: SYSTEM_PROGRAM };
+
+/** The Subscribe request: per program, transactions naming it and any watched address; every slot update. */
+export function streamRequest(watched: readonly string[], commitment: StreamOptions['commitment']): SubscribeRequest {
+  const transactions: Record<string, SubscribeRequestFilterTransactions> = {};
+  // No watched address: no transactions filter at all (an empty account_include would match every transaction).
+  if (watched.length > 0) {
+    for (const [name, program] of Object.entries(PROGRAMS)) {
+      transactions[name] = {
+        vote: false,
+        failed: false,
+        accountInclude: [...watched],
+        accountExclude: [],
+        accountRequired: [program],
+      };
+    }
+  }
+  return {
+    accounts: {},
+    slots: { slots: { filterByCommitment: false } },
+    transactions,
+    transactionsStatus: {},
+    blocks: {},
+    blocksMeta: {},
+    entry: {},
+    accountsDataSlice: [],
+    commitment: commitment === 'confirmed' ? CommitmentLevel.CONFIRMED : CommitmentLevel.FINALIZED,
+  };
+}
+
+/** A streamed transaction → receipts, through the same decoder as getTransaction results (Agave's own encoder). */
+export function decodeStreamedTransaction(
+  info: SubscribeUpdateTransactionInfo,
+  slot: number,
+  cluster: string,
+): Receipt[] {
+  const text = txEncode.encode_raw(
+    SubscribeUpdateTransactionInfo.encode(info).finish(),
+    txEncode.encoding.Json,
+    0,
+    false,
+  );
+  const tx = parseJsonExact(text) as Record<string, unknown>;
+  return decodeTransaction({ ...tx, slot, blockTime: null }, { cluster });
+}
+
+/** An error's message with its causes (the client nests the gRPC status there). */
+function causes(e: unknown): string {
+  const parts: string[] = [];
+  for (let x = e; x instanceof Error && parts.length < 5; x = x.cause) parts.push(x.message);
+  return parts.join(' / ');
+}
+
+export function createStreamSource(deps: StreamDeps, options: StreamOptions) {
+  const o = { ...DEFAULT_STREAM, ...options };
+  const log = deps.log;
+  const metrics = deps.metrics ?? NO_METRICS;
+  const stats: StreamStats = {
+    sessions: 0,
+    reconnects: 0,
+    transactions: 0,
+    receipts: 0,
+    inserted: 0,
+    duplicates: 0,
+    checkpoint: null,
+  };
+
+  /** One connection: returns when `signal` aborts, throws when the stream fails. */
+  async function session(signal: AbortSignal, onProgress: () => void): Promise<void> {
+    const checkpoint = toSlotNumber(await deps.ledger.getCheckpoint(o.cluster, STREAM_SOURCE));
+    stats.checkpoint = checkpoint;
+    // From the checkpoint itself, not the slot after: a server may send a slot's update before the last of its
+    // transactions; reading one slot again costs only duplicates.
+    const from = checkpoint ?? o.fromSlot;
+    let watched = [...new Set(await deps.watched())].sort();
+    const client = deps.client();
+    await client.connect();
+    const stream = await client.subscribe();
+    stats.sessions++;
+    const write = (req: SubscribeRequest): void => {
+      stream.write(req as never);
+    };
+    write({ ...streamRequest(watched, o.commitment), ...(from === undefined ? {} : { fromSlot: String(from) }) });
+    log?.info({ from: from ?? null, watched: watched.length, commitment: o.commitment }, 'stream subscribed');
+
+    let lastMessage = Date.now();
+    let pingId = 0;
+    const timers = [
+      setInterval(() => write({ ...streamRequest(watched, o.commitment), ping: { id: ++pingId } }), o.pingMs),
+      setInterval(
+        () => {
+          if (Date.now() - lastMessage > o.idleTimeoutMs)
+            stream.destroy(new Error('stream idle: no message, not even a ping'));
+        },
+        Math.min(1000, o.idleTimeoutMs),
+      ),
+      setInterval(() => {
+        deps
+          .watched()
+          .then((next) => {
+            const sorted = [...new Set(next)].sort();
+            if (sorted.join() === watched.join()) return;
+            watched = sorted;
+            write(streamRequest(watched, o.commitment));
+            log?.info({ watched: watched.length }, 'stream filters updated');
+          })
+          .catch((e) => log?.warn({ err: (e as Error).message }, 'could not read the watched addresses'));
+      }, o.refreshMs),
+    ];
+    const onAbort = (): void => stream.destroy();
+    signal.addEventListener('abort', onAbort);
+
+    /** Receipts per confirmed slot, waiting for that slot's FINALIZED update. */
+    const pending = new Map<number, Receipt[]>();
+    let tip = 0;
+    try {
+      for await (const u of stream as AsyncIterable<SubscribeUpdate>) {
+        lastMessage = Date.now();
+        if (u.transaction?.transaction) {
+          const slot = Number(u.transaction.slot);
+          tip = Math.max(tip, slot);
+          stats.transactions++;
+          const receipts = decode(u.transaction.transaction, slot);
+          const list = pending.get(slot) ?? [];
+          list.push(...receipts);
+          pending.set(slot, list);
+          if (o.commitment === 'confirmed' && deps.provisional && receipts.length > 0)
+            await deps.provisional.upsert(
+              o.cluster,
+              receipts.map((receipt) => ({ slot, receipt })),
+            );
+        } else if (u.slot) {
+          const slot = Number(u.slot.slot);
+          tip = Math.max(tip, slot);
+          if (u.slot.status !== SlotStatus.SLOT_FINALIZED) continue;
+          await applyFinalized(slot, pending);
+          onProgress();
+          if (stats.checkpoint !== null)
+            metrics.setCheckpointLag(o.cluster, STREAM_SOURCE, Math.max(0, tip - stats.checkpoint));
+        }
+      }
+      if (!signal.aborted) throw new Error('stream ended by the server');
+    } catch (e) {
+      if (signal.aborted) return;
+      throw e;
+    } finally {
+      signal.removeEventListener('abort', onAbort);
+      for (const t of timers) clearInterval(t);
+      stream.destroy();
+    }
+  }
+
+  function decode(info: SubscribeUpdateTransactionInfo, slot: number): Receipt[] {
+    try {
+      const receipts = decodeStreamedTransaction(info, slot, o.cluster);
+      stats.receipts += receipts.length;
+      return receipts;
+    } catch (e) {
+      // Not credited here; the scanner (the source of truth) reads the same transaction from its block.
+      const signature = bs58.encode(info.signature);
+      if (e instanceof OncepayError && e.code === DECODE_CODES.BALANCE_MISMATCH)
+        metrics.countBalanceMismatch(o.cluster, STREAM_SOURCE);
+      log?.error({ signature, slot, err: (e as Error).message }, 'streamed transaction refused, nothing credited');
+      return [];
+    }
+  }
+
+  async function applyFinalized(slot: number, pending: Map<number, Receipt[]>): Promise<void> {
+    const receipts = pending.get(slot) ?? [];
+    // Confirmed slots below a finalized one that never got their own FINALIZED update were not on the finalized
+    // fork: their receipts are dropped (their provisional rows settle as reversed).
+    for (const s of [...pending.keys()]) if (s <= slot) pending.delete(s);
+    if (stats.checkpoint !== null && slot < stats.checkpoint && receipts.length === 0) return;
+    const applied = await deps.ledger.applyBatch({
+      cluster: o.cluster,
+      source: STREAM_SOURCE,
+      receipts,
+      checkpoint: { slot },
+    });
+    stats.inserted += applied.inserted;
+    stats.duplicates += applied.duplicates;
+    stats.checkpoint = Math.max(stats.checkpoint ?? -1, slot);
+    metrics.countSlots(o.cluster, STREAM_SOURCE, 'block', 1);
+    if (applied.rejected?.length) log?.warn({ rejected: applied.rejected }, 'ledger refused malformed receipts');
+    if (o.commitment === 'confirmed' && deps.provisional) await deps.provisional.settle(o.cluster, slot);
+    deps.onApplied?.({ slot, receipts: receipts.length, inserted: applied.inserted, duplicates: applied.duplicates });
+  }
+
+  async function run({ signal }: { signal: AbortSignal }): Promise<StreamStats> {
+    let failures = 0;
+    while (!signal.aborted) {
+      try {
+        await session(signal, () => (failures = 0));
+      } catch (e) {
+        if (signal.aborted) break;
+        failures++;
+        stats.reconnects++;
+        metrics.countRpcError('stream');
+        const delay = backoffDelay(failures, o.backoff, Math.random());
+        log?.warn({ err: causes(e), failures, retryInMs: delay }, 'stream failed; reconnecting from the checkpoint');
+        try {
+          await abortableSleep(delay, signal);
+        } catch {
+          break;
+        }
+      }
+    }
+    return stats;
+  }
+
+  return { run, stats: () => ({ ...stats }) };
+}
