@@ -12,7 +12,7 @@ import { serveMetrics } from '../metrics';
 import { wireLedger } from './cli';
 import { SOURCE_CODES } from './codes';
 import { createProvisionalStore } from './provisional';
-import { createStreamSource, DEFAULT_STREAM, GeyserClient, STREAM_SOURCE } from './stream';
+import { DEFAULT_STREAM, GeyserClient, STREAM_SOURCE } from './stream-options';
 
 /**
  * The addresses the stream filters on: each open invoice's deposit address, its associated token accounts for the
@@ -135,6 +135,7 @@ export function registerStream(program: Command): void {
         if (server) w.log.info({ url: server.url }, 'metrics listening');
         // Loaded here, not at the top: `oncepay --help` need not load the native client.
         const { default: Client } = await import('@triton-one/yellowstone-grpc');
+        const { createStreamSource } = await import('./stream');
         try {
           const source = createStreamSource(
             {

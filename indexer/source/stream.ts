@@ -23,37 +23,12 @@ import { DECODE_CODES, decodeTransaction, parseJsonExact, type Receipt } from '.
 import { SYSTEM_PROGRAM, TOKEN_2022_PROGRAM, TOKEN_PROGRAM } from '../decode/programs';
 import { abortableSleep, backoffDelay } from '../rpc';
 import { LedgerPort, NO_METRICS, SourceMetrics, toSlotNumber } from './ports';
+import { DEFAULT_STREAM, STREAM_SOURCE, type StreamOptions } from './stream-options';
 
-export const STREAM_SOURCE = 'stream' as const;
+export { DEFAULT_STREAM, STREAM_SOURCE, type StreamOptions };
 
-/** What the source needs of a Yellowstone client (the real one: `@triton-one/yellowstone-grpc`'s Client). */
-export interface GeyserClient {
-  connect(): Promise<void>;
-  subscribe(): Promise<NodeJS.ReadWriteStream & { destroy(error?: Error): void }>;
-}
-
-export interface StreamOptions {
-  cluster: string;
-  /** finalized: ledger only. confirmed: also provisional rows as transactions arrive. */
-  commitment: 'confirmed' | 'finalized';
-  /** First slot when there is no checkpoint yet (default: live from now). */
-  fromSlot?: number;
-  /** Client pings this often (keep-alive through proxies and load balancers). */
-  pingMs: number;
-  /** A stream with no message at all for this long is taken as dead and reconnected. */
-  idleTimeoutMs: number;
-  /** The watched addresses are read again this often; a change re-sends the filters on the open stream. */
-  refreshMs: number;
-  backoff: { baseMs: number; capMs: number };
-}
-
-export const DEFAULT_STREAM: Omit<StreamOptions, 'cluster'> = {
-  commitment: 'finalized',
-  pingMs: 10_000,
-  idleTimeoutMs: 35_000,
-  refreshMs: 5_000,
-  backoff: { baseMs: 500, capMs: 30_000 },
-};
+export type { GeyserClient } from './stream-options';
+import type { GeyserClient } from './stream-options';
 
 export interface ProvisionalPort {
   upsert(cluster: string, rows: Array<{ slot: number; receipt: Receipt }>): Promise<void>;
@@ -76,6 +51,8 @@ export interface StreamDeps {
 export interface StreamStats {
   sessions: number;
   reconnects: number;
+  /** Resumes that had to start after the checkpoint (the server's history did not reach back to it). */
+  gaps: number;
   transactions: number;
   receipts: number;
   inserted: number;
@@ -136,13 +113,14 @@ function causes(e: unknown): string {
   return parts.join(' / ');
 }
 
-export function createStreamSource(deps: StreamDeps, options: StreamOptions) {
+export function createStreamSource(deps: StreamDeps, options: Pick<StreamOptions, 'cluster'> & Partial<StreamOptions>) {
   const o = { ...DEFAULT_STREAM, ...options };
   const log = deps.log;
   const metrics = deps.metrics ?? NO_METRICS;
   const stats: StreamStats = {
     sessions: 0,
     reconnects: 0,
+    gaps: 0,
     transactions: 0,
     receipts: 0,
     inserted: 0,
@@ -156,10 +134,22 @@ export function createStreamSource(deps: StreamDeps, options: StreamOptions) {
     stats.checkpoint = checkpoint;
     // From the checkpoint itself, not the slot after: a server may send a slot's update before the last of its
     // transactions; reading one slot again costs only duplicates.
-    const from = checkpoint ?? o.fromSlot;
+    let from = checkpoint ?? o.fromSlot;
     let watched = [...new Set(await deps.watched())].sort();
     const client = deps.client();
     await client.connect();
+    if (from !== undefined) {
+      // Down longer than the server keeps history: go on from what it has; the scanner covers the gap.
+      const first = Number((await client.subscribeReplayInfo()).firstAvailable ?? 0);
+      if (from < first) {
+        log?.error(
+          { from, firstAvailable: first },
+          'slots before firstAvailable cannot be streamed again; the scanner covers them',
+        );
+        stats.gaps++;
+        from = first;
+      }
+    }
     const stream = await client.subscribe();
     stats.sessions++;
     const write = (req: SubscribeRequest): void => {
@@ -225,8 +215,15 @@ export function createStreamSource(deps: StreamDeps, options: StreamOptions) {
         }
       }
       if (!signal.aborted) throw new Error('stream ended by the server');
+      await flushCheckpoint();
     } catch (e) {
-      if (signal.aborted) return;
+      if (signal.aborted) {
+        // Graceful stop: the empty finalized slots seen last still move the checkpoint.
+        await flushCheckpoint().catch((err) =>
+          log?.warn({ err: (err as Error).message }, 'last checkpoint not written'),
+        );
+        return;
+      }
       throw e;
     } finally {
       signal.removeEventListener('abort', onAbort);
@@ -250,25 +247,46 @@ export function createStreamSource(deps: StreamDeps, options: StreamOptions) {
     }
   }
 
+  /** A finalized slot with nothing to credit, not yet written: its checkpoint waits for the next write. */
+  let unwritten: number | null = null;
+  let lastWrite = 0;
+
   async function applyFinalized(slot: number, pending: Map<number, Receipt[]>): Promise<void> {
     const receipts = pending.get(slot) ?? [];
     // Confirmed slots below a finalized one that never got their own FINALIZED update were not on the finalized
     // fork: their receipts are dropped (their provisional rows settle as reversed).
     for (const s of [...pending.keys()]) if (s <= slot) pending.delete(s);
-    if (stats.checkpoint !== null && slot < stats.checkpoint && receipts.length === 0) return;
+    metrics.countSlots(o.cluster, STREAM_SOURCE, 'block', 1);
+    if (stats.checkpoint !== null && slot <= stats.checkpoint && receipts.length === 0) return;
+    // Empty slots move the checkpoint at most once per checkpointMs (one ledger transaction per slot would fall
+    // behind a fast chain); a checkpoint written late only means more duplicates after a restart, never a gap.
+    if (receipts.length === 0 && Date.now() - lastWrite < o.checkpointMs) {
+      unwritten = slot;
+      return;
+    }
+    await write(slot, receipts);
+  }
+
+  async function write(slot: number, receipts: Receipt[]): Promise<void> {
     const applied = await deps.ledger.applyBatch({
       cluster: o.cluster,
       source: STREAM_SOURCE,
       receipts,
       checkpoint: { slot },
     });
+    lastWrite = Date.now();
+    unwritten = null;
     stats.inserted += applied.inserted;
     stats.duplicates += applied.duplicates;
     stats.checkpoint = Math.max(stats.checkpoint ?? -1, slot);
-    metrics.countSlots(o.cluster, STREAM_SOURCE, 'block', 1);
     if (applied.rejected?.length) log?.warn({ rejected: applied.rejected }, 'ledger refused malformed receipts');
     if (o.commitment === 'confirmed' && deps.provisional) await deps.provisional.settle(o.cluster, slot);
     deps.onApplied?.({ slot, receipts: receipts.length, inserted: applied.inserted, duplicates: applied.duplicates });
+  }
+
+  /** Write the checkpoint of the empty slots seen since the last write (on a timer and before stopping). */
+  async function flushCheckpoint(): Promise<void> {
+    if (unwritten !== null) await write(unwritten, []);
   }
 
   async function run({ signal }: { signal: AbortSignal }): Promise<StreamStats> {

@@ -105,6 +105,10 @@ interface Stream {
   /** Transaction updates left before a drop fault ends the stream; null = no fault. */
   dropAfter: number | null;
   ended: boolean;
+  /** A from_slot replay is running: live blocks are left to it until it has caught up. */
+  replaying: boolean;
+  /** The last write found the transport's buffer full: the replay waits for 'drain'. */
+  full: boolean;
 }
 
 export async function startGeyserServer(o: GeyserOptions): Promise<GeyserServer> {
@@ -125,7 +129,7 @@ export async function startGeyserServer(o: GeyserOptions): Promise<GeyserServer>
     s.call.emit('error', { code, details });
   };
   const send = (s: Stream, u: Omit<SubscribeUpdate, 'createdAt'>): void => {
-    if (!s.ended) s.call.write({ ...u, createdAt: new Date() });
+    if (!s.ended) s.full = !s.call.write({ ...u, createdAt: new Date() });
   };
 
   const sendBlock = (s: Stream, b: BlockRecord, c: Commitment): void => {
@@ -154,16 +158,54 @@ export async function startGeyserServer(o: GeyserOptions): Promise<GeyserServer>
 
   const firstAvailable = (): number => Math.max(0, chain.tipSlot() - replaySlots + 1);
 
-  /** Blocks from `from` that already reached the stream's commitment, as if they had been streamed live. */
-  const replay = (s: Stream, from: number): void => {
-    const c = s.filter!.commitment;
-    const upTo = c === 'finalized' ? root : chain.tipSlot();
-    for (const slot of chain.blockSlots(from, upTo)) {
-      const b = chain.getBlock(slot);
-      if (!b) continue;
-      sendBlock(s, b, c);
-      // Live, a processed / confirmed stream would also have seen this block's finalized slot update by now.
-      if (c !== 'finalized' && slot <= root) sendSlot(s, b, 'finalized');
+  /**
+   * Blocks from `from` that already reached the stream's commitment, as if they had been streamed live. It respects
+   * the transport's backpressure (a burst of thousands of messages makes the Rust client's HTTP/2 layer hang up);
+   * live blocks are not sent to the stream meanwhile: the replay goes on until it has caught up with them.
+   */
+  const replay = async (s: Stream, from: number): Promise<void> => {
+    s.replaying = true;
+    let next = from;
+    // Processed / confirmed streams: blocks replayed before they were final get their finalized update here.
+    let finalNext = from;
+    try {
+      for (;;) {
+        const c = s.filter?.commitment ?? 'finalized';
+        const upTo = c === 'finalized' ? root : chain.tipSlot();
+        const slots = chain.blockSlots(next, upTo);
+        const finalUpTo = Math.min(root, next - 1);
+        const finals = c === 'finalized' ? [] : chain.blockSlots(finalNext, finalUpTo);
+        if ((slots.length === 0 && finals.length === 0) || s.ended) return;
+        for (const slot of finals) {
+          const b = chain.getBlock(slot);
+          if (b) sendSlot(s, b, 'finalized');
+        }
+        finalNext = Math.max(finalNext, finalUpTo + 1);
+        for (const slot of slots) {
+          const b = chain.getBlock(slot);
+          next = slot + 1;
+          if (!b) continue;
+          sendBlock(s, b, c);
+          if (c !== 'finalized' && slot <= root) {
+            sendSlot(s, b, 'finalized');
+            finalNext = slot + 1;
+          }
+          if (s.full && !s.ended)
+            await new Promise<void>((resolve) => {
+              const done = (): void => {
+                s.call.off('drain', done);
+                s.call.off('close', done);
+                resolve();
+              };
+              s.call.on('drain', done);
+              s.call.on('close', done);
+            });
+          if (s.ended) return;
+        }
+      }
+    } finally {
+      // Caught up in this same tick: the next live block goes to the stream as usual.
+      s.replaying = false;
     }
   };
 
@@ -173,7 +215,7 @@ export async function startGeyserServer(o: GeyserOptions): Promise<GeyserServer>
     const final = chain.blockSlots(root + 1, e.root).flatMap((x) => chain.getBlock(x) ?? []);
     root = Math.max(root, e.root);
     for (const s of [...streams]) {
-      if (!s.filter) continue;
+      if (!s.filter || s.replaying) continue;
       if (sealed) {
         // Localnet executes into the pending slot and seals it confirmed: processed and confirmed see a block at once.
         if (s.filter.commitment !== 'finalized') sendBlock(s, sealed, s.filter.commitment);
@@ -192,7 +234,7 @@ export async function startGeyserServer(o: GeyserOptions): Promise<GeyserServer>
   const server = new grpc.Server();
   const handlers: grpc.UntypedServiceImplementation = {
     Subscribe: (call: Call) => {
-      const s: Stream = { call, filter: null, dropAfter: null, ended: false };
+      const s: Stream = { call, filter: null, dropAfter: null, ended: false, replaying: false, full: false };
       if (!authorized(call.metadata)) {
         s.ended = true;
         call.emit('error', unauthenticated);
@@ -238,7 +280,7 @@ export async function startGeyserServer(o: GeyserOptions): Promise<GeyserServer>
             end(s, grpc.status.INVALID_ARGUMENT, `broadcast from ${from} is not available, last available: ${oldest}`);
             return;
           }
-          replay(s, from);
+          void replay(s, from);
         }
       });
     },

@@ -205,7 +205,7 @@ describe('indexer/source stream: Yellowstone gRPC over localnet (real client)', 
       slotMs: 20,
       finalityDepth: 4,
       wsOnNextPort: false,
-      geyser: { xToken: 'tok-123' },
+      geyser: { xToken: 'tok-123', replaySlots: 1_000_000 },
     });
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'oncepay-stream-'));
     const children: ChildProcess[] = [];
