@@ -77,6 +77,14 @@ export function wireLedger(component: string, command: string) {
   return { log, indexerMetrics, metrics, pool, ledger };
 }
 
+/** With --metrics-port: /metrics (+ /healthz, /readyz) on 127.0.0.1 for a source command's registry and pool. */
+export async function serveMetricsIfAsked(w: ReturnType<typeof wireLedger>, port: number | undefined) {
+  if (port === undefined) return undefined;
+  const server = await serveMetrics({ port, registry: w.indexerMetrics.registry, db: w.pool });
+  w.log.info({ url: server.url }, 'metrics listening');
+  return server;
+}
+
 /** wireLedger plus the RPC client (its failed attempts counted and logged) and the block decoder. */
 function wire(o: RpcOpts, component: string, command: string) {
   const { log, indexerMetrics, metrics, pool, ledger } = wireLedger(component, command);
@@ -170,11 +178,7 @@ export function registerSources(program: Command): void {
       ) => {
         const w = wire(o, 'scanner', 'indexer-run');
         const stop = onStopSignals(w.log);
-        const server =
-          o.metricsPort === undefined
-            ? undefined
-            : await serveMetrics({ port: o.metricsPort, registry: w.indexerMetrics.registry, db: w.pool });
-        if (server) w.log.info({ url: server.url }, 'metrics listening');
+        const server = await serveMetricsIfAsked(w, o.metricsPort);
         try {
           const scanner = createScanner(
             {

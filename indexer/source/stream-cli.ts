@@ -8,8 +8,7 @@ import type { Pool } from 'pg';
 import { intOption } from '../../common/cli-options';
 import { OncepayError } from '../../common/errors';
 import { onStopSignals, shutdownHelp } from '../../common/shutdown';
-import { serveMetrics } from '../metrics';
-import { wireLedger } from './cli';
+import { serveMetricsIfAsked, wireLedger } from './cli';
 import { SOURCE_CODES } from './codes';
 import { createProvisionalStore } from './provisional';
 import { DEFAULT_STREAM, GeyserClient, STREAM_SOURCE } from './stream-options';
@@ -128,11 +127,7 @@ export function registerStream(program: Command): void {
             '--x-token is visible to every user of this machine (ps); use --x-token-file or ONCEPAY_GRPC_X_TOKEN',
           );
         const stop = onStopSignals(w.log);
-        const server =
-          o.metricsPort === undefined
-            ? undefined
-            : await serveMetrics({ port: o.metricsPort, registry: w.indexerMetrics.registry, db: w.pool });
-        if (server) w.log.info({ url: server.url }, 'metrics listening');
+        const server = await serveMetricsIfAsked(w, o.metricsPort);
         // Loaded here, not at the top: `oncepay --help` need not load the native client.
         const { default: Client } = await import('@triton-one/yellowstone-grpc');
         const { createStreamSource } = await import('./stream');
