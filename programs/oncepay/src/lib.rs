@@ -22,6 +22,7 @@ macro_rules! cu_checkpoint {
 }
 pub(crate) use cu_checkpoint;
 
+pub mod cpi;
 pub mod error;
 pub mod events;
 pub mod instructions;
@@ -29,6 +30,7 @@ pub mod pda;
 pub mod program_account;
 pub mod rent;
 pub mod state;
+pub mod token;
 
 use instructions::*;
 

@@ -1,17 +1,26 @@
-//! Canonical-bump proof for the op PDA, whose bump the client passes.
+//! The op PDA's address proof, whose bump the client passes: the twin's
+//! proof, without `create_program_address` or `find_program_address`.
 //!
-//! Anchor's `seeds = [...], bump = op_bump` proves the address (with
-//! `create_program_address`, which also refuses an on-curve hash) but not
-//! that `op_bump` is canonical: a lower valid bump is a second address for
-//! the same op_id, which would pay a second time. Anchor's bare `bump` would
-//! find the canonical bump with `find_program_address`, at 1,500 CU per bump
-//! tried (two on average over random op ids, ten or more for 1 in 512).
+//! A PDA is `sha256(seeds ‖ [bump] ‖ program_id ‖ "ProgramDerivedAddress")`
+//! when that hash is NOT an ed25519 point; the canonical bump is the highest
+//! bump for which it is not.
 //!
-//! Here: the canonical bump is the highest bump whose hash
-//! `sha256(seeds ‖ [bump] ‖ program_id ‖ "ProgramDerivedAddress")` is off the
-//! ed25519 curve, so `op_bump` is canonical when every higher bump hashes
-//! ONTO the curve: one `sol_sha256` + one `sol_curve_validate_point` (~380
-//! CU) per higher bump, nothing at bump 255 (half of all op ids).
+//! - [`is_address`]: the account's key is that hash for the client's bump
+//!   (one `sol_sha256`, ~200 CU). Anchor's `seeds = [...], bump = op_bump`
+//!   would check the same with `create_program_address` (1,500 CU).
+//! - That the hash is off the curve is left to the runtime, as in the twin:
+//!   the instruction then signs the op account's creation with exactly these
+//!   seeds, and the runtime derives that signer with
+//!   `create_program_address`, which refuses an on-curve hash and fails the
+//!   whole instruction before anything is created or moved. (An account at an
+//!   on-curve hash that this program owns or that holds data would need the
+//!   private key of a SHA-256 output.)
+//! - [`verify_no_higher_bump`]: `op_bump` is canonical when every higher bump
+//!   hashes ONTO the curve: one `sol_sha256` + one `sol_curve_validate_point`
+//!   (~380 CU) per higher bump, nothing at bump 255 (half of all op ids). A
+//!   lower valid bump would be a second address for the same op_id, which
+//!   would pay a second time. Anchor's bare `bump` would find the canonical
+//!   bump with `find_program_address`, at 1,500 CU per bump tried.
 
 use {crate::error::OncepayError, anchor_lang::prelude::*};
 
@@ -58,8 +67,14 @@ pub fn is_on_curve(key: &Pubkey) -> bool {
     key.is_on_curve()
 }
 
-/// Given that `seeds` with `bump` is a PDA (Anchor's `seeds` constraint
-/// checked it), proves that no higher bump is one, else `NonCanonicalBump`.
+/// Whether `key` is the hash of `seeds` with `bump` (see the module doc for
+/// the off-curve part).
+pub fn is_address(key: &Pubkey, seeds: &[&[u8]], bump: u8, program_id: &Pubkey) -> bool {
+    hash_address(seeds, bump, program_id) == *key
+}
+
+/// Given that `seeds` with `bump` is the account's address ([`is_address`]),
+/// proves that no higher bump is a PDA, else `NonCanonicalBump`.
 pub fn verify_no_higher_bump(seeds: &[&[u8]], bump: u8, program_id: &Pubkey) -> Result<()> {
     // `b < 255`, so `b + 1` does not overflow.
     for higher in (bump..u8::MAX).map(|b| b + 1) {
@@ -84,6 +99,16 @@ mod tests {
         let (m, op) = ([7u8; 32], [9u8; 32]);
         let (pda, bump) = Pubkey::find_program_address(&seeds(&m, &op), &crate::ID);
         assert_eq!(hash_address(&seeds(&m, &op), bump, &crate::ID), pda);
+    }
+
+    #[test]
+    fn is_address_accepts_the_pda_and_refuses_another_bump_or_seed() {
+        let (m, op) = ([7u8; 32], [9u8; 32]);
+        let (pda, bump) = Pubkey::find_program_address(&seeds(&m, &op), &crate::ID);
+        assert!(is_address(&pda, &seeds(&m, &op), bump, &crate::ID));
+        assert!(!is_address(&pda, &seeds(&m, &op), bump.wrapping_sub(1), &crate::ID));
+        assert!(!is_address(&pda, &seeds(&m, &[8u8; 32]), bump, &crate::ID));
+        assert!(!is_address(&pda, &seeds(&m, &op), bump, &Pubkey::default()));
     }
 
     #[test]

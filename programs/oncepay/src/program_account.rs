@@ -12,13 +12,14 @@
 //! Pre-funded-safe, like `init`: a PDA address anyone may have sent lamports
 //! to is completed with `Transfer` (the shortfall) + `Allocate` + `Assign`
 //! instead of `CreateAccount`, which would refuse it. Every call is signed
-//! with the PDA's seeds.
+//! with the PDA's seeds. `CreateAccount`, the path of every payout, is built
+//! by hand (cpi.rs); the others through Anchor's `system_program` helpers.
 
 use {
-    crate::rent,
+    crate::{cpi, rent},
     anchor_lang::{
         prelude::*,
-        system_program::{self, Allocate, Assign, CreateAccount, Transfer},
+        system_program::{self, Allocate, Assign, Transfer},
     },
 };
 
@@ -54,16 +55,12 @@ pub fn create_pda<'info>(
     signer_seeds: &[&[u8]],
 ) -> Result<()> {
     let required = rent::funding_lamports(space)?;
+    crate::cu_checkpoint!();
     let signer = &[signer_seeds];
     let space = space as u64; // lossless: usize is 64 bits on SBF and on the host
     let current = target.lamports();
     if current == 0 {
-        let accounts = CreateAccount {
-            from: payer.clone(),
-            to: target.clone(),
-        };
-        let ctx = CpiContext::new_with_signer(system_program.clone(), accounts, signer);
-        return system_program::create_account(ctx, required, space, &crate::ID);
+        return cpi::create_account(payer, target, required, space, &crate::ID, signer);
     }
     let shortfall = required.saturating_sub(current);
     if shortfall > 0 {

@@ -11,6 +11,7 @@
 
 use {
     crate::{
+        cpi,
         error::OncepayError,
         events::PayoutExecuted,
         pda,
@@ -20,11 +21,10 @@ use {
             operation::{Operation, OPERATION_SEED},
             Merchant,
         },
+        token::{Mint, TokenAccount},
     },
     anchor_lang::prelude::*,
-    anchor_spl::token_interface::{
-        transfer_checked, Mint, TokenAccount, TokenInterface, TransferChecked,
-    },
+    anchor_spl::token_interface::TokenInterface,
 };
 
 #[derive(Accounts)]
@@ -49,16 +49,27 @@ pub struct ExecutePayout<'info> {
 
     /// Operation PDA ["op", merchant, op_id], created here.
     /// CHECK: created by the handler; see the comment below.
-    // `seeds` with the client's `op_bump` proves the address; `unconsumed`
-    // proves op_bump canonical (pda.rs) and answers 6000 when the account
-    // exists. Not `init`: it runs before every other constraint and answers an
-    // existing account with the System program's "already in use" (custom
-    // error 0); the handler creates the account as `init` would
+    // The address is proven by `pda::is_address` (the hash of the seeds with
+    // the client's `op_bump`, ~200 CU), not by `seeds = [...], bump = op_bump`
+    // (create_program_address, 1,500 CU on every payout); it answers the same
+    // error, ConstraintSeeds. The off-curve part is left to the runtime, which
+    // derives the op-seeded signer of the account's creation below (pda.rs).
+    // The IDL still lists the seeds: the idl-build line says them to Anchor's
+    // IDL builder exactly as the constraint would (a host build only; the
+    // program never runs it).
+    // `unconsumed` proves op_bump canonical (pda.rs) and answers 6000 when the
+    // account exists. Not `init`: it runs before every other constraint and
+    // answers an existing account with the System program's "already in use"
+    // (custom error 0); the handler creates the account as `init` would
     // (program_account.rs).
+    #[cfg_attr(
+        feature = "idl-build",
+        account(seeds = [OPERATION_SEED, merchant.key().as_ref(), op_id.as_ref()], bump = op_bump)
+    )]
     #[account(
         mut,
-        seeds = [OPERATION_SEED, merchant.key().as_ref(), op_id.as_ref()],
-        bump = op_bump,
+        constraint = pda::is_address(&operation.key(), &[OPERATION_SEED, merchant.key().as_ref(), &op_id], op_bump, &crate::ID)
+            @ anchor_lang::error::ErrorCode::ConstraintSeeds,
         constraint = unconsumed(&operation, &merchant.key(), &op_id, op_bump)?
             @ OncepayError::OperationAlreadyConsumed,
     )]
@@ -71,10 +82,10 @@ pub struct ExecutePayout<'info> {
         token::authority = merchant,
         token::token_program = token_program,
     )]
-    pub vault: Box<InterfaceAccount<'info, TokenAccount>>,
+    pub vault: InterfaceAccount<'info, TokenAccount>,
 
     #[account(mint::token_program = token_program)]
-    pub mint: Box<InterfaceAccount<'info, Mint>>,
+    pub mint: InterfaceAccount<'info, Mint>,
 
     /// Token account of `mint` that receives the payout.
     #[account(
@@ -83,7 +94,7 @@ pub struct ExecutePayout<'info> {
         token::token_program = token_program,
         constraint = recipient_token.key() != vault.key() @ OncepayError::InvalidRecipient,
     )]
-    pub recipient_token: Box<InterfaceAccount<'info, TokenAccount>>,
+    pub recipient_token: InterfaceAccount<'info, TokenAccount>,
 
     /// SPL Token or Token-2022.
     pub token_program: Interface<'info, TokenInterface>,
@@ -92,7 +103,7 @@ pub struct ExecutePayout<'info> {
 }
 
 /// Whether the op account (the PDA `["op", merchant, op_id]` with `op_bump`,
-/// as the `seeds` constraint proved) is still to be created:
+/// as `pda::is_address` proved) is still to be created:
 /// `Err(NonCanonicalBump)` when a higher bump gives a PDA, `Ok(false)` when
 /// this program already created it (paid), `Ok(true)` when it is a fresh
 /// (possibly pre-funded) system account, `Err(InvalidOperationAddress)`
@@ -148,17 +159,15 @@ pub fn process_execute_payout(
         a.merchant.merchant_authority.as_ref(),
         &[a.merchant.bump],
     ];
-    let signer = &[merchant_seeds];
-    let transfer = TransferChecked {
-        from: a.vault.to_account_info(),
-        mint: a.mint.to_account_info(),
-        to: a.recipient_token.to_account_info(),
-        authority: a.merchant.to_account_info(),
-    };
-    transfer_checked(
-        CpiContext::new_with_signer(a.token_program.to_account_info(), transfer, signer),
+    cpi::transfer_checked(
+        a.token_program.key,
+        &a.vault.to_account_info(),
+        &a.mint.to_account_info(),
+        &a.recipient_token.to_account_info(),
+        &a.merchant.to_account_info(),
         amount,
         a.mint.decimals,
+        &[merchant_seeds],
     )?;
 
     crate::cu_checkpoint!();
