@@ -1,20 +1,28 @@
 //! The two CPIs of every payout, with their instructions built by hand.
-//! The account infos passed are the instruction's accounts, as Anchor's
-//! helpers pass them (the callee program is found by its id).
 //!
 //! `anchor_lang::system_program::create_account` and
 //! `anchor_spl::token_interface::transfer_checked` build the same instructions
 //! through the System program's bincode encoding and Token-2022's instruction
 //! packer; here the bytes are written directly (the host tests compare them
-//! with those builders), then `invoke_signed` as those helpers call it. The
-//! rare paths (a pre-funded op account, `initialize_merchant`) keep Anchor's
-//! helpers (program_account.rs).
+//! with those builders). The account infos passed are the instruction's
+//! accounts, as Anchor's helpers pass them (the callee program is found by its
+//! id). The rare paths (a pre-funded op account, `initialize_merchant`) keep
+//! Anchor's helpers (program_account.rs).
+//!
+//! `invoke_signed_unchecked`, not `invoke_signed`: the latter first tries to
+//! borrow every passed account's lamports and data (mutably for writable
+//! ones) so that the runtime's write-back cannot alias a live `Ref`/`RefMut`:
+//! ~10 key comparisons and 2 borrows per account. Note: no borrow is live at
+//! either call: `InterfaceAccount` and `Account<Merchant>` hold decoded
+//! copies, not borrows, and the handler borrows the op account's data only
+//! after both CPIs (to write the record). Keep these calls before any
+//! `try_borrow_*` of the accounts they pass that outlives them.
 
 use anchor_lang::{
     prelude::*,
     solana_program::{
         instruction::{AccountMeta, Instruction},
-        program::invoke_signed,
+        program::invoke_signed_unchecked,
     },
 };
 
@@ -76,7 +84,7 @@ pub fn create_account<'info>(
     signer_seeds: &[&[&[u8]]],
 ) -> Result<()> {
     let ix = create_account_ix(from.key, to.key, lamports, space, owner);
-    invoke_signed(&ix, &[from.clone(), to.clone()], signer_seeds).map_err(Into::into)
+    invoke_signed_unchecked(&ix, &[from.clone(), to.clone()], signer_seeds).map_err(Into::into)
 }
 
 /// Moves `amount` from `from` to `to` with the token program's
@@ -93,7 +101,7 @@ pub fn transfer_checked<'info>(
     signer_seeds: &[&[&[u8]]],
 ) -> Result<()> {
     let ix = transfer_checked_ix(token_program, from.key, mint.key, to.key, authority.key, amount, decimals);
-    invoke_signed(
+    invoke_signed_unchecked(
         &ix,
         &[from.clone(), mint.clone(), to.clone(), authority.clone()],
         signer_seeds,

@@ -45,7 +45,7 @@ pub struct ExecutePayout<'info> {
     // below is signed with the stored seeds and bump, so the token program
     // sees no signature unless this account is that PDA.
     #[account(has_one = payout_authority @ OncepayError::Unauthorized)]
-    pub merchant: Box<Account<'info, Merchant>>,
+    pub merchant: Account<'info, Merchant>,
 
     /// Operation PDA ["op", merchant, op_id], created here.
     /// CHECK: created by the handler; see the comment below.
