@@ -33,7 +33,13 @@ const TRANSFER_CHECKED: u8 = 12;
 
 /// `SystemInstruction::CreateAccount { lamports, space, owner }` from `from` to
 /// `to` (both signers).
-pub fn create_account_ix(from: &Pubkey, to: &Pubkey, lamports: u64, space: u64, owner: &Pubkey) -> Instruction {
+pub fn create_account_ix(
+    from: &Pubkey,
+    to: &Pubkey,
+    lamports: u64,
+    space: u64,
+    owner: &Pubkey,
+) -> Instruction {
     let mut data = [0u8; 52];
     data[..4].copy_from_slice(&CREATE_ACCOUNT.to_le_bytes());
     data[4..12].copy_from_slice(&lamports.to_le_bytes());
@@ -100,7 +106,15 @@ pub fn transfer_checked<'info>(
     decimals: u8,
     signer_seeds: &[&[&[u8]]],
 ) -> Result<()> {
-    let ix = transfer_checked_ix(token_program, from.key, mint.key, to.key, authority.key, amount, decimals);
+    let ix = transfer_checked_ix(
+        token_program,
+        from.key,
+        mint.key,
+        to.key,
+        authority.key,
+        amount,
+        decimals,
+    );
     invoke_signed_unchecked(
         &ix,
         &[from.clone(), mint.clone(), to.clone(), authority.clone()],

@@ -106,7 +106,12 @@ mod tests {
         let (m, op) = ([7u8; 32], [9u8; 32]);
         let (pda, bump) = Pubkey::find_program_address(&seeds(&m, &op), &crate::ID);
         assert!(is_address(&pda, &seeds(&m, &op), bump, &crate::ID));
-        assert!(!is_address(&pda, &seeds(&m, &op), bump.wrapping_sub(1), &crate::ID));
+        assert!(!is_address(
+            &pda,
+            &seeds(&m, &op),
+            bump.wrapping_sub(1),
+            &crate::ID
+        ));
         assert!(!is_address(&pda, &seeds(&m, &[8u8; 32]), bump, &crate::ID));
         assert!(!is_address(&pda, &seeds(&m, &op), bump, &Pubkey::default()));
     }

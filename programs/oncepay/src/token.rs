@@ -106,7 +106,8 @@ pub fn unpack_account(data: &[u8]) -> core::result::Result<TokenAccount, Program
     min_len_not_multisig(data, ACCOUNT_LEN)?;
     // [0..32] mint, [32..64] owner, [64..72] amount, [72..76] delegate tag,
     // [108] state, [109..113] is_native tag, [129..133] close_authority tag.
-    if !coption_tag(data, 72) || !coption_tag(data, 109) || !coption_tag(data, 129) || data[108] > 2 {
+    let tags = coption_tag(data, 72) && coption_tag(data, 109) && coption_tag(data, 129);
+    if !tags || data[108] > 2 {
         return Err(ProgramError::InvalidAccountData);
     }
     if data[108] == 0 {
@@ -145,7 +146,11 @@ fn min_len_not_multisig(data: &[u8], base_len: usize) -> core::result::Result<()
 
 /// Data past the base: zero padding up to the account-type byte, which must
 /// be `account_type`, and at least one byte after it.
-fn extension_type(data: &[u8], base_len: usize, account_type: u8) -> core::result::Result<(), ProgramError> {
+fn extension_type(
+    data: &[u8],
+    base_len: usize,
+    account_type: u8,
+) -> core::result::Result<(), ProgramError> {
     if data.len() == base_len {
         return Ok(());
     }
@@ -214,14 +219,26 @@ mod tests {
         let mut cases = vec![
             ("account", account()),
             ("mint", mint()),
-            ("account, extended", extended(account(), ACCOUNT_TYPE_ACCOUNT)),
+            (
+                "account, extended",
+                extended(account(), ACCOUNT_TYPE_ACCOUNT),
+            ),
             ("mint, extended", extended(mint(), ACCOUNT_TYPE_MINT)),
-            ("account typed as mint", extended(account(), ACCOUNT_TYPE_MINT)),
-            ("mint typed as account", extended(mint(), ACCOUNT_TYPE_ACCOUNT)),
+            (
+                "account typed as mint",
+                extended(account(), ACCOUNT_TYPE_MINT),
+            ),
+            (
+                "mint typed as account",
+                extended(mint(), ACCOUNT_TYPE_ACCOUNT),
+            ),
             ("account type 9", extended(account(), 9)),
             ("multisig size", vec![1u8; MULTISIG_LEN]),
             ("empty", vec![]),
-            ("account + 1 byte", [account(), vec![ACCOUNT_TYPE_ACCOUNT]].concat()),
+            (
+                "account + 1 byte",
+                [account(), vec![ACCOUNT_TYPE_ACCOUNT]].concat(),
+            ),
             ("mint + 1 byte", [mint(), vec![0]].concat()),
             ("uninitialised account", vec![0u8; ACCOUNT_LEN]),
             ("uninitialised mint", vec![0u8; MINT_LEN]),
@@ -229,7 +246,11 @@ mod tests {
         let mut frozen = account();
         frozen[108] = 2;
         cases.push(("frozen account", frozen));
-        for (at, what) in [(72, "delegate tag"), (109, "is_native tag"), (129, "close tag")] {
+        for (at, what) in [
+            (72, "delegate tag"),
+            (109, "is_native tag"),
+            (129, "close tag"),
+        ] {
             for tag in [1u8, 2] {
                 let mut d = account();
                 d[at] = tag;
@@ -256,8 +277,8 @@ mod tests {
         let (mut accounts, mut mints) = (0, 0);
         for (name, data) in cases() {
             let ours = unpack_account(&data).map(|a| (a.mint, a.owner, a.amount));
-            let theirs =
-                StateWithExtensions::<SplAccount>::unpack(&data).map(|s| (s.base.mint, s.base.owner, s.base.amount));
+            let theirs = StateWithExtensions::<SplAccount>::unpack(&data)
+                .map(|s| (s.base.mint, s.base.owner, s.base.amount));
             assert_eq!(ours, theirs, "as a token account: {name}");
             accounts += usize::from(ours.is_ok());
             let ours = unpack_mint(&data).map(|m| m.decimals);
@@ -276,7 +297,10 @@ mod tests {
         assert_eq!(a.owner, Pubkey::new_from_array([2; 32]));
         assert_eq!(a.amount, 7);
         assert_eq!(unpack_mint(&mint()).unwrap().decimals, 6);
-        assert_eq!(unpack_account(&[1u8; MULTISIG_LEN]), Err(ProgramError::InvalidAccountData));
+        assert_eq!(
+            unpack_account(&[1u8; MULTISIG_LEN]),
+            Err(ProgramError::InvalidAccountData)
+        );
         assert_eq!(
             <TokenAccount as Owners>::owners(),
             &[anchor_spl::token::ID, anchor_spl::token_2022::ID]
