@@ -13,7 +13,7 @@ import { logger } from '../common/log';
 import { onStopSignals, shutdownHelp } from '../common/shutdown';
 import { hashApiKey } from './api/api-key-auth';
 import { pruneIdempotencyKeys } from './api/idempotency';
-import { MERCHANT_NOT_FOUND, OPTION_INVALID, PAYOUT_NOT_FOUND } from './codes';
+import { PAYOUT_CODES } from '../common/errors/codes';
 import { deriveOperation } from './op-id';
 import { createConnectionChain } from './payout/chain';
 import { createPayout } from './payout/create-payout';
@@ -73,7 +73,7 @@ export function serveWorkerRpc(
   rpcSource: string | undefined,
 ): string | undefined {
   if (authority ? !rpc : rpcSource === 'cli')
-    throw new OncepayError(OPTION_INVALID, '--rpc and --authority go together');
+    throw new OncepayError(PAYOUT_CODES.OPTION_INVALID, '--rpc and --authority go together');
   return authority ? rpc : undefined;
 }
 
@@ -168,7 +168,7 @@ export function register(program: Command): void {
             : await getMerchantByAddress(db, o.merchant);
           if (!m)
             throw new OncepayError(
-              MERCHANT_NOT_FOUND,
+              PAYOUT_CODES.MERCHANT_NOT_FOUND,
               `no merchant ${o.merchant}; add it with \`oncepay payout merchant-add\``,
             );
           const r = await createPayout(db, m, {
@@ -193,7 +193,7 @@ export function register(program: Command): void {
   ).action(async (id: string, o: ChainOpts & { json?: boolean; retryFailed?: boolean }) => {
     await withPoolFromEnv({}, async (db) => {
       const p = await getPayout(db, id);
-      if (!p) throw new OncepayError(PAYOUT_NOT_FOUND, `payout ${id} not found`);
+      if (!p) throw new OncepayError(PAYOUT_CODES.NOT_FOUND, `payout ${id} not found`);
       const r = await runPayout(p, { ...chainDeps(db, o), retryFailed: o.retryFailed });
       print(r, o.json);
     });
@@ -221,7 +221,7 @@ export function register(program: Command): void {
     .action(async (id: string, o: { json?: boolean }) => {
       await withPoolFromEnv({}, async (db) => {
         const p = await getPayout(db, id);
-        if (!p) throw new OncepayError(PAYOUT_NOT_FOUND, `payout ${id} not found`);
+        if (!p) throw new OncepayError(PAYOUT_CODES.NOT_FOUND, `payout ${id} not found`);
         print(payoutView(p, await listAttempts(db, p.id)), o.json);
       });
     });

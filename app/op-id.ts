@@ -3,7 +3,7 @@
 import { createHash } from 'crypto';
 import { PublicKey } from '@solana/web3.js';
 import { OncepayError } from '../common/errors';
-import { OP_ID_MALFORMED } from './codes';
+import { PAYOUT_CODES } from '../common/errors/codes';
 import { Address, Brand, PayoutId, address, assertIsAddress, assertIsPayoutId } from './types';
 
 /** Domain separator: a new derivation gets a new version, never a silent change. */
@@ -18,7 +18,10 @@ export function isOpId(x: unknown): x is OpId {
 }
 export function assertIsOpId(x: unknown): asserts x is OpId {
   if (!isOpId(x))
-    throw new OncepayError(OP_ID_MALFORMED, `op id must be 64 lowercase hex characters: ${JSON.stringify(x)}`);
+    throw new OncepayError(
+      PAYOUT_CODES.OP_ID_MALFORMED,
+      `op id must be 64 lowercase hex characters: ${JSON.stringify(x)}`,
+    );
 }
 /** From hex (any case) or 32 raw bytes. */
 export function opId(x: string | Uint8Array): OpId {

@@ -3,7 +3,7 @@
 import { PublicKey } from '@solana/web3.js';
 import bs58 from 'bs58';
 import { OncepayError } from '../common/errors';
-import { ADDRESS_MALFORMED, PAYOUT_ID_MALFORMED, SIGNATURE_MALFORMED } from './codes';
+import { PAYOUT_CODES } from '../common/errors/codes';
 
 declare const brand: unique symbol;
 export type Brand<T, Name extends string> = T & { readonly [brand]: Name };
@@ -28,9 +28,13 @@ export function isAddress(x: unknown): x is Address {
 }
 export function assertIsAddress(x: unknown, what = 'address'): asserts x is Address {
   if (!isAddress(x))
-    throw new OncepayError(ADDRESS_MALFORMED, `${what} is not a base58 32-byte address: ${JSON.stringify(x)}`, {
-      what,
-    });
+    throw new OncepayError(
+      PAYOUT_CODES.ADDRESS_MALFORMED,
+      `${what} is not a base58 32-byte address: ${JSON.stringify(x)}`,
+      {
+        what,
+      },
+    );
 }
 export function address(x: string | PublicKey, what?: string): Address {
   const s = typeof x === 'string' ? x : x.toBase58();
@@ -43,7 +47,7 @@ export function isSignature(x: unknown): x is Signature {
 }
 export function assertIsSignature(x: unknown): asserts x is Signature {
   if (!isSignature(x))
-    throw new OncepayError(SIGNATURE_MALFORMED, `not a base58 64-byte signature: ${JSON.stringify(x)}`);
+    throw new OncepayError(PAYOUT_CODES.SIGNATURE_MALFORMED, `not a base58 64-byte signature: ${JSON.stringify(x)}`);
 }
 export function signature(x: string | Uint8Array): Signature {
   const s = typeof x === 'string' ? x : bs58.encode(x);
@@ -64,7 +68,7 @@ export function isPayoutId(x: unknown): x is PayoutId {
 export function assertIsPayoutId(x: unknown): asserts x is PayoutId {
   if (!isPayoutId(x)) {
     throw new OncepayError(
-      PAYOUT_ID_MALFORMED,
+      PAYOUT_CODES.ID_MALFORMED,
       `payout id must be 1–${PAYOUT_ID_MAX_BYTES} bytes of valid UTF-8 without control characters: ${JSON.stringify(x)}`,
     );
   }

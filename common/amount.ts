@@ -1,6 +1,6 @@
 // Token amounts are u64 base units: bigint in TypeScript, decimal strings in JSON, NUMERIC(20,0) in Postgres.
 // A JS number never holds an amount.
-import { OncepayError } from './errors';
+import { AMOUNT_CODES, OncepayError } from './errors';
 
 export const U64_MAX = (1n << 64n) - 1n;
 
@@ -14,7 +14,7 @@ export function isBaseUnits(x: unknown): x is BaseUnits {
 
 export function assertIsBaseUnits(x: unknown): asserts x is BaseUnits {
   if (!isBaseUnits(x)) {
-    throw new OncepayError('ONCEPAY__AMOUNT__OUT_OF_RANGE', `amount ${String(x)} is not a u64`, { amount: String(x) });
+    throw new OncepayError(AMOUNT_CODES.OUT_OF_RANGE, `amount ${String(x)} is not a u64`, { amount: String(x) });
   }
 }
 
@@ -26,7 +26,7 @@ export function baseUnits(x: string | bigint): BaseUnits {
   }
   if (typeof x !== 'string' || !/^(0|[1-9][0-9]{0,19})$/.test(x)) {
     throw new OncepayError(
-      'ONCEPAY__AMOUNT__MALFORMED',
+      AMOUNT_CODES.MALFORMED,
       `amount must be a decimal string of base units, got ${JSON.stringify(x)}`,
     );
   }

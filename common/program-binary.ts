@@ -6,12 +6,7 @@
 // other one.
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { OncepayError } from './errors';
-
-export const PROGRAM_BINARY_CODES = {
-  UNKNOWN: 'ONCEPAY__PROGRAM__UNKNOWN_BINARY',
-  MISSING: 'ONCEPAY__PROGRAM__BINARY_MISSING',
-} as const;
+import { OncepayError, PROGRAM_BINARY_CODES } from './errors';
 
 export const PROGRAM_BINARIES = ['anchor', 'lite'] as const;
 export type ProgramBinary = (typeof PROGRAM_BINARIES)[number];

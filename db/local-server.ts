@@ -8,7 +8,7 @@ import { execFileSync, spawnSync } from 'child_process';
 import * as fs from 'fs';
 import * as path from 'path';
 import * as crypto from 'crypto';
-import { OncepayError } from '../common/errors';
+import { DB_CODES, OncepayError } from '../common/errors';
 import { logger } from '../common/log';
 import {
   generatePassword,
@@ -22,18 +22,6 @@ import {
   shellUrl,
   SUPERUSER,
 } from './local-auth';
-
-// Error codes of the embedded server. Stable: never remove, rename or reuse one.
-export const LOCAL_SERVER_CODES = {
-  /** No PostgreSQL server binaries: `make setup` installs Debian's `postgresql`. */
-  POSTGRES_MISSING: 'ONCEPAY__DB__POSTGRES_MISSING',
-  /** initdb, pg_ctl or psql failed; the message has their output. */
-  POSTGRES_FAILED: 'ONCEPAY__DB__POSTGRES_FAILED',
-  /** The data folder has a cluster but no usable password file, and it cannot be recovered here. */
-  PASSWORD_MISSING: 'ONCEPAY__DB__PASSWORD_MISSING',
-  /** The password file can be read by others than its owner. */
-  PASSWORD_FILE_EXPOSED: 'ONCEPAY__DB__PASSWORD_FILE_EXPOSED',
-} as const;
 
 export interface LocalServerOptions {
   /** Data folder; defaults to `.oncepay/pg` under the project, or a /var/tmp folder if the postgres user cannot reach it. */
@@ -66,7 +54,7 @@ export function pgBinDir(): string {
   const base = '/usr/lib/postgresql';
   if (!fs.existsSync(base)) {
     throw new OncepayError(
-      LOCAL_SERVER_CODES.POSTGRES_MISSING,
+      DB_CODES.POSTGRES_MISSING,
       'PostgreSQL server binaries not found under /usr/lib/postgresql; run `make setup` (apt-get install postgresql)',
     );
   }
@@ -75,7 +63,7 @@ export function pgBinDir(): string {
     .filter((v) => fs.existsSync(path.join(base, v, 'bin', 'pg_ctl')))
     .sort((a, b) => Number(b) - Number(a));
   if (versions.length === 0)
-    throw new OncepayError(LOCAL_SERVER_CODES.POSTGRES_MISSING, 'no pg_ctl under /usr/lib/postgresql/*/bin');
+    throw new OncepayError(DB_CODES.POSTGRES_MISSING, 'no pg_ctl under /usr/lib/postgresql/*/bin');
   return path.join(base, versions[0], 'bin');
 }
 
@@ -96,10 +84,7 @@ export function runPg(
   const r = spawnSync(cmd, cmdArgs, { encoding: 'utf8', cwd: '/', input: opts.input });
   const out = `${r.stdout ?? ''}${r.stderr ?? ''}`;
   if (r.status !== 0 && !opts.allowFail) {
-    throw new OncepayError(
-      LOCAL_SERVER_CODES.POSTGRES_FAILED,
-      `${tool} ${args.join(' ')} exited ${r.status}: ${out.trim()}`,
-    );
+    throw new OncepayError(DB_CODES.POSTGRES_FAILED, `${tool} ${args.join(' ')} exited ${r.status}: ${out.trim()}`);
   }
   return { status: r.status ?? -1, out };
 }
@@ -160,7 +145,7 @@ function readPassword(dataDir: string): string | null {
   if (!fs.existsSync(file)) return null;
   if ((fs.statSync(file).mode & 0o077) !== 0) {
     throw new OncepayError(
-      LOCAL_SERVER_CODES.PASSWORD_FILE_EXPOSED,
+      DB_CODES.PASSWORD_FILE_EXPOSED,
       `${file} can be read by other users (it must be mode 0600): run \`chmod 600 ${file}\`, and consider the password known (delete the data folder to get a new one)`,
     );
   }
@@ -246,7 +231,7 @@ function secureCluster(dataDir: string, port: number, socketDir: string, fast: b
   if (open.length === 0) {
     if (existing !== null) return existing;
     throw new OncepayError(
-      LOCAL_SERVER_CODES.PASSWORD_MISSING,
+      DB_CODES.PASSWORD_MISSING,
       `${dataDir} holds a PostgreSQL cluster that requires a password, but ${passwordFileOf(dataDir)} is missing or has no line for "${SUPERUSER}". ` +
         `Restore that file, or start afresh (its data is lost): \`node bin/oncepay db stop\` if it runs, then \`rm -rf ${dataDir}\`.`,
     );
@@ -282,7 +267,7 @@ function secureCluster(dataDir: string, port: number, socketDir: string, fast: b
   for (let i = 0; admitsWithoutPassword(live.port); i++) {
     if (i >= 100)
       throw new OncepayError(
-        LOCAL_SERVER_CODES.POSTGRES_FAILED,
+        DB_CODES.POSTGRES_FAILED,
         `${dataDir}: the server still admits connections without a password after reloading pg_hba.conf`,
       );
     sleepSync(100);

@@ -18,7 +18,7 @@ import { createChainVerifier } from '../indexer/source/webhook-verifier';
 import type { LocalnetHandle } from '../localnet';
 import { DECIMALS, pay, Payment, World } from './act1-merchant-and-payments';
 import { runOncepay } from './child';
-import { DEMO_CODES } from './codes';
+import { DEMO_CODES } from '../common/errors/codes';
 import type { Teardown } from './infra';
 import type { Narrator } from './narrator';
 import { short, tokens } from './narrator';

@@ -14,7 +14,7 @@ import { address } from '../app/types';
 import { OncepayError } from '../common/errors';
 import type { LocalnetHandle } from '../localnet';
 import { DECIMALS, World } from './act1-merchant-and-payments';
-import { DEMO_CODES } from './codes';
+import { DEMO_CODES } from '../common/errors/codes';
 import type { Teardown } from './infra';
 import type { Narrator } from './narrator';
 import { short, tokens } from './narrator';

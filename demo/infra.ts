@@ -11,7 +11,7 @@ import { programSoPath } from '../common/program-binary';
 import { isRunning, projectRoot, startLocalServer, stopLocalServer } from '../db/local-server';
 import { migrate, quoteIdent } from '../db/migrate';
 import { createPool } from '../db/pool';
-import { DEMO_CODES } from './codes';
+import { DEMO_CODES } from '../common/errors/codes';
 import type { LocalnetHandle } from '../localnet';
 
 export interface Teardown {

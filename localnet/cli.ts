@@ -4,7 +4,7 @@ import path from 'node:path';
 import { Command, InvalidArgumentError } from 'commander';
 import { OncepayError } from '../common/errors';
 import { logger } from '../common/log';
-import { LOCALNET_CODES } from './codes';
+import { LOCALNET_CODES } from '../common/errors/codes';
 import { ONCEPAY_PROGRAM_ID } from './program-ids';
 
 function intArg(name: string, min: number, max: number) {

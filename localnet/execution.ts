@@ -6,7 +6,7 @@ import type { LiteSVM } from 'litesvm';
 import { PublicKey, VersionedTransaction } from '@solana/web3.js';
 import { OncepayError, isOncepayError } from '../common/errors';
 import { logger } from '../common/log';
-import { LOCALNET_CODES } from './codes';
+import { LOCALNET_CODES } from '../common/errors/codes';
 import {
   AccountSnapshot,
   ExecutionCapture,

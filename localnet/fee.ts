@@ -2,7 +2,7 @@
 // ceil(compute-unit price (micro-lamports) × compute-unit limit / 10^6).
 import { VersionedMessage } from '@solana/web3.js';
 import { OncepayError } from '../common/errors';
-import { LOCALNET_CODES } from './codes';
+import { LOCALNET_CODES } from '../common/errors/codes';
 import { COMPUTE_BUDGET_PROGRAM_ID } from './program-ids';
 
 export const LAMPORTS_PER_SIGNATURE = 5000n;

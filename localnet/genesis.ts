@@ -7,7 +7,7 @@ import { LiteSVM } from 'litesvm';
 import { OncepayError } from '../common/errors';
 import { logger } from '../common/log';
 import type { BlockIndex } from './block-index';
-import { LOCALNET_CODES } from './codes';
+import { LOCALNET_CODES } from '../common/errors/codes';
 import { nativeOf } from './execution';
 import type { LedgerStore } from './persist';
 import { SYSTEM_PROGRAM_ID } from './program-ids';

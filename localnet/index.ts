@@ -6,7 +6,7 @@ import type { LiteSVM } from 'litesvm';
 import { OncepayError } from '../common/errors';
 import { logger } from '../common/log';
 import { Chain, ProgramSpec, createChain } from './chain';
-import { LOCALNET_CODES } from './codes';
+import { LOCALNET_CODES } from '../common/errors/codes';
 import { DropRule, FailRule, createResponseFaults } from './faults';
 import type { GeyserDropRule, GeyserServer } from './geyser/server';
 import { createLedgerStore } from './persist';

@@ -5,7 +5,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { OncepayError } from '../common/errors';
 import { logger } from '../common/log';
-import { LOCALNET_CODES } from './codes';
+import { LOCALNET_CODES } from '../common/errors/codes';
 import { parseLedger, stringifyLedger } from './json';
 import type { BlockRecord } from './types';
 

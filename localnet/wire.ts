@@ -3,7 +3,7 @@
 import { PublicKey, VersionedTransaction } from '@solana/web3.js';
 import bs58 from 'bs58';
 import { OncepayError } from '../common/errors';
-import { LOCALNET_CODES } from './codes';
+import { LOCALNET_CODES } from '../common/errors/codes';
 
 export interface WireInstruction {
   programIdIndex: number;

@@ -23,3 +23,5 @@ export { FINDINGS } from '../app/vault/findings';
 export { ONCEPAY_PROGRAM_ID } from '../app/payout/program';
 /** Every error the SDK throws is an OncepayError with a stable `code` (ONCEPAY__<AREA>__<WHAT>). */
 export { OncepayError, isOncepayError } from '../common/errors';
+/** Every `OncepayError.code` (the one table in common/errors/codes.ts): `isOncepayError(e, code)` takes one. */
+export type { OncepayErrorCode } from '../common/errors';

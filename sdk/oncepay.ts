@@ -10,8 +10,7 @@ import { migrate } from '../db/migrate';
 import { createPool } from '../db/pool';
 import { resolveDatabaseUrl } from '../db/local-server';
 import { hashApiKey } from '../app/api/api-key-auth';
-import { MERCHANT_NOT_FOUND, PAYOUT_NOT_FOUND } from '../app/codes';
-import { EXCEPTION_CODES } from '../app/exception/codes';
+import { EXCEPTION_CODES, PAYOUT_CODES, SDK_CODES } from '../common/errors/codes';
 import { exceptionTotals, getException, listExceptions } from '../app/exception/store';
 import { prepareRefund, refundException, resolveException } from '../app/exception/refund';
 import { ExceptionFilter, ExceptionTotals } from '../app/exception/types';
@@ -51,7 +50,6 @@ import {
   RegisteredMerchant,
 } from './types';
 import { toExceptionView, toPayout, toRegistered } from './views';
-import { SDK_CODES } from './codes';
 
 const key = (k: PublicKey | string) => (typeof k === 'string' ? new PublicKey(k) : k);
 
@@ -211,7 +209,11 @@ export class OncePay {
   private async merchantRow(m: RegisteredMerchant | string): Promise<MerchantRow> {
     const ref = typeof m === 'string' ? m : m.id;
     const row = /^[0-9]+$/.test(ref) ? await getMerchant(this.db, ref) : await getMerchantByAddress(this.db, ref);
-    if (!row) throw new OncepayError(MERCHANT_NOT_FOUND, `no registered merchant ${ref}: registerMerchant() first`);
+    if (!row)
+      throw new OncepayError(
+        PAYOUT_CODES.MERCHANT_NOT_FOUND,
+        `no registered merchant ${ref}: registerMerchant() first`,
+      );
     return row;
   }
 
@@ -265,7 +267,7 @@ export class OncePay {
 
   private async mustPayout(id: string): Promise<Payout> {
     const p = await this.getPayout(id);
-    if (!p) throw new OncepayError(PAYOUT_NOT_FOUND, `payout ${id} not found`);
+    if (!p) throw new OncepayError(PAYOUT_CODES.NOT_FOUND, `payout ${id} not found`);
     return p;
   }
 

@@ -11,7 +11,7 @@ import {
   createTransferCheckedInstruction,
 } from '@solana/spl-token';
 import { OncepayError } from '../common/errors';
-import { DEMO_CODES } from '../demo/codes';
+import { DEMO_CODES } from '../common/errors/codes';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 

@@ -1,10 +1,9 @@
 // Every error the merchant API answers with: one table of stable code → HTTP status + default message.
 // Bodies are always { code, message } (common/errors/http.ts: the webhook receiver answers in the same shape).
 // Codes are never removed, renamed or reused.
-import { isOncepayError } from '../../common/errors';
+import { AMOUNT_CODES, isOncepayError, OncepayErrorCode, PAYOUT_CODES } from '../../common/errors';
 import { HttpError, HttpErrorBody, httpErrorBodySchema } from '../../common/errors/http';
 import { DATABASE_UNAVAILABLE_MESSAGE } from '../../db/unavailable';
-import * as appCodes from '../codes';
 
 export const API_ERRORS = {
   UNAUTHORIZED: { status: 401, message: 'missing or unknown API key (Authorization: Bearer <key>)' },
@@ -49,18 +48,18 @@ export class ApiError extends HttpError<ApiErrorCode> {
 }
 
 /** OncepayErrors from input validation (common/amount.ts, app/types.ts) → their API code. */
-const FROM_ONCEPAY: Record<string, ApiErrorCode> = {
-  ONCEPAY__AMOUNT__MALFORMED: 'AMOUNT_MALFORMED',
-  ONCEPAY__AMOUNT__OUT_OF_RANGE: 'AMOUNT_OUT_OF_RANGE',
-  [appCodes.PAYOUT_ID_MALFORMED]: 'PAYOUT_ID_MALFORMED',
-  [appCodes.AMOUNT_ZERO]: 'AMOUNT_ZERO',
-  [appCodes.ADDRESS_MALFORMED]: 'ADDRESS_MALFORMED',
+const FROM_ONCEPAY: Partial<Record<OncepayErrorCode, ApiErrorCode>> = {
+  [AMOUNT_CODES.MALFORMED]: 'AMOUNT_MALFORMED',
+  [AMOUNT_CODES.OUT_OF_RANGE]: 'AMOUNT_OUT_OF_RANGE',
+  [PAYOUT_CODES.ID_MALFORMED]: 'PAYOUT_ID_MALFORMED',
+  [PAYOUT_CODES.AMOUNT_ZERO]: 'AMOUNT_ZERO',
+  [PAYOUT_CODES.ADDRESS_MALFORMED]: 'ADDRESS_MALFORMED',
 };
 
 export function toApiError(e: unknown): ApiError {
   if (e instanceof ApiError) return e;
-  if (isOncepayError(e) && FROM_ONCEPAY[e.code])
-    return new ApiError(FROM_ONCEPAY[e.code], e.message.replace(/^ONCEPAY__[A-Z_]+: /, ''));
+  const code = isOncepayError(e) ? FROM_ONCEPAY[e.code] : undefined;
+  if (code) return new ApiError(code, (e as Error).message.replace(/^ONCEPAY__[A-Z_]+: /, ''));
   return new ApiError('INTERNAL');
 }
 

@@ -12,7 +12,7 @@ import { createHash } from 'crypto';
 import { Pool, PoolClient } from 'pg';
 import { OncepayError } from '../../common/errors';
 import { Db, exec, one, withTransactionOn } from '../../db/sql';
-import { IDEMPOTENCY_RETENTION_TOO_SHORT } from '../codes';
+import { API_CODES } from '../../common/errors/codes';
 import * as q from './queries';
 
 /** Visible ASCII, 1–255 characters (the draft IETF header allows any string; we keep it log- and SQL-safe). */
@@ -136,7 +136,7 @@ export const MIN_KEY_RETENTION_MS = 24 * 3600 * 1000;
 export async function pruneIdempotencyKeys(db: Db, retentionMs: number = MIN_KEY_RETENTION_MS): Promise<number> {
   if (!(retentionMs >= MIN_KEY_RETENTION_MS)) {
     throw new OncepayError(
-      IDEMPOTENCY_RETENTION_TOO_SHORT,
+      API_CODES.IDEMPOTENCY_RETENTION_TOO_SHORT,
       `idempotency keys are kept at least 24 h, asked for ${retentionMs} ms`,
     );
   }

@@ -11,7 +11,7 @@ import { PayoutInput, createPayout, preparePayout, sameTerms } from '../payout/c
 import { RunPayoutDeps, runPayout } from '../payout/run-payout';
 import { MerchantRow, PayoutRow, getMerchant, getPayout } from '../payout/store';
 import { address } from '../types';
-import { EXCEPTION_CODES } from './codes';
+import { EXCEPTION_CODES } from '../../common/errors/codes';
 import { getException, insertRefundLink, insertResolved, merchantIdByVault } from './store';
 import { refundPayoutId } from './refund-id';
 import { ExceptionRow } from './types';

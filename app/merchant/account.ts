@@ -5,7 +5,7 @@ import { createHash } from 'crypto';
 import { PublicKey } from '@solana/web3.js';
 import { OncepayError } from '../../common/errors';
 import { Address, address } from '../types';
-import { MERCHANT_CODES } from './codes';
+import { MERCHANT_CODES } from '../../common/errors/codes';
 
 export const MERCHANT_ACCOUNT_LEN = 8 + 32 + 32 + 1 + 1;
 export const MERCHANT_ACCOUNT_DISCRIMINATOR = createHash('sha256').update('account:Merchant').digest().subarray(0, 8);

@@ -10,7 +10,7 @@ import {
 } from '../payout/program';
 import { Address, address } from '../types';
 import { MerchantAccount, decodeMerchantAccount } from './account';
-import { MERCHANT_CODES } from './codes';
+import { MERCHANT_CODES } from '../../common/errors/codes';
 import { SendOptions, TransactionFailed, sendAndConfirm } from './send';
 
 export interface MerchantChain {

@@ -13,7 +13,7 @@ import {
 import idl from '../../idl/oncepay.json';
 import { OncepayError } from '../../common/errors';
 import { customErrorCode } from '../payout/program';
-import { MERCHANT_CODES } from './codes';
+import { MERCHANT_CODES } from '../../common/errors/codes';
 
 export interface SendOptions {
   /** Pause between two looks at the chain (default 400 ms). */

@@ -2,7 +2,7 @@
 import { Pool, PoolClient } from 'pg';
 import { BaseUnits, U64_MAX, assertIsBaseUnits, baseUnits } from '../../common/amount';
 import { OncepayError } from '../../common/errors';
-import { AMOUNT_ZERO } from '../codes';
+import { PAYOUT_CODES } from '../../common/errors/codes';
 import { deriveOperation } from '../op-id';
 import { address, payoutId as toPayoutId } from '../types';
 import { MerchantRow, PayoutRow, insertPayout } from './store';
@@ -32,7 +32,7 @@ export function preparePayout(merchant: MerchantRow, input: PayoutInput) {
   const mint = address(input.mint, 'mint');
   const amount = parseAmount(input.amount);
   // The program refuses 0 (InvalidAmount): say so before anything is stored or signed.
-  if (amount === 0n) throw new OncepayError(AMOUNT_ZERO, 'a payout amount must be at least 1 base unit');
+  if (amount === 0n) throw new OncepayError(PAYOUT_CODES.AMOUNT_ZERO, 'a payout amount must be at least 1 base unit');
   const op = deriveOperation({ programId: merchant.programId, merchant: merchant.merchantAddress, payoutId: pid });
   return {
     merchantId: merchant.id,

@@ -3,8 +3,7 @@
 import * as fs from 'fs';
 import { Keypair } from '@solana/web3.js';
 import { OncepayError } from '../../common/errors';
-import { KEYPAIR_MALFORMED } from '../codes';
-import { KEYPAIR_CODES } from '../merchant/codes';
+import { KEYPAIR_CODES, PAYOUT_CODES } from '../../common/errors/codes';
 
 export function readKeypairFile(path: string): Keypair {
   let text: string;
@@ -21,7 +20,7 @@ export function readKeypairFile(path: string): Keypair {
   } catch (e) {
     if (e instanceof OncepayError) throw e;
     throw new OncepayError(
-      KEYPAIR_MALFORMED,
+      PAYOUT_CODES.KEYPAIR_MALFORMED,
       `cannot read keypair file ${path}: ${(e as NodeJS.ErrnoException).code ?? 'unreadable'}`,
       { path },
     );
@@ -31,10 +30,12 @@ export function readKeypairFile(path: string): Keypair {
     bytes = JSON.parse(text);
   } catch {
     // Not the parser's message: it quotes the file's content, which is a secret key.
-    throw new OncepayError(KEYPAIR_MALFORMED, `keypair file ${path} is not valid JSON`, { path });
+    throw new OncepayError(PAYOUT_CODES.KEYPAIR_MALFORMED, `keypair file ${path} is not valid JSON`, { path });
   }
   if (!Array.isArray(bytes) || bytes.length !== 64 || !bytes.every((b) => Number.isInteger(b) && b >= 0 && b <= 255)) {
-    throw new OncepayError(KEYPAIR_MALFORMED, `keypair file ${path} is not a JSON array of 64 bytes`, { path });
+    throw new OncepayError(PAYOUT_CODES.KEYPAIR_MALFORMED, `keypair file ${path} is not a JSON array of 64 bytes`, {
+      path,
+    });
   }
   return Keypair.fromSecretKey(Uint8Array.from(bytes as number[]));
 }

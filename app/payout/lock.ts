@@ -8,7 +8,7 @@
 import { Pool, PoolClient } from 'pg';
 import { OncepayError } from '../../common/errors';
 import { exec, one } from '../../db/sql';
-import { PAYOUT_LOCK_TIMEOUT } from '../codes';
+import { PAYOUT_CODES } from '../../common/errors/codes';
 import * as q from './queries';
 
 /** A connection checked out for one payout: the pool's 'error' listener is off while it is out, so it gets its own. */
@@ -78,7 +78,7 @@ export async function lockPayout(
       } catch (e) {
         if ((e as { code?: string }).code === '55P03') {
           throw new OncepayError(
-            PAYOUT_LOCK_TIMEOUT,
+            PAYOUT_CODES.LOCK_TIMEOUT,
             `payout ${id} is held by another worker for more than ${timeoutMs} ms`,
             { id },
           );

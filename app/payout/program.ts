@@ -5,7 +5,7 @@ import { createHash } from 'crypto';
 import { PublicKey, SystemProgram, TransactionInstruction } from '@solana/web3.js';
 import { OncepayError } from '../../common/errors';
 import { U64_MAX } from '../../common/amount';
-import { OP_ACCOUNT_MALFORMED } from '../codes';
+import { PAYOUT_CODES } from '../../common/errors/codes';
 import { OpId, opId, opIdBytes } from '../op-id';
 import { Address, address } from '../types';
 
@@ -160,11 +160,14 @@ export function decodeOpAccount(data: Uint8Array, opts: { discriminator?: Buffer
   const b = Buffer.from(data);
   const disc = opts.discriminator ?? OP_ACCOUNT_DISCRIMINATOR;
   if (b.length < OP_ACCOUNT_LEN) {
-    throw new OncepayError(OP_ACCOUNT_MALFORMED, `op account is ${b.length} bytes, expected ≥ ${OP_ACCOUNT_LEN}`);
+    throw new OncepayError(
+      PAYOUT_CODES.OP_ACCOUNT_MALFORMED,
+      `op account is ${b.length} bytes, expected ≥ ${OP_ACCOUNT_LEN}`,
+    );
   }
   if (!b.subarray(0, 8).equals(disc)) {
     throw new OncepayError(
-      OP_ACCOUNT_MALFORMED,
+      PAYOUT_CODES.OP_ACCOUNT_MALFORMED,
       `op account discriminator ${b.subarray(0, 8).toString('hex')} ≠ ${disc.toString('hex')}`,
     );
   }

@@ -7,7 +7,7 @@ import { Logger } from 'pino';
 import { OncepayError } from '../../common/errors';
 import { failpoint } from '../../common/failpoint';
 import { logger } from '../../common/log';
-import { PAYOUT_ABORTED, PAYOUT_CHAIN_UNAVAILABLE, PAYOUT_NOT_FOUND } from '../codes';
+import { PAYOUT_CODES } from '../../common/errors/codes';
 import { Signature } from '../types';
 import { buildAttemptTransaction } from './build-attempt';
 import { PayoutChain, SignatureStatus } from './chain';
@@ -113,7 +113,7 @@ function sleep(ms: number, signal?: AbortSignal): Promise<void> {
 
 function aborted(): OncepayError {
   return new OncepayError(
-    PAYOUT_ABORTED,
+    PAYOUT_CODES.ABORTED,
     'payout execution aborted; the journal keeps every attempt, run it again or `oncepay payout resume`',
   );
 }
@@ -195,7 +195,7 @@ export async function runPayoutLocked(
     }
     if (!loaded) {
       const row = await getPayout(deps.db, id);
-      if (!row) throw new OncepayError(PAYOUT_NOT_FOUND, `payout ${id} not found`, { id });
+      if (!row) throw new OncepayError(PAYOUT_CODES.NOT_FOUND, `payout ${id} not found`, { id });
       loaded = { p: row, attempts: await listAttempts(deps.db, id) };
     }
     const p = loaded.p;
@@ -343,7 +343,7 @@ export async function runPayoutLocked(
       chainFailures += 1;
       if (chainFailures >= maxChainFailures) {
         throw new OncepayError(
-          PAYOUT_CHAIN_UNAVAILABLE,
+          PAYOUT_CODES.CHAIN_UNAVAILABLE,
           `${chainFailures} chain calls in a row failed (last: ${e.message}); the journal keeps every attempt`,
           { id },
         );

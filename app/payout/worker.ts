@@ -18,7 +18,7 @@ import { Pool } from 'pg';
 import { OncepayError } from '../../common/errors';
 import { logger } from '../../common/log';
 import { backoffDelay } from '../../indexer/rpc/backoff';
-import { PAYOUT_ABORTED, PAYOUT_CHAIN_UNAVAILABLE } from '../codes';
+import { PAYOUT_CODES } from '../../common/errors/codes';
 import { PayoutResult, RunLockedDeps, runPayoutLocked } from './run-payout';
 import { listenForDuePayouts } from './due-listener';
 import { DedicatedConnection, checkoutDedicated, unlockPayout } from './lock';
@@ -191,7 +191,7 @@ export function startPayoutWorker(opts: PayoutWorkerOptions): PayoutWorker {
       // Final and committed: the lock goes with the next claim on this connection (or when the slot stops).
       return { step: 'ran', kept: { conn, finished: row.id } };
     } catch (e) {
-      if (e instanceof OncepayError && e.code === PAYOUT_ABORTED) {
+      if (e instanceof OncepayError && e.code === PAYOUT_CODES.ABORTED) {
         m.handbacks.inc({ reason: 'drain' });
         handedBack.push(row.id);
         // Say what is left open, so nothing is abandoned silently: the next claim resolves it by the journal.
@@ -211,8 +211,9 @@ export function startPayoutWorker(opts: PayoutWorkerOptions): PayoutWorker {
       }
       if (e instanceof OncepayError) {
         // The chain stayed unreachable, or something about this payout needs a pause (logged): other payouts go on.
-        m.handbacks.inc({ reason: e.code === PAYOUT_CHAIN_UNAVAILABLE ? 'chain_unavailable' : 'error' });
-        if (e.code !== PAYOUT_CHAIN_UNAVAILABLE) log.error({ payout: row.id, err: e.message }, 'payout run failed');
+        m.handbacks.inc({ reason: e.code === PAYOUT_CODES.CHAIN_UNAVAILABLE ? 'chain_unavailable' : 'error' });
+        if (e.code !== PAYOUT_CODES.CHAIN_UNAVAILABLE)
+          log.error({ payout: row.id, err: e.message }, 'payout run failed');
         try {
           await defer(conn, row.id, row.retries, e.message);
           await unlockPayout(conn, row.id);

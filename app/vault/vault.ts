@@ -14,7 +14,7 @@ import { SendOptions, sendAndConfirm } from '../merchant/send';
 import { Address, address } from '../types';
 import { assessVault } from './assess';
 import { VaultFinding } from './findings';
-import { VAULT_CODES } from './codes';
+import { VAULT_CODES } from '../../common/errors/codes';
 
 export interface VaultChain {
   connection: Connection;

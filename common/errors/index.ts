@@ -1,9 +1,20 @@
-// The one error class every part throws. `code` is stable (ONCEPAY__<AREA>__<WHAT>): never reuse or rename one;
-// each part lists its own codes in its `codes.ts`.
+// The one error class every part throws. `code` is one of the table in ./codes.ts (ONCEPAY__<AREA>__<WHAT>,
+// stable: never reused or renamed), so a misspelt code does not compile; ./messages.ts says what each one means
+// and is the message when none more precise is given.
+import type { OncepayErrorCode } from './codes';
+import { ONCEPAY_ERROR_MESSAGES } from './messages';
+
+export * from './codes';
+export { ONCEPAY_ERROR_MESSAGES } from './messages';
+
 export class OncepayError extends Error {
-  readonly code: string;
+  readonly code: OncepayErrorCode;
   readonly context: Record<string, unknown>;
-  constructor(code: string, message: string, context: Record<string, unknown> = {}) {
+  constructor(
+    code: OncepayErrorCode,
+    message: string = ONCEPAY_ERROR_MESSAGES[code],
+    context: Record<string, unknown> = {},
+  ) {
     super(`${code}: ${message}`);
     this.name = 'OncepayError';
     this.code = code;
@@ -11,6 +22,6 @@ export class OncepayError extends Error {
   }
 }
 
-export function isOncepayError(e: unknown, code?: string): e is OncepayError {
+export function isOncepayError(e: unknown, code?: OncepayErrorCode): e is OncepayError {
   return e instanceof OncepayError && (code === undefined || e.code === code);
 }

@@ -4,7 +4,7 @@
 // ONCEPAY__DECODE__AMOUNT_IMPRECISE rather than guessed at.
 import { isBaseUnits } from '../../common/amount';
 import { OncepayError } from '../../common/errors';
-import { DECODE_CODES } from './codes';
+import { DECODE_CODES } from '../../common/errors/codes';
 import { show } from './json-shape';
 
 export function parseAmountField(v: unknown, field: string): bigint {

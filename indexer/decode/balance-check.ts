@@ -10,7 +10,7 @@
 // limit, documented in README.md). SOL transfers are not checked: lamport balances also move by fees and rent.
 // Pure: no I/O.
 import { OncepayError } from '../../common/errors';
-import { DECODE_CODES } from './codes';
+import { DECODE_CODES } from '../../common/errors/codes';
 import type { Receipt } from './receipt';
 import type { TokenBalance } from './token-balances';
 

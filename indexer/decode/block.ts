@@ -1,6 +1,6 @@
 // A getBlock result (transactionDetails "full") → the receipts of all its transactions.
 import { OncepayError } from '../../common/errors';
-import { DECODE_CODES } from './codes';
+import { DECODE_CODES } from '../../common/errors/codes';
 import { expandBlock } from './input';
 import { isRecord } from './json-shape';
 import type { Receipt } from './receipt';

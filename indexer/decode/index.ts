@@ -1,6 +1,5 @@
 // The decoder: transaction JSON (as the RPC returns it) → receipts. Pure: no I/O, no clock, no randomness.
-export { DECODE_CODES } from './codes';
-export type { DecodeCode } from './codes';
+export { DECODE_CODES } from '../../common/errors/codes';
 export type { Receipt, ReceiptKind, ReceiptProgram } from './receipt';
 export { TOP_LEVEL } from './receipt';
 export { readTransactionsInput, readTransactionsInputLenient } from './input';

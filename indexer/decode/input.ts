@@ -2,7 +2,7 @@
 // JSON array of either (an RPC batch reply is such an array), or JSON lines. A getBlock result is expanded into
 // its transactions. Integers beyond 2^53 stay exact (see json-reader.ts).
 import { OncepayError, isOncepayError } from '../../common/errors';
-import { DECODE_CODES } from './codes';
+import { DECODE_CODES } from '../../common/errors/codes';
 import { isRecord, show } from './json-shape';
 import { parseJsonExact } from './json-reader';
 

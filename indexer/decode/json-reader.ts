@@ -2,7 +2,7 @@
 // and the RPC's jsonParsed encoding writes System `lamports` (and balances) as bare JSON numbers. Integers outside
 // ±(2^53 − 1) come back as bigint; everything else is what JSON.parse would give. Syntax errors carry line/column.
 import { OncepayError } from '../../common/errors';
-import { DECODE_CODES } from './codes';
+import { DECODE_CODES } from '../../common/errors/codes';
 
 /** A position inside the text, 1-based line and column (in UTF-16 units), 0-based offset. */
 export interface TextPosition {

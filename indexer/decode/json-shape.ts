@@ -1,6 +1,6 @@
 // Reading untyped RPC JSON: type guards that throw ONCEPAY__DECODE__MALFORMED_TRANSACTION naming the field.
 import { OncepayError } from '../../common/errors';
-import { DECODE_CODES } from './codes';
+import { DECODE_CODES } from '../../common/errors/codes';
 
 export type Json = Record<string, unknown>;
 

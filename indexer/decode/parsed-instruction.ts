@@ -6,7 +6,7 @@
 // The RPC lists every account past the fixed ones as a multisig `signers` entry (it cannot tell them from Solana Pay
 // references either); System transfers' extra accounts are not shown at all, so their `extras` is null.
 import { OncepayError } from '../../common/errors';
-import { DECODE_CODES } from './codes';
+import { DECODE_CODES } from '../../common/errors/codes';
 import { isRecord } from './json-shape';
 import { parseAmountField } from './amount-field';
 import { NATIVE_MINT_LABEL, SYSTEM_PROGRAM, TOKEN_2022_PROGRAM, receiptProgramOf } from './programs';

@@ -9,7 +9,7 @@
 // Trailing bytes are tolerated, as the programs themselves tolerate them; a short buffer is malformed (the program
 // would have failed, yet the transaction succeeded).
 import { OncepayError } from '../../common/errors';
-import { DECODE_CODES } from './codes';
+import { DECODE_CODES } from '../../common/errors/codes';
 import { NATIVE_MINT_LABEL, SYSTEM_PROGRAM, TOKEN_2022_PROGRAM, receiptProgramOf } from './programs';
 import type { InstructionTransfer } from './transfer';
 

@@ -6,7 +6,7 @@ import { OncepayError } from '../../common/errors';
 import { accountKeys, loadedAddresses, type Keys } from './account-keys';
 import { assertTransfersMatchBalances } from './balance-check';
 import { outOfRange } from './amount-field';
-import { DECODE_CODES } from './codes';
+import { DECODE_CODES } from '../../common/errors/codes';
 import {
   array,
   isAddress,

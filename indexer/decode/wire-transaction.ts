@@ -7,7 +7,7 @@
 //   v0 only: compact-u16 n lookups { 32-byte table, compact-u16 n, writable u8…, compact-u16 n, readonly u8… }.
 import bs58 from 'bs58';
 import { OncepayError } from '../../common/errors';
-import { DECODE_CODES } from './codes';
+import { DECODE_CODES } from '../../common/errors/codes';
 
 export interface WireTransaction {
   version: 'legacy' | 0;

@@ -1,7 +1,7 @@
 // The indexer's ledger. `createLedger({ db })` → { applyBatch, getCheckpoint, setCheckpoint, createInvoice, getInvoice, report }.
 export { createLedger } from './ledger';
 export type { Ledger, LedgerDeps } from './ledger';
-export { LEDGER_CODES } from './codes';
+export { LEDGER_CODES } from '../../common/errors/codes';
 export { fulfilmentOpId, invoicePaidPayload } from './fulfilment';
 export { RECEIPT_SOURCES } from './types';
 export type {

@@ -8,7 +8,7 @@ import { OncepayError } from '../../common/errors';
 import type { Receipt } from '../decode/receipt';
 import { matchBatch } from '../match/match';
 import type { BatchOutcome, InvoiceState } from '../match/types';
-import { LEDGER_CODES } from './codes';
+import { LEDGER_CODES } from '../../common/errors/codes';
 import { fulfilmentOpId, invoicePaidPayload } from './fulfilment';
 import * as q from './queries';
 import type { CreditedAmount, InvoiceRow, NewInvoice, RaisedException } from './types';

@@ -10,7 +10,7 @@ import { logger } from '../../common/log';
 import type { Receipt } from '../decode/receipt';
 import type { IndexerMetrics } from '../metrics';
 import { readReport } from '../report';
-import { LEDGER_CODES } from './codes';
+import { LEDGER_CODES } from '../../common/errors/codes';
 import {
   Invoices,
   createInvoices,

@@ -3,7 +3,7 @@
 import { OncepayError } from '../../common/errors';
 import { isBaseUnits } from '../../common/amount';
 import type { Receipt } from '../decode/receipt';
-import { LEDGER_CODES } from './codes';
+import { LEDGER_CODES } from '../../common/errors/codes';
 import { RECEIPT_SOURCES, ReceiptSource, RejectedReceipt } from './types';
 
 function isText(x: unknown): x is string {

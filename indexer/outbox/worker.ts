@@ -12,7 +12,7 @@ import { retryWhileDatabaseUnavailable } from '../database-retry';
 import type { DeliveryRequest, DeliveryResult } from '../delivery/webhook';
 import { backoffDelay } from '../rpc/backoff';
 import type { IndexerMetrics, OutboxStats } from '../metrics';
-import { OUTBOX_CODES } from './codes';
+import { OUTBOX_CODES } from '../../common/errors/codes';
 import * as q from './queries';
 
 export interface OutboxWorkerOptions {

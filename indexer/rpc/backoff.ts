@@ -1,6 +1,16 @@
 // Pure retry logic for the JSON-RPC client: how long to wait before attempt n, and which failures are worth
 // another attempt. No I/O here, so it is unit-tested directly.
-import { SOLANA_RPC } from './codes';
+
+/** Solana JSON-RPC server error codes we treat specially (solana rpc-client-api `custom_error.rs`). */
+export const SOLANA_RPC = {
+  BLOCK_CLEANED_UP: -32001,
+  BLOCK_NOT_AVAILABLE: -32004,
+  NODE_UNHEALTHY: -32005,
+  SLOT_SKIPPED: -32007,
+  LONG_TERM_STORAGE_SLOT_SKIPPED: -32009,
+  BLOCK_STATUS_NOT_AVAILABLE_YET: -32014,
+  LONG_TERM_STORAGE_UNREACHABLE: -32019,
+} as const;
 
 export interface RetryPolicy {
   /** Total attempts per call, the first included (≥ 1). */

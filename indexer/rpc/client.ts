@@ -14,15 +14,7 @@ import {
   RetryPolicy,
   RpcErrorKind,
 } from './backoff';
-import {
-  RPC_ABORTED,
-  RPC_ERROR_RESPONSE,
-  RPC_HTTP_STATUS,
-  RPC_MALFORMED_RESPONSE,
-  RPC_NETWORK,
-  RPC_RETRIES_EXHAUSTED,
-  RPC_TIMEOUT,
-} from './codes';
+import { RPC_CODES } from '../../common/errors/codes';
 
 export type Commitment = 'finalized' | 'confirmed' | 'processed';
 
@@ -63,6 +55,9 @@ export interface RpcClient {
   ): Promise<Record<string, unknown> | null>;
 }
 
+/** The codes an RPC call fails with. */
+export type RpcCode = (typeof RPC_CODES)[keyof typeof RPC_CODES];
+
 /** One failed attempt, classified. Thrown out of `call` only when not retryable or retries ran out. */
 export class RpcCallError extends OncepayError {
   readonly kind: RpcErrorKind;
@@ -70,7 +65,7 @@ export class RpcCallError extends OncepayError {
   /** The server's `Retry-After` (HTTP errors only), within the policy cap: waited instead of the backoff. */
   retryAfterMs?: number;
   constructor(
-    code: string,
+    code: RpcCode,
     kind: RpcErrorKind,
     message: string,
     context: Record<string, unknown> & { rpcCode?: number | null } = {},
@@ -99,7 +94,7 @@ export function abortableSleep(ms: number, signal?: AbortSignal): Promise<void> 
 }
 
 function abortError(signal: AbortSignal): OncepayError {
-  return new OncepayError(RPC_ABORTED, 'call aborted by the caller', { reason: String(signal.reason ?? '') });
+  return new OncepayError(RPC_CODES.ABORTED, 'call aborted by the caller', { reason: String(signal.reason ?? '') });
 }
 
 export function createRpcClient(opts: RpcClientOptions): RpcClient {
@@ -126,18 +121,18 @@ export function createRpcClient(opts: RpcClientOptions): RpcClient {
     } catch (e) {
       if (signal?.aborted) throw abortError(signal);
       if (timeout.aborted) {
-        throw new RpcCallError(RPC_TIMEOUT, 'timeout', `${method}: no response within ${policy.timeoutMs} ms`, {
+        throw new RpcCallError(RPC_CODES.TIMEOUT, 'timeout', `${method}: no response within ${policy.timeoutMs} ms`, {
           method,
         });
       }
-      throw new RpcCallError(RPC_NETWORK, 'network', `${method}: ${(e as Error).message}`, {
+      throw new RpcCallError(RPC_CODES.NETWORK, 'network', `${method}: ${(e as Error).message}`, {
         method,
         cause: String((e as Error).cause ?? ''),
       });
     }
     const httpKind = kindOfHttpStatus(res.status);
     if (httpKind) {
-      const err = new RpcCallError(RPC_HTTP_STATUS, httpKind, `${method}: HTTP ${res.status}`, {
+      const err = new RpcCallError(RPC_CODES.HTTP_STATUS, httpKind, `${method}: HTTP ${res.status}`, {
         method,
         status: res.status,
       });
@@ -149,28 +144,38 @@ export function createRpcClient(opts: RpcClientOptions): RpcClient {
       // Exact integers: a u64 beyond 2^53 in a block (lamport balances) must not be rounded on the way in.
       body = parseJsonExact(text) as typeof body;
     } catch {
-      throw new RpcCallError(RPC_MALFORMED_RESPONSE, 'malformed', `${method}: response is not JSON`, {
+      throw new RpcCallError(RPC_CODES.MALFORMED_RESPONSE, 'malformed', `${method}: response is not JSON`, {
         method,
         head: text.slice(0, 200),
       });
     }
     if (body === null || typeof body !== 'object' || Array.isArray(body)) {
-      throw new RpcCallError(RPC_MALFORMED_RESPONSE, 'malformed', `${method}: response is not a JSON-RPC object`, {
-        method,
-      });
+      throw new RpcCallError(
+        RPC_CODES.MALFORMED_RESPONSE,
+        'malformed',
+        `${method}: response is not a JSON-RPC object`,
+        {
+          method,
+        },
+      );
     }
     if (body.error) {
       const code = typeof body.error.code === 'number' ? body.error.code : null;
       const kind = code === null ? 'rpc_error' : kindOfRpcCode(code);
-      throw new RpcCallError(RPC_ERROR_RESPONSE, kind, `${method}: ${String(body.error.message ?? 'error')}`, {
+      throw new RpcCallError(RPC_CODES.ERROR_RESPONSE, kind, `${method}: ${String(body.error.message ?? 'error')}`, {
         method,
         rpcCode: code,
       });
     }
     if (!('result' in body)) {
-      throw new RpcCallError(RPC_MALFORMED_RESPONSE, 'malformed', `${method}: response has neither result nor error`, {
-        method,
-      });
+      throw new RpcCallError(
+        RPC_CODES.MALFORMED_RESPONSE,
+        'malformed',
+        `${method}: response has neither result nor error`,
+        {
+          method,
+        },
+      );
     }
     return body.result;
   }
@@ -187,7 +192,7 @@ export function createRpcClient(opts: RpcClientOptions): RpcClient {
         if (!isRetryable(e.kind)) throw e;
         if (n >= policy.attempts) {
           throw new RpcCallError(
-            RPC_RETRIES_EXHAUSTED,
+            RPC_CODES.RETRIES_EXHAUSTED,
             e.kind,
             `${method}: gave up after ${n} attempts: ${e.message}`,
             {
@@ -209,9 +214,14 @@ export function createRpcClient(opts: RpcClientOptions): RpcClient {
     async getSlot(commitment, o) {
       const slot = await call<unknown>('getSlot', [{ commitment }], o);
       if (typeof slot !== 'number' || !Number.isSafeInteger(slot) || slot < 0) {
-        throw new RpcCallError(RPC_MALFORMED_RESPONSE, 'malformed', `getSlot: not a slot: ${JSON.stringify(slot)}`, {
-          method: 'getSlot',
-        });
+        throw new RpcCallError(
+          RPC_CODES.MALFORMED_RESPONSE,
+          'malformed',
+          `getSlot: not a slot: ${JSON.stringify(slot)}`,
+          {
+            method: 'getSlot',
+          },
+        );
       }
       return slot;
     },
@@ -222,7 +232,7 @@ export function createRpcClient(opts: RpcClientOptions): RpcClient {
         !slots.every((s) => typeof s === 'number' && Number.isSafeInteger(s) && s >= start && s <= end)
       ) {
         throw new RpcCallError(
-          RPC_MALFORMED_RESPONSE,
+          RPC_CODES.MALFORMED_RESPONSE,
           'malformed',
           `getBlocks(${start}, ${end}): not a list of slots in range`,
           {
@@ -270,9 +280,14 @@ export function createRpcClient(opts: RpcClientOptions): RpcClient {
       );
       if (tx === null) return null;
       if (typeof tx !== 'object' || Array.isArray(tx)) {
-        throw new RpcCallError(RPC_MALFORMED_RESPONSE, 'malformed', `getTransaction(${signature}): not a transaction`, {
-          method: 'getTransaction',
-        });
+        throw new RpcCallError(
+          RPC_CODES.MALFORMED_RESPONSE,
+          'malformed',
+          `getTransaction(${signature}): not a transaction`,
+          {
+            method: 'getTransaction',
+          },
+        );
       }
       return tx as Record<string, unknown>;
     },

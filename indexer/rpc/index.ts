@@ -1,3 +1,3 @@
 export * from './backoff';
 export * from './client';
-export * from './codes';
+export { RPC_CODES } from '../../common/errors/codes';

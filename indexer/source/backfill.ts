@@ -8,7 +8,7 @@ import { retryWhileDatabaseUnavailable } from '../database-retry';
 import type { Receipt } from '../decode/receipt';
 import { Commitment, RpcClient } from '../rpc';
 import { DecodeBlockFn, readSlots } from './block-reader';
-import { SOURCE_CODES } from './codes';
+import { SOURCE_CODES } from '../../common/errors/codes';
 import { LedgerPort, NO_METRICS, SourceMetrics } from './ports';
 import { chunks } from './scan-plan';
 

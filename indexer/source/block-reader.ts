@@ -2,7 +2,7 @@
 // scanner and the backfill alike, so both read blocks exactly the same way.
 import type { Receipt } from '../decode/receipt';
 import { Commitment, RpcCallError, RpcClient } from '../rpc';
-import { SOURCE_CODES } from './codes';
+import { SOURCE_CODES } from '../../common/errors/codes';
 import type { SlotOutcome } from './scan-plan';
 
 /** Decode one `getBlock` result (json encoding) into receipts; throws if the block is not decodable. */

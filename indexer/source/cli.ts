@@ -13,7 +13,7 @@ import { createLedger } from '../ledger';
 import { createIndexerMetrics, serveMetrics } from '../metrics';
 import { createRpcClient, DEFAULT_RETRY, RpcClient } from '../rpc';
 import { runBackfill } from './backfill';
-import { SOURCE_CODES } from './codes';
+import { SOURCE_CODES } from '../../common/errors/codes';
 import { createSourceMetrics } from './metrics';
 import { SourceMetrics } from './ports';
 import { createProvisionalTracker } from './provisional';

@@ -9,7 +9,7 @@ import { intOption } from '../../common/cli-options';
 import { OncepayError } from '../../common/errors';
 import { onStopSignals, shutdownHelp } from '../../common/shutdown';
 import { serveMetricsIfAsked, wireLedger } from './cli';
-import { SOURCE_CODES } from './codes';
+import { SOURCE_CODES } from '../../common/errors/codes';
 import { createProvisionalStore } from './provisional';
 import { DEFAULT_STREAM, GeyserClient, STREAM_SOURCE } from './stream-options';
 

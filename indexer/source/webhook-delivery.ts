@@ -16,7 +16,7 @@ import { isOncepayError } from '../../common/errors';
 import bs58 from 'bs58';
 import { parseJsonExact } from '../decode/json-reader';
 import { decodeWireTransaction } from '../decode/wire-transaction';
-import { WEBHOOK_CODES } from './codes';
+import { WEBHOOK_CODES } from '../../common/errors/codes';
 
 export const EVENT_ID_HEADERS = ['x-oncepay-event-id', 'webhook-id', 'x-event-id'] as const;
 const EVENT_ID = /^[\x21-\x7e]{1,200}$/;

@@ -1,7 +1,7 @@
 // Pure decisions of the chain verifier (webhook-verifier.ts): what the chain's answer for a hinted signature means,
 // and what happens to the hint next. No I/O, no clock: the database says whether a hint has expired.
 import { isOncepayError } from '../../common/errors';
-import { DECODE_CODES } from '../decode/codes';
+import { DECODE_CODES } from '../../common/errors/codes';
 import type { Receipt } from '../decode/receipt';
 import { backoffDelay } from '../rpc/backoff';
 

@@ -4,9 +4,8 @@
 // on the way. The route (webhook.ts) executes the plan: the duplicate-event check, the writes, the chain check.
 import * as crypto from 'crypto';
 import { isOncepayError, OncepayError } from '../../common/errors';
-import { DECODE_CODES } from '../decode/codes';
+import { DECODE_CODES, WEBHOOK_CODES } from '../../common/errors/codes';
 import type { Receipt } from '../decode/receipt';
-import { WEBHOOK_CODES } from './codes';
 import { AuthConfig, AuthFailure, authenticate } from './webhook-auth';
 import { eventIdOf, itemProblem, parseDelivery, signatureOfItem } from './webhook-delivery';
 import { ClaimedTransfer, claimOf } from './webhook-hint-plan';

@@ -8,10 +8,9 @@ import type { Pool } from 'pg';
 import type { Logger } from 'pino';
 import { isOncepayError } from '../../common/errors';
 import { decodeTransaction } from '../decode';
-import { DECODE_CODES } from '../decode/codes';
+import { DECODE_CODES, WEBHOOK_CODES } from '../../common/errors/codes';
 import type { Receipt } from '../decode/receipt';
 import { abortableSleep, type Commitment, type RpcClient } from '../rpc';
-import { WEBHOOK_CODES } from './codes';
 import type { LedgerPort } from './ports';
 import {
   ChainAnswer,

@@ -26,7 +26,7 @@ import { failpoint } from '../../common/failpoint';
 import { healthRoutes, replyIfDatabaseUnavailable } from '../../db/health-http';
 import { decodeTransaction } from '../decode';
 import type { Receipt } from '../decode/receipt';
-import { SOURCE_CODES, WEBHOOK_CODES } from './codes';
+import { SOURCE_CODES, WEBHOOK_CODES } from '../../common/errors/codes';
 import { LedgerPort, NO_METRICS, SourceMetrics } from './ports';
 import { DEFAULT_TOLERANCE_S } from './webhook-auth';
 import { NO_WEBHOOK_METRICS, WebhookMetrics } from './webhook-metrics';

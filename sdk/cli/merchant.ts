@@ -2,7 +2,7 @@
 import { Command } from 'commander';
 import { PublicKey } from '@solana/web3.js';
 import { OncepayError } from '../../common/errors';
-import { OPTION_INVALID } from '../../app/codes';
+import { PAYOUT_CODES } from '../../common/errors/codes';
 import { readKeypairFile } from '../../app/payout/keypair';
 import { ChainFlags, chainFlags, print, withOncePay } from './options';
 
@@ -45,7 +45,7 @@ export function register(program: Command): void {
     await withOncePay(o, async (op) => {
       const address =
         o.merchant ?? (o.merchantAuthority ? op.merchantAddress(o.merchantAuthority).toBase58() : undefined);
-      if (!address) throw new OncepayError(OPTION_INVALID, 'give --merchant or --merchant-authority');
+      if (!address) throw new OncepayError(PAYOUT_CODES.OPTION_INVALID, 'give --merchant or --merchant-authority');
       const account = await op.getMerchant(address);
       print({ merchant: address, exists: account !== null, account }, o.json);
     });

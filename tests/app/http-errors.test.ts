@@ -9,7 +9,7 @@ import { buildApiApp } from '../../app/api/build-api-app';
 import { API_ERRORS } from '../../app/api/errors';
 import { createLedger } from '../../indexer/ledger';
 import { buildWebhookApp } from '../../indexer/source/webhook';
-import { WEBHOOK_CODES } from '../../indexer/source/codes';
+import { WEBHOOK_CODES } from '../../common/errors/codes';
 
 const KEY = 'test-api-key-http-errors-00001';
 

@@ -6,12 +6,11 @@ import * as fs from 'fs';
 import * as os from 'os';
 import * as path from 'path';
 import { Client, ClientConfig } from 'pg';
-import { isOncepayError } from '../../common/errors';
+import { DB_CODES, isOncepayError } from '../../common/errors';
 import { freePort } from '../../common/free-port';
 import { parsePgpass } from '../../db/local-auth';
 import {
   LocalServer,
-  LOCAL_SERVER_CODES,
   isRunning,
   passwordFileOf,
   pgBinDir,
@@ -163,8 +162,7 @@ describe('embedded PostgreSQL: a new data folder', function () {
       expect(() => startLocalServer({ dataDir, port: server.port, fast: true }))
         .to.throw(/ONCEPAY__DB__PASSWORD_MISSING/)
         .that.satisfies(
-          (e: unknown) =>
-            isOncepayError(e, LOCAL_SERVER_CODES.PASSWORD_MISSING) && e.message.includes(`rm -rf ${dataDir}`),
+          (e: unknown) => isOncepayError(e, DB_CODES.PASSWORD_MISSING) && e.message.includes(`rm -rf ${dataDir}`),
         );
       expect(isRunning(dataDir)).to.equal(false);
     } finally {

@@ -4,13 +4,8 @@ import { expect } from 'chai';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { isOncepayError } from '../../common/errors';
-import {
-  PROGRAM_BINARY_CODES,
-  programSoPath,
-  requireProgramSo,
-  selectedProgramBinary,
-} from '../../common/program-binary';
+import { isOncepayError, PROGRAM_BINARY_CODES } from '../../common/errors';
+import { programSoPath, requireProgramSo, selectedProgramBinary } from '../../common/program-binary';
 
 describe('program binary selection (ONCEPAY_PROGRAM)', function () {
   it('is the Anchor program unless ONCEPAY_PROGRAM=lite', function () {

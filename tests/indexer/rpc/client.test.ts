@@ -2,14 +2,7 @@
 import { expect } from 'chai';
 import * as net from 'net';
 import { ReplayRpc, startReplayRpc, blockAt } from '../../../testkit/replay-rpc';
-import {
-  createRpcClient,
-  RpcCallError,
-  RpcErrorKind,
-  RPC_ABORTED,
-  RPC_MALFORMED_RESPONSE,
-  RPC_RETRIES_EXHAUSTED,
-} from '../../../indexer/rpc';
+import { createRpcClient, RpcCallError, RpcErrorKind, RPC_CODES } from '../../../indexer/rpc';
 import { isOncepayError } from '../../../common/errors';
 
 async function closedPortUrl(): Promise<string> {
@@ -89,7 +82,7 @@ describe('indexer/rpc client', () => {
     rpc.inject({ kind: 'http429', times: Infinity });
     const e = await c.getSlot('finalized').catch((x) => x);
     expect(e).to.be.instanceOf(RpcCallError);
-    expect(e.code).to.equal(RPC_RETRIES_EXHAUSTED);
+    expect(e.code).to.equal(RPC_CODES.RETRIES_EXHAUSTED);
     expect(e.kind).to.equal('http_429');
     expect(errors).to.have.length(fast.attempts);
   });
@@ -98,7 +91,7 @@ describe('indexer/rpc client', () => {
     const errors: RpcErrorKind[] = [];
     const c = createRpcClient({ url: await closedPortUrl(), retry: fast, onError: (k) => errors.push(k) });
     const e = await c.getSlot('finalized').catch((x) => x);
-    expect(e.code).to.equal(RPC_RETRIES_EXHAUSTED);
+    expect(e.code).to.equal(RPC_CODES.RETRIES_EXHAUSTED);
     expect(errors).to.deep.equal(['network', 'network', 'network', 'network']);
   });
 
@@ -106,7 +99,7 @@ describe('indexer/rpc client', () => {
     const { c } = client();
     rpc.inject({ kind: 'invalidJson', times: 1 });
     const e = await c.getSlot('finalized').catch((x) => x);
-    expect(e.code).to.equal(RPC_MALFORMED_RESPONSE);
+    expect(e.code).to.equal(RPC_CODES.MALFORMED_RESPONSE);
     expect(rpc.calls.getSlot).to.equal(1);
   });
 
@@ -117,6 +110,6 @@ describe('indexer/rpc client', () => {
     const p = c.getSlot('finalized', { signal: ac.signal }).catch((x) => x);
     setTimeout(() => ac.abort(), 30);
     const e = await p;
-    expect(isOncepayError(e, RPC_ABORTED)).to.equal(true);
+    expect(isOncepayError(e, RPC_CODES.ABORTED)).to.equal(true);
   });
 });

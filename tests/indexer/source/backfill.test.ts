@@ -7,7 +7,7 @@ import { createLedger } from '../../../indexer/ledger';
 import { decodeBlock } from '../../../indexer/decode';
 import { createRpcClient } from '../../../indexer/rpc';
 import { runBackfill, BackfillProgress } from '../../../indexer/source/backfill';
-import { SOURCE_CODES } from '../../../indexer/source/codes';
+import { SOURCE_CODES } from '../../../common/errors/codes';
 import { buildChain, createChainInvoice, loadChain, totals } from './chain-fixture';
 
 describe('indexer/source backfill', () => {

@@ -9,7 +9,7 @@ import { createLedger } from '../../../indexer/ledger';
 import { decodeBlock, decodeTransaction } from '../../../indexer/decode';
 import { createRpcClient, RpcErrorKind } from '../../../indexer/rpc';
 import { createScanner, ScannerOptions } from '../../../indexer/source/scanner';
-import { SOURCE_CODES } from '../../../indexer/source/codes';
+import { SOURCE_CODES } from '../../../common/errors/codes';
 import { createIndexerMetrics } from '../../../indexer/metrics';
 import { createSourceMetrics } from '../../../indexer/source/metrics';
 import { buildChain, Chain, createChainInvoice, expectExactTotals, loadChain, totals } from './chain-fixture';

@@ -2,10 +2,10 @@
 // no chain. The route (webhook.ts) only executes the plan; tests/indexer/source/webhook.test.ts covers that.
 import { expect } from 'chai';
 import bs58 from 'bs58';
-import { OncepayError } from '../../../common/errors';
+import { OncepayError, type OncepayErrorCode } from '../../../common/errors';
 import { DECODE_CODES } from '../../../indexer/decode';
 import type { Receipt } from '../../../indexer/decode';
-import { WEBHOOK_CODES } from '../../../indexer/source/codes';
+import { WEBHOOK_CODES } from '../../../common/errors/codes';
 import { signDelivery } from '../../../indexer/source/webhook-auth';
 import { DeliveryPolicy, planDelivery } from '../../../indexer/source/webhook-plan';
 import { receipt as fixtureReceipt } from '../ledger/fixtures';
@@ -20,7 +20,7 @@ function receipt(signature: string): Receipt {
 }
 
 /** A transaction item the stub decoder reads: `meta.fail` makes it refuse the item with that decode code. */
-function item(signature: string, fail?: string) {
+function item(signature: string, fail?: OncepayErrorCode) {
   return { transaction: { signatures: [signature] }, meta: { fail: fail ?? null } };
 }
 
@@ -98,7 +98,12 @@ describe('indexer/source webhook planDelivery (pure)', () => {
   });
 
   it('with trustProvider, lists the decoded receipts with the item each came from, and the refused items', () => {
-    const d = signed([item(sig(1)), { nope: true }, item(sig(2), 'ONCEPAY__DECODE__SOMETHING'), item(sig(3))]);
+    const d = signed([
+      item(sig(1)),
+      { nope: true },
+      item(sig(2), 'ONCEPAY__DECODE__MALFORMED_INSTRUCTION'),
+      item(sig(3)),
+    ]);
     const plan = planDelivery(d.raw, d.headers, policy({ trustProvider: true }));
     if (plan.action !== 'apply') throw new Error(`expected apply, got ${plan.action}`);
     expect(plan.eventId).to.equal(null);

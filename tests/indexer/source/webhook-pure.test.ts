@@ -8,7 +8,7 @@ import {
   DEFAULT_RECHECK,
   nextHintStep,
 } from '../../../indexer/source/webhook-hint-plan';
-import { WEBHOOK_CODES } from '../../../indexer/source/codes';
+import { WEBHOOK_CODES } from '../../../common/errors/codes';
 import { DECODE_CODES } from '../../../indexer/decode';
 import { OncepayError } from '../../../common/errors';
 import type { Receipt } from '../../../indexer/decode';

@@ -14,7 +14,7 @@ import { buildWebhookApp, WebhookAppOptions } from '../../../indexer/source/webh
 import { signBodyLegacy, signDelivery } from '../../../indexer/source/webhook-auth';
 import { createWebhookMetrics } from '../../../indexer/source/webhook-metrics';
 import { ChainVerifier, createChainVerifier } from '../../../indexer/source/webhook-verifier';
-import { WEBHOOK_CODES } from '../../../indexer/source/codes';
+import { WEBHOOK_CODES } from '../../../common/errors/codes';
 import { API_ERRORS } from '../../../app/api/errors';
 import { Payee, startWebhookChain, WebhookChain } from './webhook-chain';
 
