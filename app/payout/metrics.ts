@@ -47,7 +47,7 @@ export function payoutMetrics(): PayoutMetrics {
     ),
     handbacks: counter(
       'oncepay_payout_worker_handbacks_total',
-      'Claimed payouts given back unfinished, by reason (drain, chain_unavailable, error)',
+      'Claimed payouts given back unfinished, by reason (drain, chain_unavailable, error: a refusal about this payout, database: an outage, unexpected: anything else, e.g. a bug)',
       ['reason'],
     ),
   };

@@ -16,6 +16,7 @@
 import * as os from 'os';
 import { Pool } from 'pg';
 import { OncepayError } from '../../common/errors';
+import { isDatabaseUnavailable } from '../../db/unavailable';
 import { logger } from '../../common/log';
 import { backoffDelay } from '../../indexer/rpc/backoff';
 import { PAYOUT_CODES } from '../../common/errors/codes';
@@ -223,14 +224,23 @@ export function startPayoutWorker(opts: PayoutWorkerOptions): PayoutWorker {
           return { step: 'database_error' };
         }
       }
-      // The database (or the connection holding the lock) failed: drop the connection, which frees the lock on
-      // the server if it is still alive; the row stays due for any worker once the database is back.
-      m.handbacks.inc({ reason: 'error' });
+      // The database (or the connection holding the lock) failed, or something unexpected (a bug, a statement the
+      // server refused): drop the connection, which frees the lock on the server if it is still alive; the row
+      // stays due for any worker. Only an outage is reported as one; anything else is an error an operator must see.
       conn.release(e as Error);
-      log.warn(
-        { payout: row.id, err: (e as Error).message },
-        'database unavailable while running a payout; it stays due, backing off',
-      );
+      if (isDatabaseUnavailable(e)) {
+        m.handbacks.inc({ reason: 'database' });
+        log.warn(
+          { payout: row.id, err: (e as Error).message },
+          'database unavailable while running a payout; it stays due, backing off',
+        );
+      } else {
+        m.handbacks.inc({ reason: 'unexpected' });
+        log.error(
+          { payout: row.id, err: (e as Error).message, stack: (e as Error).stack },
+          'payout run failed with an unexpected error (not a database outage); it stays due, backing off',
+        );
+      }
       return { step: 'database_error' };
     } finally {
       inFlight.delete(row.id);

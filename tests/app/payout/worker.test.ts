@@ -206,6 +206,39 @@ describe('app/payout worker pool (in-process, localnet)', () => {
     }
   });
 
+  it('an unexpected error (not a database outage) is counted as such, not as an outage, and the pool goes on paying', async () => {
+    const unexpected = await metricValue('oncepay_payout_worker_handbacks_total', { reason: 'unexpected' });
+    const outage = await metricValue('oncepay_payout_worker_handbacks_total', { reason: 'database' });
+    const finished: PayoutResult[] = [];
+    let thrown = false;
+    const w = startPayoutWorker(
+      workerOptions({
+        db: smallPool(3),
+        concurrency: 1,
+        databaseBackoff: { baseMs: 20, capMs: 50 },
+        onFinished: (r) => {
+          finished.push(r);
+          if (!thrown) {
+            thrown = true;
+            throw new TypeError('a bug in a callback');
+          }
+        },
+      }),
+    );
+    try {
+      const [first, second] = await newPayouts(2);
+      await until(async () => finished.length >= 2, 'both payouts to finish', 60_000);
+      expect(finished.map((r) => r.state)).to.deep.equal(['succeeded', 'succeeded']);
+      expect(new Set(finished.map((r) => r.id))).to.deep.equal(new Set([first.row.id, second.row.id]));
+    } finally {
+      await w.stop({ graceMs: 5_000 });
+    }
+    expect(await metricValue('oncepay_payout_worker_handbacks_total', { reason: 'unexpected' })).to.equal(
+      unexpected + 1,
+    );
+    expect(await metricValue('oncepay_payout_worker_handbacks_total', { reason: 'database' })).to.equal(outage);
+  });
+
   it('chain unreachable: the payout is handed back with a backoff stored in the row, then paid once when the chain answers', async () => {
     const { row, recipient } = await L.newPayout();
     L.net.faults.failNext({ kind: '500', method: 'getAccountInfo', count: 1_000_000 });
