@@ -2,6 +2,35 @@
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
+// Every eslint-disable comment names the rules it turns off and says why after ` -- `. ESLint's core has no rule
+// for this (@eslint-community/eslint-plugin-eslint-comments has one); this check is small enough to keep here
+// rather than add a dependency for it.
+const DIRECTIVE = /^\s*eslint-disable(?:-line|-next-line)?(?=\s|$)/;
+const NAMED_WITH_REASON = /^\s*eslint-disable(?:-line|-next-line)?\s+[@\w][^\s,]*(?:\s*,\s*[@\w][^\s,]*)*\s+--\s+\S/;
+const oncepay = {
+  rules: {
+    'disable-needs-reason': {
+      meta: {
+        type: 'suggestion',
+        docs: { description: 'eslint-disable comments name their rules and give a reason after " -- "' },
+        schema: [],
+        messages: { bare: 'eslint-disable must name the rule(s) and give a reason: `eslint-disable… <rule> -- <why>`' },
+      },
+      create(context) {
+        return {
+          Program() {
+            for (const c of context.sourceCode.getAllComments()) {
+              if (DIRECTIVE.test(c.value) && !NAMED_WITH_REASON.test(c.value)) {
+                context.report({ loc: c.loc, messageId: 'bare' });
+              }
+            }
+          },
+        };
+      },
+    },
+  },
+};
+
 export default tseslint.config(
   {
     ignores: ['dist/**', 'target/**', 'node_modules/**', '.oncepay/**', 'toolchain/sbf/build/**', 'idl/oncepay.ts'],
@@ -11,8 +40,19 @@ export default tseslint.config(
   {
     languageOptions: { ecmaVersion: 2022, sourceType: 'module' },
     linterOptions: { reportUnusedDisableDirectives: 'error' },
+    plugins: { oncepay },
     rules: {
-      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_', caughtErrors: 'none' }],
+      '@typescript-eslint/no-unused-vars': [
+        'error',
+        { argsIgnorePattern: '^_', varsIgnorePattern: '^_', caughtErrors: 'none' },
+      ],
+      'oncepay/disable-needs-reason': 'error',
     },
+  },
+  {
+    // Plain CommonJS scripts run by Node (mocha's reporter): require/module are how they load and export.
+    files: ['**/*.js'],
+    languageOptions: { sourceType: 'commonjs', globals: { process: 'readonly', console: 'readonly' } },
+    rules: { '@typescript-eslint/no-require-imports': 'off' },
   },
 );
