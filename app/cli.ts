@@ -274,7 +274,7 @@ export function register(program: Command): void {
         cmd: Command,
       ) => {
         // Loaded here: fastify + swagger are only needed by this command (keeps the other commands quick to start).
-        const { buildApiApp } = require('./api/build-api-app') as typeof import('./api/build-api-app');
+        const { buildApiApp } = await import('./api/build-api-app');
         const log = logger('api');
         const rpc = serveWorkerRpc(o.rpc, o.authority, cmd.getOptionValueSource('rpc'));
         const stopping = onStopSignals(log, o.drainMs + EXIT_MARGIN_MS); // first: a SIGTERM at any point drains

@@ -57,6 +57,7 @@ export function signature(x: string | Uint8Array): Signature {
 
 export const PAYOUT_ID_MAX_BYTES = 200;
 // Control characters are refused so an id copied through logs, CSVs and terminals stays the same bytes.
+// eslint-disable-next-line no-control-regex -- matching control characters is the point
 const CONTROL = /[\u0000-\u001f\u007f]/;
 
 export function isPayoutId(x: unknown): x is PayoutId {

@@ -23,7 +23,7 @@ export function register(program: Command): void {
     .action(async (o: { keep?: boolean; ci?: boolean; json?: boolean }) => {
       // The terminal is the story: the components' JSON logs (this process's and its children's) go to one file
       // per component under the demo's folder, at info unless asked otherwise; the path is printed at the end.
-      const { demoLogDir, runDemo } = require('../demo/run-demo') as typeof import('../demo/run-demo');
+      const { demoLogDir, runDemo } = await import('../demo/run-demo');
       const logDir = demoLogDir();
       process.env.ONCEPAY_LOG_DIR = logDir;
       process.env.ONCEPAY_LOG_LEVEL ??= 'info';

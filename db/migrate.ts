@@ -84,7 +84,7 @@ export async function migrate(db: Queryable, opts: { schema?: string; dir?: stri
             m.checksum,
           ]);
         }).catch((e: Error) => {
-          throw new Error(`${DB_CODES.MIGRATION_FAILED}: ${m.name}: ${e.message}`);
+          throw new Error(`${DB_CODES.MIGRATION_FAILED}: ${m.name}: ${e.message}`, { cause: e });
         });
         applied.push(m.name);
       }

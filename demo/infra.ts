@@ -114,7 +114,7 @@ export async function startDemoLocalnet(teardown: Teardown, programId: string): 
   const so = SO_PATH();
   if (!fs.existsSync(so)) throw new OncepayError(DEMO_CODES.PROGRAM_MISSING, `${so} is missing: run \`make program\``);
   // Loaded here so `oncepay --help` does not load the native SVM.
-  const { startLocalnet } = require('../localnet') as typeof import('../localnet');
+  const { startLocalnet } = await import('../localnet');
   // Fast slots and a short finality depth keep the story under a minute; the indexer still reads `finalized`
   // as the node reports it, never a slot count.
   const handle = await startLocalnet({

@@ -88,7 +88,7 @@ export async function runDemo(o: DemoOptions): Promise<number> {
   process.once('SIGINT', onSignal);
   process.once('SIGTERM', onSignal);
 
-  let code = 1;
+  let code: number;
   try {
     say.act('oncepay demo — payments observed once, fulfilled once, paid out once');
     const db = await startDemoDb(teardown, { keep: o.keep });

@@ -18,6 +18,8 @@ import { formatReport } from './report';
 import { exceptionStates } from '../app/exception/store';
 import { createOutboxWorker, replayDeadLetters } from './outbox';
 import { upsertWebhookEndpoint } from './outbox/queries';
+import { registerSources } from './source/cli';
+import { registerStream } from './source/stream-cli';
 
 /** Exit code when some input was bad (the good part was still printed / applied). */
 export const EXIT_BAD_INPUT = 2;
@@ -29,9 +31,9 @@ export function register(program: Command): void {
   registerReport(program);
   registerOutbox(program);
   // Sources (scanner, backfill, webhook).
-  require('./source/cli').registerSources(program);
+  registerSources(program);
   // The subscription source (Yellowstone gRPC).
-  require('./source/stream-cli').registerStream(program);
+  registerStream(program);
 }
 
 /** Runs `use` with a pool of `max` connections, closed afterwards whatever happens. */

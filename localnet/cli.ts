@@ -69,7 +69,7 @@ export function register(program: Command): void {
           programs.push({ programId: o.programId, path: p });
         }
         // Loaded lazily so `oncepay --help` does not load the native SVM.
-        const { startLocalnet } = require('./index') as typeof import('./index');
+        const { startLocalnet } = await import('./index');
         const net = await startLocalnet({
           port: o.port,
           slotMs: o.slotMs,

@@ -138,7 +138,7 @@ export function parseJsonByCharacter(text: string, lineOffset = 0): unknown {
 }
 
 const WS = new Set([0x20, 0x09, 0x0a, 0x0d]);
-// eslint-disable-next-line no-control-regex
+// eslint-disable-next-line no-control-regex -- JSON forbids raw control characters in strings: this finds them
 const CONTROL = /[\u0000-\u001f]/;
 // sticky: matches exactly at lastIndex, no slicing
 const NUMBER = /-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?/y;

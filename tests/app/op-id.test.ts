@@ -4,8 +4,9 @@ import * as path from 'path';
 import { deriveOpId, deriveOpPda, deriveOperation, isOpId, assertIsOpId, opId } from '../../app/op-id';
 import { isPayoutId } from '../../app/types';
 import { isOncepayError } from '../../common/errors';
+import vectorsJson from '../fixtures/op-id-vectors.json';
 
-const vectors = require('../fixtures/op-id-vectors.json') as {
+const vectors = vectorsJson as {
   domain: string;
   vectors: Array<{
     description: string;

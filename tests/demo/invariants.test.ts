@@ -3,6 +3,7 @@
 import { expect } from 'chai';
 import type { DemoEvidence } from '../../demo/evidence';
 import { brokenOf, checkInvariants } from '../../demo/invariants';
+import { short, tokens } from '../../demo/narrator';
 import { demoResult, renderTable } from '../../demo/table';
 
 const KEY1 = 'ful_' + '1'.repeat(64);
@@ -178,7 +179,6 @@ describe('demo invariants (pure)', () => {
 
 describe('demo narration helpers (pure)', () => {
   it('formats base units exactly, without floats', () => {
-    const { tokens, short } = require('../../demo/narrator') as typeof import('../../demo/narrator');
     expect(tokens(12_500_000n, 6)).to.equal('12.500000');
     expect(tokens(18_446_744_073_709_551_615n, 6)).to.equal('18446744073709.551615');
     expect(tokens(0n, 6)).to.equal('0.000000');

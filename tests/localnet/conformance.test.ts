@@ -6,7 +6,8 @@ import {
   Connection,
   Keypair,
   LAMPORTS_PER_SOL,
-  PublicKey,
+  ParsedAccountData,
+  ParsedInstruction,
   SendTransactionError,
   SystemProgram,
   Transaction,
@@ -20,7 +21,21 @@ import {
   getAssociatedTokenAddressSync,
 } from '@solana/spl-token';
 import { LocalnetHandle, startLocalnet } from '../../localnet';
-import { connect, funded, mintWithBalance, rpc, send, until } from './support';
+import { connect, funded, mintWithBalance, rpc, RpcResponse, send, until } from './support';
+
+/** sendTransaction's preflight failure (-32002): the simulation's error and logs. */
+type PreflightFailure = { err: unknown; logs: string[] };
+/** simulateTransaction's result, the fields these tests read. */
+type Simulated = {
+  value: {
+    err: unknown;
+    replacementBlockhash: { blockhash: string } | null;
+    accounts: Array<{ lamports: number }> | null;
+    unitsConsumed: number;
+  };
+};
+/** A parsed instruction as getParsedTransaction gives it inside innerInstructions (with the CPI depth). */
+type ParsedInner = ParsedInstruction & { stackHeight?: number };
 
 describe('localnet: web3.js conformance', function () {
   let net: LocalnetHandle;
@@ -50,8 +65,8 @@ describe('localnet: web3.js conformance', function () {
           { jsonrpc: '2.0', id: 2, method: 'getBlockHeight', params: [{ commitment: 'confirmed' }] },
         ]),
       })
-    ).json()) as any[];
-    expect(pair[0].result.value.lastValidBlockHeight).to.equal(pair[1].result + 150);
+    ).json()) as [RpcResponse<{ value: { lastValidBlockHeight: number } }>, RpcResponse<number>];
+    expect(pair[0].result!.value.lastValidBlockHeight).to.equal(pair[1].result! + 150);
     const tx = new Transaction({ feePayer: payer.publicKey, blockhash, lastValidBlockHeight }).add(
       SystemProgram.transfer({ fromPubkey: payer.publicKey, toPubkey: to, lamports: LAMPORTS_PER_SOL }),
     );
@@ -88,21 +103,21 @@ describe('localnet: web3.js conformance', function () {
       maxSupportedTransactionVersion: 0,
     });
     expect(block!.previousBlockhash).to.equal(parent!.blockhash);
-    const raw = await rpc(net.url, 'getBlock', [
+    const raw = await rpc<{ transactions: Array<{ transaction: [string, string] }> }>(net.url, 'getBlock', [
       got!.slot,
       { commitment: 'confirmed', encoding: 'base64', maxSupportedTransactionVersion: 0 },
     ]);
-    const b64 = raw.result.transactions.find(
-      (t: any) => VersionedTransaction.deserialize(Buffer.from(t.transaction[0], 'base64')).signatures.length > 0,
-    );
+    const b64 = raw.result!.transactions.find(
+      (t) => VersionedTransaction.deserialize(Buffer.from(t.transaction[0], 'base64')).signatures.length > 0,
+    )!;
     expect(b64.transaction[1]).to.equal('base64');
     expect(Buffer.from(b64.transaction[0], 'base64').equals(tx.serialize())).to.equal(true);
-    const sigsOnly = await rpc(net.url, 'getBlock', [
+    const sigsOnly = await rpc<{ signatures: string[]; transactions?: unknown }>(net.url, 'getBlock', [
       got!.slot,
       { commitment: 'confirmed', transactionDetails: 'signatures', maxSupportedTransactionVersion: 0 },
     ]);
-    expect(sigsOnly.result.signatures).to.include(sig);
-    expect(sigsOnly.result.transactions).to.equal(undefined);
+    expect(sigsOnly.result!.signatures).to.include(sig);
+    expect(sigsOnly.result!.transactions).to.equal(undefined);
   });
 
   it('token flow: ATA create (CPI inner instructions with stackHeight), transferChecked parsed, token balances', async () => {
@@ -120,7 +135,7 @@ describe('localnet: web3.js conformance', function () {
       createTransferCheckedInstruction(t.ata, t.mint, bobAta, payer.publicKey, 1_250_000n, 6),
     ]);
     const parsed = await conn.getParsedTransaction(sig, { commitment: 'confirmed', maxSupportedTransactionVersion: 0 });
-    const ixs = parsed!.transaction.message.instructions as any[];
+    const ixs = parsed!.transaction.message.instructions as ParsedInstruction[];
     expect(ixs[0].program).to.equal('spl-associated-token-account');
     expect(ixs[0].parsed.type).to.equal('createIdempotent');
     expect(ixs[1].program).to.equal('spl-token');
@@ -135,7 +150,9 @@ describe('localnet: web3.js conformance', function () {
     // The ATA program's CPIs: all at stack height 2, under top-level instruction 0.
     const inner = parsed!.meta!.innerInstructions!;
     expect(inner.map((g) => g.index)).to.deep.equal([0]);
-    const innerTypes = (inner[0].instructions as any[]).map((i) => `${i.program}:${i.parsed?.type}:${i.stackHeight}`);
+    const innerTypes = (inner[0].instructions as ParsedInner[]).map(
+      (i) => `${i.program}:${i.parsed?.type}:${i.stackHeight}`,
+    );
     expect(innerTypes).to.include('system:createAccount:2');
     expect(innerTypes).to.include('spl-token:initializeAccount3:2');
     // Token balances: bob's ATA appears only post, payer's ATA pre and post.
@@ -163,14 +180,14 @@ describe('localnet: web3.js conformance', function () {
     const ci = json!.meta!.innerInstructions![0].instructions;
     const ckeys = json!.transaction.message.staticAccountKeys.map((k) => k.toBase58());
     expect(ci.map((i) => ckeys[i.programIdIndex])).to.include('11111111111111111111111111111111');
-    expect(ci.every((i: any) => i.stackHeight === 2)).to.equal(true);
+    expect(ci.every((i) => (i as { stackHeight?: number }).stackHeight === 2)).to.equal(true);
 
     // jsonParsed accounts.
     const info = await conn.getParsedAccountInfo(bobAta);
-    expect((info.value!.data as any).parsed.type).to.equal('account');
-    expect((info.value!.data as any).parsed.info.tokenAmount.amount).to.equal('1250000');
+    expect((info.value!.data as ParsedAccountData).parsed.type).to.equal('account');
+    expect((info.value!.data as ParsedAccountData).parsed.info.tokenAmount.amount).to.equal('1250000');
     const mintInfo = await conn.getParsedAccountInfo(t.mint);
-    expect((mintInfo.value!.data as any).parsed.info).to.deep.include({
+    expect((mintInfo.value!.data as ParsedAccountData).parsed.info).to.deep.include({
       decimals: 6,
       supply: '5000000',
       mintAuthority: payer.publicKey.toBase58(),
@@ -295,10 +312,13 @@ describe('localnet: web3.js conformance', function () {
     }
     expect(err).to.be.instanceOf(SendTransactionError);
     expect((err as Error).message).to.include('Error processing Instruction 0: custom program error: 0x1');
-    const raw = await rpc(net.url, 'sendTransaction', [tx.serialize().toString('base64'), { encoding: 'base64' }]);
+    const raw = await rpc<string, PreflightFailure>(net.url, 'sendTransaction', [
+      tx.serialize().toString('base64'),
+      { encoding: 'base64' },
+    ]);
     expect(raw.error!.code).to.equal(-32002);
-    expect(raw.error!.data.err).to.deep.equal({ InstructionError: [0, { Custom: 1 }] });
-    expect(raw.error!.data.logs.join('\n')).to.include('insufficient lamports');
+    expect(raw.error!.data!.err).to.deep.equal({ InstructionError: [0, { Custom: 1 }] });
+    expect(raw.error!.data!.logs.join('\n')).to.include('insufficient lamports');
     // Nothing landed: preflight rejected it before execution.
     const bs58 = (await import('bs58')).default;
     expect(
@@ -332,9 +352,12 @@ describe('localnet: web3.js conformance', function () {
     expect(await conn.sendRawTransaction(tx.serialize(), { skipPreflight: true })).to.equal(sig);
     await conn.confirmTransaction({ signature: sig, blockhash, lastValidBlockHeight }, 'confirmed');
     expect(await conn.sendRawTransaction(tx.serialize(), { skipPreflight: true })).to.equal(sig);
-    const raw = await rpc(net.url, 'sendTransaction', [tx.serialize().toString('base64'), { encoding: 'base64' }]);
+    const raw = await rpc<string, PreflightFailure>(net.url, 'sendTransaction', [
+      tx.serialize().toString('base64'),
+      { encoding: 'base64' },
+    ]);
     expect(raw.error!.code).to.equal(-32002);
-    expect(raw.error!.data.err).to.equal('AlreadyProcessed');
+    expect(raw.error!.data!.err).to.equal('AlreadyProcessed');
     net.advanceSlots(1);
     expect(await conn.getBalance(to)).to.equal(LAMPORTS_PER_SOL);
   });
@@ -347,9 +370,9 @@ describe('localnet: web3.js conformance', function () {
     }).add(SystemProgram.transfer({ fromPubkey: payer.publicKey, toPubkey: to, lamports: LAMPORTS_PER_SOL }));
     tx.sign(payer);
     const b64 = tx.serialize().toString('base64');
-    const unknownHash = await rpc(net.url, 'simulateTransaction', [b64, { encoding: 'base64' }]);
-    expect(unknownHash.result.value.err).to.equal('BlockhashNotFound');
-    const replaced = await rpc(net.url, 'simulateTransaction', [
+    const unknownHash = await rpc<Simulated>(net.url, 'simulateTransaction', [b64, { encoding: 'base64' }]);
+    expect(unknownHash.result!.value.err).to.equal('BlockhashNotFound');
+    const replaced = await rpc<Simulated>(net.url, 'simulateTransaction', [
       b64,
       {
         encoding: 'base64',
@@ -357,11 +380,11 @@ describe('localnet: web3.js conformance', function () {
         accounts: { addresses: [to.toBase58()], encoding: 'base64' },
       },
     ]);
-    expect(replaced.result.value.err).to.equal(null);
-    expect(replaced.result.value.replacementBlockhash.blockhash).to.be.a('string');
-    expect(replaced.result.value.accounts[0].lamports).to.equal(LAMPORTS_PER_SOL);
-    expect(replaced.result.value.unitsConsumed).to.equal(150);
-    const both = await rpc(net.url, 'simulateTransaction', [
+    expect(replaced.result!.value.err).to.equal(null);
+    expect(replaced.result!.value.replacementBlockhash!.blockhash).to.be.a('string');
+    expect(replaced.result!.value.accounts![0].lamports).to.equal(LAMPORTS_PER_SOL);
+    expect(replaced.result!.value.unitsConsumed).to.equal(150);
+    const both = await rpc<Simulated>(net.url, 'simulateTransaction', [
       b64,
       { encoding: 'base64', replaceRecentBlockhash: true, sigVerify: true },
     ]);
@@ -374,13 +397,16 @@ describe('localnet: web3.js conformance', function () {
     good.sign(payer);
     const bytes = good.serialize();
     bytes[10] ^= 0xff;
-    const noVerify = await rpc(net.url, 'simulateTransaction', [bytes.toString('base64'), { encoding: 'base64' }]);
-    expect(noVerify.result.value.err).to.equal(null);
-    const verify = await rpc(net.url, 'simulateTransaction', [
+    const noVerify = await rpc<Simulated>(net.url, 'simulateTransaction', [
+      bytes.toString('base64'),
+      { encoding: 'base64' },
+    ]);
+    expect(noVerify.result!.value.err).to.equal(null);
+    const verify = await rpc<Simulated>(net.url, 'simulateTransaction', [
       bytes.toString('base64'),
       { encoding: 'base64', sigVerify: true },
     ]);
-    expect(verify.result.value.err).to.equal('SignatureFailure');
+    expect(verify.result!.value.err).to.equal('SignatureFailure');
     expect(await conn.getBalance(to)).to.equal(0);
   });
 
@@ -395,13 +421,13 @@ describe('localnet: web3.js conformance', function () {
         { jsonrpc: '2.0', method: 'getSlot' },
       ]),
     });
-    const out = (await res.json()) as any[];
+    const out = (await res.json()) as RpcResponse[];
     expect(out).to.have.length(3);
     expect(out[0].result).to.be.a('number');
-    expect(out[1].error.code).to.equal(-32601);
-    expect(out[2].error.code).to.equal(-32602);
+    expect(out[1].error!.code).to.equal(-32601);
+    expect(out[2].error!.code).to.equal(-32602);
     const bad = await fetch(net.url, { method: 'POST', body: '{nope' });
-    expect(((await bad.json()) as any).error.code).to.equal(-32700);
+    expect(((await bad.json()) as RpcResponse).error!.code).to.equal(-32700);
     const health = await rpc(net.url, 'getHealth');
     expect(health.result).to.equal('ok');
     expect((await rpc(net.url, 'getGenesisHash')).result).to.equal(await conn.getGenesisHash());
@@ -611,7 +637,7 @@ describe('localnet: websockets, Token-2022, CLI', function () {
         transferChecked(mine, mint.publicKey, bobs, payer.publicKey, 4_321n, 3, [], TOKEN_2022_PROGRAM_ID),
       ]);
       const tx = await conn.getParsedTransaction(sig, { commitment: 'confirmed', maxSupportedTransactionVersion: 0 });
-      const ix = tx!.transaction.message.instructions[1] as any;
+      const ix = tx!.transaction.message.instructions[1] as ParsedInstruction;
       expect(ix.program).to.equal('spl-token-2022');
       expect(ix.parsed.info.tokenAmount.uiAmountString).to.equal('4.321');
       const keys = tx!.transaction.message.accountKeys.map((k) => k.pubkey.toBase58());

@@ -157,9 +157,12 @@ describe('localnet: skipped slots and blockhash expiry (manual slots)', function
     net.faults.expireBlockhashesNow();
     expect((await conn.isBlockhashValid(blockhash)).value).to.equal(false);
     expect(await conn.getBlockHeight()).to.be.greaterThan(lastValidBlockHeight);
-    const raw = await rpc(net.url, 'sendTransaction', [tx.serialize().toString('base64'), { encoding: 'base64' }]);
+    const raw = await rpc<string, { err: unknown }>(net.url, 'sendTransaction', [
+      tx.serialize().toString('base64'),
+      { encoding: 'base64' },
+    ]);
     expect(raw.error!.code).to.equal(-32002);
-    expect(raw.error!.data.err).to.equal('BlockhashNotFound');
+    expect(raw.error!.data!.err).to.equal('BlockhashNotFound');
     expect(raw.error!.message).to.equal('Transaction simulation failed: Blockhash not found');
     // skipPreflight: the node answers with the signature and drops it, as a real one does.
     const sig = await conn.sendRawTransaction(tx.serialize(), { skipPreflight: true });
@@ -196,11 +199,11 @@ describe('localnet: restart and persistence', function () {
       // The chain goes on from where it was.
       expect(await conn.getSlot('confirmed')).to.be.at.least(slot);
       // A resend after restart must not execute twice.
-      const again = await rpc(net.url, 'requestAirdrop', [kp.publicKey.toBase58(), LAMPORTS_PER_SOL]);
+      const again = await rpc<string>(net.url, 'requestAirdrop', [kp.publicKey.toBase58(), LAMPORTS_PER_SOL]);
       expect(again.result).to.be.a('string');
       net.advanceSlots(1);
       // New transactions after a restore are recorded as before.
-      expect((await conn.getSignatureStatus(again.result)).value!.confirmationStatus).to.equal('confirmed');
+      expect((await conn.getSignatureStatus(again.result!)).value!.confirmationStatus).to.equal('confirmed');
       expect(await conn.getBalance(kp.publicKey)).to.equal(4 * LAMPORTS_PER_SOL);
 
       await net.restart({ keepLedger: false });

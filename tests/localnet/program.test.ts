@@ -147,15 +147,24 @@ describe('localnet: oncepay program through @coral-xyz/anchor', function () {
     expect((await conn.getTokenAccountBalance(bobAta)).value.amount).to.equal('2500000');
 
     // The localnet's getTransaction, decoded by the indexer: one receipt, the inner transferChecked.
-    const raw = await rpc(net.url, 'getTransaction', [
+    const raw = await rpc<{
+      slot: number;
+      meta: {
+        innerInstructions: Array<{
+          index: number;
+          instructions: Array<{ programIdIndex: number; stackHeight: number }>;
+        }>;
+      };
+      transaction: { message: { accountKeys: string[] } };
+    }>(net.url, 'getTransaction', [
       sig,
       { commitment: 'confirmed', maxSupportedTransactionVersion: 0, encoding: 'json' },
     ]);
     const receipts = decodeTransaction(raw.result);
     expect(receipts).to.have.length(1);
     const r = receipts[0];
-    const group = raw.result.meta.innerInstructions.find((g: { index: number }) => g.index === r.ixIndex);
-    const keys: string[] = raw.result.transaction.message.accountKeys;
+    const group = raw.result!.meta.innerInstructions.find((g) => g.index === r.ixIndex)!;
+    const keys = raw.result!.transaction.message.accountKeys;
     expect(keys[group.instructions[r.innerIndex].programIdIndex]).to.equal(TOKEN_PROGRAM_ID.toBase58());
     expect(group.instructions[r.innerIndex].stackHeight).to.equal(2);
     expect(r).to.deep.include({
@@ -170,7 +179,7 @@ describe('localnet: oncepay program through @coral-xyz/anchor', function () {
       amount: 2_500_000n,
     });
     expect(r.innerIndex).to.not.equal(TOP_LEVEL);
-    expect(r.slot).to.equal(BigInt(raw.result.slot));
+    expect(r.slot).to.equal(BigInt(raw.result!.slot));
   });
 
   it('the decoder reads the same receipts from json, jsonParsed and base64 getTransaction and from getBlock', async () => {

@@ -23,18 +23,24 @@ export function connect(net: LocalnetHandle): Connection {
   return new Connection(net.url, { commitment: 'confirmed', wsEndpoint: net.wsUrl, disableRetryOnRateLimit: true });
 }
 
+/** A JSON-RPC response as the wire carries it: the caller narrows `result` / `error.data` to what it expects. */
+export interface RpcResponse<R = unknown, D = unknown> {
+  result?: R;
+  error?: { code: number; message: string; data?: D };
+}
+
 /** A raw JSON-RPC call (no web3.js), returning the whole response object. */
-export async function rpc(
+export async function rpc<R = unknown, D = unknown>(
   url: string,
   method: string,
   params: unknown[] = [],
-): Promise<{ result?: any; error?: { code: number; message: string; data?: any } }> {
+): Promise<RpcResponse<R, D>> {
   const res = await fetch(url, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
     body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }),
   });
-  return (await res.json()) as { result?: any; error?: { code: number; message: string; data?: any } };
+  return (await res.json()) as RpcResponse<R, D>;
 }
 
 export async function funded(conn: Connection, sol = 10): Promise<Keypair> {

@@ -36,7 +36,7 @@ describe('deploy/prometheus alert rules', function () {
     for (const r of rules) {
       expect(r.labels?.severity, r.alert).to.be.oneOf(['warning', 'critical']);
       for (const a of ['summary', 'description', 'runbook'])
-        expect(r.annotations?.[a], `${r.alert} ${a}`).to.be.a('string').that.is.not.empty;
+        expect(r.annotations?.[a], `${r.alert} ${a}`).to.be.a('string').with.length.above(0);
     }
   });
 

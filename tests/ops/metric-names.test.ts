@@ -69,7 +69,7 @@ describe('deploy: the rules and the dashboard read only metrics the code exports
 
   it('every alert rule reads at least one metric, and each is exported', function () {
     const uses = ruleUses();
-    for (const u of uses) expect(u.names, u.where).to.not.be.empty;
+    for (const u of uses) expect(u.names, u.where).to.have.length.above(0);
     const missing = notExported(uses, exported);
     expect(
       missing,
@@ -80,7 +80,7 @@ describe('deploy: the rules and the dashboard read only metrics the code exports
   it('every dashboard query and variable reads at least one metric, and each is exported', function () {
     const uses = dashboardUses();
     expect(uses.length).to.be.greaterThan(10);
-    for (const u of uses) expect(u.names, u.where).to.not.be.empty;
+    for (const u of uses) expect(u.names, u.where).to.have.length.above(0);
     const missing = notExported(uses, exported);
     expect(
       missing,

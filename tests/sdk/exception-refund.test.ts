@@ -10,10 +10,17 @@ import { LocalnetHandle } from '../../localnet';
 import { createLedger } from '../../indexer/ledger';
 import { decodeInput, ingestReceipts } from '../../indexer/source/file';
 import { createTokenAccount, send, tokenBalance } from '../../testkit/cluster';
-import { OncePay, RegisteredMerchant, refundPayoutId } from '../../sdk';
+import { OncePay, refundPayoutId } from '../../sdk';
 import { createTestDb, TestDb } from '../../testkit/test-db';
 import { rpc } from '../localnet/support';
 import { Keys, cli, createMint, errorCode, fundedKeypair, startNet } from './helpers';
+
+/** What `exception refund|resolve --json` prints: the fields these tests read. */
+type ExceptionOut = {
+  created: boolean;
+  changed: boolean;
+  exception: { state: string; refund: { id: string; opPda: string; proof: { signature: string } } };
+};
 
 describe('sdk: exceptions refunded or resolved exactly once (oncepay exception â€¦)', function () {
   this.timeout(300_000); // each `oncepay` child compiles the CLI from source: seconds of CPU on a shared machine
@@ -26,7 +33,6 @@ describe('sdk: exceptions refunded or resolved exactly once (oncepay exception â
   let authorityFile: string;
   let mint: PublicKey;
   let vault: PublicKey;
-  let shop: RegisteredMerchant;
   let customer: Keypair;
   let customerAccount: PublicKey;
   let invoiceSeq = 0;
@@ -83,7 +89,7 @@ describe('sdk: exceptions refunded or resolved exactly once (oncepay exception â
     const { merchant } = await op.initMerchant({ authority, payoutAuthority: authority.publicKey });
     mint = await createMint(connection, authority);
     vault = new PublicKey((await op.createVault({ payer: authority, merchant, mint })).vault);
-    shop = (await op.registerMerchant({ name: 'shop', merchant, vault })).merchant;
+    await op.registerMerchant({ name: 'shop', merchant, vault });
     customer = await fundedKeypair(connection);
     customerAccount = await createTokenAccount(connection, authority, mint, customer.publicKey);
     await send(
@@ -127,7 +133,7 @@ describe('sdk: exceptions refunded or resolved exactly once (oncepay exception â
       '20',
       '--json',
     ];
-    const [a, b] = await Promise.all([cli(args, db.env), cli(args, db.env)]);
+    const [a, b] = await Promise.all([cli<ExceptionOut>(args, db.env), cli<ExceptionOut>(args, db.env)]);
     for (const r of [a, b]) {
       expect(r.code, r.stderr).to.equal(0);
       expect(r.json.exception.state).to.equal('refunded');
@@ -185,7 +191,7 @@ describe('sdk: exceptions refunded or resolved exactly once (oncepay exception â
     const mid = await op.getException(exId);
     expect(mid.state).to.equal('refunding'); // linked, sent, not recorded
 
-    const rerun = await cli(args, db.env);
+    const rerun = await cli<ExceptionOut>(args, db.env);
     expect(rerun.code, rerun.stderr).to.equal(0);
     expect(rerun.json.created).to.equal(false);
     expect(rerun.json.exception.state).to.equal('refunded');
@@ -224,7 +230,7 @@ describe('sdk: exceptions refunded or resolved exactly once (oncepay exception â
       (x: { code?: string }) => x,
     );
     expect(noNote?.code).to.equal('ONCEPAY__EXCEPTION__NOTE_MISSING');
-    const r = await cli(
+    const r = await cli<ExceptionOut>(
       ['exception', 'resolve', exId, '--note', 'customer asked to keep it as credit', '--json'],
       db.env,
     );
@@ -293,7 +299,7 @@ describe('sdk: exceptions refunded or resolved exactly once (oncepay exception â
     expect((await op.listExceptions({ kind: 'late_payment' })).map((e) => e.amount)).to.deep.equal([700n]);
 
     const [report, human, bad, missing] = await Promise.all([
-      cli(['report', '--json'], db.env),
+      cli<{ exceptionStates: unknown }>(['report', '--json'], db.env),
       cli(['report'], db.env),
       cli(['exception', 'list', '--kind', 'nonsense'], db.env),
       cli(['exception', 'show', '999999'], db.env),

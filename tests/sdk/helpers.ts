@@ -83,8 +83,8 @@ export async function createMint(
   return mint.publicKey;
 }
 
-/** `oncepay <args>` against the suite's schema; stdout parsed as JSON when it is. */
-export async function cli(args: string[], env: Record<string, string>): Promise<CliResult & { json: any }> {
+/** `oncepay <args>` against the suite's schema; stdout parsed as JSON when it is (as `J`: the fields the caller reads). */
+export async function cli<J = unknown>(args: string[], env: Record<string, string>): Promise<CliResult & { json: J }> {
   const r = await oncepay(args, { env });
   let json: unknown;
   try {
@@ -92,7 +92,7 @@ export async function cli(args: string[], env: Record<string, string>): Promise<
   } catch {
     json = undefined;
   }
-  return { ...r, json };
+  return { ...r, json: json as J };
 }
 
 /** The `code` of the error a command logged on stderr. */

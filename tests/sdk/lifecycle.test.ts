@@ -3,6 +3,7 @@
 // others refused; vault create under SPL Token and Token-2022; vault check on every risky mint and vault. The CLI
 // calls the same OncePay methods, so most cases call them in-process (a CLI start costs seconds of CPU).
 import { expect } from 'chai';
+import * as fs from 'fs';
 import { Connection, Keypair, PublicKey, SystemProgram, TransactionInstruction } from '@solana/web3.js';
 import {
   ACCOUNT_SIZE,
@@ -27,6 +28,14 @@ import { send } from '../../testkit/cluster';
 import { createTestDb, TestDb } from '../../testkit/test-db';
 import { OncePay, readKeypairFile } from '../../sdk';
 import { Keys, cli, createMint, errorCode, fundedKeypair, startNet } from './helpers';
+
+/** What `merchant init|pause --json` prints: the fields these tests read. */
+type MerchantOut = {
+  merchant: string;
+  matches: boolean;
+  created: boolean;
+  account: { payoutAuthority: string; paused: boolean };
+};
 
 describe('sdk: merchant lifecycle and vaults on the localnet (oncepay merchant â€¦ / vault â€¦)', function () {
   this.timeout(300_000); // each `oncepay` child compiles the CLI from source: seconds of CPU on a shared machine
@@ -61,7 +70,7 @@ describe('sdk: merchant lifecycle and vaults on the localnet (oncepay merchant â
     it('init twice at once, then again: one account, created once; the others report it and whether it matches', async () => {
       const payoutAuthority = Keypair.generate().publicKey.toBase58();
       const args = ['merchant', 'init', '--authority', authorityFile, '--payout-authority', payoutAuthority, ...rpc()];
-      const [a, b] = await Promise.all([cli(args, env), cli(args, env)]);
+      const [a, b] = await Promise.all([cli<MerchantOut>(args, env), cli<MerchantOut>(args, env)]);
       for (const r of [a, b]) {
         expect(r.code, r.stderr).to.equal(0);
         expect(r.json.merchant).to.equal(merchant.toBase58());
@@ -76,8 +85,8 @@ describe('sdk: merchant lifecycle and vaults on the localnet (oncepay merchant â
 
       // Again, and asked with another payout authority: reported, not changed (exit 3 for the mismatch).
       const [again, other] = await Promise.all([
-        cli(args, env),
-        cli(
+        cli<MerchantOut>(args, env),
+        cli<MerchantOut>(
           [
             'merchant',
             'init',
@@ -104,7 +113,7 @@ describe('sdk: merchant lifecycle and vaults on the localnet (oncepay merchant â
 
     it('show, pause (twice: the second changes nothing), unpause, set-payout-authority', async () => {
       expect((await op.getMerchant(merchant))!.paused).to.equal(false);
-      const p1 = await cli(['merchant', 'pause', '--authority', authorityFile, ...rpc()], env);
+      const p1 = await cli<MerchantOut>(['merchant', 'pause', '--authority', authorityFile, ...rpc()], env);
       expect(p1.code, p1.stderr).to.equal(0);
       expect(p1.json).to.deep.include({ changed: true });
       expect(p1.json.account.paused).to.equal(true);
@@ -147,7 +156,7 @@ describe('sdk: merchant lifecycle and vaults on the localnet (oncepay merchant â
       const secret = JSON.stringify([...authority.secretKey]).slice(1, 40);
       expect(r.stderr + r.stdout).to.not.contain(secret);
       const garbage = keys.file(authority, 'garbage');
-      require('fs').writeFileSync(garbage, `[${[...authority.secretKey].join(',')}`, { mode: 0o600 }); // truncated JSON
+      fs.writeFileSync(garbage, `[${[...authority.secretKey].join(',')}`, { mode: 0o600 }); // truncated JSON
       const g = (() => {
         try {
           readKeypairFile(garbage);
@@ -289,7 +298,7 @@ describe('sdk: merchant lifecycle and vaults on the localnet (oncepay merchant â
         const r = await check({ mint });
         expect(codes(r)).to.deep.equal([...k.want].sort());
         expect(r.ok).to.equal(!k.danger);
-        for (const f of r.findings) expect(f.meaning).to.be.a('string').and.not.empty;
+        for (const f of r.findings) expect(f.meaning).to.be.a('string').with.length.above(0);
       });
     }
 
@@ -319,15 +328,13 @@ describe('sdk: merchant lifecycle and vaults on the localnet (oncepay merchant â
       const delegate = Keypair.generate().publicKey;
       const acct = await tokenAccount((a) => [createApproveInstruction(a, delegate, authority.publicKey, 5_000n)]);
       // Through the CLI: a danger exits 2.
-      const r = await cli(
+      const r = await cli<{ findings: Array<{ code: string; holder?: string }> }>(
         ['vault', 'check', '--merchant', merchant.toBase58(), '--vault', acct.toBase58(), ...rpc()],
         env,
       );
       expect(r.code, r.stderr).to.equal(2);
       expect(codes(r.json)).to.deep.equal(['VAULT_DELEGATE', 'VAULT_OWNER_NOT_MERCHANT']);
-      expect(r.json.findings.find((f: { code: string }) => f.code === 'VAULT_DELEGATE').holder).to.equal(
-        delegate.toBase58(),
-      );
+      expect(r.json.findings.find((f) => f.code === 'VAULT_DELEGATE')!.holder).to.equal(delegate.toBase58());
     });
 
     it('check flags a vault with a close authority (handed to the merchant PDA afterwards: the close authority stays)', async () => {

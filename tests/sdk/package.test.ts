@@ -25,7 +25,13 @@ import { Keys, ROOT, createMint, fundedKeypair, startNet } from './helpers';
 
 const run = promisify(execFile);
 const TSC = path.join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc');
-const TYPES_NODE = `@types/node@${require(path.join(ROOT, 'node_modules', '@types', 'node', 'package.json')).version}`;
+const TYPES_NODE = `@types/node@${
+  (
+    JSON.parse(fs.readFileSync(path.join(ROOT, 'node_modules', '@types', 'node', 'package.json'), 'utf8')) as {
+      version: string;
+    }
+  ).version
+}`;
 
 /** The fenced block of `lang` under the heading `heading` in app/README.md. */
 function readmeExample(heading: string, lang: string): string {

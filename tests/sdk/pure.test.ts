@@ -17,8 +17,9 @@ import { ExceptionRow } from '../../app/exception/types';
 import { assessMint, assessVault } from '../../app/vault/assess';
 import { isPayoutId } from '../../app/types';
 import { buildCli } from '../../cli/main';
+import idlJson from '../../idl/oncepay.json';
 
-const idl = require('../../idl/oncepay.json') as Idl;
+const idl = idlJson as Idl;
 const coder = new BorshCoder(idl);
 const programId = new PublicKey(ONCEPAY_PROGRAM_ID);
 const k = () => Keypair.generate().publicKey;

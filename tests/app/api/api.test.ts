@@ -304,7 +304,7 @@ describe('app/api (merchant API, real PostgreSQL)', () => {
       required: true,
     });
     expect(Object.keys(post.responses)).to.include.members(['201', '400', '401', '409']);
-    expect(doc.paths['/v1/payouts/{id}'].get.responses['200']).to.exist;
+    expect(doc.paths['/v1/payouts/{id}'].get.responses['200']).to.be.an('object');
     expect(doc.paths['/openapi.json']).to.equal(undefined);
   });
 

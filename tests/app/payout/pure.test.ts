@@ -17,8 +17,9 @@ import {
 import { opId } from '../../../app/op-id';
 import { canonicalRequestHash } from '../../../app/api/idempotency';
 import { parseAmount } from '../../../app/payout/create-payout';
+import idlJson from '../../../idl/oncepay.json';
 
-const idl = require('../../../idl/oncepay.json') as Idl & { errors: Array<{ code: number; name: string }> };
+const idl = idlJson as Idl & { errors: Array<{ code: number; name: string }> };
 const coder = new BorshCoder(idl);
 const OP = opId('ab'.repeat(32));
 

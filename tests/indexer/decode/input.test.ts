@@ -190,9 +190,8 @@ describe('decode: getBlock results', () => {
 
   it('one malformed transaction fails the block, naming which', () => {
     const b = block();
-    (
-      (b.transactions as Array<Record<string, any>>)[2].transaction.message.instructions[0] as Record<string, unknown>
-    ).programIdIndex = 99; // eslint-disable-line @typescript-eslint/no-explicit-any
+    type Tx = { transaction: { message: { instructions: Array<Record<string, unknown>> } } };
+    (b.transactions as Tx[])[2].transaction.message.instructions[0].programIdIndex = 99;
     const e = codeOf(() => decodeBlock(b));
     expect(e.code).to.equal(DECODE_CODES.MALFORMED_TRANSACTION);
     expect(e.context.transaction).to.equal(2);

@@ -7,7 +7,8 @@ import { isOncepayError } from '../../../common/errors';
 import { DECODE_CODES, decodeTransaction, readTransactionsInput } from '../../../indexer/decode';
 import { clone, fixture, FIXTURES, REAL } from './helpers';
 
-type Tx = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- fixture JSON edited field by field; a wrong path throws or fails the assertion that follows
+type Tx = Record<string, any>;
 
 function codeOf(f: () => unknown): string {
   try {

@@ -103,6 +103,7 @@ describe('decode: random mutations fail only with named codes', () => {
           if (!isOncepayError(e) || !CODES.has(e.code)) {
             throw new Error(
               `${label} mutation ${i}: ${(e as Error).stack}\n${JSON.stringify(m, (_k, v) => (typeof v === 'bigint' ? `${v}n` : v)).slice(0, 2000)}`,
+              { cause: e },
             );
           }
           seen.set(e.code, (seen.get(e.code) ?? 0) + 1);
@@ -138,7 +139,8 @@ describe('decode: random mutations fail only with named codes', () => {
         readTransactionsInput(t);
         parsedOk++;
       } catch (e) {
-        if (!isOncepayError(e) || !CODES.has(e.code)) throw new Error(`text mutation ${i}: ${(e as Error).stack}`);
+        if (!isOncepayError(e) || !CODES.has(e.code))
+          throw new Error(`text mutation ${i}: ${(e as Error).stack}`, { cause: e });
         if (e.code === DECODE_CODES.MALFORMED_JSON) expect(e.context.line, `mutation ${i}`).to.be.a('number');
       }
       const lenient = readTransactionsInputLenient(t);
