@@ -2,11 +2,12 @@
 SHELL := /bin/bash
 .DEFAULT_GOAL := help
 
-.PHONY: help setup program build test demo bench clean
+.PHONY: help setup lint program build test demo bench clean
 
 help:
 	@echo "make demo   - the whole story on embedded defaults (PostgreSQL + localnet started for you)"
-	@echo "make test   - every test (installs what is missing, builds the program)"
+	@echo "make test   - make lint, then every test (installs what is missing, builds the program)"
+	@echo "make lint   - formatting and lint: prettier, eslint, cargo fmt, cargo clippy (fixes: npx prettier --write ., cargo fmt)"
 	@echo "make bench  - benchmarks (ratios measured side by side)"
 	@echo "make program - build target/deploy/oncepay.so with the Debian-only SBF toolchain"
 
@@ -19,7 +20,11 @@ program: setup
 build: setup
 	@npx tsc -p tsconfig.json
 
-test: program build
+lint: setup
+	@scripts/lint.sh
+
+# lint first: a tree that is not formatted or linted fails here, before the (long) tests.
+test: lint program build
 	@scripts/test.sh
 
 demo: program build

@@ -4,7 +4,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-DEB_PACKAGES=(postgresql rustc-web cargo-web rust-web-src llvm-22 llvm-22-dev g++ make python3 patch)
+# rustfmt-web and rust-web-clippy: `cargo fmt` / `cargo clippy` for Debian's rustc-web (`make lint`).
+DEB_PACKAGES=(postgresql rustc-web cargo-web rust-web-src rustfmt-web rust-web-clippy llvm-22 llvm-22-dev g++ make python3 patch)
 # Installed without their Recommends: `prometheus` is here only for `promtool` (deploy/prometheus rules are
 # checked and unit-tested by `make test`); its recommended node exporter is a daemon we do not want.
 DEB_TOOL_PACKAGES=(prometheus)

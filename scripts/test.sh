@@ -3,6 +3,7 @@
 # and the compiled program in solana-bankrun / LiteSVM.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. scripts/anchor-host.sh
 export NODE_ENV=test
 export ONCEPAY_PG_PORT="${ONCEPAY_PG_PORT:-54339}"
 # The test server's folder (ONCEPAY_TEST_PG_DIR lets tests/db/local-server run this script on a server of its own).
@@ -33,9 +34,8 @@ status=0
 LOG_DIR="$PWD/.oncepay/test-logs"
 mkdir -p "$LOG_DIR"
 
-# The programs' host unit tests. The Anchor program's host build is shared with the IDL build (idl/gen, run by
-# tests/programs/idl.test.ts): same target dir, features, RUSTFLAGS and ANCHOR_IDL_BUILD_* variables as
-# anchor-lang-idl's IdlBuilder sets, so anchor-lang is compiled for the host once.
+# The programs' host unit tests. The Anchor program's on the IDL build's settings (scripts/anchor-host.sh), so
+# anchor-lang is compiled for the host once.
 cargo_tests() {
   local rc=0
   if [ -f programs/oncepay-lite/Cargo.toml ]; then
@@ -44,9 +44,7 @@ cargo_tests() {
   fi
   if [ -f programs/oncepay/Cargo.toml ]; then
     echo "test: Anchor program host unit tests (cargo test, the IDL build's settings)"
-    (cd programs/oncepay && env RUSTFLAGS="-A warnings" ANCHOR_IDL_BUILD_NO_DOCS=FALSE ANCHOR_IDL_BUILD_RESOLUTION=TRUE \
-      ANCHOR_IDL_BUILD_SKIP_LINT=FALSE ANCHOR_IDL_BUILD_PROGRAM_PATH="$(pwd -P)" \
-      cargo test --quiet --features idl-build --target-dir ../../target/host 2>&1) || rc=1
+    anchor_host cargo test --quiet 2>&1 || rc=1
   fi
   return $rc
 }
