@@ -114,8 +114,7 @@ export async function startLocalnet(opts: LocalnetOptions = {}): Promise<Localne
     port = server.port;
     if (opts.geyser) {
       // Loaded only when asked for: it brings the Yellowstone client's native module.
-      // eslint-disable-next-line @typescript-eslint/no-require-imports
-      const { startGeyserServer } = require('./geyser/server') as typeof import('./geyser/server');
+      const { startGeyserServer } = await import('./geyser/server');
       geyser = await startGeyserServer({ chain, host: '127.0.0.1', ...opts.geyser, port: grpcPort });
       grpcPort = geyser.port;
     }

@@ -241,10 +241,14 @@ describe('localnet: Yellowstone gRPC Subscribe (real client)', function () {
         meta: Record<string, unknown>;
       };
       const sig = bs58.encode(info.signature);
-      const { result: rpcTx } = await rpc(live.url, 'getTransaction', [
+      const { result } = await rpc<{
+        transaction: unknown;
+        meta: Record<string, unknown> & { postTokenBalances: Array<{ uiTokenAmount: { amount: string } }> };
+      }>(live.url, 'getTransaction', [
         sig,
         { encoding: 'json', commitment: 'confirmed', maxSupportedTransactionVersion: 0 },
       ]);
+      const rpcTx = result!;
       // Known difference: Agave's encoder (the client's) gives top-level instructions stackHeight 1, as a 3.1
       // validator's RPC does; the localnet RPC still answers null there.
       for (const ix of streamed.transaction.message.instructions) {
