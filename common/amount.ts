@@ -34,7 +34,3 @@ export function baseUnits(x: string | bigint): BaseUnits {
   assertIsBaseUnits(v);
   return v;
 }
-
-export function formatBaseUnits(x: bigint): string {
-  return x.toString(10);
-}

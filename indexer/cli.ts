@@ -36,7 +36,6 @@ export function register(program: Command): void {
   registerStream(program);
 }
 
-/** Runs `use` with a pool of `max` connections, closed afterwards whatever happens. */
 /** A command's action, with a missing schema (undefined table) turned into a code that says what to do. */
 function withSchemaHint<A extends unknown[]>(action: (...args: A) => Promise<void>): (...args: A) => Promise<void> {
   return async (...args: A) => {

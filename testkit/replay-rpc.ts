@@ -293,40 +293,6 @@ export function transferCheckedTx(spec: TransferSpec): { meta: unknown; transact
   return { meta, transaction: { message, signatures: [spec.signature ?? randomSignature()] }, version };
 }
 
-/** A native SOL transfer (System program `Transfer`, instruction 2). */
-export function systemTransferTx(spec: { lamports: bigint; from?: string; to?: string; signature?: string }) {
-  const from = spec.from ?? randomAddress();
-  const to = spec.to ?? randomAddress();
-  const data = bs58.encode(Buffer.concat([Buffer.from([2, 0, 0, 0]), u64le(spec.lamports)]));
-  const pre = [5_000_000_000, 0, 1];
-  const post = [pre[0] - 5000 - Number(spec.lamports), Number(spec.lamports), 1];
-  return {
-    meta: {
-      computeUnitsConsumed: 150,
-      err: null,
-      fee: 5000,
-      innerInstructions: [],
-      logMessages: [`Program ${SYSTEM_PROGRAM} invoke [1]`, `Program ${SYSTEM_PROGRAM} success`],
-      postBalances: post,
-      postTokenBalances: [],
-      preBalances: pre,
-      preTokenBalances: [],
-      rewards: [],
-      status: { Ok: null },
-    },
-    transaction: {
-      message: {
-        accountKeys: [from, to, SYSTEM_PROGRAM],
-        header: { numReadonlySignedAccounts: 0, numReadonlyUnsignedAccounts: 1, numRequiredSignatures: 1 },
-        instructions: [{ accounts: [0, 1], data, programIdIndex: 2, stackHeight: null }],
-        recentBlockhash: randomAddress(),
-      },
-      signatures: [spec.signature ?? randomSignature()],
-    },
-    version: 'legacy' as const,
-  };
-}
-
 /** A `getBlock` result (json encoding, full transaction details, no rewards). */
 export function blockAt(slot: number, transactions: unknown[], opts: { parentSlot?: number; blockTime?: number } = {}) {
   return {

@@ -15,7 +15,7 @@ import {
 } from 'solana-bankrun';
 import { Clock as LiteSvmClock, FailedTransactionMetadata, LiteSVM, Rent as LiteSvmRent } from 'litesvm';
 import { address, getTransactionDecoder, lamports as kitLamports, type Address } from '@solana/kit';
-import { deployWithMaxDataLenIx, LOADER_V3, programDataAddress } from '../upgradeable-loader';
+import { deployWithMaxDataLenIx, LOADER_V3 } from '../upgradeable-loader';
 import type { ProgramBinary } from '../../common/program-binary';
 import { requireBinary } from './binaries';
 import { keypair } from './keys';
@@ -131,9 +131,6 @@ function mustDeploy(r: TxResult, binary: ProgramBinary, runtime: RuntimeName): v
       `deploying the ${binary} program through the upgradeable loader failed in ${runtime}: ${r.error}\n${r.logs.join('\n')}`,
     );
 }
-
-/** The address of the program's ProgramData account (its ELF, after the deploy). */
-export const PROGRAM_DATA = new PublicKey(programDataAddress(PROGRAM_ID.toBase58()));
 
 export async function createRuntime(name: RuntimeName, binary: ProgramBinary): Promise<Runtime> {
   const elf = readFileSync(requireBinary(binary));

@@ -2,7 +2,6 @@
 // (programs/oncepay-lite), as the differential suite observes it. A case listed here may differ between the two
 // binaries (and only in the way `anchor` / `lite` say); any other difference fails the suite, and a row whose case
 // no longer differs fails too, so the table stays true.
-import type { ProgramBinary } from '../../common/program-binary';
 import type { RuntimeName } from '../../testkit/program/runtimes';
 
 export interface KnownDifference {
@@ -23,9 +22,4 @@ export const KNOWN_DIFFERENCES: KnownDifference[] = [];
 
 export function knownDifference(runtime: RuntimeName, suite: string, title: string): KnownDifference | undefined {
   return KNOWN_DIFFERENCES.find((d) => d.suite === suite && d.case === title && (d.runtime ?? runtime) === runtime);
-}
-
-/** The answer a known difference gives `binary` (for a test that asserts it). */
-export function answerOf(d: KnownDifference, binary: ProgramBinary): string {
-  return binary === 'anchor' ? d.anchor : d.lite;
 }

@@ -49,15 +49,6 @@ export function loadChain(rpc: ReplayRpc, chain: Chain, tip: number): void {
   rpc.setTip({ finalized: tip, confirmed: tip + 5 });
 }
 
-export function merge(a: Chain, b: Chain): Chain {
-  return {
-    ...a,
-    blocks: new Map([...a.blocks, ...b.blocks]),
-    receipts: a.receipts + b.receipts,
-    amount: a.amount + b.amount,
-  };
-}
-
 /** One invoice expecting exactly the chain's total: any double credit would show as an overpayment exception. */
 export async function createChainInvoice(pool: Pool, chain: Chain, expected = chain.amount): Promise<void> {
   await createLedger({ db: pool }).createInvoice({
