@@ -34,7 +34,17 @@ describe('app/payout worker processes (localnet, SIGKILL, SIGTERM)', function ()
     await Promise.all(running.map((w) => w.done));
     await L?.stop();
   });
-  afterEach(() => L?.net.faults.clear());
+  afterEach(async () => {
+    L?.net.faults.clear();
+    // A test that failed or timed out may leave its workers running, and they would pay the next test's payouts:
+    // stop them, and leave nothing due for the next test's workers.
+    for (const w of running) if (w.alive()) w.child.kill('SIGKILL');
+    await Promise.all(running.map((w) => w.done));
+    running.length = 0;
+    await L?.db.pool.query(
+      `UPDATE payouts SET state = 'failed', last_error = 'test cleanup' WHERE state IN ('pending', 'executing')`,
+    );
+  });
 
   function worker(extra: string[] = [], env: Record<string, string> = {}): Proc {
     const w = startOncepay(
