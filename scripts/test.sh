@@ -30,6 +30,11 @@ fi
 redact_url() { printf '%s' "$1" | sed -E 's#^([A-Za-z][A-Za-z0-9+.-]*://[^:/@]*):[^@/]*@#\1:***@#'; }
 echo "test: PostgreSQL at $(redact_url "$DATABASE_URL")"
 
+# Rust: Debian's toolchain first on PATH, as scripts/lint.sh and toolchain/sbf do (a rustup cargo found first would
+# compile the Anchor host graph a second time, beside lint's); the IDL test's cargo is this one too.
+RUST_BIN="${ONCEPAY_RUST_BIN:-/usr/bin}"
+export PATH="$RUST_BIN:$PATH"
+
 status=0
 LOG_DIR="$PWD/.oncepay/test-logs"
 mkdir -p "$LOG_DIR"
