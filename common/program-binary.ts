@@ -7,6 +7,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { OncepayError, PROGRAM_BINARY_CODES } from './errors';
+import { projectRoot } from './project-root';
 
 export const PROGRAM_BINARIES = ['anchor', 'lite'] as const;
 export type ProgramBinary = (typeof PROGRAM_BINARIES)[number];
@@ -19,7 +20,8 @@ const FILES: Record<ProgramBinary, { file: string; crate: string }> = {
   lite: { file: 'oncepay_lite.so', crate: 'programs/oncepay-lite' },
 };
 
-const ROOT = path.resolve(__dirname, '..');
+// From common/ in a checkout, from dist/common/ when compiled: the root is the folder with package.json.
+const ROOT = projectRoot();
 
 export function isProgramBinary(v: string): v is ProgramBinary {
   return (PROGRAM_BINARIES as readonly string[]).includes(v);

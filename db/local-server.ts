@@ -10,6 +10,7 @@ import * as path from 'path';
 import * as crypto from 'crypto';
 import { DB_CODES, OncepayError } from '../common/errors';
 import { logger } from '../common/log';
+import { projectRoot } from '../common/project-root';
 import {
   generatePassword,
   hbaContent,
@@ -40,15 +41,8 @@ export interface LocalServer {
   passwordFile: string;
 }
 
-const PROJECT_ROOT = path.resolve(
-  __dirname,
-  '..',
-  fs.existsSync(path.resolve(__dirname, '..', 'package.json')) ? '' : '..',
-);
-
-export function projectRoot(): string {
-  return PROJECT_ROOT;
-}
+// The project root is common/project-root's (re-exported: the demo and tests import it from here).
+export { projectRoot };
 
 export function pgBinDir(): string {
   const base = '/usr/lib/postgresql';
@@ -101,12 +95,12 @@ function postgresCanWrite(dir: string): boolean {
 }
 
 export function defaultDataDir(): string {
-  const inProject = path.join(PROJECT_ROOT, '.oncepay', 'pg');
+  const inProject = path.join(projectRoot(), '.oncepay', 'pg');
   fs.mkdirSync(inProject, { recursive: true });
   fs.chmodSync(inProject, 0o777);
   if (postgresCanWrite(inProject)) return path.join(inProject, 'data');
   // The checkout's parents are not traversable by the postgres user: keep the cluster outside, keyed by checkout.
-  const key = crypto.createHash('sha256').update(PROJECT_ROOT).digest('hex').slice(0, 12);
+  const key = crypto.createHash('sha256').update(projectRoot()).digest('hex').slice(0, 12);
   const outside = path.join('/var/tmp', `oncepay-pg-${key}`);
   fs.mkdirSync(outside, { recursive: true });
   fs.chmodSync(outside, 0o777);
