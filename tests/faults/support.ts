@@ -49,7 +49,9 @@ export async function startFaultDb(label: string): Promise<FaultDb> {
     schema,
     max: 4,
     applicationName: 'oncepay-fault-test',
-    connectTimeoutMs: 2000,
+    // The test's own instrument (terminate, waiting, the final counts): patient, so a slow connect on a loaded
+    // machine right after a restart is not mistaken for the service's failure (the services keep 2 s, below).
+    connectTimeoutMs: 30_000,
   });
   return {
     url: server.url,
