@@ -229,10 +229,10 @@ export function register(program: Command): void {
   payout
     .command('prune-keys')
     .description('delete completed Idempotency-Keys older than --hours (at least 24)')
-    .option('--hours <n>', 'retention in hours (≥ 24)', '24')
+    .option('--hours <n>', 'retention in hours (≥ 24)', intOption('--hours'), 24)
     .option('--json', 'one-line JSON output')
-    .action(async (o: { hours: string; json?: boolean }) => {
-      const deleted = await withPoolFromEnv({}, (db) => pruneIdempotencyKeys(db, Number(o.hours) * 3600_000));
+    .action(async (o: { hours: number; json?: boolean }) => {
+      const deleted = await withPoolFromEnv({}, (db) => pruneIdempotencyKeys(db, o.hours * 3600_000));
       print({ deleted }, o.json);
     });
 
@@ -245,7 +245,7 @@ export function register(program: Command): void {
           'SIGTERM/SIGINT it stops accepting, drains the pool and exits 0 within --drain-ms + 5 s',
       )
       .option('--host <host>', 'listen address', '127.0.0.1')
-      .option('--port <port>', 'port (0: any free port)', '8080')
+      .option('--port <port>', 'port (0: any free port)', intOption('--port'), 8080)
       .addOption(rpcOption({ description: 'Solana JSON-RPC endpoint: run a payout worker pool in this process' }))
       .option('--authority <path>', "keypair file of the merchant's payout authority (with --rpc)"),
   )
@@ -264,7 +264,7 @@ export function register(program: Command): void {
       async (
         o: {
           host: string;
-          port: string;
+          port: number;
           rpc?: string;
           authority?: string;
           payer?: string;
@@ -285,7 +285,7 @@ export function register(program: Command): void {
           ? startPayoutWorker(workerOptions(execDb, { ...o, rpc: rpc!, authority: o.authority! }))
           : undefined;
         const app = await buildApiApp({ db });
-        const url = await app.listen({ host: o.host, port: Number(o.port) });
+        const url = await app.listen({ host: o.host, port: o.port });
         log.info({ url, executes: !!worker }, 'merchant API listening');
         process.stdout.write(`${JSON.stringify({ url })}\n`);
         await stopping.stopped;

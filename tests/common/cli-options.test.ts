@@ -138,6 +138,25 @@ describe('common/cli-options: shared flags, defined once', () => {
     expect(ok.opts).to.include({ leaseSeconds: 0, batchSize: 5 });
   });
 
+  it('every integer flag of every command is parsed by intOption (was Number(): NaN for "abc", 80.5 accepted)', async () => {
+    const integral = /(port|hours|-ms|seconds|size|concurrency|failures|depth|limit|count)$/;
+    const unparsed = allCommands(buildCli()).flatMap(({ path, cmd }) =>
+      cmd.options
+        .filter((o) => o.long && integral.test(o.long) && o.required && !o.parseArg)
+        .map((o) => `${path} ${o.long}`),
+    );
+    expect(unparsed).to.deep.equal([]);
+    for (const [args, path] of [
+      [['payout', 'serve', '--port', '80.5'], 'payout serve'],
+      [['payout', 'prune-keys', '--hours', 'abc'], 'payout prune-keys'],
+    ] as Array<[string[], string]>) {
+      const r = await parse(args, path);
+      expect(r.error?.code, args.join(' ')).to.equal('commander.invalidArgument');
+    }
+    expect((await parse(['payout', 'prune-keys'], 'payout prune-keys')).opts).to.include({ hours: 24 });
+    expect((await parse(['payout', 'serve'], 'payout serve')).opts).to.include({ port: 8080 });
+  });
+
   it('rpcOption: required, fallback and description as asked', () => {
     expect(rpcOption({ required: true }).mandatory).to.equal(true);
     expect(rpcOption({ fallback: 'http://x' }).defaultValue).to.equal('http://x');
