@@ -8,7 +8,11 @@ import { resolveDatabaseUrl } from '../../db/local-server';
 
 describe('db/migrate', () => {
   const schema = `t_migrate_${process.pid}`;
-  const url = resolveDatabaseUrl();
+  // Resolved in a hook, not while the file loads: `mocha --dry-run` (which lists tests) must not start a server.
+  let url: string;
+  before(() => {
+    url = resolveDatabaseUrl();
+  });
   after(async () => {
     const p = createPool({ url, max: 1 });
     await p.query(`DROP SCHEMA IF EXISTS ${quoteIdent(schema)} CASCADE`);

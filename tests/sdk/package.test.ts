@@ -52,9 +52,10 @@ describe('sdk: the packed package, installed into a fresh project (README exampl
   let files: string[];
   const keys = new Keys();
   const databases: string[] = [];
-  const admin = createPool({ url: resolveDatabaseUrl(), max: 1 });
+  let admin: ReturnType<typeof createPool>; // made in before(): loading the file (mocha --dry-run) starts nothing
 
   before(async () => {
+    admin = createPool({ url: resolveDatabaseUrl(), max: 1 });
     ({ net, connection } = await startNet());
     tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'oncepay-pkg-'));
     const packed = await run('npm', ['pack', '--json', '--pack-destination', tmp, '--loglevel=error'], {
@@ -87,8 +88,8 @@ describe('sdk: the packed package, installed into a fresh project (README exampl
     );
   });
   after(async () => {
-    for (const d of databases) await admin.query(`DROP DATABASE IF EXISTS ${d} WITH (FORCE)`);
-    await admin.end();
+    for (const d of databases) await admin?.query(`DROP DATABASE IF EXISTS ${d} WITH (FORCE)`);
+    await admin?.end();
     await net?.stop();
     keys.remove();
     if (tmp) fs.rmSync(tmp, { recursive: true, force: true });
