@@ -41,9 +41,6 @@ export interface LocalServer {
   passwordFile: string;
 }
 
-// The project root is common/project-root's (re-exported: the demo and tests import it from here).
-export { projectRoot };
-
 export function pgBinDir(): string {
   const base = '/usr/lib/postgresql';
   if (!fs.existsSync(base)) {

@@ -5,7 +5,7 @@ import * as fs from 'fs';
 import * as path from 'path';
 import * as crypto from 'crypto';
 import { Client, Pool, PoolClient } from 'pg';
-import { projectRoot } from './local-server';
+import { projectRoot } from '../common/project-root';
 import { withTransactionOn } from './sql';
 import { DB_CODES } from '../common/errors/codes';
 

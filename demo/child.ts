@@ -3,7 +3,7 @@ import { spawn } from 'child_process';
 import * as fs from 'fs';
 import * as path from 'path';
 import { logFileOf } from '../common/log';
-import { projectRoot } from '../db/local-server';
+import { projectRoot } from '../common/project-root';
 
 export interface ChildResult {
   code: number | null;

@@ -7,7 +7,7 @@ import * as fs from 'fs';
 import * as path from 'path';
 import { isOncepayError } from '../common/errors';
 import { selectedProgramBinary } from '../common/program-binary';
-import { projectRoot } from '../db/local-server';
+import { projectRoot } from '../common/project-root';
 import { logger } from '../common/log';
 import { passwordFileOf, shellUrl } from '../db/local-server';
 import { ONCEPAY_PROGRAM_ID } from '../app/payout/program';
