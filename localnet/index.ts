@@ -45,6 +45,8 @@ export interface LocalnetFaults {
   expireBlockhashesNow(): void;
   /** End the open Yellowstone streams with UNAVAILABLE, now or after some more transaction updates each. */
   dropGeyserStreams(rule?: GeyserDropRule): void;
+  /** End every open websocket abruptly (no close frame); returns how many. */
+  dropWebsockets(): number;
   clear(): void;
 }
 
@@ -169,6 +171,7 @@ export async function startLocalnet(opts: LocalnetOptions = {}): Promise<Localne
       skipSlot: (slot) => chain.skipSlot(slot),
       expireBlockhashesNow: () => chain.expireBlockhashesNow(),
       dropGeyserStreams: (rule) => dropGeyser(rule),
+      dropWebsockets: () => server.dropWebsockets(),
       clear: () => responseFaults.clear(),
     },
     advanceSlots(n = 1) {

@@ -28,6 +28,8 @@ export interface RpcServer {
   port: number;
   wsPort: number;
   registry: Registry;
+  /** End every open websocket abruptly (a fault); returns how many. */
+  dropWebsockets(): number;
   close(): Promise<void>;
 }
 
@@ -320,6 +322,7 @@ export async function startRpcServer(o: RpcServerOptions): Promise<RpcServer> {
     port,
     wsPort,
     registry,
+    dropWebsockets: () => subs.dropAll(),
     async close() {
       offMetrics();
       for (const t of timers) clearTimeout(t);

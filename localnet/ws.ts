@@ -33,6 +33,8 @@ interface AccountSub {
 
 export interface Subscriptions {
   handleUpgrade(req: IncomingMessage, socket: Socket, head: Buffer): void;
+  /** Fault: end every open websocket abruptly (no close frame), as a dropped connection does; returns how many. */
+  dropAll(): number;
   close(): void;
 }
 
@@ -213,6 +215,11 @@ export function createSubscriptions(chain: Chain): Subscriptions {
   return {
     handleUpgrade(req, socket, head) {
       wss.handleUpgrade(req, socket, head, (ws) => wss.emit('connection', ws, req));
+    },
+    dropAll() {
+      const n = wss.clients.size;
+      for (const c of wss.clients) c.terminate();
+      return n;
     },
     close() {
       // 1000 = normal closure: web3.js's websocket client reconnects after anything else, forever.

@@ -2,7 +2,7 @@
 import type { Receipt } from '../decode/receipt';
 import type { ExceptionKind, InvoiceState } from '../match/types';
 
-export const RECEIPT_SOURCES = ['scanner', 'backfill', 'webhook', 'file', 'stream'] as const;
+export const RECEIPT_SOURCES = ['scanner', 'backfill', 'webhook', 'file', 'stream', 'ws'] as const;
 export type ReceiptSource = (typeof RECEIPT_SOURCES)[number];
 
 export interface ApplyBatchInput {

@@ -85,15 +85,23 @@ export async function serveMetricsIfAsked(w: ReturnType<typeof wireLedger>, port
   return server;
 }
 
+/** The RPC client of a source command: its failed attempts counted in oncepay_rpc_errors_total and logged. */
+export function sourceRpc(
+  o: Pick<RpcOpts, 'rpc' | 'rpcTimeoutMs' | 'rpcAttempts'>,
+  w: Pick<ReturnType<typeof wireLedger>, 'log' | 'metrics'>,
+): RpcClient {
+  return createRpcClient({
+    url: o.rpc,
+    retry: { timeoutMs: o.rpcTimeoutMs, attempts: o.rpcAttempts },
+    onError: (kind) => w.metrics.countRpcError(kind),
+    onRetry: (i) => w.log.warn(i, 'rpc attempt failed, retrying'),
+  });
+}
+
 /** wireLedger plus the RPC client (its failed attempts counted and logged) and the block decoder. */
 function wire(o: RpcOpts, component: string, command: string) {
   const { log, indexerMetrics, metrics, pool, ledger } = wireLedger(component, command);
-  const rpc: RpcClient = createRpcClient({
-    url: o.rpc,
-    retry: { timeoutMs: o.rpcTimeoutMs, attempts: o.rpcAttempts },
-    onError: (kind) => metrics.countRpcError(kind),
-    onRetry: (i) => log.warn(i, 'rpc attempt failed, retrying'),
-  });
+  const rpc = sourceRpc(o, { log, metrics });
   // A transaction whose transfers disagree with its own token balances is never credited; it must not stop the
   // scan either (reading a finalized block again cannot change it): skipped, logged and counted.
   const decode: DecodeBlockFn = (block, slot) =>

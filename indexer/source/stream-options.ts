@@ -11,22 +11,27 @@ export interface GeyserClient {
   subscribeReplayInfo(): Promise<{ firstAvailable?: string }>;
 }
 
-export interface StreamOptions {
+/** What both subscription sources (gRPC stream, websocket) are configured with. */
+export interface SubscriptionOptions {
   cluster: string;
-  /** finalized: ledger only. confirmed: also provisional rows as transactions arrive. */
+  /** finalized: ledger only. confirmed: also provisional rows as transactions are confirmed. */
   commitment: 'confirmed' | 'finalized';
   /** First slot when there is no checkpoint yet (default: live from now). */
   fromSlot?: number;
   /** Client pings this often (keep-alive through proxies and load balancers). */
   pingMs: number;
-  /** A stream with no message at all for this long is taken as dead and reconnected. */
+  /** A connection with no message at all (nor pong) for this long is taken as dead and reconnected. */
   idleTimeoutMs: number;
-  /** The watched addresses are read again this often; a change re-sends the filters on the open stream. */
+  /** The watched addresses are read again this often; a change re-sends the filters / subscriptions. */
   refreshMs: number;
-  /** Longest wait before the checkpoint of finalized slots with nothing to credit is written. */
+  /** How often the checkpoint may move (see each source). */
   checkpointMs: number;
+  /** Reconnect backoff: capped exponential with jitter. */
   backoff: { baseMs: number; capMs: number };
 }
+
+/** The gRPC stream: checkpointMs is the longest wait before finalized slots with nothing to credit are written. */
+export type StreamOptions = SubscriptionOptions;
 
 export const DEFAULT_STREAM: Omit<StreamOptions, 'cluster'> = {
   commitment: 'finalized',

@@ -7,7 +7,6 @@
 //
 // Any failure (stream error, idle stream, database away) ends the session; the next one starts after a backoff
 // with jitter, from `from_slot` = the durable checkpoint, so what was buffered and lost is streamed again.
-import type { Logger } from 'pino';
 import {
   CommitmentLevel,
   SlotStatus,
@@ -18,11 +17,10 @@ import {
   txEncode,
 } from '@triton-one/yellowstone-grpc';
 import bs58 from 'bs58';
-import { OncepayError } from '../../common/errors';
-import { DECODE_CODES, decodeTransaction, parseJsonExact, type Receipt } from '../decode';
+import { decodeTransaction, parseJsonExact, type Receipt } from '../decode';
 import { SYSTEM_PROGRAM, TOKEN_2022_PROGRAM, TOKEN_PROGRAM } from '../decode/programs';
-import { abortableSleep, backoffDelay } from '../rpc';
-import { LedgerPort, NO_METRICS, SourceMetrics, toSlotNumber } from './ports';
+import { createObservedSink, runSessions, SessionCounts, sessionCounts, SubscriptionDeps } from './observed';
+import { NO_METRICS, toSlotNumber } from './ports';
 import { DEFAULT_STREAM, STREAM_SOURCE, type StreamOptions } from './stream-options';
 
 export { DEFAULT_STREAM, STREAM_SOURCE, type StreamOptions };
@@ -30,34 +28,16 @@ export { DEFAULT_STREAM, STREAM_SOURCE, type StreamOptions };
 export type { GeyserClient } from './stream-options';
 import type { GeyserClient } from './stream-options';
 
-export interface ProvisionalPort {
-  upsert(cluster: string, rows: Array<{ slot: number; receipt: Receipt }>): Promise<void>;
-  settle(cluster: string, slot: number): Promise<{ final: number; reversed: number }>;
-}
+export type { ProvisionalPort } from './observed';
 
-export interface StreamDeps {
+export interface StreamDeps extends SubscriptionDeps {
   /** A new, unconnected client per session. */
   client: () => GeyserClient;
-  ledger: LedgerPort;
-  /** Addresses to filter on (deposit addresses, their ATAs, reference keys). */
-  watched: () => Promise<string[]>;
-  provisional?: ProvisionalPort;
-  log?: Logger;
-  metrics?: SourceMetrics;
-  /** Called after each ledger batch (tests and the CLI's summary). */
-  onApplied?: (r: { slot: number; receipts: number; inserted: number; duplicates: number }) => void;
 }
 
-export interface StreamStats {
-  sessions: number;
-  reconnects: number;
+export interface StreamStats extends SessionCounts {
   /** Resumes that had to start after the checkpoint (the server's history did not reach back to it). */
   gaps: number;
-  transactions: number;
-  receipts: number;
-  inserted: number;
-  duplicates: number;
-  checkpoint: number | null;
 }
 
 const PROGRAMS: Record<string, string> = { spl: TOKEN_PROGRAM, token2022: TOKEN_2022_PROGRAM, system: SYSTEM_PROGRAM };
@@ -106,27 +86,12 @@ export function decodeStreamedTransaction(
   return decodeTransaction({ ...tx, slot, blockTime: null }, { cluster });
 }
 
-/** An error's message with its causes (the client nests the gRPC status there). */
-function causes(e: unknown): string {
-  const parts: string[] = [];
-  for (let x = e; x instanceof Error && parts.length < 5; x = x.cause) parts.push(x.message);
-  return parts.join(' / ');
-}
-
 export function createStreamSource(deps: StreamDeps, options: Pick<StreamOptions, 'cluster'> & Partial<StreamOptions>) {
   const o = { ...DEFAULT_STREAM, ...options };
   const log = deps.log;
   const metrics = deps.metrics ?? NO_METRICS;
-  const stats: StreamStats = {
-    sessions: 0,
-    reconnects: 0,
-    gaps: 0,
-    transactions: 0,
-    receipts: 0,
-    inserted: 0,
-    duplicates: 0,
-    checkpoint: null,
-  };
+  const stats: StreamStats = { ...sessionCounts(), gaps: 0 };
+  const sink = createObservedSink(deps, { cluster: o.cluster, source: STREAM_SOURCE, commitment: o.commitment }, stats);
 
   /** One connection: returns when `signal` aborts, throws when the stream fails. */
   async function session(signal: AbortSignal, onProgress: () => void): Promise<void> {
@@ -199,11 +164,7 @@ export function createStreamSource(deps: StreamDeps, options: Pick<StreamOptions
           const list = pending.get(slot) ?? [];
           list.push(...receipts);
           pending.set(slot, list);
-          if (o.commitment === 'confirmed' && deps.provisional && receipts.length > 0)
-            await deps.provisional.upsert(
-              o.cluster,
-              receipts.map((receipt) => ({ slot, receipt })),
-            );
+          await sink.provisional(receipts.map((receipt) => ({ slot, receipt })));
         } else if (u.slot) {
           const slot = Number(u.slot.slot);
           tip = Math.max(tip, slot);
@@ -233,18 +194,10 @@ export function createStreamSource(deps: StreamDeps, options: Pick<StreamOptions
   }
 
   function decode(info: SubscribeUpdateTransactionInfo, slot: number): Receipt[] {
-    try {
-      const receipts = decodeStreamedTransaction(info, slot, o.cluster);
-      stats.receipts += receipts.length;
-      return receipts;
-    } catch (e) {
-      // Not credited here; the scanner (the source of truth) reads the same transaction from its block.
-      const signature = bs58.encode(info.signature);
-      if (e instanceof OncepayError && e.code === DECODE_CODES.BALANCE_MISMATCH)
-        metrics.countBalanceMismatch(o.cluster, STREAM_SOURCE);
-      log?.error({ signature, slot, err: (e as Error).message }, 'streamed transaction refused, nothing credited');
-      return [];
-    }
+    return sink.decode(() => decodeStreamedTransaction(info, slot, o.cluster), {
+      signature: bs58.encode(info.signature),
+      slot,
+    });
   }
 
   /** A finalized slot with nothing to credit, not yet written: its checkpoint waits for the next write. */
@@ -268,20 +221,9 @@ export function createStreamSource(deps: StreamDeps, options: Pick<StreamOptions
   }
 
   async function write(slot: number, receipts: Receipt[]): Promise<void> {
-    const applied = await deps.ledger.applyBatch({
-      cluster: o.cluster,
-      source: STREAM_SOURCE,
-      receipts,
-      checkpoint: { slot },
-    });
+    await sink.apply(receipts, { slot, checkpoint: slot });
     lastWrite = Date.now();
     unwritten = null;
-    stats.inserted += applied.inserted;
-    stats.duplicates += applied.duplicates;
-    stats.checkpoint = Math.max(stats.checkpoint ?? -1, slot);
-    if (applied.rejected?.length) log?.warn({ rejected: applied.rejected }, 'ledger refused malformed receipts');
-    if (o.commitment === 'confirmed' && deps.provisional) await deps.provisional.settle(o.cluster, slot);
-    deps.onApplied?.({ slot, receipts: receipts.length, inserted: applied.inserted, duplicates: applied.duplicates });
   }
 
   /** Write the checkpoint of the empty slots seen since the last write (on a timer and before stopping). */
@@ -290,24 +232,7 @@ export function createStreamSource(deps: StreamDeps, options: Pick<StreamOptions
   }
 
   async function run({ signal }: { signal: AbortSignal }): Promise<StreamStats> {
-    let failures = 0;
-    while (!signal.aborted) {
-      try {
-        await session(signal, () => (failures = 0));
-      } catch (e) {
-        if (signal.aborted) break;
-        failures++;
-        stats.reconnects++;
-        metrics.countRpcError('stream');
-        const delay = backoffDelay(failures, o.backoff, Math.random());
-        log?.warn({ err: causes(e), failures, retryInMs: delay }, 'stream failed; reconnecting from the checkpoint');
-        try {
-          await abortableSleep(delay, signal);
-        } catch {
-          break;
-        }
-      }
-    }
+    await runSessions(signal, session, { backoff: o.backoff, kind: 'stream', stats, log, metrics });
     return stats;
   }
 

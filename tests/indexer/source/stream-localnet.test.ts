@@ -6,81 +6,22 @@ import { ChildProcess, spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { Connection, Keypair, SystemProgram, Transaction } from '@solana/web3.js';
-import {
-  createAssociatedTokenAccountIdempotentInstruction,
-  createTransferCheckedInstruction,
-  getAssociatedTokenAddressSync,
-} from '@solana/spl-token';
+import { Keypair, SystemProgram, Transaction } from '@solana/web3.js';
 import Client from '@triton-one/yellowstone-grpc';
 import { logger } from '../../../common/log';
 import { startLocalnet, LocalnetHandle } from '../../../localnet';
 import { createTestDb, TestDb } from '../../../testkit/test-db';
-import { createLedger } from '../../../indexer/ledger';
 import { decodeBlock } from '../../../indexer/decode';
 import { createRpcClient } from '../../../indexer/rpc';
 import { createScanner } from '../../../indexer/source/scanner';
 import { createProvisionalStore } from '../../../indexer/source/provisional';
 import { createStreamSource, GeyserClient } from '../../../indexer/source/stream';
 import { watchedAddresses } from '../../../indexer/source/stream-cli';
-import { airdrop, confirm, createMint, createTokenAccount, mintTo, send } from '../../../testkit/cluster';
+import { confirm } from '../../../testkit/cluster';
+import { merchantWithInvoice, transfers, until } from './transfer-fixture';
 
 const cluster = 'localnet-stream';
 const BIN = path.resolve(__dirname, '../../../bin/oncepay');
-
-async function until<T>(what: string, fn: () => Promise<T | null | undefined | false>, ms = 30_000): Promise<T> {
-  const end = Date.now() + ms;
-  for (;;) {
-    const v = await fn();
-    if (v) return v;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 25));
-  }
-}
-
-/** A mint, a funded payer's token account, a merchant wallet's ATA, and an invoice for `expected` to that wallet. */
-async function merchantWithInvoice(net: LocalnetHandle, db: TestDb, id: string, expected: bigint) {
-  const connection = new Connection(net.url, 'confirmed');
-  const payer = Keypair.generate();
-  const merchant = Keypair.generate();
-  await airdrop(connection, payer.publicKey, 10_000_000_000);
-  const mint = await createMint(connection, payer, 6);
-  const source = await createTokenAccount(connection, payer, mint, payer.publicKey);
-  await mintTo(connection, payer, mint, source, 1_000_000_000n);
-  // The invoice names the merchant's wallet; the transfers go to its associated token account.
-  const ata = getAssociatedTokenAddressSync(mint, merchant.publicKey);
-  await send(
-    connection,
-    [createAssociatedTokenAccountIdempotentInstruction(payer.publicKey, ata, merchant.publicKey, mint)],
-    [payer],
-  );
-  const startSlot = await connection.getSlot('finalized');
-  const ledger = createLedger({ db: db.pool });
-  await ledger.createInvoice({
-    id,
-    mint: mint.toBase58(),
-    expectedAmount: expected,
-    depositAddress: merchant.publicKey.toBase58(),
-  });
-  return { connection, payer, mint, source, ata, startSlot, ledger };
-}
-
-/** Token transfers sent at once (skipPreflight), so several can land in one block. */
-async function transfers(
-  m: Pick<Awaited<ReturnType<typeof merchantWithInvoice>>, 'connection' | 'payer' | 'mint' | 'source' | 'ata'>,
-  amounts: bigint[],
-): Promise<string[]> {
-  const { blockhash } = await m.connection.getLatestBlockhash();
-  const sigs: string[] = [];
-  for (const a of amounts) {
-    const tx = new Transaction({ feePayer: m.payer.publicKey, recentBlockhash: blockhash }).add(
-      createTransferCheckedInstruction(m.source, m.mint, m.ata, m.payer.publicKey, a, 6),
-    );
-    tx.sign(m.payer);
-    sigs.push(await m.connection.sendRawTransaction(tx.serialize(), { skipPreflight: true }));
-  }
-  return sigs;
-}
 
 describe('indexer/source stream: Yellowstone gRPC over localnet (real client)', function () {
   this.timeout(120_000);

@@ -1,0 +1,89 @@
+// Real token transfers on a localnet for the subscription-source suites (stream, ws, any-order): a mint, a funded
+// payer's token account, a merchant wallet's associated token account and an open invoice to that wallet.
+import { Connection, Keypair, PublicKey, Transaction } from '@solana/web3.js';
+import {
+  createAssociatedTokenAccountIdempotentInstruction,
+  createTransferCheckedInstruction,
+  getAssociatedTokenAddressSync,
+} from '@solana/spl-token';
+import type { LocalnetHandle } from '../../../localnet';
+import { createLedger } from '../../../indexer/ledger';
+import type { TestDb } from '../../../testkit/test-db';
+import { airdrop, createMint, createTokenAccount, mintTo, send } from '../../../testkit/cluster';
+
+export async function until<T>(what: string, fn: () => Promise<T | null | undefined | false>, ms = 30_000): Promise<T> {
+  const end = Date.now() + ms;
+  for (;;) {
+    const v = await fn();
+    if (v) return v;
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 25));
+  }
+}
+
+export interface Merchant {
+  connection: Connection;
+  payer: Keypair;
+  mint: PublicKey;
+  source: PublicKey;
+  ata: PublicKey;
+  startSlot: number;
+  ledger: ReturnType<typeof createLedger>;
+}
+
+/** A mint, a funded payer's token account, a merchant wallet's ATA, and an invoice for `expected` to that wallet. */
+export async function merchantWithInvoice(
+  net: Pick<LocalnetHandle, 'url'>,
+  db: Pick<TestDb, 'pool'>,
+  id: string,
+  expected: bigint,
+): Promise<Merchant> {
+  const connection = new Connection(net.url, 'confirmed');
+  const payer = Keypair.generate();
+  const merchant = Keypair.generate();
+  await airdrop(connection, payer.publicKey, 10_000_000_000);
+  const mint = await createMint(connection, payer, 6);
+  const source = await createTokenAccount(connection, payer, mint, payer.publicKey);
+  await mintTo(connection, payer, mint, source, 1_000_000_000n);
+  // The invoice names the merchant's wallet; the transfers go to its associated token account.
+  const ata = getAssociatedTokenAddressSync(mint, merchant.publicKey);
+  await send(
+    connection,
+    [createAssociatedTokenAccountIdempotentInstruction(payer.publicKey, ata, merchant.publicKey, mint)],
+    [payer],
+  );
+  const startSlot = await connection.getSlot('finalized');
+  const ledger = createLedger({ db: db.pool });
+  await ledger.createInvoice({
+    id,
+    mint: mint.toBase58(),
+    expectedAmount: expected,
+    depositAddress: merchant.publicKey.toBase58(),
+  });
+  return { connection, payer, mint, source, ata, startSlot, ledger };
+}
+
+/** Token transfers sent at once (skipPreflight), so several can land in one block. */
+export async function transfers(
+  m: Pick<Merchant, 'connection' | 'payer' | 'mint' | 'source' | 'ata'>,
+  amounts: bigint[],
+): Promise<string[]> {
+  const { blockhash } = await m.connection.getLatestBlockhash();
+  const sigs: string[] = [];
+  for (const a of amounts) {
+    const tx = new Transaction({ feePayer: m.payer.publicKey, recentBlockhash: blockhash }).add(
+      createTransferCheckedInstruction(m.source, m.mint, m.ata, m.payer.publicKey, a, 6),
+    );
+    tx.sign(m.payer);
+    sigs.push(await m.connection.sendRawTransaction(tx.serialize(), { skipPreflight: true }));
+  }
+  return sigs;
+}
+
+/** The invoice's credited amount. */
+export async function credited(db: Pick<TestDb, 'pool'>, id: string): Promise<bigint> {
+  const { rows } = await db.pool.query(`SELECT credited_amount::text AS c FROM invoices WHERE id = $1`, [id]);
+  return BigInt(rows[0].c);
+}
+
+export const sum = (xs: bigint[]): bigint => xs.reduce((a, b) => a + b, 0n);
