@@ -1,5 +1,5 @@
 // Pure rules of the attempt journal: what an observation of the chain means for one attempt and for the payout.
-// No I/O here; run-payout.ts gathers the observations and applies the outcome.
+// No I/O here; next-action.ts applies them to the whole journal, run-payout.ts gathers the observations and writes.
 import { customErrorCode, OpAccount, PROGRAM_ERRORS } from './program';
 import { SignatureStatus } from './chain';
 

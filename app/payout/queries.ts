@@ -187,7 +187,7 @@ export function finishLanded(id: string, attemptId: string, landed: { signature:
 export function reopenFailedPayout(id: string): Query {
   return {
     text: `UPDATE payouts SET state = 'executing', last_error = NULL, finished_at = NULL, updated_at = now()
-            WHERE id = $1 AND state = 'failed'`,
+            WHERE id = $1 AND state = 'failed' RETURNING *`,
     values: [id],
   };
 }
@@ -240,7 +240,7 @@ export function settleAttempt(
 ): Query {
   return {
     text: `UPDATE payout_attempts SET status = $2, slot = $3, error = $4, updated_at = now()
-            WHERE id = $1 AND status IN ('built', 'sent')`,
+            WHERE id = $1 AND status IN ('built', 'sent') RETURNING *`,
     values: [id, r.status, slotText(r.slot), r.error ?? null],
   };
 }

@@ -8,16 +8,13 @@ import { OncepayError } from '../../common/errors';
 import { failpoint } from '../../common/failpoint';
 import { logger } from '../../common/log';
 import { PAYOUT_CODES } from '../../common/errors/codes';
-import { Signature } from '../types';
 import { buildAttemptTransaction } from './build-attempt';
 import { PayoutChain, SignatureStatus } from './chain';
-import { compareTerms, decideAttempt, TermsMismatch } from './decide';
 import { lockPayout } from './lock';
 import { payoutMetrics } from './metrics';
-import { OpAccount } from './program';
+import { Lifetime, nextAction, OpLook, Winner, winnerAmongAttempts, winnerInHistory } from './next-action';
 import {
   AttemptRow,
-  FINAL_STATES,
   PayoutOutcome,
   PayoutRow,
   PayoutState,
@@ -58,12 +55,6 @@ export interface RunPayoutDeps {
 
 /** What running a payout on a connection that already holds its lock needs (the worker pool's claims). */
 export type RunLockedDeps = Omit<RunPayoutDeps, 'db' | 'lock' | 'lockTimeoutMs'>;
-
-/** A payout row and its attempts, as last read or written. */
-interface Journal {
-  p: PayoutRow;
-  attempts: AttemptRow[];
-}
 
 /** Inside runPayoutLocked: the connection that holds the lock, and the chain with its failures marked. */
 type LockedDeps = RunLockedDeps & { db: PoolClient };
@@ -118,8 +109,6 @@ function aborted(): OncepayError {
   );
 }
 
-const OPEN = new Set(['built', 'sent']);
-
 /**
  * Execute (or finish executing) one payout. Returns the final result, or null when `lock: 'skip'` and another
  * worker holds the row. Network failures are retried until `signal` aborts; they never decide an outcome.
@@ -160,6 +149,11 @@ function markedChain(chain: PayoutChain): PayoutChain {
  * Run a payout on `db`, a connection that holds the payout's advisory lock: every query of the payout goes
  * through it (see lock.ts). Throws on a database error (the lock may be gone with the connection), on abort, and
  * after `maxChainFailures` chain failures in a row; the journal is consistent at every one of those points.
+ *
+ * The loop: observe only what nextAction asks for, perform the one action it names, apply what the action saw
+ * (to this round's observation) or wrote (to the in-memory journal: every write returns the rows it wrote), ask
+ * again. The journal is read once: while we hold the lock nobody else writes to it; only a write that finds its
+ * row not as we left it (someone wrote without the lock) makes us read it again.
  */
 export async function runPayoutLocked(
   db: PoolClient,
@@ -171,173 +165,29 @@ export async function runPayoutLocked(
   const log = (deps.log ?? logger('payout')).child({ payout: id });
   const maxChainFailures = deps.maxChainFailures ?? Infinity;
   let chainFailures = 0;
-  const m = payoutMetrics();
   const poll = deps.pollIntervalMs ?? 400;
-  const rebroadcast = deps.rebroadcastIntervalMs ?? 2000;
-  const lastSend = new Map<string, number>(); // attempt id → monotonic ms of our last send (pacing only, never a key)
-  const unsent = new Set<string>(); // attempts this run signed and has not handed to a node yet
-  let reopened = false;
-
-  // The row and its journal, re-read after every change we make. While only polling, nothing changes them: we
-  // hold the row's lock, so no other worker writes to it.
-  // `claimed`: the row as the claim read it, under the lock we hold since; a pending row has no attempt yet
-  // (insertAttempt moves it to executing in the same statement).
-  let loaded: Journal | undefined =
-    claimed?.id === id && claimed.state === 'pending' ? { p: claimed, attempts: [] } : undefined;
-  // A bookkeeping write in flight on our connection (markAttemptSent): the connection runs it before any later
-  // query; awaited before the next read or write of ours, so its failure stops the run there.
-  let writing: Promise<void> | undefined;
+  const run: RunState = {
+    // `claimed`: the row as the claim read it, under the lock we hold since; a pending row has no attempt yet
+    // (insertAttempt moves it to executing in the same statement).
+    journal: claimed?.id === id && claimed.state === 'pending' ? { p: claimed, attempts: [] } : undefined,
+    unsent: new Set(),
+    lastSend: new Map(),
+    reopened: false,
+    awaitingWinner: false,
+    writing: undefined,
+  };
   for (;;) {
     if (deps.signal?.aborted) throw aborted();
-    if (writing) {
-      await writing;
-      writing = undefined;
+    if (run.writing) {
+      await run.writing;
+      run.writing = undefined;
     }
-    if (!loaded) {
-      const row = await getPayout(deps.db, id);
-      if (!row) throw new OncepayError(PAYOUT_CODES.NOT_FOUND, `payout ${id} not found`, { id });
-      loaded = { p: row, attempts: await listAttempts(deps.db, id) };
-    }
-    const p = loaded.p;
-    let attempts = loaded.attempts;
-    if (FINAL_STATES.includes(p.state)) {
-      if (p.state === 'failed' && deps.retryFailed && !reopened) {
-        reopened = await reopenFailedPayout(deps.db, id);
-        loaded = undefined;
-        continue;
-      }
-      return payoutResult(p, attempts.length);
-    }
-
+    run.journal ??= await readJournal(deps.db, id);
+    let end: RoundEnd;
     try {
-      const open = attempts.filter((a) => OPEN.has(a.status));
-      if (open.length === 0) {
-        // Before signing anything new, the op account is the final word: an earlier attempt (ours, or another
-        // journal's) may have executed. Read at finalized: absent there means absent on every fork. (The
-        // blockhash is fetched alongside; it is only used if the op account is absent.)
-        const [op, lifetime] = await Promise.all([
-          deps.chain.getOpAccount(p.opPda, p.programId, 'finalized'),
-          deps.chain.latestBlockhash(),
-        ]);
-        if (op) {
-          await settleFromOp(p, op, attempts, deps, log);
-          loaded = undefined;
-          continue;
-        }
-        const a = await signAttempt(p, lifetime, deps);
-        m.attempts.inc({ outcome: 'built' });
-        log.info(
-          { attempt: a.attemptNo, signature: a.signature, lastValidBlockHeight: a.lastValidBlockHeight.toString() },
-          'attempt persisted',
-        );
-        failpoint('payout.after_persist_before_send');
-        // What insertAttempt wrote; no need to read it back.
-        loaded = { p: { ...p, state: 'executing' }, attempts: [...attempts, a] };
-        unsent.add(a.id);
-        continue;
-      }
-
-      // An attempt this run signed and has not sent yet cannot be on chain (it was persisted under our lock a
-      // moment ago) and its blockhash is fresh: rule 3 says send, without asking the node first. (Were it
-      // expired after all, sending the same bytes again is harmless: they can no longer land.)
-      const statuses = open.every((a) => unsent.has(a.id))
-        ? open.map((): SignatureStatus => ({ found: false }))
-        : await deps.chain.signatureStatuses(open.map((a) => a.signature));
-      let settled = false;
-      let known: Journal | undefined; // what we wrote, when it need not be read back
-      for (let i = 0; i < open.length && !settled; i++) {
-        const a = open[i];
-        const status = statuses[i];
-        // Expiry is only worth a call when we would act on it: not found, and not just sent by us.
-        const last = lastSend.get(a.id);
-        const sentRecently = a.status === 'sent' && last !== undefined && performance.now() - last < rebroadcast;
-        const expired =
-          status.found || sentRecently ? undefined : unsent.has(a.id) ? false : await deps.chain.blockhashExpired(a);
-        const step = decideAttempt({ status, expired, sentRecently });
-        switch (step.kind) {
-          case 'landed': {
-            const done = await finishLanded(deps.db, p.id, a.id, { signature: a.signature, slot: step.slot });
-            m.attempts.inc({ outcome: 'landed' });
-            if (done) {
-              finished({ state: 'succeeded', signature: a.signature, slot: step.slot }, log);
-              // The row as it is now (final); the journal has the same attempts, one of them settled.
-              known = { p: done, attempts };
-            }
-            settled = true;
-            break;
-          }
-          case 'consumed': {
-            await settleAttempt(deps.db, a.id, {
-              status: 'failed',
-              slot: step.slot,
-              error: 'OperationAlreadyConsumed',
-            });
-            m.attempts.inc({ outcome: 'consumed' });
-            log.warn(
-              { attempt: a.attemptNo, signature: a.signature },
-              'attempt found the op already consumed: looking up the winner',
-            );
-            // We saw the error at `confirmed`; the creating transaction is at least as old, so read at confirmed.
-            const op = await waitForOpAccount(p, deps, poll);
-            attempts = await listAttempts(deps.db, id);
-            await settleFromOp(p, op, attempts, deps, log);
-            settled = true;
-            break;
-          }
-          case 'failed':
-            await settleAttempt(deps.db, a.id, { status: 'failed', slot: step.slot, error: step.error });
-            m.attempts.inc({ outcome: 'failed' });
-            // Atomic transaction: nothing moved. Another attempt could still be open; only fail when none is.
-            if (open.length === 1) await finish(p, { state: 'failed', error: step.error }, deps, log);
-            settled = true;
-            break;
-          case 'wait':
-            break;
-          case 'send': {
-            lastSend.set(a.id, performance.now());
-            unsent.delete(a.id);
-            const kind = a.sendCount === 0 && last === undefined ? 'first' : 'rebroadcast';
-            try {
-              await deps.chain.sendRawTransaction(a.txBytes);
-              m.sends.inc({ kind, outcome: 'ok' });
-            } catch (e) {
-              // The node may have executed it anyway (lost response): keep going, the status tells.
-              m.sends.inc({ kind, outcome: 'error' });
-              log.warn({ attempt: a.attemptNo, err: (e as Error).message }, 'send failed; delivery unknown');
-            }
-            failpoint('payout.after_send_before_record');
-            // Not awaited here: the look at the chain after the pause does not depend on it.
-            writing = markAttemptSent(deps.db, a.id);
-            writing.catch(() => undefined); // handled where it is awaited
-            a.status = 'sent'; // what markAttemptSent wrote (status only ever moves built → sent here)
-            a.sendCount += 1;
-            break;
-          }
-          case 'check_op': {
-            const op = await deps.chain.getOpAccount(p.opPda, p.programId, 'finalized');
-            if (op) {
-              log.info({ attempt: a.attemptNo }, 'blockhash expired but the op account exists: executed earlier');
-              await settleFromOp(p, op, attempts, deps, log);
-            } else {
-              await settleAttempt(deps.db, a.id, { status: 'expired' });
-              m.attempts.inc({ outcome: 'expired' });
-              log.info(
-                { attempt: a.attemptNo, signature: a.signature },
-                'attempt expired unlanded and the op account is absent at finalized',
-              );
-            }
-            settled = true;
-            break;
-          }
-        }
-      }
+      end = await playRound(run, deps, log);
       chainFailures = 0;
-      if (settled) {
-        loaded = known;
-        continue;
-      }
     } catch (e) {
-      loaded = undefined;
       if (!(e instanceof ChainCallFailed)) throw e;
       // RPC trouble (timeouts, 429s, dropped connections): it decides nothing. Look again after a pause.
       chainFailures += 1;
@@ -349,102 +199,249 @@ export async function runPayoutLocked(
         );
       }
       log.warn({ err: e.message }, 'chain call failed; retrying');
+      end = 'pause';
     }
-    await sleep(poll, deps.signal);
+    if (typeof end === 'object') return end;
+    if (end === 'pause') await sleep(poll, deps.signal);
   }
 }
 
-async function signAttempt(
-  p: PayoutRow,
-  lifetime: { blockhash: string; lastValidBlockHeight: bigint },
-  deps: LockedDeps,
-): Promise<AttemptRow> {
+/** A payout row and its attempts, as last read or written. */
+interface Journal {
+  p: PayoutRow;
+  attempts: AttemptRow[];
+}
+
+/** What one run of a payout keeps between rounds. */
+interface RunState {
+  /** undefined: to be read (at the start, or after a write found its row not as we left it). */
+  journal: Journal | undefined;
+  unsent: Set<string>;
+  lastSend: Map<string, number>;
+  reopened: boolean;
+  awaitingWinner: boolean;
+  /**
+   * A bookkeeping write in flight on our connection (markAttemptSent): the connection runs it before any later
+   * query; awaited before the next round, so its failure stops the run there.
+   */
+  writing: Promise<void> | undefined;
+}
+
+/** This round's observations (next-action.ts Round), as the loop fills them in. */
+interface LiveRound {
+  statuses?: Map<string, SignatureStatus>;
+  expired: Map<string, boolean>;
+  op?: OpLook;
+  winner?: Winner | null;
+  sent: Set<string>;
+}
+
+/** How a round ended: a new round at once (after a write), after a pause, or the payout's final result. */
+type RoundEnd = 'next' | 'pause' | PayoutResult;
+
+async function readJournal(db: PoolClient, id: string): Promise<Journal> {
+  const row = await getPayout(db, id);
+  if (!row) throw new OncepayError(PAYOUT_CODES.NOT_FOUND, `payout ${id} not found`, { id });
+  return { p: row, attempts: await listAttempts(db, id) };
+}
+
+/** One look at the chain and what follows from it, until a write settles something or nothing is left to do. */
+async function playRound(run: RunState, deps: LockedDeps, log: Logger): Promise<RoundEnd> {
+  const m = payoutMetrics();
+  const round: LiveRound = { expired: new Map(), sent: new Set() };
+  const j = (): Journal => run.journal!;
+  /** Apply a settled attempt as written; null: not as we left it, read the journal again. */
+  const settle = async (a: AttemptRow, r: Parameters<typeof settleAttempt>[2]) => {
+    const row = await settleAttempt(deps.db, a.id, r);
+    if (!row) run.journal = undefined;
+    else run.journal = { ...j(), attempts: j().attempts.map((x) => (x.id === row.id ? row : x)) };
+  };
+  const finish = async (r: PayoutOutcome) => {
+    const row = await finishPayout(deps.db, j().p.id, r);
+    if (row) finished(r, log);
+    run.journal = row ? { ...j(), p: row } : undefined;
+  };
+
+  for (;;) {
+    if (!run.journal) return 'next';
+    const { p, attempts } = run.journal;
+    const action = nextAction(p, attempts, {
+      now: performance.now(),
+      rebroadcastMs: deps.rebroadcastIntervalMs ?? 2000,
+      retryFailed: deps.retryFailed ?? false,
+      reopened: run.reopened,
+      unsent: run.unsent,
+      lastSend: run.lastSend,
+      awaitingWinner: run.awaitingWinner,
+      round,
+    });
+    switch (action.kind) {
+      case 'done':
+        return payoutResult(p, attempts.length);
+      case 'reopen': {
+        run.reopened = true;
+        const row = await reopenFailedPayout(deps.db, p.id);
+        run.journal = row ? { p: row, attempts } : undefined;
+        return 'next';
+      }
+      case 'read_op_before_signing': {
+        // The blockhash is fetched alongside; it is only used if the op account is absent.
+        const [account, lifetime] = await Promise.all([
+          deps.chain.getOpAccount(p.opPda, p.programId, 'finalized'),
+          deps.chain.latestBlockhash(),
+        ]);
+        round.op = { read: 'before_signing', account, lifetime };
+        break;
+      }
+      case 'sign': {
+        const a = await signAttempt(p, action.lifetime, deps);
+        m.attempts.inc({ outcome: 'built' });
+        log.info(
+          { attempt: a.attemptNo, signature: a.signature, lastValidBlockHeight: a.lastValidBlockHeight.toString() },
+          'attempt persisted',
+        );
+        failpoint('payout.after_persist_before_send');
+        // What insertAttempt wrote (the attempt, and the payout moved to executing); no need to read it back.
+        run.journal = { p: { ...p, state: 'executing' }, attempts: [...attempts, a] };
+        run.unsent.add(a.id);
+        return 'next';
+      }
+      case 'look': {
+        const statuses = await deps.chain.signatureStatuses(action.attempts.map((a) => a.signature));
+        round.statuses = new Map(action.attempts.map((a, i) => [a.id, statuses[i]]));
+        break;
+      }
+      case 'check_expiry':
+        round.expired.set(action.attempt.id, await deps.chain.blockhashExpired(action.attempt));
+        break;
+      case 'send': {
+        const a = action.attempt;
+        run.lastSend.set(a.id, performance.now());
+        run.unsent.delete(a.id);
+        round.sent.add(a.id);
+        const kind = action.first ? 'first' : 'rebroadcast';
+        try {
+          await deps.chain.sendRawTransaction(a.txBytes);
+          m.sends.inc({ kind, outcome: 'ok' });
+        } catch (e) {
+          // The node may have executed it anyway (lost response): keep going, the status tells.
+          m.sends.inc({ kind, outcome: 'error' });
+          log.warn({ attempt: a.attemptNo, err: (e as Error).message }, 'send failed; delivery unknown');
+        }
+        failpoint('payout.after_send_before_record');
+        // Not awaited here: the look at the chain after the pause does not depend on it.
+        const marking = markAttemptSent(deps.db, a.id);
+        const before = run.writing;
+        run.writing = before ? Promise.all([before, marking]).then(() => undefined) : marking;
+        run.writing.catch(() => undefined); // handled where it is awaited
+        // What markAttemptSent writes (status only ever moves built → sent here).
+        const sent = { ...a, status: 'sent' as const, sendCount: a.sendCount + 1 };
+        run.journal = { p, attempts: attempts.map((x) => (x.id === a.id ? sent : x)) };
+        break;
+      }
+      case 'settle_landed': {
+        const a = action.attempt;
+        const done = await finishLanded(deps.db, p.id, a.id, { signature: a.signature, slot: action.slot });
+        m.attempts.inc({ outcome: 'landed' });
+        if (done) {
+          finished({ state: 'succeeded', signature: a.signature, slot: action.slot }, log);
+          // What finishLanded wrote: the row (final) and the attempt landed, in one statement.
+          const landed = { ...a, status: 'landed' as const, slot: action.slot };
+          run.journal = { p: done, attempts: attempts.map((x) => (x.id === a.id ? landed : x)) };
+        } else run.journal = undefined;
+        return 'next';
+      }
+      case 'settle_consumed': {
+        const a = action.attempt;
+        await settle(a, { status: 'failed', slot: action.slot, error: 'OperationAlreadyConsumed' });
+        m.attempts.inc({ outcome: 'consumed' });
+        log.warn(
+          { attempt: a.attemptNo, signature: a.signature },
+          'attempt found the op already consumed: looking up the winner',
+        );
+        run.awaitingWinner = true;
+        return 'next';
+      }
+      case 'read_winner_op':
+        // We saw the error at `confirmed`; the creating transaction is at least as old, so read at confirmed.
+        // Until it shows, look again after each pause (a failed read is only a later look).
+        round.op = {
+          read: 'winner',
+          account: await deps.chain.getOpAccount(p.opPda, p.programId, 'confirmed').catch((e) => {
+            if (e instanceof ChainCallFailed) return null;
+            throw e;
+          }),
+        };
+        break;
+      case 'settle_failed':
+        await settle(action.attempt, { status: 'failed', slot: action.slot, error: action.error });
+        m.attempts.inc({ outcome: 'failed' });
+        if (action.failPayout) await finish({ state: 'failed', error: action.error });
+        return 'next';
+      case 'read_expired_op': {
+        const account = await deps.chain.getOpAccount(p.opPda, p.programId, 'finalized');
+        if (account) {
+          log.info(
+            { attempt: action.attempt.attemptNo },
+            'blockhash expired but the op account exists: executed earlier',
+          );
+        }
+        round.op = { read: 'expired', account, attemptId: action.attempt.id };
+        break;
+      }
+      case 'settle_expired': {
+        const a = action.attempt;
+        await settle(a, { status: 'expired' });
+        m.attempts.inc({ outcome: 'expired' });
+        log.info(
+          { attempt: a.attemptNo, signature: a.signature },
+          'attempt expired unlanded and the op account is absent at finalized',
+        );
+        return 'next';
+      }
+      case 'find_winner': {
+        let winner: Winner | null = null;
+        if (attempts.length > 0) {
+          winner = winnerAmongAttempts(attempts, await deps.chain.signatureStatuses(attempts.map((a) => a.signature)));
+        }
+        // Not among our attempts as far as this node's status cache knows: ask the op account's own history.
+        winner ??= winnerInHistory(
+          await deps.chain.opAccountSignatures(p.opPda).catch((e) => {
+            if (e instanceof ChainCallFailed) return [];
+            throw e;
+          }),
+          action.op,
+        );
+        round.winner = winner;
+        break;
+      }
+      case 'settle_from_op': {
+        for (const s of action.attempts) {
+          await settle(
+            s.attempt,
+            s.status === 'landed' ? { status: 'landed', slot: s.slot } : { status: 'failed', error: s.error },
+          );
+          if (!run.journal) return 'next';
+        }
+        if (action.mismatches.length > 0) {
+          log.error(
+            { mismatches: action.mismatches, opPda: p.opPda },
+            'op account records other terms than this payout row: conflict',
+          );
+        }
+        run.awaitingWinner = false;
+        await finish(action.outcome);
+        return 'next';
+      }
+      case 'wait':
+        return 'pause';
+    }
+  }
+}
+
+async function signAttempt(p: PayoutRow, lifetime: Lifetime, deps: LockedDeps): Promise<AttemptRow> {
   const { bytes, signature } = buildAttemptTransaction(p, { authority: deps.authority, payer: deps.payer }, lifetime);
   return insertAttempt(deps.db, { payoutId: p.id, signature, ...lifetime, txBytes: bytes });
-}
-
-async function waitForOpAccount(p: PayoutRow, deps: LockedDeps, poll: number): Promise<OpAccount> {
-  for (;;) {
-    const op = await deps.chain.getOpAccount(p.opPda, p.programId, 'confirmed').catch((e) => {
-      if (e instanceof ChainCallFailed) return null;
-      throw e;
-    });
-    if (op) return op;
-    await sleep(poll, deps.signal);
-  }
-}
-
-/**
- * The op account exists: the operation executed. Name the attempt that did it (ours first, else the op
- * account's own history), and finish — `conflict` when the account records other terms than this row.
- */
-async function settleFromOp(
-  p: PayoutRow,
-  op: OpAccount,
-  attempts: AttemptRow[],
-  deps: LockedDeps,
-  log: Logger,
-): Promise<void> {
-  const mismatches: TermsMismatch[] = compareTerms(
-    { opId: p.opId, merchant: p.merchantAddress, recipient: p.recipient, mint: p.mint, amount: p.amount },
-    op,
-  );
-  let winner: { signature: Signature; slot: bigint } | undefined;
-  if (attempts.length > 0) {
-    const statuses = await deps.chain.signatureStatuses(attempts.map((a) => a.signature));
-    const i = statuses.findIndex((s) => s.found && s.settled && s.err === null);
-    if (i >= 0) winner = { signature: attempts[i].signature, slot: (statuses[i] as { slot: bigint }).slot };
-  }
-  if (!winner) {
-    // Not among our attempts as far as this node's status cache knows: ask the op account's own history.
-    const history = await deps.chain.opAccountSignatures(p.opPda).catch((e) => {
-      if (e instanceof ChainCallFailed) return [];
-      throw e;
-    });
-    winner = history.find((h) => h.err === null && h.slot === op.slot) ?? history.find((h) => h.err === null);
-  }
-  for (const a of attempts) {
-    if (a.signature === winner?.signature) {
-      await settleAttempt(deps.db, a.id, { status: 'landed', slot: winner.slot });
-    } else if (OPEN.has(a.status)) {
-      // Can no longer move money: the op is consumed (if it ever lands it fails with 6000).
-      await settleAttempt(deps.db, a.id, {
-        status: 'failed',
-        error: `superseded: op already executed${winner ? ` by ${winner.signature}` : ''}`,
-      });
-    }
-  }
-  if (mismatches.length > 0) {
-    log.error({ mismatches, opPda: p.opPda }, 'op account records other terms than this payout row: conflict');
-    await finish(
-      p,
-      {
-        state: 'conflict',
-        signature: winner?.signature ?? null,
-        slot: op.slot,
-        conflict: {
-          mismatches,
-          opAccount: {
-            opId: op.opId,
-            merchant: op.merchant,
-            recipient: op.recipient,
-            mint: op.mint,
-            amount: op.amount.toString(),
-            slot: op.slot.toString(),
-          },
-        },
-        error: 'the op account records other terms than this row',
-      },
-      deps,
-      log,
-    );
-    return;
-  }
-  await finish(p, { state: 'succeeded', signature: winner?.signature ?? null, slot: op.slot }, deps, log);
-}
-
-async function finish(p: PayoutRow, r: PayoutOutcome, deps: LockedDeps, log: Logger): Promise<void> {
-  if (await finishPayout(deps.db, p.id, r)) finished(r, log);
 }
 
 function finished(r: PayoutOutcome, log: Logger): void {

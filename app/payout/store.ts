@@ -254,9 +254,9 @@ export async function finishLanded(
   return payoutOrNull(await one<PayoutSqlRow>(db, q.finishLanded(id, attemptId, landed)));
 }
 
-/** An operator's explicit retry of a failed payout (e.g. after topping up the vault). */
-export async function reopenFailedPayout(db: Db, id: string): Promise<boolean> {
-  return (await exec(db, q.reopenFailedPayout(id))) === 1;
+/** An operator's explicit retry of a failed payout (e.g. after topping up the vault): the row, or null if not failed. */
+export async function reopenFailedPayout(db: Db, id: string): Promise<PayoutRow | null> {
+  return payoutOrNull(await one<PayoutSqlRow>(db, q.reopenFailedPayout(id)));
 }
 
 // ---- attempts ----
@@ -275,9 +275,14 @@ export async function markAttemptSent(db: Db, id: string): Promise<void> {
   await exec(db, q.markAttemptSent(id));
 }
 
-/** Settle an open attempt; an attempt already settled keeps its first outcome. */
-export async function settleAttempt(db: Db, id: string, r: Parameters<typeof q.settleAttempt>[1]): Promise<void> {
-  await exec(db, q.settleAttempt(id, r));
+/** Settle an open attempt: the row as written, or null when it was settled already (it keeps its first outcome). */
+export async function settleAttempt(
+  db: Db,
+  id: string,
+  r: Parameters<typeof q.settleAttempt>[1],
+): Promise<AttemptRow | null> {
+  const row = await one<AttemptSqlRow>(db, q.settleAttempt(id, r));
+  return row ? toAttempt(row) : null;
 }
 
 // ---- the worker pool (app/payout/worker.ts) ----
