@@ -276,7 +276,8 @@ describe('app/payout worker pool (in-process, localnet)', () => {
     const { row, recipient } = await L.newPayout();
     // The send reaches the node and executes, but no status can be read: the outcome stays unknown.
     L.net.faults.failNext({ kind: '500', method: 'getSignatureStatuses', count: 1_000_000 });
-    const w = startPayoutWorker(workerOptions({ db: smallPool(3), concurrency: 2 }));
+    // It never gives up on the chain by itself (10 failed looks take ~0.3 s): the hand-back under test is stop()'s.
+    const w = startPayoutWorker(workerOptions({ db: smallPool(3), concurrency: 2, maxChainFailures: 1_000_000 }));
     let report;
     try {
       await until(
