@@ -145,7 +145,7 @@ export async function runPayouts(deps: {
       signature: a.signature,
       sendCount: a.sendCount,
     }));
-    runs.push({ payoutId, rowId, recipient: row.recipient, amount: row.amount, fault, workers, attempts });
+    runs.push({ payoutId, rowId, recipient: row.recipientToken, amount: row.amount, fault, workers, attempts });
     say.step(
       `${payoutId} (${tokens(row.amount, DECIMALS)}) under "${fault}", two workers racing: ${workers.map((w, i) => `worker ${'AB'[i]} → ${w?.state ?? 'skipped'}`).join(', ')}`,
       `attempts: ${attempts.map((a) => `#${a.no} ${a.status} ${short(a.signature)} (sent ${a.sendCount}×)`).join('; ')}; op PDA ${short(row.opPda)}`,

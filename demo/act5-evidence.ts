@@ -134,7 +134,7 @@ export async function gatherEvidence(deps: {
     payoutRows.push({
       payoutId: run.payoutId,
       amount: row.amount.toString(),
-      recipient: row.recipient,
+      recipient: row.recipientToken,
       state: row.state,
       signature: row.resultSignature,
       opPda: row.opPda,
@@ -143,7 +143,7 @@ export async function gatherEvidence(deps: {
       workerSignatures: run.workers.map((w) => w?.signature ?? null),
       opAccount: op ? { amount: op.amount.toString(), recipient: op.recipient, mint: op.mint } : null,
       successfulOpTransactions: sigs.filter((s) => s.err === null).map((s) => s.signature),
-      recipientBalance: (await tokenBalance(connection, row.recipient)).toString(),
+      recipientBalance: (await tokenBalance(connection, row.recipientToken)).toString(),
     });
   }
   const rows = (await db.query('SELECT count(*)::int AS n FROM payouts')).rows[0].n as number;

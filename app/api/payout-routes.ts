@@ -70,7 +70,7 @@ export async function payoutRoutes(app: FastifyInstance, opts: PayoutRoutesOptio
       const prepared = preparePayout(merchant, req.body);
       const canonical = {
         payoutId: prepared.merchantPayoutId,
-        recipient: prepared.recipient,
+        recipient: prepared.recipientToken,
         mint: prepared.mint,
         amount: prepared.amount.toString(),
       };

@@ -66,10 +66,10 @@ export async function prepareRefund(
     }
     if (e.resolution?.kind === 'refund') {
       const payout = (await getPayout(c, e.resolution.payoutRowId!))!;
-      if (o.to && address(o.to, 'refund recipient') !== payout.recipient) {
+      if (o.to && address(o.to, 'refund recipient') !== payout.recipientToken) {
         throw new OncepayError(
           EXCEPTION_CODES.REFUND_TERMS_DIFFER,
-          `exception ${id} is already refunded to ${payout.recipient} (payout ${payout.id}), not ${o.to}`,
+          `exception ${id} is already refunded to ${payout.recipientToken} (payout ${payout.id}), not ${o.to}`,
           { id, payout: payout.id },
         );
       }

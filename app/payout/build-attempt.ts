@@ -13,7 +13,7 @@ export type AttemptTerms = Pick<
   | 'opPda'
   | 'vault'
   | 'mint'
-  | 'recipient'
+  | 'recipientToken'
   | 'tokenProgram'
   | 'opId'
   | 'amount'
@@ -41,7 +41,7 @@ export function buildAttemptTransaction(
         operation: new PublicKey(p.opPda),
         vault: new PublicKey(p.vault),
         mint: new PublicKey(p.mint),
-        recipientToken: new PublicKey(p.recipient),
+        recipientToken: new PublicKey(p.recipientToken),
         tokenProgram: new PublicKey(p.tokenProgram),
       },
       { opId: p.opId, amount: p.amount, opBump: p.opBump },

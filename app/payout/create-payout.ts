@@ -41,7 +41,7 @@ export function preparePayout(merchant: MerchantRow, input: PayoutInput) {
     merchantAddress: merchant.merchantAddress,
     vault: merchant.vault,
     tokenProgram: merchant.tokenProgram,
-    recipient,
+    recipientToken: recipient,
     mint,
     amount,
     opId: op.opId,
@@ -52,7 +52,7 @@ export function preparePayout(merchant: MerchantRow, input: PayoutInput) {
 
 /** Same terms as an existing row? (A retry of the same business operation, not a new one.) */
 export function sameTerms(row: PayoutRow, p: ReturnType<typeof preparePayout>): boolean {
-  return row.recipient === p.recipient && row.mint === p.mint && row.amount === p.amount;
+  return row.recipientToken === p.recipientToken && row.mint === p.mint && row.amount === p.amount;
 }
 
 export async function createPayout(

@@ -185,7 +185,7 @@ export function nextAction(p: PayoutRow, attempts: readonly AttemptRow[], o: Obs
  */
 function settleFromOp(p: PayoutRow, attempts: readonly AttemptRow[], op: OpAccount, winner: Winner | null): Action {
   const mismatches = compareTerms(
-    { opId: p.opId, merchant: p.merchantAddress, recipient: p.recipient, mint: p.mint, amount: p.amount },
+    { opId: p.opId, merchant: p.merchantAddress, recipient: p.recipientToken, mint: p.mint, amount: p.amount },
     op,
   );
   const settle: AttemptSettlement[] = [];

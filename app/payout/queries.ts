@@ -98,7 +98,7 @@ export function insertPayout(p: {
   merchantAddress: string;
   vault: string;
   tokenProgram: string;
-  recipient: string;
+  recipientToken: string;
   mint: string;
   amount: bigint;
   opId: string;
@@ -106,7 +106,7 @@ export function insertPayout(p: {
   opBump: number;
 }): Query {
   return {
-    text: `INSERT INTO payouts (merchant_id, merchant_payout_id, program_id, merchant_address, vault, token_program, recipient, mint,
+    text: `INSERT INTO payouts (merchant_id, merchant_payout_id, program_id, merchant_address, vault, token_program, recipient_token, mint,
                                 amount, op_id, op_pda, op_bump)
            VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9::numeric, $10, $11, $12)
            ON CONFLICT (merchant_id, merchant_payout_id) DO NOTHING RETURNING *`,
@@ -117,7 +117,7 @@ export function insertPayout(p: {
       p.merchantAddress,
       p.vault,
       p.tokenProgram,
-      p.recipient,
+      p.recipientToken,
       p.mint,
       p.amount.toString(),
       p.opId,

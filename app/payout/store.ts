@@ -28,7 +28,8 @@ export interface NewPayout {
   merchantAddress: Address;
   vault: Address;
   tokenProgram: Address;
-  recipient: Address;
+  /** The recipient's token account (the instruction's `recipient_token`). */
+  recipientToken: Address;
   mint: Address;
   amount: bigint;
   opId: OpId;
@@ -93,7 +94,7 @@ interface PayoutSqlRow {
   merchant_address: Address;
   vault: Address;
   token_program: Address;
-  recipient: Address;
+  recipient_token: Address;
   mint: Address;
   amount: string;
   op_id: OpId;
@@ -152,7 +153,7 @@ function toPayout(r: PayoutSqlRow): PayoutRow {
     merchantAddress: r.merchant_address,
     vault: r.vault,
     tokenProgram: r.token_program,
-    recipient: r.recipient,
+    recipientToken: r.recipient_token,
     mint: r.mint,
     amount: BigInt(r.amount),
     opId: r.op_id,

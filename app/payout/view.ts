@@ -53,7 +53,7 @@ export function payoutView(p: PayoutRow, attempts: AttemptRow[]): PayoutView {
     id: p.id,
     payoutId: p.merchantPayoutId,
     state: p.state,
-    recipient: p.recipient,
+    recipient: p.recipientToken,
     mint: p.mint,
     amount: p.amount.toString(),
     opId: p.opId,

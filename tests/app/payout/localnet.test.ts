@@ -293,7 +293,7 @@ describe('app/payout on the localnet (fault injection, crashes)', function () {
       });
       const { row: twin } = await createPayout(other.pool, mb, {
         payoutId: row.merchantPayoutId,
-        recipient: row.recipient,
+        recipient: row.recipientToken,
         mint: row.mint,
         amount: row.amount,
       });

@@ -28,7 +28,7 @@ function payout(over: Partial<PayoutRow> = {}): PayoutRow {
     merchantAddress: 'Merchant' as Address,
     vault: 'Vault' as Address,
     tokenProgram: 'Token' as Address,
-    recipient: 'Recipient' as Address,
+    recipientToken: 'Recipient' as Address,
     mint: 'Mint' as Address,
     amount: 18446744073709551615n,
     opId: OP,
