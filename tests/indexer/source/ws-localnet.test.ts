@@ -99,6 +99,8 @@ describe('indexer/source ws: logsSubscribe + getTransaction over localnet', func
       await until('the new invoice paid', async () => (await credited(db, 'inv-ws-new')) === 42n);
       await until('the checkpoint past the transfers', async () => (source.stats().checkpoint ?? 0) >= last);
       expect(source.stats().reconnects, 'the dropped socket was opened again').to.be.at.least(1);
+      // Both invoices are paid: no longer watched, their addresses are unsubscribed.
+      await until('the paid invoices unsubscribed', async () => source.stats().subscribed === 0);
 
       const receipts = await db.pool.query(
         `SELECT signature, first_source::text AS s FROM receipts WHERE cluster = $1 ORDER BY signature`,
