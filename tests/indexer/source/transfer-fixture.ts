@@ -87,3 +87,12 @@ export async function credited(db: Pick<TestDb, 'pool'>, id: string): Promise<bi
 }
 
 export const sum = (xs: bigint[]): bigint => xs.reduce((a, b) => a + b, 0n);
+
+/** The websocket source's timings for tests: everything within a fraction of a second, provisional rows kept. */
+export const QUICK_WS = {
+  commitment: 'confirmed',
+  pingMs: 200,
+  idleTimeoutMs: 5_000,
+  refreshMs: 200,
+  checkpointMs: 100,
+} as const;

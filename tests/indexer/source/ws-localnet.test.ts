@@ -15,7 +15,7 @@ import { createProvisionalStore } from '../../../indexer/source/provisional';
 import { watchedAddresses } from '../../../indexer/source/stream-cli';
 import { createWsSource } from '../../../indexer/source/ws-source';
 import { confirm } from '../../../testkit/cluster';
-import { credited, merchantWithInvoice, sum, transfers, until } from './transfer-fixture';
+import { credited, merchantWithInvoice, QUICK_WS, sum, transfers, until } from './transfer-fixture';
 
 const cluster = 'localnet-ws';
 
@@ -54,13 +54,9 @@ describe('indexer/source ws: logsSubscribe + getTransaction over localnet', func
         log: logger('ws'),
       },
       {
+        ...QUICK_WS,
         cluster,
-        commitment: 'confirmed',
         fromSlot: m.startSlot,
-        pingMs: 200,
-        idleTimeoutMs: 5_000,
-        refreshMs: 200,
-        checkpointMs: 100,
         // At least 1 s down after the drop: the transfers sent meanwhile are final before it is back.
         backoff: { baseMs: 2_000, capMs: 2_000 },
       },

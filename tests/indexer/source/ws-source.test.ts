@@ -13,7 +13,7 @@ import { createTestDb, TestDb } from '../../../testkit/test-db';
 import { createLedger } from '../../../indexer/ledger';
 import { createRpcClient } from '../../../indexer/rpc';
 import { createWsSource } from '../../../indexer/source/ws-source';
-import { until } from './transfer-fixture';
+import { QUICK_WS, until } from './transfer-fixture';
 
 describe('indexer/source ws: a misbehaving node', function () {
   this.timeout(60_000);
@@ -76,10 +76,9 @@ describe('indexer/source ws: a misbehaving node', function () {
         watched: async () => [address],
       },
       {
+        ...QUICK_WS,
         cluster: 'ws-misbehaving',
-        commitment: 'confirmed',
         pingMs: 50,
-        idleTimeoutMs: 10_000,
         refreshMs: 60_000,
         checkpointMs: 50,
         fetchAttempts: 2,
