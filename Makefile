@@ -2,7 +2,7 @@
 SHELL := /bin/bash
 .DEFAULT_GOAL := help
 
-.PHONY: help setup lint program build test demo bench clean
+.PHONY: help setup lint program build test demo bench clean validator test-validator
 
 help:
 	@echo "make demo   - the whole story on embedded defaults (PostgreSQL + localnet started for you)"
@@ -10,6 +10,8 @@ help:
 	@echo "make lint   - formatting and lint: prettier, eslint, cargo fmt, cargo clippy (fixes: npx prettier --write ., cargo fmt)"
 	@echo "make bench  - benchmarks (ratios measured side by side)"
 	@echo "make program - build target/deploy/oncepay.so with the Debian-only SBF toolchain"
+	@echo "make validator - install solana-test-validator 3.1.4 from crates.io (~30 min, once; not part of make test)"
+	@echo "make test-validator - the end-to-end suites on a real solana-test-validator (started and stopped here)"
 
 setup:
 	@scripts/setup.sh
@@ -32,6 +34,13 @@ demo: program build
 
 bench: program build
 	@scripts/bench.sh
+
+validator:
+	@scripts/validator.sh
+
+# The end-to-end suites on solana-test-validator (make validator installs it); not part of make test.
+test-validator: setup program
+	@scripts/test-validator.sh
 
 clean:
 	rm -rf dist target .oncepay toolchain/sbf/build

@@ -6,7 +6,7 @@
 import { expect } from 'chai';
 import { Connection, Keypair, PublicKey } from '@solana/web3.js';
 import { createMintToInstruction, createTransferCheckedInstruction } from '@solana/spl-token';
-import { LocalnetHandle } from '../../localnet';
+import { TestNode } from '../../testkit/node';
 import { createLedger } from '../../indexer/ledger';
 import { decodeInput, ingestReceipts } from '../../indexer/source/file';
 import { createTokenAccount, send, tokenBalance } from '../../testkit/cluster';
@@ -24,7 +24,7 @@ type ExceptionOut = {
 
 describe('sdk: exceptions refunded or resolved exactly once (oncepay exception …)', function () {
   this.timeout(300_000); // each `oncepay` child compiles the CLI from source: seconds of CPU on a shared machine
-  let net: LocalnetHandle;
+  let net: TestNode;
   let connection: Connection;
   let db: TestDb;
   let op: OncePay;

@@ -1,4 +1,5 @@
-// Shared setup for the SDK suites: a localnet running the compiled program, a migrated schema, keypair files
+// Shared setup for the SDK suites: a node running the compiled program (a localnet, or the node ANCHOR_PROVIDER_URL
+// names: testkit/node), a migrated schema, keypair files
 // (mode 600, as `solana-keygen` writes them) and the real `oncepay` binary.
 import * as fs from 'fs';
 import * as os from 'os';
@@ -12,23 +13,22 @@ import {
   MINT_SIZE,
   TOKEN_PROGRAM_ID,
 } from '@solana/spl-token';
-import { LocalnetHandle, startLocalnet } from '../../localnet';
 import { ONCEPAY_PROGRAM_ID } from '../../app/payout/program';
-import { airdrop, send } from '../../testkit/cluster';
+import { send } from '../../testkit/cluster';
+import { fund, startTestNode, TestNode } from '../../testkit/node';
 import { CliResult, oncepay, ROOT } from '../indexer/cli/run-cli';
 
 export { ROOT };
 export const SO = path.join(ROOT, 'target', 'deploy', 'oncepay.so');
 
-export async function startNet(): Promise<{ net: LocalnetHandle; connection: Connection }> {
+export async function startNet(): Promise<{ net: TestNode; connection: Connection }> {
   if (!fs.existsSync(SO)) throw new Error(`${SO} is missing: run \`make program\``);
-  const net = await startLocalnet({
+  const net = await startTestNode({
     slotMs: 20,
     finalityDepth: 4,
-    wsOnNextPort: false,
     programs: [{ programId: ONCEPAY_PROGRAM_ID, path: SO }],
   });
-  return { net, connection: new Connection(net.url, { commitment: 'confirmed', disableRetryOnRateLimit: true }) };
+  return { net, connection: net.connection() };
 }
 
 export class Keys {
@@ -47,7 +47,7 @@ export class Keys {
 
 export async function fundedKeypair(connection: Connection): Promise<Keypair> {
   const kp = Keypair.generate();
-  await airdrop(connection, kp.publicKey, 10_000_000_000);
+  await fund(connection, kp.publicKey, 10_000_000_000);
   return kp;
 }
 

@@ -22,7 +22,7 @@ import {
   getAssociatedTokenAddressSync,
   unpackAccount,
 } from '@solana/spl-token';
-import { LocalnetHandle } from '../../localnet';
+import { TestNode } from '../../testkit/node';
 import { merchantAddress, ONCEPAY_PROGRAM_ID } from '../../app/payout/program';
 import { send } from '../../testkit/cluster';
 import { createTestDb, TestDb } from '../../testkit/test-db';
@@ -39,7 +39,7 @@ type MerchantOut = {
 
 describe('sdk: merchant lifecycle and vaults on the localnet (oncepay merchant … / vault …)', function () {
   this.timeout(300_000); // each `oncepay` child compiles the CLI from source: seconds of CPU on a shared machine
-  let net: LocalnetHandle;
+  let net: TestNode;
   let connection: Connection;
   let db: TestDb;
   const keys = new Keys();

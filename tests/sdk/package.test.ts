@@ -15,7 +15,7 @@ import {
   createMintToInstruction,
   getAssociatedTokenAddressSync,
 } from '@solana/spl-token';
-import { LocalnetHandle } from '../../localnet';
+import { TestNode } from '../../testkit/node';
 import { createPool } from '../../db/pool';
 import { resolveDatabaseUrl } from '../../db/local-server';
 import { merchantAddress, ONCEPAY_PROGRAM_ID } from '../../app/payout/program';
@@ -45,7 +45,7 @@ function readmeExample(heading: string, lang: string): string {
 
 describe('sdk: the packed package, installed into a fresh project (README example, TypeScript and ESM)', function () {
   this.timeout(900_000); // npm pack builds the package; npm install runs from the npm cache
-  let net: LocalnetHandle;
+  let net: TestNode;
   let connection: Connection;
   let tmp: string;
   let app: string;

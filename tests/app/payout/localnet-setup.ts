@@ -1,4 +1,5 @@
-// A localnet (JSON-RPC over LiteSVM running the program ONCEPAY_PROGRAM selects, common/program-binary.ts) with a funded merchant, a test schema with
+// A node (a localnet: JSON-RPC over LiteSVM running the program ONCEPAY_PROGRAM selects, common/program-binary.ts; or
+// the node ANCHOR_PROVIDER_URL names, testkit/node) with a funded merchant, a test schema with
 // its api_merchants row, and the payout authority's keypair in a file for the CLI: what every payout suite on the
 // localnet starts from. Plus the checks they share: one transfer per payout, on chain and in the journal.
 import { expect } from 'chai';
@@ -6,7 +7,6 @@ import * as fs from 'fs';
 import * as os from 'os';
 import * as path from 'path';
 import { Connection, Keypair, PublicKey } from '@solana/web3.js';
-import { LocalnetHandle, startLocalnet } from '../../../localnet';
 import { requireProgramSo } from '../../../common/program-binary';
 import { hashApiKey } from '../../../app/api/api-key-auth';
 import { createPayout } from '../../../app/payout/create-payout';
@@ -14,6 +14,7 @@ import { ONCEPAY_PROGRAM_ID } from '../../../app/payout/program';
 import { insertMerchant, listAttempts, MerchantRow, PayoutRow } from '../../../app/payout/store';
 import { address } from '../../../app/types';
 import { createTestDb, TestDb } from '../../../testkit/test-db';
+import { scaledWait, startTestNode, TestNode } from '../../../testkit/node';
 import {
   connectionIo,
   createTokenAccount,
@@ -24,7 +25,7 @@ import {
 } from '../../../testkit/payout/setup';
 
 export interface PayoutLocalnet {
-  net: LocalnetHandle;
+  net: TestNode;
   connection: Connection;
   m: MerchantSetup;
   db: TestDb;
@@ -43,13 +44,12 @@ export async function startPayoutLocalnet(
   label: string,
   opts: { db?: () => Promise<TestDb> } = {},
 ): Promise<PayoutLocalnet> {
-  const net = await startLocalnet({
+  const net = await startTestNode({
     slotMs: 20,
     finalityDepth: 4,
-    wsOnNextPort: false,
     programs: [{ programId: ONCEPAY_PROGRAM_ID, path: requireProgramSo() }],
   });
-  const connection = new Connection(net.url, { commitment: 'confirmed', disableRetryOnRateLimit: true });
+  const connection = net.connection();
   const m = await setupMerchant(connectionIo(connection));
   const db = await (opts.db ?? (() => createTestDb(label)))();
   const apiKey = `${label}-key-000000000`;
@@ -126,6 +126,7 @@ export async function until<T>(
   what: string,
   timeoutMs = 60_000,
 ): Promise<T> {
+  timeoutMs = scaledWait(timeoutMs);
   const start = performance.now();
   for (;;) {
     const v = await f();

@@ -1,11 +1,14 @@
 // The executor against the localnet (JSON-RPC over LiteSVM running the program ONCEPAY_PROGRAM selects) with its fault
-// injection: lost responses, failing RPC calls, blockhash expiry, and real SIGKILLs of the CLI at the failpoints.
+// injection: lost responses, failing RPC calls, blockhash expiry, and real SIGKILLs of the CLI at the failpoints. On a
+// node given by ANCHOR_PROVIDER_URL (testkit/node) the cases that inject faults are skipped; the crashes, races and
+// the API run there too.
 import { expect } from 'chai';
 import { spawn } from 'child_process';
 import * as path from 'path';
 import { Connection, Keypair, PublicKey } from '@solana/web3.js';
 import { Pool } from 'pg';
-import { LocalnetHandle } from '../../../localnet';
+import type { Context } from 'mocha';
+import { requireLocalnet, TestNode } from '../../../testkit/node';
 import { createPool } from '../../../db/pool';
 import { createTestDb, TestDb } from '../../../testkit/test-db';
 import { oncepay } from '../../indexer/cli/run-cli';
@@ -25,7 +28,7 @@ describe('app/payout on the localnet (fault injection, crashes)', function () {
   // The crash tests spawn the CLI twice; each start compiles it from source (tens of seconds on a loaded machine).
   this.timeout(300_000);
   let L: PayoutLocalnet;
-  let net: LocalnetHandle;
+  let net: TestNode;
   let connection: Connection;
   let m: MerchantSetup;
   let db: TestDb;
@@ -40,7 +43,9 @@ describe('app/payout on the localnet (fault injection, crashes)', function () {
   after(async () => {
     await L?.stop();
   });
-  afterEach(() => net?.faults.clear());
+  afterEach(() => net?.localnet?.faults.clear());
+  /** The localnet's fault injection, or the case skipped on an external node. */
+  const faults = (ctx: Context, what: string) => requireLocalnet(ctx, net, `${what} needs localnet's fault injection`);
 
   const chain = (o: Partial<ConnectionChainOptions> = {}) => createConnectionChain({ connection, ...o });
   const deps = (o: Partial<RunPayoutDeps> = {}): RunPayoutDeps => ({
@@ -60,7 +65,8 @@ describe('app/payout on the localnet (fault injection, crashes)', function () {
   const newPayout = (amount?: string) => L.newPayout(amount);
   const expectExactlyOneTransfer = (row: PayoutRow, recipient: PublicKey) => exactlyOne(connection, row, recipient);
 
-  it('lost response: the node executes, the answer never comes; the retry finds the landed signature — one transfer', async () => {
+  it('lost response: the node executes, the answer never comes; the retry finds the landed signature — one transfer', async function () {
+    const net = faults(this, 'a lost sendTransaction response');
     const { row, recipient } = await newPayout();
     net.faults.dropNextResponses({ method: 'sendTransaction', count: 1 });
     const failedSends = await sendsWithError();
@@ -73,7 +79,8 @@ describe('app/payout on the localnet (fault injection, crashes)', function () {
     await expectExactlyOneTransfer(row, recipient);
   });
 
-  it('RPC 500s and 429s on every read decide nothing; the payout completes once they stop', async () => {
+  it('RPC 500s and 429s on every read decide nothing; the payout completes once they stop', async function () {
+    const net = faults(this, 'RPC 500s and 429s');
     const { row, recipient } = await newPayout();
     net.faults.failNext({ kind: '500', method: 'getSignatureStatuses', count: 5 });
     net.faults.failNext({ kind: '429', method: 'getAccountInfo', count: 3 });
@@ -83,7 +90,8 @@ describe('app/payout on the localnet (fault injection, crashes)', function () {
     await expectExactlyOneTransfer(row, recipient);
   });
 
-  it('blockhash expires while the attempt never reached the chain → op account absent → a new attempt; one transfer', async () => {
+  it('blockhash expires while the attempt never reached the chain → op account absent → a new attempt; one transfer', async function () {
+    const net = faults(this, 'failing sends and expiring blockhashes at once');
     const { row, recipient } = await newPayout();
     net.faults.failNext({ kind: '500', method: 'sendTransaction', count: 1_000_000 });
     const run = runPayout(row, deps());
@@ -99,7 +107,8 @@ describe('app/payout on the localnet (fault injection, crashes)', function () {
     await expectExactlyOneTransfer(row, recipient);
   });
 
-  it('blockhash expires after the attempt DID land (unseen: no history on this node) → op account present → no new attempt', async () => {
+  it('blockhash expires after the attempt DID land (unseen: no history on this node) → op account present → no new attempt', async function () {
+    const net = faults(this, 'a delayed send, failing status reads and a slot warp');
     const { row, recipient } = await newPayout();
     // The send executes but its answer comes late; meanwhile the status lookups start failing, until the blockhash
     // has expired and the signature has left the node's status cache: then only the op account can tell.

@@ -57,6 +57,10 @@ describe('app/payout worker through a PostgreSQL restart and pg_terminate_backen
     }
     return out;
   }
+  // Sends answered late keep payouts in flight while the database fails; a real validator's 400 ms slots do that by
+  // themselves (testkit/node: no fault injection there).
+  const delaySends = () =>
+    L.net.localnet?.faults.dropNextResponses({ method: 'sendTransaction', mode: 'delay', delayMs: 1500, count: 3 });
   const count = async (sql: string, ids: string[]) =>
     (await fdb.pool.query(`SELECT count(*)::int AS n FROM ${sql}`, [ids])).rows[0].n as number;
   const succeeded = (ids: string[]) => count(`payouts WHERE state = 'succeeded' AND id = ANY($1::bigint[])`, ids);
@@ -90,7 +94,7 @@ describe('app/payout worker through a PostgreSQL restart and pg_terminate_backen
       expect(w.alive(), w.stderr()).to.equal(true);
 
       // 1. A restart while payouts are in flight (their sends answered late, so they are mid-payout when it stops).
-      L.net.faults.dropNextResponses({ method: 'sendTransaction', mode: 'delay', delayMs: 1500, count: 3 });
+      delaySends();
       const first = await payouts(6);
       const firstIds = first.map((p) => p.row.id);
       await waitFor(
@@ -106,7 +110,7 @@ describe('app/payout worker through a PostgreSQL restart and pg_terminate_backen
       expect(w.alive(), w.stderr()).to.equal(true);
 
       // 2. Every session of the worker ended by the server, again mid-payout.
-      L.net.faults.dropNextResponses({ method: 'sendTransaction', mode: 'delay', delayMs: 1500, count: 3 });
+      delaySends();
       const second = await payouts(6);
       const secondIds = second.map((p) => p.row.id);
       await waitFor(

@@ -10,6 +10,7 @@ import { listAttempts, PayoutRow } from '../../../app/payout/store';
 import { Proc, startOncepay } from '../../faults/support';
 import { stderrJson } from '../../indexer/cli/run-cli';
 import { connectionIo, createTokenAccount } from '../../../testkit/payout/setup';
+import { requireLocalnet } from '../../../testkit/node';
 import {
   expectExactlyOneTransfer,
   expectJournalConsistent,
@@ -35,7 +36,7 @@ describe('app/payout worker processes (localnet, SIGKILL, SIGTERM)', function ()
     await L?.stop();
   });
   afterEach(async () => {
-    L?.net.faults.clear();
+    L?.net.localnet?.faults.clear();
     // A test that failed or timed out may leave its workers running, and they would pay the next test's payouts:
     // stop them, and leave nothing due for the next test's workers.
     for (const w of running) if (w.alive()) w.child.kill('SIGKILL');
@@ -166,8 +167,9 @@ describe('app/payout worker processes (localnet, SIGKILL, SIGTERM)', function ()
     const w = worker(['--concurrency', '4', '--drain-ms', '60000']);
     await until(async () => started(w), 'the worker started', SPAWN_TIMEOUT_MS);
     const to = await recipients(4);
-    // Each first send is answered only after a while (it executes at once): the payouts are in flight at SIGTERM.
-    L.net.faults.dropNextResponses({ method: 'sendTransaction', mode: 'delay', delayMs: 1500, count: 4 });
+    // Each first send is answered only after a while (it executes at once): the payouts are in flight at SIGTERM. On a
+    // real validator (testkit/node) its 400 ms slots keep them in flight without the delay.
+    L.net.localnet?.faults.dropNextResponses({ method: 'sendTransaction', mode: 'delay', delayMs: 1500, count: 4 });
     const inFlight = await store(to);
     await until(
       async () =>
@@ -194,13 +196,14 @@ describe('app/payout worker processes (localnet, SIGKILL, SIGTERM)', function ()
     );
   });
 
-  it('SIGTERM when in-flight payouts cannot finish: handed back within --drain-ms, exit 0; the next worker resolves the sent attempts once', async () => {
+  it('SIGTERM when in-flight payouts cannot finish: handed back within --drain-ms, exit 0; the next worker resolves the sent attempts once', async function () {
+    const net = requireLocalnet(this, L.net, "status reads that fail until told otherwise need localnet's faults");
     // Chain trouble never hands them back here: they stay in flight until the drain.
     const w = worker(['--concurrency', '3', '--drain-ms', '500', '--max-chain-failures', '1000000']);
     await until(async () => started(w), 'the worker started', SPAWN_TIMEOUT_MS);
     const to = await recipients(3);
     // Sends go through (and execute), but no status can be read: the outcomes stay unknown.
-    L.net.faults.failNext({ kind: '500', method: 'getSignatureStatuses', count: 1_000_000 });
+    net.faults.failNext({ kind: '500', method: 'getSignatureStatuses', count: 1_000_000 });
     const ps = await store(to);
     const ids = ps.map((p) => p.row.id);
     await until(
@@ -224,7 +227,7 @@ describe('app/payout worker processes (localnet, SIGKILL, SIGTERM)', function ()
     const sent = new Map<string, string>();
     for (const id of ids) sent.set(id, (await listAttempts(L.db.pool, id))[0].signature);
 
-    L.net.faults.clear();
+    net.faults.clear();
     const next = worker(['--concurrency', '3']);
     await until(() => allSucceeded(ids), 'the next worker to finish them', SPAWN_TIMEOUT_MS);
     for (const { row, recipient } of ps) {

@@ -9,6 +9,7 @@ import { createConnectionChain } from '../../../app/payout/chain';
 import { runPayout } from '../../../app/payout/run-payout';
 import { lockPayout } from '../../../app/payout/lock';
 import { claimDuePayout, getPayout, listAttempts } from '../../../app/payout/store';
+import { requireLocalnet } from '../../../testkit/node';
 import { PayoutWorkerOptions, startPayoutWorker } from '../../../app/payout/worker';
 import { PayoutResult } from '../../../app/payout/run-payout';
 import {
@@ -45,7 +46,7 @@ describe('app/payout worker pool (in-process, localnet)', () => {
     await L?.stop();
   });
   afterEach(async () => {
-    L?.net.faults.clear();
+    L?.net.localnet?.faults.clear();
     // Nothing left for the next test's worker.
     await L.db.pool.query(
       `UPDATE payouts SET state = 'failed', last_error = 'test cleanup' WHERE state IN ('pending', 'executing')`,
@@ -239,9 +240,10 @@ describe('app/payout worker pool (in-process, localnet)', () => {
     expect(await metricValue('oncepay_payout_worker_handbacks_total', { reason: 'database' })).to.equal(outage);
   });
 
-  it('chain unreachable: the payout is handed back with a backoff stored in the row, then paid once when the chain answers', async () => {
+  it('chain unreachable: the payout is handed back with a backoff stored in the row, then paid once when the chain answers', async function () {
+    const net = requireLocalnet(this, L.net, "an unreachable chain needs localnet's faults");
     const { row, recipient } = await L.newPayout();
-    L.net.faults.failNext({ kind: '500', method: 'getAccountInfo', count: 1_000_000 });
+    net.faults.failNext({ kind: '500', method: 'getAccountInfo', count: 1_000_000 });
     const handbacks = await metricValue('oncepay_payout_worker_handbacks_total', { reason: 'chain_unavailable' });
     const finished: PayoutResult[] = [];
     const w = startPayoutWorker(
@@ -263,7 +265,7 @@ describe('app/payout worker pool (in-process, localnet)', () => {
       expect(
         await metricValue('oncepay_payout_worker_handbacks_total', { reason: 'chain_unavailable' }),
       ).to.be.at.least(handbacks + 2);
-      L.net.faults.clear();
+      net.faults.clear();
       await until(async () => finished.find((r) => r.id === row.id), 'the payout to finish');
     } finally {
       await w.stop({ graceMs: 5_000 });
@@ -272,10 +274,11 @@ describe('app/payout worker pool (in-process, localnet)', () => {
     await expectJournalConsistent(L.db, L.connection, row);
   });
 
-  it('stop(): an attempt sent but unresolved is handed back (not abandoned), the gauges show it, the next worker resolves it once', async () => {
+  it('stop(): an attempt sent but unresolved is handed back (not abandoned), the gauges show it, the next worker resolves it once', async function () {
+    const net = requireLocalnet(this, L.net, "status reads that fail until told otherwise need localnet's faults");
     const { row, recipient } = await L.newPayout();
     // The send reaches the node and executes, but no status can be read: the outcome stays unknown.
-    L.net.faults.failNext({ kind: '500', method: 'getSignatureStatuses', count: 1_000_000 });
+    net.faults.failNext({ kind: '500', method: 'getSignatureStatuses', count: 1_000_000 });
     // It never gives up on the chain by itself (10 failed looks take ~0.3 s): the hand-back under test is stop()'s.
     const w = startPayoutWorker(workerOptions({ db: smallPool(3), concurrency: 2, maxChainFailures: 1_000_000 }));
     let report;
@@ -298,7 +301,7 @@ describe('app/payout worker pool (in-process, localnet)', () => {
     try {
       expect(await metricValue('oncepay_payout_uncertain_attempts')).to.equal(1);
       expect(await metricValue('oncepay_payout_oldest_uncertain_attempt_age_seconds')).to.be.greaterThan(0);
-      L.net.faults.clear();
+      net.faults.clear();
       await until(async () => finished.find((r) => r.id === row.id), 'the payout to finish');
       expect(await metricValue('oncepay_payout_uncertain_attempts')).to.equal(0);
     } finally {

@@ -11,6 +11,7 @@ import Client from '@triton-one/yellowstone-grpc';
 import { logger } from '../../../common/log';
 import { startLocalnet, LocalnetHandle } from '../../../localnet';
 import { createTestDb, TestDb } from '../../../testkit/test-db';
+import { skipOnExternalNode } from '../../../testkit/node';
 import { decodeBlock } from '../../../indexer/decode';
 import { createRpcClient } from '../../../indexer/rpc';
 import { createScanner } from '../../../indexer/source/scanner';
@@ -28,7 +29,8 @@ describe('indexer/source stream: Yellowstone gRPC over localnet (real client)', 
   let net: LocalnetHandle;
   let db: TestDb;
 
-  before(async () => {
+  before(async function () {
+    skipOnExternalNode(this, "the stream is tested against localnet's Yellowstone server (and its dropped streams)");
     net = await startLocalnet({ slotMs: 20, finalityDepth: 4, wsOnNextPort: false, geyser: {} });
     db = await createTestDb('stream_localnet');
   });

@@ -1,7 +1,8 @@
-// A real chain for the webhook tests: `oncepay localnet` (LiteSVM behind our JSON-RPC server), one mint, a funded
+// A real chain for the webhook tests: `oncepay localnet` (LiteSVM behind our JSON-RPC server) or the node
+// ANCHOR_PROVIDER_URL names (testkit/node), one mint, a funded
 // source account, and real transferChecked payments whose getTransaction results are what a provider would send.
 import bs58 from 'bs58';
-import { Connection, Keypair, PublicKey, SystemProgram, Transaction } from '@solana/web3.js';
+import { Keypair, PublicKey, SystemProgram, Transaction } from '@solana/web3.js';
 import {
   ExtensionType,
   TOKEN_2022_PROGRAM_ID,
@@ -13,17 +14,9 @@ import {
   getAssociatedTokenAddressSync,
   getMintLen,
 } from '@solana/spl-token';
-import { startLocalnet, LocalnetHandle } from '../../../localnet';
+import { fund, startTestNode, TestNode } from '../../../testkit/node';
 import { createRpcClient, RpcClient } from '../../../indexer/rpc';
-import {
-  airdrop,
-  confirm,
-  createMint,
-  createTokenAccount,
-  mintTo,
-  send,
-  waitFinalized,
-} from '../../../testkit/cluster';
+import { confirm, createMint, createTokenAccount, mintTo, send, waitFinalized } from '../../../testkit/cluster';
 
 export interface Payee {
   owner: string;
@@ -32,7 +25,7 @@ export interface Payee {
 }
 
 export interface WebhookChain {
-  net: LocalnetHandle;
+  net: TestNode;
   rpc: RpcClient;
   mint: string;
   payee(): Promise<Payee>;
@@ -54,10 +47,10 @@ export interface WebhookChain {
 }
 
 export async function startWebhookChain(): Promise<WebhookChain> {
-  const net = await startLocalnet({ slotMs: 20, finalityDepth: 2, wsOnNextPort: false });
-  const connection = new Connection(net.url, 'confirmed');
+  const net = await startTestNode({ slotMs: 20, finalityDepth: 2 });
+  const connection = net.connection();
   const payer = Keypair.generate();
-  await airdrop(connection, payer.publicKey, 50_000_000_000);
+  await fund(connection, payer.publicKey, 50_000_000_000);
   const mint = await createMint(connection, payer, 6);
   const source = await createTokenAccount(connection, payer, mint, payer.publicKey);
   await mintTo(connection, payer, mint, source, 1_000_000_000_000n);
