@@ -114,12 +114,17 @@ export function requireLocalnet(ctx: Context, node: TestNode, why: string): Loca
 export function skipOnExternalNode(ctx: Context, why: string): void {
   if (!onExternalNode()) return;
   // The reason travels with the case, or from a hook with its suite (tests/reporter.js lists it beside the case).
-  type Holder = { skipReason?: string; fullTitle(): string };
-  const inCase = (ctx.test as { type?: string } | undefined)?.type === 'test';
-  const holder = (inCase ? ctx.test : (ctx.currentTest ?? ctx.test?.parent)) as unknown as Holder | undefined;
+  // A `before all` hook skips its whole suite (mocha also sets currentTest there: the next case, not the only one).
+  type Holder = { skipReason?: string };
+  const runnable = ctx.test as unknown as ({ type?: string; title: string; parent?: Holder } & Holder) | undefined;
+  const holder =
+    runnable?.type === 'test'
+      ? runnable
+      : runnable?.title.startsWith('"before all"')
+        ? runnable.parent
+        : ((ctx.currentTest as unknown as Holder | undefined) ?? runnable?.parent);
   if (holder) holder.skipReason = why;
-  const title = holder?.fullTitle() ?? '';
-  console.log(`    skipped on an external node (${title}): ${why}`);
+  console.log(`    skipped on an external node: ${why}`);
   ctx.skip();
 }
 

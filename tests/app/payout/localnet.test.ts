@@ -45,7 +45,7 @@ describe('app/payout on the localnet (fault injection, crashes)', function () {
   });
   afterEach(() => net?.localnet?.faults.clear());
   /** The localnet's fault injection, or the case skipped on an external node. */
-  const faults = (ctx: Context, what: string) => requireLocalnet(ctx, net, `${what} needs localnet's fault injection`);
+  const faults = (ctx: Context, what: string) => requireLocalnet(ctx, net, `injects ${what} (localnet's fault API)`);
 
   const chain = (o: Partial<ConnectionChainOptions> = {}) => createConnectionChain({ connection, ...o });
   const deps = (o: Partial<RunPayoutDeps> = {}): RunPayoutDeps => ({

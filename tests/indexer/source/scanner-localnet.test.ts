@@ -12,7 +12,7 @@ import {
   createMintToInstruction,
   createTransferCheckedInstruction,
 } from '@solana/spl-token';
-import { scaledWait, startTestNode, TestNode } from '../../../testkit/node';
+import { onExternalNode, scaledWait, startTestNode, TestNode } from '../../../testkit/node';
 import { createTestDb, TestDb } from '../../../testkit/test-db';
 import { createLedger } from '../../../indexer/ledger';
 import { decodeBlock } from '../../../indexer/decode';
@@ -35,7 +35,11 @@ describe('indexer/source scanner over oncepay localnet (LiteSVM)', () => {
     await db.drop();
   });
 
-  it('indexes real transfers exactly once through 429s, timeouts, a skipped slot and repeated re-scans', async () => {
+  // On an external node the faults are not injected, and the title says so.
+  const through = onExternalNode()
+    ? '(faults injected on localnet only)'
+    : 'through 429s, timeouts, a skipped slot and';
+  it(`indexes real transfers exactly once ${through} repeated re-scans`, async () => {
     const connection = net.connection();
     const faults = net.localnet?.faults; // localnet's fault injection; none on an external node
     const payer = Keypair.generate();
