@@ -18,6 +18,7 @@ E2E_SUITES=(
   tests/app/payout/worker-db-fault.test.ts
   tests/indexer/source/scanner-localnet.test.ts
   tests/indexer/source/stream-localnet.test.ts
+  tests/indexer/source/ws-localnet.test.ts
   tests/indexer/source/webhook.test.ts
 )
 ONCEPAY_TEST_CARGO=0 exec scripts/test.sh "${E2E_SUITES[@]}" "$@"

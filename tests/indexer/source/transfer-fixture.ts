@@ -10,8 +10,10 @@ import type { LocalnetHandle } from '../../../localnet';
 import { createLedger } from '../../../indexer/ledger';
 import type { TestDb } from '../../../testkit/test-db';
 import { airdrop, createMint, createTokenAccount, mintTo, send } from '../../../testkit/cluster';
+import { scaledWait } from '../../../testkit/node';
 
 export async function until<T>(what: string, fn: () => Promise<T | null | undefined | false>, ms = 30_000): Promise<T> {
+  ms = scaledWait(ms); // longer on a real validator (testkit/node)
   const end = Date.now() + ms;
   for (;;) {
     const v = await fn();
