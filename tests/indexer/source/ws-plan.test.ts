@@ -9,6 +9,7 @@ import {
   parseWsMessage,
   rpcUrlOfWs,
 } from '../../../indexer/source/ws-plan';
+import { pickSubscription } from '../../../indexer/source/stream-cli';
 
 describe('indexer/source ws-plan (pure)', () => {
   it('subscribes one address per logsSubscribe, at the asked commitment', () => {
@@ -110,5 +111,13 @@ describe('indexer/source ws-plan (pure)', () => {
     expect(rpcUrlOfWs('ws://127.0.0.1:8900')).to.equal('http://127.0.0.1:8900/');
     expect(rpcUrlOfWs('wss://rpc.example.com/key/abc')).to.equal('https://rpc.example.com/key/abc');
     expect(() => rpcUrlOfWs('http://127.0.0.1:8899')).to.throw(/ONCEPAY__SOURCE__INVALID_OPTION|ws:\/\//);
+  });
+
+  it('`indexer stream` runs one source: --grpc or --ws, an explicit --ws before ONCEPAY_GRPC_URL', () => {
+    expect(pickSubscription({ grpc: 'http://g' }, false)).to.equal('grpc');
+    expect(pickSubscription({ ws: 'ws://w' }, false)).to.equal('ws');
+    expect(pickSubscription({ grpc: 'http://g', ws: 'ws://w' }, true)).to.equal('ws');
+    expect(() => pickSubscription({ grpc: 'http://g', ws: 'ws://w' }, false)).to.throw(/two sources/);
+    expect(() => pickSubscription({}, false)).to.throw(/one of --grpc <url> or --ws <url>/);
   });
 });
