@@ -36,10 +36,10 @@ describe('indexer/source scanner over oncepay localnet (LiteSVM)', () => {
   });
 
   // On an external node the faults are not injected, and the title says so.
-  const through = onExternalNode()
-    ? '(faults injected on localnet only)'
-    : 'through 429s, timeouts, a skipped slot and';
-  it(`indexes real transfers exactly once ${through} repeated re-scans`, async () => {
+  const title = onExternalNode()
+    ? 'indexes real transfers exactly once through repeated re-scans (faults injected on localnet only)'
+    : 'indexes real transfers exactly once through 429s, timeouts, a skipped slot and repeated re-scans';
+  it(title, async () => {
     const connection = net.connection();
     const faults = net.localnet?.faults; // localnet's fault injection; none on an external node
     const payer = Keypair.generate();

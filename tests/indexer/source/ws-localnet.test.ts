@@ -34,8 +34,10 @@ describe('indexer/source ws: logsSubscribe + getTransaction over localnet', func
     await db?.drop();
   });
 
-  const drop = onExternalNode() ? '(no dropped socket: localnet only)' : 'survives a dropped socket';
-  it(`catches up, follows, ${drop} and a new invoice: each transfer credited once`, async () => {
+  const title = onExternalNode()
+    ? 'catches up, follows, and a new invoice (no dropped socket: localnet only): each transfer credited once'
+    : 'catches up, follows, survives a dropped socket and a new invoice: each transfer credited once';
+  it(title, async () => {
     const before = [700_000n, 3n];
     const live = [1_500_000n, 2_250_000n];
     const whileDown = [999_999n, 1n];
