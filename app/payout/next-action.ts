@@ -137,7 +137,11 @@ export function nextAction(p: PayoutRow, attempts: readonly AttemptRow[], o: Obs
     // Rule 1: before signing anything new, the op account is the final word: an earlier attempt (ours, or another
     // journal's) may have executed. Read at finalized: absent there means absent on every fork.
     if (r.op?.read !== 'before_signing') return { kind: 'read_op_before_signing' };
-    return { kind: 'sign', lifetime: r.op.lifetime };
+    const { lifetime } = r.op;
+    // Never the same bytes under a new attempt number: a blockhash an attempt of this payout already used (a
+    // shared one, or a lagging node's) waits for a newer one.
+    if (attempts.some((a) => a.blockhash === lifetime.blockhash)) return { kind: 'wait' };
+    return { kind: 'sign', lifetime };
   }
 
   // An attempt this run signed and has not sent yet cannot be on chain (it was persisted under our lock a moment

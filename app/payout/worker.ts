@@ -23,6 +23,7 @@ import { PAYOUT_CODES } from '../../common/errors/codes';
 import { PayoutResult, RunLockedDeps, runPayoutLocked } from './run-payout';
 import { listenForDuePayouts } from './due-listener';
 import { DedicatedConnection, checkoutDedicated, unlockPayout } from './lock';
+import { shareChainCalls } from './shared-chain';
 import { payoutMetrics, watchOpenAttempts } from './metrics';
 import { claimDuePayout, deferPayout, listAttempts, openAttemptStats } from './store';
 
@@ -52,6 +53,11 @@ export interface PayoutWorkerOptions extends Omit<RunLockedDeps, 'signal' | 'ret
   /** Called with each payout this worker finished (succeeded, conflict or failed). */
   onFinished?: (r: PayoutResult) => void;
   random?: () => number;
+  /**
+   * Sign the attempts of every slot on one recent blockhash for this long (ms) before fetching another (default
+   * 250; 0: one fetch per attempt). See shared-chain.ts: a lifetime shorter by at most this age, journaled as ever.
+   */
+  blockhashMaxAgeMs?: number;
 }
 
 export interface DrainReport {
@@ -114,7 +120,8 @@ export function startPayoutWorker(opts: PayoutWorkerOptions): PayoutWorker {
   const wakeups = listenForDuePayouts(opts.db, () => waker.wakeOne(), log, databaseBackoff);
 
   const runDeps: RunLockedDeps = {
-    chain: opts.chain,
+    // The slots' status looks merged into one call while another is in flight, and a shared recent blockhash.
+    chain: shareChainCalls(opts.chain, { blockhashMaxAgeMs: opts.blockhashMaxAgeMs ?? 250 }),
     authority: opts.authority,
     payer: opts.payer,
     pollIntervalMs: opts.pollIntervalMs,

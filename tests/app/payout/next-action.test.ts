@@ -136,6 +136,11 @@ describe('app/payout nextAction (pure: the journal rules)', () => {
       const o = obs({}, { op: { read: 'before_signing', account: null, lifetime: LIFETIME } });
       expect(nextAction(payout({ state: 'pending' }), [], o)).to.deep.equal({ kind: 'sign', lifetime: LIFETIME });
     });
+    it('a blockhash an attempt of this payout already used → wait for a newer one (never the same bytes twice)', () => {
+      const settled = [attempt(1, { status: 'expired', blockhash: 'fresh' })];
+      const o = obs({}, { op: { read: 'before_signing', account: null, lifetime: LIFETIME } });
+      expect(nextAction(payout(), settled, o)).to.deep.equal({ kind: 'wait' });
+    });
     it('an op read for another reason is not the pre-signing read', () => {
       const settled = [attempt(1, { status: 'expired' })];
       const o = obs({}, { op: { read: 'expired', account: null, attemptId: 'a1' } });

@@ -1,0 +1,142 @@
+// shareChainCalls without a chain: an inner PayoutChain that records its calls and answers when the test says,
+// so what is merged, what is shared and what each caller gets back are all visible.
+import { expect } from 'chai';
+import { PayoutChain, SignatureStatus } from '../../../app/payout/chain';
+import { MAX_STATUSES_PER_CALL, shareChainCalls } from '../../../app/payout/shared-chain';
+import { Signature } from '../../../app/types';
+
+interface Pending<T> {
+  args: unknown;
+  resolve(v: T): void;
+  reject(e: unknown): void;
+}
+
+function recordingChain() {
+  const statusCalls: Array<Pending<SignatureStatus[]>> = [];
+  const blockhashCalls: Array<Pending<{ blockhash: string; lastValidBlockHeight: bigint }>> = [];
+  const pending = <T>(list: Array<Pending<T>>, args: unknown) =>
+    new Promise<T>((resolve, reject) => list.push({ args, resolve, reject }));
+  const chain: PayoutChain = {
+    signatureStatuses: (sigs) => pending(statusCalls, sigs),
+    latestBlockhash: () => pending(blockhashCalls, undefined),
+    sendRawTransaction: async () => undefined,
+    blockhashExpired: async () => false,
+    getOpAccount: async () => null,
+    opAccountSignatures: async () => [],
+  };
+  return { chain, statusCalls, blockhashCalls };
+}
+
+const sig = (s: string) => s as Signature;
+/** Each signature's status: found at a slot made of its digits (so a mix-up shows). */
+const answer = (sigs: unknown): SignatureStatus[] =>
+  (sigs as string[]).map((s) => ({ found: true, settled: true, slot: BigInt(s.replace(/\D/g, '') || '0'), err: null }));
+const tick = () => new Promise((r) => setImmediate(r));
+
+describe('app/payout shareChainCalls (pure: no chain)', () => {
+  it('a lone ask goes out at once, as asked', async () => {
+    const { chain, statusCalls } = recordingChain();
+    const shared = shareChainCalls(chain);
+    const r = shared.signatureStatuses([sig('s1'), sig('s2')]);
+    expect(statusCalls.map((c) => c.args)).to.deep.equal([['s1', 's2']]);
+    statusCalls[0].resolve(answer(statusCalls[0].args));
+    expect((await r).map((s) => (s as { slot: bigint }).slot)).to.deep.equal([1n, 2n]);
+  });
+
+  it('asks made while one is in flight go out together in the next call; each caller gets its own statuses', async () => {
+    const { chain, statusCalls } = recordingChain();
+    const shared = shareChainCalls(chain);
+    const first = shared.signatureStatuses([sig('s1')]);
+    const a = shared.signatureStatuses([sig('s2'), sig('s3')]);
+    const b = shared.signatureStatuses([sig('s3'), sig('s4')]);
+    const c = shared.signatureStatuses([sig('s5')]);
+    expect(statusCalls).to.have.length(1);
+    statusCalls[0].resolve(answer(statusCalls[0].args));
+    await first;
+    await tick();
+    expect(statusCalls.map((x) => x.args)).to.deep.equal([['s1'], ['s2', 's3', 's4', 's5']]);
+    statusCalls[1].resolve(answer(statusCalls[1].args));
+    const slots = async (p: Promise<SignatureStatus[]>) => (await p).map((s) => (s as { slot: bigint }).slot);
+    expect(await slots(a)).to.deep.equal([2n, 3n]);
+    expect(await slots(b)).to.deep.equal([3n, 4n]);
+    expect(await slots(c)).to.deep.equal([5n]);
+  });
+
+  it('a failed call fails every ask it carried (a chain failure decides nothing) and the next asks go on', async () => {
+    const { chain, statusCalls } = recordingChain();
+    const shared = shareChainCalls(chain);
+    const first = shared.signatureStatuses([sig('s1')]);
+    const a = shared.signatureStatuses([sig('s2')]);
+    const b = shared.signatureStatuses([sig('s3')]);
+    statusCalls[0].resolve(answer(statusCalls[0].args));
+    await first;
+    await tick();
+    statusCalls[1].reject(new Error('429'));
+    for (const p of [a, b]) {
+      const e = await p.then(
+        () => null,
+        (x: Error) => x,
+      );
+      expect(e?.message).to.equal('429');
+    }
+    const later = shared.signatureStatuses([sig('s6')]);
+    await tick();
+    expect(statusCalls.map((x) => x.args)).to.deep.equal([['s1'], ['s2', 's3'], ['s6']]);
+    statusCalls[2].resolve(answer(statusCalls[2].args));
+    expect(await later).to.have.length(1);
+  });
+
+  it('never more than 256 signatures in one call: the rest wait for the next', async () => {
+    const { chain, statusCalls } = recordingChain();
+    const shared = shareChainCalls(chain);
+    const first = shared.signatureStatuses([sig('s0')]);
+    const asks = Array.from({ length: 3 }, (_, k) =>
+      shared.signatureStatuses(Array.from({ length: 100 }, (_, i) => sig(`s${k * 100 + i + 1}`))),
+    );
+    statusCalls[0].resolve(answer(statusCalls[0].args));
+    await first;
+    await tick();
+    expect(statusCalls).to.have.length(2);
+    expect((statusCalls[1].args as string[]).length).to.equal(200);
+    expect(MAX_STATUSES_PER_CALL).to.equal(256);
+    statusCalls[1].resolve(answer(statusCalls[1].args));
+    await Promise.all(asks.slice(0, 2));
+    await tick();
+    expect((statusCalls[2].args as string[]).length).to.equal(100);
+    statusCalls[2].resolve(answer(statusCalls[2].args));
+    expect((await asks[2])[99]).to.deep.include({ slot: 300n });
+  });
+
+  it('a blockhash is shared for blockhashMaxAgeMs (a fetch in flight too), then fetched again', async () => {
+    const { chain, blockhashCalls } = recordingChain();
+    let t = 0;
+    const shared = shareChainCalls(chain, { blockhashMaxAgeMs: 100, now: () => t });
+    const a = shared.latestBlockhash();
+    t = 50;
+    const b = shared.latestBlockhash();
+    expect(blockhashCalls).to.have.length(1);
+    blockhashCalls[0].resolve({ blockhash: 'h1', lastValidBlockHeight: 150n });
+    expect(await a).to.deep.equal({ blockhash: 'h1', lastValidBlockHeight: 150n });
+    expect(await b).to.deep.equal({ blockhash: 'h1', lastValidBlockHeight: 150n });
+    t = 100;
+    const c = shared.latestBlockhash();
+    expect(blockhashCalls).to.have.length(2);
+    blockhashCalls[1].resolve({ blockhash: 'h2', lastValidBlockHeight: 160n });
+    expect((await c).blockhash).to.equal('h2');
+  });
+
+  it('a failed blockhash fetch is not reused; by default every attempt fetches its own', async () => {
+    const { chain, blockhashCalls } = recordingChain();
+    const shared = shareChainCalls(chain, { blockhashMaxAgeMs: 1000, now: () => 0 });
+    const a = shared.latestBlockhash();
+    blockhashCalls[0].reject(new Error('timeout'));
+    await a.catch(() => undefined);
+    void shared.latestBlockhash();
+    expect(blockhashCalls).to.have.length(2);
+    const { chain: c2, blockhashCalls: calls2 } = recordingChain();
+    const unshared = shareChainCalls(c2);
+    void unshared.latestBlockhash();
+    void unshared.latestBlockhash();
+    expect(calls2).to.have.length(2);
+  });
+});
