@@ -28,8 +28,9 @@ function payoutLockAmong(held: string, id: string): string {
 
 /**
  * SQL (a CTE to reference in FROM): the statement commits without waiting for its WAL flush. Only for bookkeeping
- * that no journal rule depends on (a lost write is the same as a crash just before it, which the rules handle);
- * never for an attempt before its send, nor for a payout's outcome.
+ * that no journal rule depends on (a lost write is the same as a crash just before it, which the rules handle),
+ * and for a success found on chain (finishLanded: the chain gives the same answer again); never for an attempt
+ * before its send, nor for any other outcome of a payout.
  */
 const NO_FLUSH_WAIT = `(SELECT set_config('synchronous_commit', 'off', true))`;
 
@@ -173,13 +174,31 @@ export function finishPayout(id: string, r: OutcomeColumns): Query {
   };
 }
 
-/** An attempt found landed without error: the attempt and its payout settle together, in one statement. */
-export function finishLanded(id: string, attemptId: string, landed: { signature: string; slot: bigint }): Query {
+/**
+ * An attempt found landed without error: the attempt and its payout settle together, in one statement. It does
+ * not wait for its WAL flush: a success lost in a server crash leaves the row executing with the attempt open,
+ * which the next claim resolves from the chain to the same success (the status, or the op account and its
+ * history: the chain, not this row, is the truth), and the next durable commit of any statement flushes it
+ * anyway. Only a success: a lost failure could be re-resolved into a new attempt that pays after "failed" was
+ * reported, so finishPayout keeps waiting for its flush.
+ */
+export function finishLanded(
+  id: string,
+  attemptId: string,
+  landed: { signature: string; slot: bigint },
+  unrecordedSends = 0,
+): Query {
   return {
-    text: `WITH attempt AS (
-             UPDATE payout_attempts SET status = 'landed', slot = $4, updated_at = now() WHERE id = $7 AND status IN ('built', 'sent'))
-           UPDATE payouts SET ${FINISH_SET} WHERE id = $1 AND state IN ('pending', 'executing') RETURNING *`,
-    values: [...finishValues(id, { state: 'succeeded', signature: landed.signature, slot: landed.slot }), attemptId],
+    text: `WITH no_flush_wait AS ${NO_FLUSH_WAIT},
+                attempt AS (
+             UPDATE payout_attempts SET status = 'landed', slot = $4, send_count = send_count + $8, updated_at = now()
+              WHERE id = $7 AND status IN ('built', 'sent'))
+           UPDATE payouts SET ${FINISH_SET} FROM no_flush_wait WHERE id = $1 AND state IN ('pending', 'executing') RETURNING payouts.*`,
+    values: [
+      ...finishValues(id, { state: 'succeeded', signature: landed.signature, slot: landed.slot }),
+      attemptId,
+      unrecordedSends,
+    ],
   };
 }
 
@@ -221,15 +240,16 @@ export function insertAttempt(a: {
 }
 
 /**
- * Bookkeeping after a send: built and sent attempts are resolved alike (a crash before this write is the
- * `payout.after_send_before_record` case), so it does not wait for a WAL flush.
+ * Bookkeeping after `sends` sends: built and sent attempts are resolved alike (a crash before this write is the
+ * `payout.after_send_before_record` case), so it does not wait for a WAL flush, and the executor may fold it into
+ * the attempt's settling write (finishLanded, settleAttempt: their `unrecordedSends`) when that comes first.
  */
-export function markAttemptSent(id: string): Query {
+export function markAttemptSent(id: string, sends = 1): Query {
   return {
     text: `WITH no_flush_wait AS ${NO_FLUSH_WAIT}
-           UPDATE payout_attempts SET status = 'sent', send_count = send_count + 1, updated_at = now()
+           UPDATE payout_attempts SET status = 'sent', send_count = send_count + $2, updated_at = now()
              FROM no_flush_wait WHERE id = $1 AND status IN ('built', 'sent')`,
-    values: [id],
+    values: [id, sends],
   };
 }
 
@@ -237,11 +257,12 @@ export function markAttemptSent(id: string): Query {
 export function settleAttempt(
   id: string,
   r: { status: 'landed' | 'failed' | 'expired'; slot?: bigint | null; error?: string | null },
+  unrecordedSends = 0,
 ): Query {
   return {
-    text: `UPDATE payout_attempts SET status = $2, slot = $3, error = $4, updated_at = now()
+    text: `UPDATE payout_attempts SET status = $2, slot = $3, error = $4, send_count = send_count + $5, updated_at = now()
             WHERE id = $1 AND status IN ('built', 'sent') RETURNING *`,
-    values: [id, r.status, slotText(r.slot), r.error ?? null],
+    values: [id, r.status, slotText(r.slot), r.error ?? null, unrecordedSends],
   };
 }
 

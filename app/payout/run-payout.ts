@@ -53,6 +53,9 @@ export interface RunPayoutDeps {
   maxChainFailures?: number;
 }
 
+/** Between two sends of the same bytes while the blockhash is valid (RunPayoutDeps.rebroadcastIntervalMs). */
+const DEFAULT_REBROADCAST_MS = 2000;
+
 /** What running a payout on a connection that already holds its lock needs (the worker pool's claims). */
 export type RunLockedDeps = Omit<RunPayoutDeps, 'db' | 'lock' | 'lockTimeoutMs'>;
 
@@ -163,9 +166,6 @@ export async function runPayoutLocked(
 ): Promise<PayoutResult> {
   const deps: LockedDeps = { ...runDeps, db, chain: markedChain(runDeps.chain) };
   const log = (deps.log ?? logger('payout')).child({ payout: id });
-  const maxChainFailures = deps.maxChainFailures ?? Infinity;
-  let chainFailures = 0;
-  const poll = deps.pollIntervalMs ?? 400;
   const run: RunState = {
     // `claimed`: the row as the claim read it, under the lock we hold since; a pending row has no attempt yet
     // (insertAttempt moves it to executing in the same statement).
@@ -174,8 +174,24 @@ export async function runPayoutLocked(
     lastSend: new Map(),
     reopened: false,
     awaitingWinner: false,
+    unrecorded: new Map(),
     writing: undefined,
   };
+  try {
+    return await runRounds(run, id, deps, log);
+  } catch (e) {
+    // Aborted, or the chain unreachable: the connection is fine, so the sends not yet recorded are written now
+    // (operators and the next claim see the attempt as sent). After a database error nothing more is tried.
+    if (e instanceof OncepayError) await recordSends(run, deps, () => true).catch(() => undefined);
+    throw e;
+  }
+}
+
+async function runRounds(run: RunState, id: string, deps: LockedDeps, log: Logger): Promise<PayoutResult> {
+  const maxChainFailures = deps.maxChainFailures ?? Infinity;
+  let chainFailures = 0;
+  const poll = deps.pollIntervalMs ?? 400;
+  const rebroadcastMs = deps.rebroadcastIntervalMs ?? DEFAULT_REBROADCAST_MS;
   for (;;) {
     if (deps.signal?.aborted) throw aborted();
     if (run.writing) {
@@ -202,7 +218,11 @@ export async function runPayoutLocked(
       end = 'pause';
     }
     if (typeof end === 'object') return end;
-    if (end === 'pause') await sleep(poll, deps.signal);
+    if (end === 'pause') {
+      const now = performance.now();
+      void recordSends(run, deps, (since) => now - since >= rebroadcastMs);
+      await sleep(poll, deps.signal);
+    }
   }
 }
 
@@ -221,10 +241,36 @@ interface RunState {
   reopened: boolean;
   awaitingWinner: boolean;
   /**
+   * Sends not yet recorded in the journal (attempt id → how many, since when): bookkeeping only (a built attempt
+   * is resolved exactly like a sent one), so it rides on the attempt's settling write, or is written at a pause
+   * once the attempt has been out for a rebroadcast interval (operators then see it sent), or when the run stops.
+   */
+  unrecorded: Map<string, { sends: number; since: number }>;
+  /**
    * A bookkeeping write in flight on our connection (markAttemptSent): the connection runs it before any later
    * query; awaited before the next round, so its failure stops the run there.
    */
   writing: Promise<void> | undefined;
+}
+
+/** Write the unrecorded sends `due` says are due, without waiting (see RunState.writing). */
+function recordSends(run: RunState, deps: LockedDeps, due: (since: number) => boolean): Promise<void> {
+  for (const [id, u] of run.unrecorded) {
+    if (!due(u.since)) continue;
+    run.unrecorded.delete(id);
+    const marking = markAttemptSent(deps.db, id, u.sends);
+    const before = run.writing;
+    run.writing = before ? Promise.all([before, marking]).then(() => undefined) : marking;
+    run.writing.catch(() => undefined); // handled where it is awaited
+  }
+  return run.writing ?? Promise.resolve();
+}
+
+/** The sends of attempt `id` not yet recorded, for its settling write to record. */
+function takeUnrecorded(run: RunState, id: string): number {
+  const n = run.unrecorded.get(id)?.sends ?? 0;
+  run.unrecorded.delete(id);
+  return n;
 }
 
 /** This round's observations (next-action.ts Round), as the loop fills them in. */
@@ -250,9 +296,10 @@ async function playRound(run: RunState, deps: LockedDeps, log: Logger): Promise<
   const m = payoutMetrics();
   const round: LiveRound = { expired: new Map(), sent: new Set() };
   const j = (): Journal => run.journal!;
+  const rebroadcastMs = deps.rebroadcastIntervalMs ?? DEFAULT_REBROADCAST_MS;
   /** Apply a settled attempt as written; null: not as we left it, read the journal again. */
   const settle = async (a: AttemptRow, r: Parameters<typeof settleAttempt>[2]) => {
-    const row = await settleAttempt(deps.db, a.id, r);
+    const row = await settleAttempt(deps.db, a.id, r, takeUnrecorded(run, a.id));
     if (!row) run.journal = undefined;
     else run.journal = { ...j(), attempts: j().attempts.map((x) => (x.id === row.id ? row : x)) };
   };
@@ -267,7 +314,7 @@ async function playRound(run: RunState, deps: LockedDeps, log: Logger): Promise<
     const { p, attempts } = run.journal;
     const action = nextAction(p, attempts, {
       now: performance.now(),
-      rebroadcastMs: deps.rebroadcastIntervalMs ?? 2000,
+      rebroadcastMs,
       retryFailed: deps.retryFailed ?? false,
       reopened: run.reopened,
       unsent: run.unsent,
@@ -329,19 +376,18 @@ async function playRound(run: RunState, deps: LockedDeps, log: Logger): Promise<
           log.warn({ attempt: a.attemptNo, err: (e as Error).message }, 'send failed; delivery unknown');
         }
         failpoint('payout.after_send_before_record');
-        // Not awaited here: the look at the chain after the pause does not depend on it.
-        const marking = markAttemptSent(deps.db, a.id);
-        const before = run.writing;
-        run.writing = before ? Promise.all([before, marking]).then(() => undefined) : marking;
-        run.writing.catch(() => undefined); // handled where it is awaited
-        // What markAttemptSent writes (status only ever moves built → sent here).
+        // Recorded later (RunState.unrecorded): the look at the chain after the pause does not depend on it.
+        const u = run.unrecorded.get(a.id);
+        run.unrecorded.set(a.id, { sends: (u?.sends ?? 0) + 1, since: u?.since ?? performance.now() });
+        // What markAttemptSent will write (status only ever moves built → sent here).
         const sent = { ...a, status: 'sent' as const, sendCount: a.sendCount + 1 };
         run.journal = { p, attempts: attempts.map((x) => (x.id === a.id ? sent : x)) };
         break;
       }
       case 'settle_landed': {
         const a = action.attempt;
-        const done = await finishLanded(deps.db, p.id, a.id, { signature: a.signature, slot: action.slot });
+        const sends = takeUnrecorded(run, a.id);
+        const done = await finishLanded(deps.db, p.id, a.id, { signature: a.signature, slot: action.slot }, sends);
         m.attempts.inc({ outcome: 'landed' });
         if (done) {
           finished({ state: 'succeeded', signature: a.signature, slot: action.slot }, log);

@@ -251,8 +251,9 @@ export async function finishLanded(
   id: string,
   attemptId: string,
   landed: { signature: Signature; slot: bigint },
+  unrecordedSends = 0,
 ): Promise<PayoutRow | null> {
-  return payoutOrNull(await one<PayoutSqlRow>(db, q.finishLanded(id, attemptId, landed)));
+  return payoutOrNull(await one<PayoutSqlRow>(db, q.finishLanded(id, attemptId, landed, unrecordedSends)));
 }
 
 /** An operator's explicit retry of a failed payout (e.g. after topping up the vault): the row, or null if not failed. */
@@ -271,9 +272,9 @@ export async function insertAttempt(db: Db, a: Parameters<typeof q.insertAttempt
   return toAttempt((await one<AttemptSqlRow>(db, q.insertAttempt(a)))!);
 }
 
-/** Bookkeeping after a send (queries.ts markAttemptSent). */
-export async function markAttemptSent(db: Db, id: string): Promise<void> {
-  await exec(db, q.markAttemptSent(id));
+/** Bookkeeping after `sends` sends (queries.ts markAttemptSent). */
+export async function markAttemptSent(db: Db, id: string, sends = 1): Promise<void> {
+  await exec(db, q.markAttemptSent(id, sends));
 }
 
 /** Settle an open attempt: the row as written, or null when it was settled already (it keeps its first outcome). */
@@ -281,8 +282,9 @@ export async function settleAttempt(
   db: Db,
   id: string,
   r: Parameters<typeof q.settleAttempt>[1],
+  unrecordedSends = 0,
 ): Promise<AttemptRow | null> {
-  const row = await one<AttemptSqlRow>(db, q.settleAttempt(id, r));
+  const row = await one<AttemptSqlRow>(db, q.settleAttempt(id, r, unrecordedSends));
   return row ? toAttempt(row) : null;
 }
 
