@@ -4,7 +4,8 @@
 # the stream and webhook verification. With ANCHOR_PROVIDER_URL / ANCHOR_WALLET set (`anchor test`, `make
 # test-validator`) they use that node (testkit/node.ts), skipping with a printed reason the cases that need
 # localnet's admin API; without them each suite starts its own localnet, as in `make test`.
-# Runs through scripts/test.sh (its own PostgreSQL on ONCEPAY_PG_PORT), without the cargo host tests.
+# Runs through scripts/test.sh (its own PostgreSQL on ONCEPAY_PG_PORT), without the cargo host tests. Files or globs
+# given as arguments run instead of the whole list (scripts/test-validator.sh passes its arguments on).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 E2E_SUITES=(
@@ -21,4 +22,5 @@ E2E_SUITES=(
   tests/indexer/source/ws-localnet.test.ts
   tests/indexer/source/webhook.test.ts
 )
-ONCEPAY_TEST_CARGO=0 exec scripts/test.sh "${E2E_SUITES[@]}" "$@"
+if [ $# -gt 0 ]; then E2E_SUITES=("$@"); fi
+ONCEPAY_TEST_CARGO=0 exec scripts/test.sh "${E2E_SUITES[@]}"

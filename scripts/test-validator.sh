@@ -5,6 +5,8 @@
 # healthy, runs the suites with ANCHOR_PROVIDER_URL / ANCHOR_WALLET set (as `anchor test` does), stops it whatever
 # happens, and prints which cases ran, failed, and were skipped (with the reason), also written to
 # .oncepay/test-logs/validator-cases.txt. Not part of `make test`; `make validator` installs the validator.
+# Arguments (files or globs) run those suites instead of the whole list, e.g.
+#   scripts/test-validator.sh tests/localnet/program.test.ts
 # Environment: VALIDATOR_RPC_PORT (18899; websockets on +1), VALIDATOR_FAUCET_PORT (19900), VALIDATOR_GOSSIP_PORT
 # (21101), VALIDATOR_DYNAMIC_PORTS (21000-21100), ONCEPAY_PG_PORT (the suites' PostgreSQL, scripts/test.sh).
 set -euo pipefail
