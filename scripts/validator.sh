@@ -47,6 +47,8 @@ if ((${#missing[@]})); then
     fail "apt-get install ${missing[*]} failed"
 fi
 
+# libclang itself (libclang.so, libclang-14.so…), not libclang-cpp.
+has_libclang() { compgen -G "$1/libclang.so*" >/dev/null || compgen -G "$1/libclang-[0-9]*.so*" >/dev/null; }
 # The folder holding libclang.so: LIBCLANG_PATH if given, else llvm-config's, else the newest Debian llvm-* that has it.
 find_libclang() {
   local d
@@ -56,13 +58,13 @@ find_libclang() {
   fi
   if command -v llvm-config >/dev/null; then
     d=$(llvm-config --libdir 2>/dev/null || true)
-    if [ -n "$d" ] && compgen -G "$d/libclang*.so*" >/dev/null; then
+    if [ -n "$d" ] && has_libclang "$d"; then
       echo "$d"
       return
     fi
   fi
   for d in $(ls -d /usr/lib/llvm-*/lib 2>/dev/null | sort -t- -k2 -n -r); do
-    if compgen -G "$d/libclang.so*" >/dev/null || compgen -G "$d/libclang-*.so*" >/dev/null; then
+    if has_libclang "$d"; then
       echo "$d"
       return
     fi
