@@ -30,6 +30,11 @@ export interface BlockIndex {
   slotsIn(start: number, end: number): number[];
   blockCount(): number;
   isBlockhashValid(blockhash: string): boolean;
+  /**
+   * Valid and known to the bank at block `at` (a node's preflight and simulation run at a commitment's bank: a
+   * blockhash newer than that block is "Blockhash not found" there).
+   */
+  isBlockhashValidAt(blockhash: string, at: BlockRecord): boolean;
   lastValidBlockHeight(blockhash: string): number | null;
   locate(signature: string): Located | undefined;
   transactionCount(): number;
@@ -117,6 +122,10 @@ export function createBlockIndex(): BlockIndex {
     isBlockhashValid(bh) {
       const h = blockhashHeights.get(bh);
       return h !== undefined && tip().blockHeight + 1 <= h + MAX_BLOCKHASH_AGE;
+    },
+    isBlockhashValidAt(bh, at) {
+      const h = blockhashHeights.get(bh);
+      return h !== undefined && h <= at.blockHeight && tip().blockHeight + 1 <= h + MAX_BLOCKHASH_AGE;
     },
     lastValidBlockHeight(bh) {
       const h = blockhashHeights.get(bh);

@@ -17,6 +17,7 @@ import { SimulateOptions, SimulationResult, createExecutor, nativeOf } from './e
 import { messageFee } from './fee';
 import { ProgramSpec, openGenesis, sha } from './genesis';
 import type { LedgerStore } from './persist';
+import type { TokenProgramChoice } from './token-program';
 import { invalidParams } from './rpc-error';
 import type { BlockRecord, Commitment, TxRecord } from './types';
 
@@ -26,12 +27,15 @@ export type { ProgramSpec } from './genesis';
 
 /** Slots the status cache answers for without searchTransactionHistory (Agave MAX_CACHE_ENTRIES). */
 const STATUS_CACHE_SLOTS = 300;
+/** The deepest confirmation count a node reports (MAX_LOCKOUT_HISTORY + 1). */
+const MAX_CONFIRMATIONS = 32;
 
 export interface ChainOptions {
   slotMs: number;
   finalityDepth: number;
   programs?: ProgramSpec[];
   ledger?: LedgerStore | null;
+  tokenProgram?: TokenProgramChoice;
 }
 
 export interface SignatureStatus {
@@ -59,8 +63,11 @@ export interface Chain {
   getBlock(slot: number): BlockRecord | undefined;
   blockSlots(start: number, end: number): number[];
   isBlockhashValid(blockhash: string): boolean;
+  /** Known and unexpired at the commitment's bank (isBlockhashValid, preflight and simulation ask this). */
+  isBlockhashValidAt(blockhash: string, c: Commitment): boolean;
   lastValidBlockHeight(blockhash: string): number | null;
-  submit(bytes: Uint8Array, opts: { skipPreflight?: boolean }): string;
+  /** Preflight runs at `preflightCommitment`, default finalized, as a node's sendTransaction. */
+  submit(bytes: Uint8Array, opts: { skipPreflight?: boolean; preflightCommitment?: Commitment }): string;
   simulate(bytes: Uint8Array, opts: SimulateOptions): SimulationResult;
   feeForMessage(messageBytes: Uint8Array): bigint | null;
   airdrop(address: string, lamports: bigint): string;
@@ -98,12 +105,11 @@ export function createChain(opts: ChainOptions): Chain {
     programs: opts.programs ?? [],
     blocks,
     finalityDepth: opts.finalityDepth,
+    tokenProgram: opts.tokenProgram,
   });
-  const exec = createExecutor(svm, {
-    isBlockhashValid: blocks.isBlockhashValid,
-    tip: blocks.tip,
-    maxBlockhashAge: MAX_BLOCKHASH_AGE,
-  });
+  const at = (c: Commitment): BlockRecord => (c === 'finalized' ? blocks.finalized() : blocks.tip());
+  const isBlockhashValidAt = (bh: string, c: Commitment): boolean => blocks.isBlockhashValidAt(bh, at(c));
+  const exec = createExecutor(svm, { isBlockhashValidAt, blockAt: at, maxBlockhashAge: MAX_BLOCKHASH_AGE });
   const skipped = new Set<number>();
   // Account keys of executed transactions, until their block is indexed (saves decoding them again).
   const keysOf = new WeakMap<TxRecord, string[]>();
@@ -143,8 +149,18 @@ export function createChain(opts: ChainOptions): Chain {
   const submit: Chain['submit'] = (bytes, o) => {
     const wire = exec.decode(bytes);
     const loadedAddrs = exec.resolve(wire);
-    const known = blocks.locate(wire.signature) !== undefined || pending.sigs.has(wire.signature);
-    if (!o.skipPreflight) exec.preflight(wire, known);
+    const landed = blocks.locate(wire.signature);
+    const known = landed !== undefined || pending.sigs.has(wire.signature);
+    if (!o.skipPreflight) {
+      // The node's preflight bank is the commitment's: what landed above it is unknown there.
+      const c = o.preflightCommitment ?? 'finalized';
+      const alreadyProcessed = c === 'processed' ? known : landed !== undefined && landed.block.slot <= at(c).slot;
+      exec.preflight(wire, {
+        blockhashValid: isBlockhashValidAt(wire.recentBlockhash, c),
+        alreadyProcessed,
+        landedAbove: known && !alreadyProcessed,
+      });
+    }
     // A node answers with the signature and drops what cannot land (duplicate, expired, unsigned).
     if (known || !blocks.isBlockhashValid(wire.recentBlockhash)) return wire.signature;
     const done = exec.execute(wire, loadedAddrs, pending.slot);
@@ -206,8 +222,6 @@ export function createChain(opts: ChainOptions): Chain {
     }
   };
 
-  const at = (c: Commitment): BlockRecord => (c === 'finalized' ? blocks.finalized() : blocks.tip());
-
   const chain: Chain = {
     get svm() {
       return svm;
@@ -223,6 +237,7 @@ export function createChain(opts: ChainOptions): Chain {
     getBlock: blocks.get,
     blockSlots: blocks.slotsIn,
     isBlockhashValid: blocks.isBlockhashValid,
+    isBlockhashValidAt,
     lastValidBlockHeight: blocks.lastValidBlockHeight,
     submit,
     simulate: exec.simulate,
@@ -248,7 +263,7 @@ export function createChain(opts: ChainOptions): Chain {
         .add(ComputeBudgetProgram.setComputeUnitLimit({ units: 1000 + (airdropCounter++ % 100_000) }))
         .add(SystemProgram.transfer({ fromPubkey: faucet.publicKey, toPubkey: to, lamports }));
       tx.sign(faucet);
-      return submit(tx.serialize(), { skipPreflight: false });
+      return submit(tx.serialize(), { skipPreflight: false, preflightCommitment: 'processed' });
     },
     signatureStatus(signature, searchHistory) {
       const p = pending.sigs.get(signature);
@@ -268,7 +283,8 @@ export function createChain(opts: ChainOptions): Chain {
       const final = loc.block.slot <= blocks.finalized().slot;
       return {
         slot: loc.block.slot,
-        confirmations: final ? null : tip - loc.block.slot,
+        // A node counts the votes on top of the slot (1 once it is confirmed), up to its tower's 32; null once rooted.
+        confirmations: final ? null : Math.min(tip - loc.block.slot + 1, MAX_CONFIRMATIONS),
         err: t.meta.err,
         status: t.meta.status,
         confirmationStatus: final ? 'finalized' : 'confirmed',

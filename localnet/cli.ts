@@ -6,6 +6,7 @@ import { OncepayError } from '../common/errors';
 import { logger } from '../common/log';
 import { LOCALNET_CODES } from '../common/errors/codes';
 import { ONCEPAY_PROGRAM_ID } from './program-ids';
+import { TOKEN_PROGRAMS, type TokenProgramChoice } from './token-program';
 
 function intArg(name: string, min: number, max: number) {
   return (v: string): number => {
@@ -47,6 +48,16 @@ export function register(program: Command): void {
       'also serve the Yellowstone gRPC (Geyser) Subscribe service on 127.0.0.1:<n> (0 = ephemeral); x-token from env ONCEPAY_LOCALNET_X_TOKEN',
       intArg('--grpc-port', 0, 65535),
     )
+    .option(
+      '--token-program <which>',
+      "the SPL Token program: p-token (LiteSVM's) or legacy (spl_token-3.5.0, as solana-test-validator 3.1 runs it)",
+      (v: string) => {
+        if (!(TOKEN_PROGRAMS as readonly string[]).includes(v))
+          throw new InvalidArgumentError(`--token-program must be one of: ${TOKEN_PROGRAMS.join(', ')}`);
+        return v as TokenProgramChoice;
+      },
+      'p-token',
+    )
     .option('--ledger <dir>', 'ledger folder (kept across restarts)', '.oncepay/localnet')
     .option('--reset', 'start from genesis, wiping the ledger folder', false)
     .action(
@@ -57,6 +68,7 @@ export function register(program: Command): void {
         slotMs: number;
         finalityDepth: number;
         grpcPort?: number;
+        tokenProgram: TokenProgramChoice;
         ledger: string;
         reset: boolean;
       }) => {
@@ -77,6 +89,7 @@ export function register(program: Command): void {
           programs,
           ledgerDir: path.resolve(o.ledger),
           reset: o.reset,
+          tokenProgram: o.tokenProgram,
           geyser:
             o.grpcPort === undefined
               ? undefined

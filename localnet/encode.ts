@@ -211,7 +211,7 @@ export interface RpcTokenBalance {
   mint: string;
   owner: string;
   programId: string;
-  uiTokenAmount: ReturnType<typeof uiTokenAmount>;
+  uiTokenAmount: Omit<ReturnType<typeof uiTokenAmount>, 'uiAmount'> & { uiAmount: number | null };
 }
 
 /** Transaction status meta in the `json` encoding; bigints are written as JSON numbers. */
@@ -228,13 +228,20 @@ export interface RpcMeta {
   rewards: unknown[];
   loadedAddresses: LoadedAddresses;
   computeUnitsConsumed: bigint;
+  /** The cost model's units for the landed transaction (cost.ts); absent in records written before it existed. */
+  costUnits?: bigint;
   returnData?: { programId: string; data: [string, 'base64'] };
 }
 
-function tokenBalances(
-  keys: string[],
+/**
+ * Token balances of `states` (Token and Token-2022 accounts). `stored`: as a node answers them from its ledger,
+ * where the protobuf round trip turns a zero `uiAmount` into null (getTransaction, getBlock); simulation answers
+ * the account decoder's value (0).
+ */
+export function tokenBalances(
   states: Array<AccountSnapshot | null>,
   decimalsOf: (mint: string) => number,
+  stored: boolean,
 ): RpcTokenBalance[] {
   const out: RpcTokenBalance[] = [];
   states.forEach((s, i) => {
@@ -246,10 +253,17 @@ function tokenBalances(
       mint: t.mint,
       owner: t.owner,
       programId: s.owner,
-      uiTokenAmount: uiTokenAmount(t.amount, decimalsOf(t.mint)),
+      uiTokenAmount: stored
+        ? storedUiAmount(uiTokenAmount(t.amount, decimalsOf(t.mint)))
+        : uiTokenAmount(t.amount, decimalsOf(t.mint)),
     });
   });
   return out;
+}
+
+/** Agave's blockstore keeps uiAmount as an f64 and reads a value within f64::EPSILON of 0 back as None. */
+function storedUiAmount(u: ReturnType<typeof uiTokenAmount>): RpcTokenBalance['uiTokenAmount'] {
+  return Math.abs(u.uiAmount) > Number.EPSILON ? u : { ...u, uiAmount: null };
 }
 
 export interface ExecutionCapture {
@@ -264,6 +278,8 @@ export interface ExecutionCapture {
   /** Per top-level instruction, LiteSVM's inner instructions (indexes into `keys`). */
   inner: Array<Array<{ programIdIndex: number; accounts: number[]; data: Uint8Array; stackHeight: number }>>;
   computeUnits: bigint;
+  /** The cost model's units (cost.ts). */
+  costUnits: bigint;
   loaded: LoadedAddresses;
   returnData?: { programId: string; data: Uint8Array };
 }
@@ -293,11 +309,12 @@ export function buildMeta(c: ExecutionCapture): RpcMeta {
     postBalances: c.post.map((s) => s?.lamports ?? 0n),
     innerInstructions,
     logMessages: c.logs,
-    preTokenBalances: tokenBalances(c.keys, c.pre, c.decimalsOf),
-    postTokenBalances: tokenBalances(c.keys, c.post, c.decimalsOf),
+    preTokenBalances: tokenBalances(c.pre, c.decimalsOf, true),
+    postTokenBalances: tokenBalances(c.post, c.decimalsOf, true),
     rewards: [],
     loadedAddresses: c.loaded,
     computeUnitsConsumed: c.computeUnits,
+    costUnits: c.costUnits,
   };
   if (c.returnData && c.returnData.data.length > 0) {
     meta.returnData = {
@@ -307,6 +324,9 @@ export function buildMeta(c: ExecutionCapture): RpcMeta {
   }
   return meta;
 }
+
+/** solana_instruction::TRANSACTION_LEVEL_STACK_HEIGHT. */
+export const TOP_LEVEL_STACK_HEIGHT = 1;
 
 export type TxEncoding = 'json' | 'jsonParsed' | 'base64' | 'base58';
 
@@ -319,7 +339,8 @@ function compiledJson(tx: WireTransaction): Record<string, unknown> {
       programIdIndex: ix.programIdIndex,
       accounts: ix.accounts,
       data: bs58.encode(ix.data),
-      stackHeight: null,
+      // Agave 3.1 writes the transaction level (1) for top-level instructions, not null.
+      stackHeight: TOP_LEVEL_STACK_HEIGHT,
     })),
   };
   if (tx.version === 0) message.addressTableLookups = tx.lookups;
@@ -348,7 +369,7 @@ function parsedJson(tx: WireTransaction, loaded: LoadedAddresses): Record<string
         keys[ix.programIdIndex],
         ix.accounts.map((a) => keys[a]),
         ix.data,
-        null,
+        TOP_LEVEL_STACK_HEIGHT,
       ),
     ),
   };

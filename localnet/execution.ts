@@ -7,22 +7,25 @@ import { PublicKey, VersionedTransaction } from '@solana/web3.js';
 import { OncepayError, isOncepayError } from '../common/errors';
 import { logger } from '../common/log';
 import { LOCALNET_CODES } from '../common/errors/codes';
+import { costUnits, loadedAccountsDataSize } from './cost';
 import {
   AccountSnapshot,
   ExecutionCapture,
   RpcMeta,
+  RpcTokenBalance,
   RpcTxError,
   buildMeta,
   isExecutionError,
   rpcInnerInstructions,
   toRpcTxError,
+  tokenBalances,
   txErrorMessage,
 } from './encode';
 import { LAMPORTS_PER_SIGNATURE } from './fee';
 import { ADDRESS_LOOKUP_TABLE_PROGRAM_ID } from './program-ids';
 import { RPC, RpcError, invalidParams } from './rpc-error';
 import { decodeMint } from './token-state';
-import type { BlockRecord, TxRecord } from './types';
+import type { BlockRecord, Commitment, TxRecord } from './types';
 import {
   LoadedAddresses,
   WireTransaction,
@@ -30,6 +33,7 @@ import {
   decodeWireTransaction,
   lookupTableAddresses,
   resolveLookups,
+  signaturesVerify,
 } from './wire';
 
 // LiteSVM's native object (the public class wraps it in `inner`): we feed it wire bytes directly.
@@ -86,13 +90,33 @@ export interface SimulationResult {
   innerInstructions: RpcMeta['innerInstructions'];
   postAccounts: Map<string, AccountSnapshot | null>;
   replacementBlockhash: { blockhash: string; lastValidBlockHeight: number } | null;
-  fee: bigint;
+  /** null when the transaction was not loaded (signature, blockhash), as the node's. */
+  fee: bigint | null;
+  loadedAccountsDataSize: number;
+  /** Per account key, before and after (the fee payer charged when execution failed); null after a sigVerify refusal. */
+  preBalances: bigint[] | null;
+  postBalances: bigint[] | null;
+  preTokenBalances: RpcTokenBalance[] | null;
+  postTokenBalances: RpcTokenBalance[] | null;
+  loadedAddresses: LoadedAddresses;
 }
 
 export interface SimulateOptions {
   sigVerify?: boolean;
   replaceRecentBlockhash?: boolean;
   accounts?: string[];
+  /** The bank it runs at (the blockhash must be known there); a node's default is finalized. */
+  commitment?: Commitment;
+}
+
+/** What sendTransaction's preflight knows of the transaction at its commitment's bank. */
+export interface PreflightView {
+  /** The blockhash is known and unexpired at that bank. */
+  blockhashValid: boolean;
+  /** The signature landed at or under that bank (AlreadyProcessed there). */
+  alreadyProcessed: boolean;
+  /** The signature landed, but above that bank: the node would simulate it there and send; nothing to run. */
+  landedAbove: boolean;
 }
 
 /** What one executed (landed) transaction did: its record and each account key's state before and after. */
@@ -113,15 +137,15 @@ export interface Executor {
   resolve(wire: WireTransaction): LoadedAddresses;
   simulate(bytes: Uint8Array, opts: SimulateOptions): SimulationResult;
   /** Throw what sendTransaction's preflight answers when the transaction would fail; nothing when it would not. */
-  preflight(wire: WireTransaction, alreadyKnown: boolean): void;
+  preflight(wire: WireTransaction, view: PreflightView): void;
   /** Execute into `slot`; null when the transaction never lands (load-time failure). */
   execute(wire: WireTransaction, loaded: LoadedAddresses, slot: number): Executed | null;
 }
 
 /** What execution asks of the chain. */
 export interface ExecutionContext {
-  isBlockhashValid(blockhash: string): boolean;
-  tip(): BlockRecord;
+  isBlockhashValidAt(blockhash: string, c: Commitment): boolean;
+  blockAt(c: Commitment): BlockRecord;
   maxBlockhashAge: number;
 }
 
@@ -149,23 +173,49 @@ function innerOf(meta: NativeMeta): ExecutionCapture['inner'] {
   );
 }
 
+/** Return data as the RPC's simulation results give it (null when the program set none). */
+function rpcReturnData(meta: NativeMeta): SimulationResult['returnData'] {
+  const rd = meta.returnData();
+  return rd.data().length > 0
+    ? { programId: bs58.encode(rd.programId()), data: [Buffer.from(rd.data()).toString('base64'), 'base64'] }
+    : null;
+}
+
 function feeOf(meta: NativeMeta, tx: WireTransaction): bigint {
   // LiteSVM reports the fee it charged only in its Debug text (`fee: 5000`); fall back to the signature fee.
   const m = /fee: ([0-9]+)/.exec(meta.toString());
   return m ? BigInt(m[1]) : LAMPORTS_PER_SIGNATURE * BigInt(tx.header.numRequiredSignatures);
 }
 
-/** The -32002 error a node returns when preflight simulation fails. */
-function preflightFailure(err: RpcTxError, logs: string[], units: bigint, returnData: unknown = null): RpcError {
+/**
+ * The -32002 error a node returns when preflight simulation fails (Agave 3.1 rpc.rs send_transaction): the
+ * simulation's err, logs, units, loaded data size, return data and fee; the rest null.
+ */
+function preflightFailure(
+  err: RpcTxError,
+  sim: {
+    logs?: string[];
+    units?: bigint;
+    loadedAccountsDataSize?: number;
+    fee?: bigint | null;
+    returnData?: unknown;
+  } = {},
+): RpcError {
   return new RpcError(RPC.SEND_TRANSACTION_PREFLIGHT_FAILURE, `Transaction simulation failed: ${txErrorMessage(err)}`, {
     accounts: null,
     err,
+    fee: sim.fee ?? null,
     innerInstructions: null,
-    loadedAccountsDataSize: null,
-    logs,
+    loadedAccountsDataSize: sim.loadedAccountsDataSize ?? 0,
+    loadedAddresses: null,
+    logs: sim.logs ?? [],
+    postBalances: null,
+    postTokenBalances: null,
+    preBalances: null,
+    preTokenBalances: null,
     replacementBlockhash: null,
-    returnData,
-    unitsConsumed: units,
+    returnData: sim.returnData ?? null,
+    unitsConsumed: sim.units ?? 0n,
   });
 }
 
@@ -228,18 +278,21 @@ export function createExecutor(svm: LiteSVM, chain: ExecutionContext): Executor 
   };
 
   const simulate = (bytes: Uint8Array, o: SimulateOptions): SimulationResult => {
+    const c = o.commitment ?? 'finalized';
     let wire = decode(bytes);
     let replacement: SimulationResult['replacementBlockhash'] = null;
     if (o.replaceRecentBlockhash) {
+      // The commitment's bank's last blockhash, as the node's.
       const vt = VersionedTransaction.deserialize(bytes);
-      const tip = chain.tip();
-      vt.message.recentBlockhash = tip.blockhash;
+      const at = chain.blockAt(c);
+      vt.message.recentBlockhash = at.blockhash;
       bytes = vt.serialize();
       wire = decode(bytes);
-      replacement = { blockhash: tip.blockhash, lastValidBlockHeight: tip.blockHeight + chain.maxBlockhashAge };
+      replacement = { blockhash: at.blockhash, lastValidBlockHeight: at.blockHeight + chain.maxBlockhashAge };
     }
-    resolve(wire);
-    const empty: SimulationResult = {
+    const loadedAddresses = resolve(wire);
+    const keys = allAccountKeys(wire, loadedAddresses);
+    const base: SimulationResult = {
       err: null,
       logs: [],
       unitsConsumed: 0n,
@@ -247,9 +300,33 @@ export function createExecutor(svm: LiteSVM, chain: ExecutionContext): Executor 
       innerInstructions: [],
       postAccounts: new Map(),
       replacementBlockhash: replacement,
-      fee: 0n,
+      fee: null,
+      loadedAccountsDataSize: 0,
+      preBalances: null,
+      postBalances: null,
+      preTokenBalances: null,
+      postTokenBalances: null,
+      loadedAddresses,
     };
-    if (!chain.isBlockhashValid(wire.recentBlockhash)) return { ...empty, err: 'BlockhashNotFound' };
+    // A signature refusal comes before the bank runs anything: no balances (Agave's TransactionSimulationResult::new_error).
+    if (o.sigVerify && !signaturesVerify(wire)) return { ...base, err: 'SignatureFailure' };
+    const pre = keys.map((k) => getAccount(k));
+    const balancesOf = (states: Array<AccountSnapshot | null>) => ({
+      lamports: states.map((a) => a?.lamports ?? 0n),
+      tokens: tokenBalances(states, (m) => decimalsOf(m) ?? 0, false),
+    });
+    const before = balancesOf(pre);
+    // Not loaded (the blockhash is unknown at that bank): the balances are still collected, unchanged.
+    if (!chain.isBlockhashValidAt(wire.recentBlockhash, c)) {
+      return {
+        ...base,
+        err: 'BlockhashNotFound',
+        preBalances: before.lamports,
+        postBalances: before.lamports,
+        preTokenBalances: before.tokens,
+        postTokenBalances: before.tokens,
+      };
+    }
     const r = runSim(bytes, wire, o.sigVerify ?? false);
     const meta = metaOf(r);
     const err = r.err ? toRpcTxError(r.err()) : null;
@@ -259,35 +336,57 @@ export function createExecutor(svm: LiteSVM, chain: ExecutionContext): Executor 
     }
     const postAccounts = new Map<string, AccountSnapshot | null>();
     for (const a of o.accounts ?? []) postAccounts.set(a, post.has(a) ? post.get(a)! : getAccount(a));
-    const rd = meta.returnData();
+    const loadedOk = err === null || isExecutionError(err);
+    const fee = loadedOk ? feeOf(meta, wire) : null;
+    // After a failed execution only the fee is charged (the payer is key 0).
+    const postStates =
+      err === null
+        ? keys.map((k, i) => (post.has(k) ? post.get(k)! : pre[i]))
+        : pre.map((a, i) => (i === 0 && a && fee !== null ? { ...a, lamports: a.lamports - fee } : a));
+    const after = balancesOf(postStates);
     return {
+      ...base,
       err,
       logs: meta.logs(),
       unitsConsumed: meta.computeUnitsConsumed(),
-      returnData:
-        rd.data().length > 0
-          ? { programId: bs58.encode(rd.programId()), data: [Buffer.from(rd.data()).toString('base64'), 'base64'] }
-          : null,
+      returnData: rpcReturnData(meta),
       innerInstructions: rpcInnerInstructions(innerOf(meta)),
       postAccounts,
-      replacementBlockhash: replacement,
-      fee: err === null || isExecutionError(err) ? feeOf(meta, wire) : 0n,
+      fee,
+      loadedAccountsDataSize: loadedOk ? loadedAccountsDataSize(wire, loadedAddresses, pre, getAccount) : 0,
+      preBalances: before.lamports,
+      postBalances: after.lamports,
+      preTokenBalances: before.tokens,
+      postTokenBalances: after.tokens,
     };
   };
 
-  const preflight = (wire: WireTransaction, known: boolean): void => {
-    if (known) throw preflightFailure('AlreadyProcessed', [], 0n);
-    if (!chain.isBlockhashValid(wire.recentBlockhash)) throw preflightFailure('BlockhashNotFound', [], 0n);
-    const r = runSim(wire.bytes, wire, true);
+  const preflight = (wire: WireTransaction, view: PreflightView): void => {
+    // Agave 3.1 verifies signatures first and reports a failure as a failed preflight simulation (-32002).
+    if (!signaturesVerify(wire)) throw preflightFailure('SignatureFailure');
+    if (!view.blockhashValid) throw preflightFailure('BlockhashNotFound');
+    if (view.alreadyProcessed) throw preflightFailure('AlreadyProcessed');
+    if (view.landedAbove) return;
+    const r = runSim(wire.bytes, wire, false);
     if (r.err) {
       const err = toRpcTxError(r.err());
-      if (err === 'SignatureFailure')
-        throw new RpcError(
-          RPC.TRANSACTION_SIGNATURE_VERIFICATION_FAILURE,
-          'Transaction signature verification failure',
-        );
       const meta = metaOf(r);
-      throw preflightFailure(err, meta.logs(), meta.computeUnitsConsumed());
+      const loadedOk = isExecutionError(err);
+      const loadedAddrs = resolve(wire);
+      throw preflightFailure(err, {
+        logs: meta.logs(),
+        units: meta.computeUnitsConsumed(),
+        fee: loadedOk ? feeOf(meta, wire) : null,
+        loadedAccountsDataSize: loadedOk
+          ? loadedAccountsDataSize(
+              wire,
+              loadedAddrs,
+              allAccountKeys(wire, loadedAddrs).map((k) => getAccount(k)),
+              getAccount,
+            )
+          : 0,
+        returnData: rpcReturnData(meta),
+      });
     }
   };
 
@@ -314,6 +413,7 @@ export function createExecutor(svm: LiteSVM, chain: ExecutionContext): Executor 
       return d ?? decimalsOf(mint) ?? 0;
     };
     const rd = meta.returnData();
+    const units = meta.computeUnitsConsumed();
     const rpcMeta = buildMeta({
       keys,
       pre,
@@ -323,7 +423,8 @@ export function createExecutor(svm: LiteSVM, chain: ExecutionContext): Executor 
       fee: feeOf(meta, wire),
       logs: meta.logs(),
       inner: innerOf(meta),
-      computeUnits: meta.computeUnitsConsumed(),
+      computeUnits: units,
+      costUnits: costUnits(wire, loadedAddrs, units, loadedAccountsDataSize(wire, loadedAddrs, pre, getAccount)),
       loaded: loadedAddrs,
       returnData: { programId: bs58.encode(rd.programId()), data: rd.data() },
     });

@@ -10,7 +10,8 @@ import type { BlockIndex } from './block-index';
 import { LOCALNET_CODES } from '../common/errors/codes';
 import { nativeOf } from './execution';
 import type { LedgerStore } from './persist';
-import { SYSTEM_PROGRAM_ID } from './program-ids';
+import { SYSTEM_PROGRAM_ID, TOKEN_PROGRAM_ID } from './program-ids';
+import { BPF_LOADER_2_ID, TokenProgramChoice, legacyTokenProgram } from './token-program';
 import type { BlockRecord } from './types';
 
 const FAUCET_LAMPORTS = 500_000_000n * 1_000_000_000n;
@@ -49,6 +50,8 @@ export function openGenesis(opts: {
   programs: ProgramSpec[];
   blocks: BlockIndex;
   finalityDepth: number;
+  /** The SPL Token program at TokenkegQ…: LiteSVM's p-token (default) or the validator's legacy one. */
+  tokenProgram?: TokenProgramChoice;
 }): { svm: LiteSVM; genesisHash: string } {
   const { ledger, faucet, blocks } = opts;
   const log = logger('localnet.chain');
@@ -93,6 +96,10 @@ export function openGenesis(opts: {
   n.setSigverify(true);
   // Blockhash age is ours: LiteSVM only knows its latest blockhash, a node accepts the last 150 blocks' hashes.
   n.setBlockhashCheck(false);
+  if (opts.tokenProgram === 'legacy') {
+    // As solana-test-validator 3.1's genesis has it: spl_token-3.5.0 owned by BPF loader 2.
+    svm.addProgramWithLoader(TOKEN_PROGRAM_ID as never, legacyTokenProgram(), BPF_LOADER_2_ID as never);
+  }
   for (const p of opts.programs) {
     try {
       svm.addProgramFromFile(p.programId as never, p.path);

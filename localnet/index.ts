@@ -11,10 +11,12 @@ import { DropRule, FailRule, createResponseFaults } from './faults';
 import type { GeyserDropRule, GeyserServer } from './geyser/server';
 import { createLedgerStore } from './persist';
 import { RpcServer, startRpcServer } from './server';
+import type { TokenProgramChoice } from './token-program';
 
 export { MAX_BLOCKHASH_AGE } from './chain';
 export { ONCEPAY_PROGRAM_ID } from './program-ids';
 export type { ProgramSpec } from './chain';
+export type { TokenProgramChoice } from './token-program';
 
 export interface LocalnetOptions {
   /** 0 (default) = an ephemeral port. Always bound to 127.0.0.1. */
@@ -30,6 +32,11 @@ export interface LocalnetOptions {
   reset?: boolean;
   /** Also serve websockets on port+1 (web3.js's default). Default true. */
   wsOnNextPort?: boolean;
+  /**
+   * The SPL Token program: `p-token` (LiteSVM's, default) or `legacy` (spl_token-3.5.0, what a 3.1 validator runs:
+   * its compute units and logs; toolchain/spl-token-legacy/fetch.sh provides it).
+   */
+  tokenProgram?: TokenProgramChoice;
   /** Also serve the Yellowstone gRPC (Geyser) Subscribe service on 127.0.0.1 (port 0 = ephemeral). Default off. */
   geyser?: { port?: number; xToken?: string; replaySlots?: number; serverPingMs?: number };
 }
@@ -100,7 +107,13 @@ export async function startLocalnet(opts: LocalnetOptions = {}): Promise<Localne
   let running = false;
 
   const boot = async (): Promise<void> => {
-    chain = createChain({ slotMs, finalityDepth, programs: opts.programs, ledger: store });
+    chain = createChain({
+      slotMs,
+      finalityDepth,
+      programs: opts.programs,
+      ledger: store,
+      tokenProgram: opts.tokenProgram,
+    });
     server = await startRpcServer({
       chain,
       faults: responseFaults,

@@ -1,5 +1,6 @@
 // Pure: Solana wire transactions → the pieces the RPC layer needs (signature, keys, instructions, lookups).
 // Parsing is web3.js v1's own deserializer, so what we accept is what a client produces.
+import crypto from 'node:crypto';
 import { PublicKey, VersionedTransaction } from '@solana/web3.js';
 import bs58 from 'bs58';
 import { OncepayError } from '../common/errors';
@@ -132,4 +133,28 @@ export function isWritable(tx: WireTransaction, loaded: LoadedAddresses, index: 
   if (index < h.numRequiredSignatures) return index < h.numRequiredSignatures - h.numReadonlySignedAccounts;
   if (index < n) return index < n - h.numReadonlyUnsignedAccounts;
   return index - n < loaded.writable.length;
+}
+
+// An Ed25519 public key as DER SubjectPublicKeyInfo: this fixed prefix, then the 32 raw bytes.
+const ED25519_SPKI_PREFIX = Buffer.from('302a300506032b6570032100', 'hex');
+
+/** Every signature verifies against its signer and the message bytes (what a node checks before preflight). */
+export function signaturesVerify(tx: WireTransaction): boolean {
+  // The wire form: compact-u16 signature count, the signatures (64 bytes each), then the message.
+  let offset = 0;
+  let count = 0;
+  for (let shift = 0; ; shift += 7) {
+    const b = tx.bytes[offset++];
+    count |= (b & 0x7f) << shift;
+    if ((b & 0x80) === 0) break;
+  }
+  const message = tx.bytes.subarray(offset + count * 64);
+  return tx.signatures.every((sig, i) =>
+    crypto.verify(
+      null,
+      message,
+      { key: Buffer.concat([ED25519_SPKI_PREFIX, bs58.decode(tx.staticKeys[i])]), format: 'der', type: 'spki' },
+      bs58.decode(sig),
+    ),
+  );
 }

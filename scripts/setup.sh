@@ -50,3 +50,6 @@ if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$(lockhash)" ]; then
   npm install --no-audit --no-fund --loglevel=error || { echo "setup: ERROR: npm install failed" >&2; exit 1; }
   lockhash > "$stamp"
 fi
+
+# The legacy SPL Token program for `oncepay localnet --token-program legacy` (from crates.io, checked).
+toolchain/spl-token-legacy/fetch.sh

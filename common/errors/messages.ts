@@ -139,6 +139,8 @@ export const ONCEPAY_ERROR_MESSAGES: Readonly<Record<OncepayErrorCode, string>> 
   ONCEPAY__LOCALNET__LEDGER_CORRUPT: 'The ledger folder holds data this version cannot read.',
   ONCEPAY__LOCALNET__PROGRAM_LOAD_FAILED: 'A program file given with --program cannot be loaded.',
   ONCEPAY__LOCALNET__INVALID_OPTION: 'A command-line or handle option is out of range.',
+  ONCEPAY__LOCALNET__TOKEN_PROGRAM_MISSING:
+    'The legacy SPL Token program (spl_token-3.5.0.so) is missing or not the expected file; run make setup.',
   // db
   ONCEPAY__DB__POSTGRES_MISSING: "No PostgreSQL server binaries: `make setup` installs Debian's `postgresql`.",
   ONCEPAY__DB__POSTGRES_FAILED: 'initdb, pg_ctl or psql failed; the message has their output.',

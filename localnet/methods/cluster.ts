@@ -1,9 +1,14 @@
 // Cluster-level methods: slots, heights, blockhashes, fees, airdrops, version and health.
 import { RPC, RpcError, invalidParams } from '../rpc-error';
 import { MAX_BLOCKHASH_AGE } from '../chain';
-import { Handler, commitmentOf, config, pubkeyParam, stringParam, withContext } from './context';
+import { API_VERSION, Handler, commitmentOf, config, pubkeyParam, stringParam, withContext } from './context';
 
 const SLOTS_PER_EPOCH = 432_000;
+/**
+ * Agave 3.1.4's feature-set id (getVersion's "feature-set"): the first 4 bytes, little-endian, of the sha256 over
+ * its sorted feature ids (agave-feature-set's ID). LiteSVM 1.5 runs Agave 3's SVM with those features active.
+ */
+const FEATURE_SET_ID = 2086771155;
 
 export const clusterMethods: Record<string, Handler> = {
   getSlot: ({ chain }, p) => chain.slotAt(commitmentOf(config(p, 0))),
@@ -29,7 +34,7 @@ export const clusterMethods: Record<string, Handler> = {
     slotsPerEpoch: SLOTS_PER_EPOCH,
     warmup: false,
   }),
-  getVersion: () => ({ 'solana-core': '3.0.0', 'feature-set': 0 }),
+  getVersion: () => ({ 'feature-set': FEATURE_SET_ID, 'solana-core': API_VERSION }),
   getHealth: () => 'ok',
   getGenesisHash: ({ chain }) => chain.genesisHash,
   getIdentity: ({ chain }) => ({ identity: chain.faucet.publicKey.toBase58() }),
@@ -41,8 +46,8 @@ export const clusterMethods: Record<string, Handler> = {
       gossip: null,
       tpu: null,
       rpc: null,
-      version: '3.0.0',
-      featureSet: 0,
+      version: API_VERSION,
+      featureSet: FEATURE_SET_ID,
       shredVersion: 0,
     },
   ],
@@ -54,7 +59,8 @@ export const clusterMethods: Record<string, Handler> = {
   },
   isBlockhashValid: (ctx, p) => {
     const bh = stringParam(p, 0, 'blockhash');
-    return withContext(ctx, commitmentOf(config(p, 1)), ctx.chain.isBlockhashValid(bh));
+    const c = commitmentOf(config(p, 1));
+    return withContext(ctx, c, ctx.chain.isBlockhashValidAt(bh, c));
   },
   getFeeForMessage: (ctx, p) => {
     const text = stringParam(p, 0, 'base64 message');

@@ -3,7 +3,8 @@ import type { Chain } from '../chain';
 import { invalidParams } from '../rpc-error';
 import type { Commitment } from '../types';
 
-export const API_VERSION = '3.0.0';
+/** The Agave version whose RPC this one answers as (context.apiVersion, getVersion). */
+export const API_VERSION = '3.1.4';
 
 export interface MethodContext {
   chain: Chain;

@@ -26,7 +26,10 @@ function wireBytes(p: unknown[], c: Record<string, unknown>): Uint8Array {
 export const transactionMethods: Record<string, Handler> = {
   sendTransaction: ({ chain }, p) => {
     const c = config(p, 1);
-    return chain.submit(wireBytes(p, c), { skipPreflight: c.skipPreflight === true });
+    return chain.submit(wireBytes(p, c), {
+      skipPreflight: c.skipPreflight === true,
+      preflightCommitment: commitmentOf({ commitment: c.preflightCommitment }),
+    });
   },
   simulateTransaction: (ctx, p) => {
     const c = config(p, 1);
@@ -35,24 +38,32 @@ export const transactionMethods: Record<string, Handler> = {
     }
     const accountsCfg = c.accounts as { addresses?: unknown; encoding?: unknown } | undefined;
     const addresses = Array.isArray(accountsCfg?.addresses) ? (accountsCfg!.addresses as string[]) : undefined;
+    const commitment = commitmentOf(c);
     const r = ctx.chain.simulate(wireBytes(p, c), {
       sigVerify: c.sigVerify === true,
       replaceRecentBlockhash: c.replaceRecentBlockhash === true,
       accounts: addresses,
+      commitment,
     });
     const accEnc = accountsCfg?.encoding === 'jsonParsed' ? 'jsonParsed' : 'base64';
-    return withContext(ctx, commitmentOf(c), {
+    // Agave 3.1's RpcSimulateTransactionResult, every field present (null when absent).
+    return withContext(ctx, commitment, {
       accounts: addresses
         ? addresses.map((a) => {
-            const s = r.postAccounts.get(a);
+            const s = r.err === null ? r.postAccounts.get(a) : null;
             return s ? encodeAccount(s, accEnc, ctx.chain.decimalsOf) : null;
           })
         : null,
       err: r.err,
-      fee: r.err === 'BlockhashNotFound' ? null : r.fee,
+      fee: r.fee,
       innerInstructions: c.innerInstructions === true ? r.innerInstructions : null,
-      loadedAccountsDataSize: null,
+      loadedAccountsDataSize: r.loadedAccountsDataSize,
+      loadedAddresses: r.loadedAddresses,
       logs: r.logs,
+      postBalances: r.postBalances,
+      postTokenBalances: r.postTokenBalances,
+      preBalances: r.preBalances,
+      preTokenBalances: r.preTokenBalances,
       replacementBlockhash: r.replacementBlockhash,
       returnData: r.returnData,
       unitsConsumed: r.unitsConsumed,

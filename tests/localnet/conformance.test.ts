@@ -312,9 +312,10 @@ describe('localnet: web3.js conformance', function () {
     }
     expect(err).to.be.instanceOf(SendTransactionError);
     expect((err as Error).message).to.include('Error processing Instruction 0: custom program error: 0x1');
+    // The blockhash is only confirmed: so is the preflight (a node's default, finalized, does not know it yet).
     const raw = await rpc<string, PreflightFailure>(net.url, 'sendTransaction', [
       tx.serialize().toString('base64'),
-      { encoding: 'base64' },
+      { encoding: 'base64', preflightCommitment: 'confirmed' },
     ]);
     expect(raw.error!.code).to.equal(-32002);
     expect(raw.error!.data!.err).to.deep.equal({ InstructionError: [0, { Custom: 1 }] });
@@ -352,9 +353,10 @@ describe('localnet: web3.js conformance', function () {
     expect(await conn.sendRawTransaction(tx.serialize(), { skipPreflight: true })).to.equal(sig);
     await conn.confirmTransaction({ signature: sig, blockhash, lastValidBlockHeight }, 'confirmed');
     expect(await conn.sendRawTransaction(tx.serialize(), { skipPreflight: true })).to.equal(sig);
+    // The blockhash is only confirmed: so is the preflight (a node's default, finalized, does not know it yet).
     const raw = await rpc<string, PreflightFailure>(net.url, 'sendTransaction', [
       tx.serialize().toString('base64'),
-      { encoding: 'base64' },
+      { encoding: 'base64', preflightCommitment: 'confirmed' },
     ]);
     expect(raw.error!.code).to.equal(-32002);
     expect(raw.error!.data!.err).to.equal('AlreadyProcessed');
@@ -399,12 +401,12 @@ describe('localnet: web3.js conformance', function () {
     bytes[10] ^= 0xff;
     const noVerify = await rpc<Simulated>(net.url, 'simulateTransaction', [
       bytes.toString('base64'),
-      { encoding: 'base64' },
+      { encoding: 'base64', commitment: 'confirmed' },
     ]);
     expect(noVerify.result!.value.err).to.equal(null);
     const verify = await rpc<Simulated>(net.url, 'simulateTransaction', [
       bytes.toString('base64'),
-      { encoding: 'base64', sigVerify: true },
+      { encoding: 'base64', sigVerify: true, commitment: 'confirmed' },
     ]);
     expect(verify.result!.value.err).to.equal('SignatureFailure');
     expect(await conn.getBalance(to)).to.equal(0);

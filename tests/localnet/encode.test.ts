@@ -18,9 +18,11 @@ import {
   encodeTransaction,
   isExecutionError,
   toRpcTxError,
+  tokenBalances,
   txErrorMessage,
   AccountSnapshot,
 } from '../../localnet/encode';
+import { costUnits, loadedAccountsDataSize } from '../../localnet/cost';
 import { parseLedger, stringifyLedger, stringifyRpc } from '../../localnet/json';
 import { parseInstruction, type ParsedIx } from '../../localnet/parsed';
 import { decodeMint, decodeTokenAccount, formatUiAmount } from '../../localnet/token-state';
@@ -180,6 +182,7 @@ describe('localnet pure: meta and encodings', () => {
       fee: 5000n,
       logs: ['l'],
       computeUnits: 10n,
+      costUnits: 1_766n,
       loaded: { writable: [], readonly: [] },
       inner: [[{ programIdIndex: 1, accounts: [0, 2], data: Uint8Array.from([2, 0, 0, 0]), stackHeight: 2 }], []],
     });
@@ -204,6 +207,16 @@ describe('localnet pure: meta and encodings', () => {
     expect(meta.preBalances[0]).to.equal(10_000n);
     expect(meta.postBalances[0]).to.equal(5_000n);
     expect(meta.status).to.deep.equal({ Ok: null });
+    expect(meta.costUnits).to.equal(1_766n);
+    // The ledger's round trip makes a zero uiAmount null (getTransaction); simulation keeps the decoder's 0.
+    const empty = [acct(tokenAccountBytes(mint, alice, 0n))];
+    expect(tokenBalances(empty, () => 2, true)[0].uiTokenAmount).to.deep.equal({
+      amount: '0',
+      decimals: 2,
+      uiAmount: null,
+      uiAmountString: '0',
+    });
+    expect(tokenBalances(empty, () => 2, false)[0].uiTokenAmount.uiAmount).to.equal(0);
     // jsonParsed resolves inner instruction accounts to addresses.
     const parsed = encodeMeta(meta, wire, 'jsonParsed') as {
       innerInstructions: Array<{ instructions: Array<{ programId: string; accounts?: string[] }> }>;
@@ -213,6 +226,25 @@ describe('localnet pure: meta and encodings', () => {
     expect(parsed.loadedAddresses).to.equal(undefined);
   });
 
+  it("costs a transaction as Agave 3.1's cost model: signatures, write locks, data bytes, units, loaded pages", () => {
+    // payer (signer, writable), src and dst (writable), mint and the token program (read-only).
+    const none = { writable: [], readonly: [] };
+    const states = keys.map((k) =>
+      k === src.toBase58() || k === dst.toBase58()
+        ? acct(new Uint8Array(165))
+        : k === mint.toBase58()
+          ? acct(new Uint8Array(82))
+          : k === TOKEN_PROGRAM_ID.toBase58()
+            ? { ...acct(new Uint8Array(40_000), 'BPFLoader2111111111111111111111111111111111'), executable: true }
+            : acct(new Uint8Array(0), '11111111111111111111111111111111'),
+    );
+    // 5 accounts × 64 + 165 + 165 + 82 + 40 000 = 40 732 bytes: two 32 KiB pages.
+    const bytes = loadedAccountsDataSize(wire, none, states, () => null);
+    expect(bytes).to.equal(40_732);
+    // 720 (1 signature) + 3 × 300 (write locks) + floor(10 data bytes / 4) + 6 000 units + 2 pages × 8.
+    expect(costUnits(wire, none, 6_000n, bytes)).to.equal(720n + 900n + 2n + 6_000n + 16n);
+  });
+
   it('encodes the transaction as json (compiled), jsonParsed and base64', () => {
     const json = encodeTransaction(wire, { writable: [], readonly: [] }, 'json') as {
       message: { accountKeys: string[]; instructions: Array<{ data: string }>; addressTableLookups?: unknown };
@@ -220,6 +252,8 @@ describe('localnet pure: meta and encodings', () => {
     expect(json.message.accountKeys).to.deep.equal(keys);
     expect(json.message.addressTableLookups).to.equal(undefined);
     expect(bs58.decode(json.message.instructions[0].data)[0]).to.equal(12);
+    // Agave 3.1 gives top-level instructions the transaction level, 1 (not null), in json and jsonParsed.
+    expect(json.message.instructions.map((i) => (i as { stackHeight?: unknown }).stackHeight)).to.deep.equal([1]);
     const p = encodeTransaction(wire, { writable: [], readonly: [] }, 'jsonParsed') as {
       message: {
         accountKeys: Array<{ pubkey: string; signer: boolean; writable: boolean }>;
@@ -233,6 +267,7 @@ describe('localnet pure: meta and encodings', () => {
       source: 'transaction',
     });
     expect(p.message.instructions[0].parsed.type).to.equal('transferChecked');
+    expect((p.message.instructions[0] as { stackHeight?: unknown }).stackHeight).to.equal(1);
     expect(p.message.instructions[0].parsed.info.tokenAmount).to.deep.equal({
       amount: '250',
       decimals: 2,

@@ -157,9 +157,10 @@ describe('localnet: skipped slots and blockhash expiry (manual slots)', function
     net.faults.expireBlockhashesNow();
     expect((await conn.isBlockhashValid(blockhash)).value).to.equal(false);
     expect(await conn.getBlockHeight()).to.be.greaterThan(lastValidBlockHeight);
+    // At confirmed, where the blockhash was known until it expired (finalized would refuse it for being new).
     const raw = await rpc<string, { err: unknown }>(net.url, 'sendTransaction', [
       tx.serialize().toString('base64'),
-      { encoding: 'base64' },
+      { encoding: 'base64', preflightCommitment: 'confirmed' },
     ]);
     expect(raw.error!.code).to.equal(-32002);
     expect(raw.error!.data!.err).to.equal('BlockhashNotFound');

@@ -249,12 +249,8 @@ describe('localnet: Yellowstone gRPC Subscribe (real client)', function () {
         { encoding: 'json', commitment: 'confirmed', maxSupportedTransactionVersion: 0 },
       ]);
       const rpcTx = result!;
-      // Known difference: Agave's encoder (the client's) gives top-level instructions stackHeight 1, as a 3.1
-      // validator's RPC does; the localnet RPC still answers null there.
-      for (const ix of streamed.transaction.message.instructions) {
-        expect(ix.stackHeight).to.equal(1);
-        ix.stackHeight = null;
-      }
+      // Agave's encoder (the client's) and the localnet RPC both give top-level instructions stackHeight 1.
+      expect(streamed.transaction.message.instructions.map((ix) => ix.stackHeight)).to.include(1);
       expect(streamed.transaction).to.deep.equal(rpcTx.transaction);
       for (const k of [
         'err',

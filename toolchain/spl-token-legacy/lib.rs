@@ -1,0 +1,1 @@
+// Empty: this crate only pins solana-program-binaries (see Cargo.toml).
