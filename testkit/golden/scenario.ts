@@ -1,0 +1,383 @@
+// The golden scenario: one scripted conversation with a Solana node over JSON-RPC and websockets — an airdrop, a
+// mint and token accounts, a token and a SOL transfer, an oncepay execute_payout, a failing transaction that lands,
+// preflight failures, simulations, and the reads the SDK and the indexer make — recording every response whole.
+// scripts/record-golden.ts runs it against a real solana-test-validator (tests/fixtures/golden/), and
+// tests/localnet/golden.test.ts against localnet, comparing the two (compare.ts).
+//
+// Keys are seeded, so addresses (and so the PDAs, the op account's bump and the compute units) are the same on
+// every node; what must differ (signatures, blockhashes, slots, times) is named in the recording's `volatile` and
+// compared by type.
+import crypto from 'node:crypto';
+import {
+  Keypair,
+  LAMPORTS_PER_SOL,
+  PublicKey,
+  SystemProgram,
+  Transaction,
+  TransactionInstruction,
+} from '@solana/web3.js';
+import {
+  ACCOUNT_SIZE,
+  MINT_SIZE,
+  TOKEN_PROGRAM_ID,
+  createAssociatedTokenAccountIdempotentInstruction,
+  createInitializeAccount3Instruction,
+  createInitializeMint2Instruction,
+  createMintToCheckedInstruction,
+  createTransferCheckedInstruction,
+  getAssociatedTokenAddressSync,
+} from '@solana/spl-token';
+import WebSocket from 'ws';
+import bs58 from 'bs58';
+import { opId } from '../../app/op-id';
+import { executePayoutInstruction, initializeMerchantInstruction } from '../../app/payout/program';
+
+export interface Exchange {
+  request: { method: string; params: unknown[] };
+  response: { result?: unknown; error?: { code: number; message: string; data?: unknown } };
+}
+
+export interface Recording {
+  /** What answered: getVersion's result. */
+  node: unknown;
+  exchanges: Record<string, Exchange>;
+  /** Websocket subscriptions: the subscribe answer and the first notifications. */
+  notifications: Record<string, { subscribe: unknown; messages: unknown[] }>;
+  /** Values that differ from node to node by nature, and the name they are compared under. */
+  volatile: Record<string, string>;
+}
+
+export interface ScenarioTarget {
+  url: string;
+  wsUrl: string;
+  programId: string;
+  /** Give up waiting for a commitment after this long (a real node needs ~13 s to finalize). */
+  timeoutMs?: number;
+}
+
+const seeded = (name: string): Keypair =>
+  Keypair.fromSeed(crypto.createHash('sha256').update(`oncepay-golden:${name}`).digest());
+
+/** The scenario's keys (seeded: the same addresses on every node). */
+export const GOLDEN_KEYS = {
+  payer: seeded('payer'),
+  mint: seeded('mint'),
+  vault: seeded('vault'),
+  recipient: seeded('recipient'),
+  stranger: seeded('stranger'),
+  /** Never funded: an account that does not exist. */
+  missing: seeded('missing'),
+};
+/** A signature no node has seen. */
+const UNKNOWN_SIGNATURE = bs58.encode(crypto.createHash('sha512').update('oncepay-golden:unknown').digest());
+const OP_ID = new Uint8Array(32).fill(7);
+
+export async function runGoldenScenario(target: ScenarioTarget): Promise<Recording> {
+  const timeoutMs = target.timeoutMs ?? 60_000;
+  const rec: Recording = { node: null, exchanges: {}, notifications: {}, volatile: {} };
+  const k = GOLDEN_KEYS;
+  const programId = new PublicKey(target.programId);
+  const payer = k.payer.publicKey;
+
+  let id = 0;
+  const raw = async (method: string, params: unknown[]): Promise<Exchange['response']> => {
+    const res = await fetch(target.url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ jsonrpc: '2.0', id: ++id, method, params }),
+    });
+    const body = (await res.json()) as Exchange['response'] & { jsonrpc?: string; id?: number };
+    return body.error ? { error: body.error } : { result: body.result };
+  };
+  /** A call whose whole response is part of the recording. */
+  const call = async (name: string, method: string, params: unknown[] = []): Promise<Exchange['response']> => {
+    const response = await raw(method, params);
+    rec.exchanges[name] = { request: { method, params }, response };
+    return response;
+  };
+  const volatile = (value: unknown, as: string): void => {
+    if (typeof value === 'string') rec.volatile[value] = as;
+  };
+  const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+  const waitFor = async (what: string, commitment: 'confirmed' | 'finalized', sig: string): Promise<void> => {
+    const end = Date.now() + timeoutMs;
+    for (;;) {
+      const r = await raw('getSignatureStatuses', [[sig], { searchTransactionHistory: true }]);
+      const st = (r.result as { value: Array<{ confirmationStatus: string } | null> } | undefined)?.value[0];
+      if (st && (st.confirmationStatus === 'finalized' || st.confirmationStatus === commitment)) return;
+      if (Date.now() > end) throw new Error(`golden scenario: ${what} not ${commitment} in ${timeoutMs} ms`);
+      await sleep(100);
+    }
+  };
+  const confirmedBlockhash = async (name?: string): Promise<string> => {
+    const r = name
+      ? await call(name, 'getLatestBlockhash', [{ commitment: 'confirmed' }])
+      : await raw('getLatestBlockhash', [{ commitment: 'confirmed' }]);
+    const bh = (r.result as { value: { blockhash: string } }).value.blockhash;
+    volatile(bh, '<blockhash>');
+    return bh;
+  };
+  const signed = (blockhash: string, ixs: TransactionInstruction[], signers: Keypair[]): Transaction => {
+    const tx = new Transaction({ feePayer: payer, recentBlockhash: blockhash }).add(...ixs);
+    tx.sign(...signers);
+    // Every signature depends on the blockhash; the fee payer's gets its own name where the transaction lands.
+    for (const s of tx.signatures) if (s.signature) volatile(bs58.encode(s.signature), '<signature>');
+    return tx;
+  };
+  const b64 = (tx: Transaction) => tx.serialize().toString('base64');
+  /** Send at confirmed preflight, wait for confirmed, name the signature. */
+  const land = async (name: string, ixs: TransactionInstruction[], signers: Keypair[]): Promise<string> => {
+    const tx = signed(await confirmedBlockhash(), ixs, [k.payer, ...signers]);
+    const r = await call(`sendTransaction:${name}`, 'sendTransaction', [
+      b64(tx),
+      { encoding: 'base64', preflightCommitment: 'confirmed' },
+    ]);
+    if (typeof r.result !== 'string') throw new Error(`golden scenario: ${name} refused: ${JSON.stringify(r.error)}`);
+    volatile(r.result, `<sig:${name}>`);
+    await waitFor(name, 'confirmed', r.result);
+    return r.result;
+  };
+  const transactionViews = async (name: string, sig: string): Promise<void> => {
+    for (const encoding of ['json', 'jsonParsed']) {
+      const r = await call(`getTransaction:${name}:${encoding}`, 'getTransaction', [
+        sig,
+        { commitment: 'confirmed', encoding, maxSupportedTransactionVersion: 0 },
+      ]);
+      // oncepay's PayoutExecuted event ends with the slot it executed in (u64 LE): that log line is volatile.
+      const got = r.result as { slot: number; meta: { logMessages: string[] } } | null;
+      for (const line of got?.meta.logMessages ?? []) {
+        const data = line.startsWith('Program data: ') ? Buffer.from(line.slice(14), 'base64') : null;
+        if (data && data.length >= 8 && data.readBigUInt64LE(data.length - 8) === BigInt(got!.slot))
+          volatile(line, 'Program data: <event ending with its slot>');
+      }
+    }
+  };
+
+  // The node itself.
+  rec.node = (await call('getVersion', 'getVersion')).result;
+  await call('getHealth', 'getHealth');
+  volatile((await call('getGenesisHash', 'getGenesisHash')).result, '<genesis-hash>');
+
+  // Websockets first, so their notifications cover what follows.
+  const ws = await openSocket(target.wsUrl);
+  const subscribe = async (name: string, method: string, params: unknown[], count: number) => {
+    const entry = { subscribe: null as unknown, messages: [] as unknown[] };
+    rec.notifications[name] = entry;
+    const sid = ++id;
+    const done = new Promise<void>((resolve) => {
+      let subId: number | null = null;
+      ws.on('message', (data: Buffer) => {
+        const m = JSON.parse(data.toString()) as { id?: number; result?: number; params?: { subscription: number } };
+        if (m.id === sid) {
+          entry.subscribe = m;
+          subId = m.result ?? null;
+        } else if (subId !== null && m.params?.subscription === subId && entry.messages.length < count) {
+          entry.messages.push(m);
+          if (entry.messages.length === count) resolve();
+        }
+      });
+    });
+    ws.send(JSON.stringify({ jsonrpc: '2.0', id: sid, method, params }));
+    return done;
+  };
+  const slots = subscribe('slotSubscribe', 'slotSubscribe', [], 1);
+  const logs = subscribe(
+    'logsSubscribe:mentions-payer',
+    'logsSubscribe',
+    [{ mentions: [payer.toBase58()] }, { commitment: 'confirmed' }],
+    2,
+  );
+  await slots;
+
+  // An airdrop (the faucet's own transaction, so its signature is volatile).
+  const airdrop = await call('requestAirdrop', 'requestAirdrop', [payer.toBase58(), 10 * LAMPORTS_PER_SOL]);
+  volatile(airdrop.result, '<sig:airdrop>');
+  await waitFor('airdrop', 'confirmed', airdrop.result as string);
+  await call('getBalance:payer', 'getBalance', [payer.toBase58(), { commitment: 'confirmed' }]);
+
+  // A mint, the payer's ATA with 5 tokens, an empty ATA for the recipient (a zero token balance).
+  const payerAta = getAssociatedTokenAddressSync(k.mint.publicKey, payer);
+  const recipientAta = getAssociatedTokenAddressSync(k.mint.publicKey, k.recipient.publicKey);
+  const mintRent = (
+    await call('getMinimumBalanceForRentExemption:mint', 'getMinimumBalanceForRentExemption', [MINT_SIZE])
+  ).result as number;
+  const mintSig = await land(
+    'mint',
+    [
+      SystemProgram.createAccount({
+        fromPubkey: payer,
+        newAccountPubkey: k.mint.publicKey,
+        lamports: mintRent,
+        space: MINT_SIZE,
+        programId: TOKEN_PROGRAM_ID,
+      }),
+      createInitializeMint2Instruction(k.mint.publicKey, 6, payer, null),
+      createAssociatedTokenAccountIdempotentInstruction(payer, payerAta, payer, k.mint.publicKey),
+      createAssociatedTokenAccountIdempotentInstruction(payer, recipientAta, k.recipient.publicKey, k.mint.publicKey),
+      createMintToCheckedInstruction(k.mint.publicKey, payerAta, payer, 5_000_000n, 6),
+    ],
+    [k.mint],
+  );
+  await transactionViews('mint', mintSig);
+
+  // A token transfer and a SOL transfer in one transaction.
+  const transferSig = await land(
+    'transfer',
+    [
+      createTransferCheckedInstruction(payerAta, k.mint.publicKey, recipientAta, payer, 1_250_000n, 6),
+      SystemProgram.transfer({ fromPubkey: payer, toPubkey: k.recipient.publicKey, lamports: LAMPORTS_PER_SOL }),
+    ],
+    [],
+  );
+  await transactionViews('transfer', transferSig);
+
+  // oncepay: a merchant with a vault, then execute_payout.
+  const { ix: initIx, merchant } = initializeMerchantInstruction(programId, payer, payer);
+  const vaultRent = (await raw('getMinimumBalanceForRentExemption', [ACCOUNT_SIZE])).result as number;
+  await land(
+    'merchant',
+    [
+      initIx,
+      SystemProgram.createAccount({
+        fromPubkey: payer,
+        newAccountPubkey: k.vault.publicKey,
+        lamports: vaultRent,
+        space: ACCOUNT_SIZE,
+        programId: TOKEN_PROGRAM_ID,
+      }),
+      createInitializeAccount3Instruction(k.vault.publicKey, k.mint.publicKey, merchant),
+      createMintToCheckedInstruction(k.mint.publicKey, k.vault.publicKey, payer, 3_000_000n, 6),
+    ],
+    [k.vault],
+  );
+  const [operation, opBump] = PublicKey.findProgramAddressSync(
+    [Buffer.from('op'), merchant.toBuffer(), OP_ID],
+    programId,
+  );
+  const payoutIx = executePayoutInstruction(
+    programId,
+    {
+      payoutAuthority: payer,
+      payer,
+      merchant,
+      operation,
+      vault: k.vault.publicKey,
+      mint: k.mint.publicKey,
+      recipientToken: recipientAta,
+      tokenProgram: TOKEN_PROGRAM_ID,
+    },
+    { opId: opId(OP_ID), amount: 1_000_000n, opBump },
+  );
+  const payoutSig = await land('payout', [payoutIx], []);
+  await transactionViews('payout', payoutSig);
+
+  // The same payout again: refused at preflight (6000), then sent without preflight it lands with the error.
+  const again = signed(await confirmedBlockhash(), [payoutIx], [k.payer]);
+  await call('sendTransaction:payout-again:preflight', 'sendTransaction', [
+    b64(again),
+    { encoding: 'base64', preflightCommitment: 'confirmed' },
+  ]);
+  await call('simulateTransaction:payout-again', 'simulateTransaction', [
+    b64(again),
+    { encoding: 'base64', commitment: 'confirmed' },
+  ]);
+  const failed = await call('sendTransaction:payout-again:skip', 'sendTransaction', [
+    b64(again),
+    { encoding: 'base64', skipPreflight: true },
+  ]);
+  volatile(failed.result, '<sig:payout-again>');
+  await waitFor('payout-again', 'confirmed', failed.result as string);
+  await transactionViews('payout-again', failed.result as string);
+
+  // Preflight at the default (finalized) with a confirmed blockhash; a bad signature; a simulation that passes.
+  const fresh = signed(
+    await confirmedBlockhash('getLatestBlockhash:confirmed'),
+    [SystemProgram.transfer({ fromPubkey: payer, toPubkey: k.stranger.publicKey, lamports: LAMPORTS_PER_SOL })],
+    [k.payer],
+  );
+  await call('isBlockhashValid:confirmed', 'isBlockhashValid', [fresh.recentBlockhash, { commitment: 'confirmed' }]);
+  await call('isBlockhashValid:finalized', 'isBlockhashValid', [fresh.recentBlockhash, { commitment: 'finalized' }]);
+  await call('sendTransaction:finalized-preflight', 'sendTransaction', [b64(fresh), { encoding: 'base64' }]);
+  await call('simulateTransaction:finalized', 'simulateTransaction', [b64(fresh), { encoding: 'base64' }]);
+  const tampered = fresh.serialize();
+  tampered[10] ^= 0xff;
+  await call('sendTransaction:bad-signature', 'sendTransaction', [
+    tampered.toString('base64'),
+    { encoding: 'base64', preflightCommitment: 'confirmed' },
+  ]);
+  await call('simulateTransaction:transfer', 'simulateTransaction', [
+    b64(fresh),
+    {
+      encoding: 'base64',
+      commitment: 'confirmed',
+      accounts: { addresses: [k.stranger.publicKey.toBase58()], encoding: 'base64' },
+    },
+  ]);
+
+  // A transfer seen through signatureSubscribe.
+  const sigName = bs58.encode(fresh.signature!);
+  volatile(sigName, '<sig:stranger>');
+  const sigNote = subscribe('signatureSubscribe', 'signatureSubscribe', [sigName, { commitment: 'confirmed' }], 1);
+  await call('sendTransaction:stranger', 'sendTransaction', [
+    b64(fresh),
+    { encoding: 'base64', preflightCommitment: 'confirmed' },
+  ]);
+  await sigNote;
+  await logs;
+
+  // Reads, after everything landed.
+  await call('getSignatureStatuses', 'getSignatureStatuses', [
+    [mintSig, transferSig, payoutSig, failed.result, UNKNOWN_SIGNATURE],
+  ]);
+  await call('getSignaturesForAddress:recipient', 'getSignaturesForAddress', [
+    k.recipient.publicKey.toBase58(),
+    { commitment: 'confirmed' },
+  ]);
+  const transferSlot = ((rec.exchanges['getTransaction:transfer:json'].response.result ?? {}) as { slot: number }).slot;
+  await call('getBlock:transfer', 'getBlock', [
+    transferSlot,
+    { commitment: 'confirmed', encoding: 'json', maxSupportedTransactionVersion: 0, rewards: false },
+  ]);
+  await call('getAccountInfo:mint:base64', 'getAccountInfo', [
+    k.mint.publicKey.toBase58(),
+    { commitment: 'confirmed', encoding: 'base64' },
+  ]);
+  await call('getAccountInfo:mint:jsonParsed', 'getAccountInfo', [
+    k.mint.publicKey.toBase58(),
+    { commitment: 'confirmed', encoding: 'jsonParsed' },
+  ]);
+  await call('getAccountInfo:recipient-ata:jsonParsed', 'getAccountInfo', [
+    recipientAta.toBase58(),
+    { commitment: 'confirmed', encoding: 'jsonParsed' },
+  ]);
+  await call('getAccountInfo:merchant', 'getAccountInfo', [
+    merchant.toBase58(),
+    { commitment: 'confirmed', encoding: 'base64' },
+  ]);
+  await call('getAccountInfo:missing', 'getAccountInfo', [
+    k.missing.publicKey.toBase58(),
+    { commitment: 'confirmed', encoding: 'base64' },
+  ]);
+  await call('getAccountInfo:token-program', 'getAccountInfo', [
+    TOKEN_PROGRAM_ID.toBase58(),
+    { commitment: 'confirmed', encoding: 'base64', dataSlice: { offset: 0, length: 0 } },
+  ]);
+  await call('getTokenAccountBalance:recipient-ata', 'getTokenAccountBalance', [
+    recipientAta.toBase58(),
+    { commitment: 'confirmed' },
+  ]);
+  await call('getSlot:confirmed', 'getSlot', [{ commitment: 'confirmed' }]);
+  await call('getBlockHeight:confirmed', 'getBlockHeight', [{ commitment: 'confirmed' }]);
+  const fin = await call('getLatestBlockhash:finalized', 'getLatestBlockhash', []);
+  volatile((fin.result as { value?: { blockhash?: string } } | undefined)?.value?.blockhash, '<blockhash>');
+  ws.close();
+  return rec;
+}
+
+function openSocket(url: string): Promise<WebSocket> {
+  return new Promise((resolve, reject) => {
+    const ws = new WebSocket(url);
+    ws.once('open', () => resolve(ws));
+    ws.once('error', reject);
+  });
+}
