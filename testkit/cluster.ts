@@ -54,23 +54,29 @@ export async function airdrop(connection: Connection, to: PublicKey, lamports = 
   await confirm(connection, await connection.requestAirdrop(to, lamports));
 }
 
+/** A new SPL Token mint: create the account (rent-exempt, `rent` lamports) and InitializeMint2, `payer` minting. */
+export function mintAccountInstructions(
+  payer: PublicKey,
+  mint: PublicKey,
+  decimals: number,
+  rent: number,
+): TransactionInstruction[] {
+  return [
+    SystemProgram.createAccount({
+      fromPubkey: payer,
+      newAccountPubkey: mint,
+      lamports: rent,
+      space: MINT_SIZE,
+      programId: TOKEN_PROGRAM_ID,
+    }),
+    createInitializeMint2Instruction(mint, decimals, payer, null),
+  ];
+}
+
 export async function createMint(connection: Connection, payer: Keypair, decimals: number): Promise<PublicKey> {
   const mint = Keypair.generate();
   const rent = await connection.getMinimumBalanceForRentExemption(MINT_SIZE);
-  await send(
-    connection,
-    [
-      SystemProgram.createAccount({
-        fromPubkey: payer.publicKey,
-        newAccountPubkey: mint.publicKey,
-        lamports: rent,
-        space: MINT_SIZE,
-        programId: TOKEN_PROGRAM_ID,
-      }),
-      createInitializeMint2Instruction(mint.publicKey, decimals, payer.publicKey, null),
-    ],
-    [payer, mint],
-  );
+  await send(connection, mintAccountInstructions(payer.publicKey, mint.publicKey, decimals, rent), [payer, mint]);
   return mint.publicKey;
 }
 

@@ -22,7 +22,6 @@ import {
   TOKEN_PROGRAM_ID,
   createAssociatedTokenAccountIdempotentInstruction,
   createInitializeAccount3Instruction,
-  createInitializeMint2Instruction,
   createMintToCheckedInstruction,
   createTransferCheckedInstruction,
   getAssociatedTokenAddressSync,
@@ -31,6 +30,7 @@ import WebSocket from 'ws';
 import bs58 from 'bs58';
 import { opId } from '../../app/op-id';
 import { executePayoutInstruction, initializeMerchantInstruction } from '../../app/payout/program';
+import { mintAccountInstructions } from '../cluster';
 
 export interface Exchange {
   request: { method: string; params: unknown[] };
@@ -204,14 +204,7 @@ export async function runGoldenScenario(target: ScenarioTarget): Promise<Recordi
   const mintSig = await land(
     'mint',
     [
-      SystemProgram.createAccount({
-        fromPubkey: payer,
-        newAccountPubkey: k.mint.publicKey,
-        lamports: mintRent,
-        space: MINT_SIZE,
-        programId: TOKEN_PROGRAM_ID,
-      }),
-      createInitializeMint2Instruction(k.mint.publicKey, 6, payer, null),
+      ...mintAccountInstructions(payer, k.mint.publicKey, 6, mintRent),
       createAssociatedTokenAccountIdempotentInstruction(payer, payerAta, payer, k.mint.publicKey),
       createAssociatedTokenAccountIdempotentInstruction(payer, recipientAta, k.recipient.publicKey, k.mint.publicKey),
       createMintToCheckedInstruction(k.mint.publicKey, payerAta, payer, 5_000_000n, 6),
@@ -338,30 +331,20 @@ export async function runGoldenScenario(target: ScenarioTarget): Promise<Recordi
     transferSlot,
     { commitment: 'confirmed', encoding: 'json', maxSupportedTransactionVersion: 0, rewards: false },
   ]);
-  await call('getAccountInfo:mint:base64', 'getAccountInfo', [
-    k.mint.publicKey.toBase58(),
-    { commitment: 'confirmed', encoding: 'base64' },
-  ]);
-  await call('getAccountInfo:mint:jsonParsed', 'getAccountInfo', [
-    k.mint.publicKey.toBase58(),
-    { commitment: 'confirmed', encoding: 'jsonParsed' },
-  ]);
-  await call('getAccountInfo:recipient-ata:jsonParsed', 'getAccountInfo', [
-    recipientAta.toBase58(),
-    { commitment: 'confirmed', encoding: 'jsonParsed' },
-  ]);
-  await call('getAccountInfo:merchant', 'getAccountInfo', [
-    merchant.toBase58(),
-    { commitment: 'confirmed', encoding: 'base64' },
-  ]);
-  await call('getAccountInfo:missing', 'getAccountInfo', [
-    k.missing.publicKey.toBase58(),
-    { commitment: 'confirmed', encoding: 'base64' },
-  ]);
-  await call('getAccountInfo:token-program', 'getAccountInfo', [
-    TOKEN_PROGRAM_ID.toBase58(),
-    { commitment: 'confirmed', encoding: 'base64', dataSlice: { offset: 0, length: 0 } },
-  ]);
+  const accounts: Array<[string, PublicKey, Record<string, unknown>]> = [
+    ['mint:base64', k.mint.publicKey, { encoding: 'base64' }],
+    ['mint:jsonParsed', k.mint.publicKey, { encoding: 'jsonParsed' }],
+    ['recipient-ata:jsonParsed', recipientAta, { encoding: 'jsonParsed' }],
+    ['merchant', merchant, { encoding: 'base64' }],
+    ['missing', k.missing.publicKey, { encoding: 'base64' }],
+    ['token-program', TOKEN_PROGRAM_ID, { encoding: 'base64', dataSlice: { offset: 0, length: 0 } }],
+  ];
+  for (const [name, address, config] of accounts) {
+    await call(`getAccountInfo:${name}`, 'getAccountInfo', [
+      address.toBase58(),
+      { commitment: 'confirmed', ...config },
+    ]);
+  }
   await call('getTokenAccountBalance:recipient-ata', 'getTokenAccountBalance', [
     recipientAta.toBase58(),
     { commitment: 'confirmed' },

@@ -66,9 +66,13 @@ export async function createTokenAccount(
   return acct.publicKey;
 }
 
-export async function setupMerchant(io: SetupIo, opts: { vaultFunds?: bigint } = {}): Promise<MerchantSetup> {
+/** `authority`: a given (e.g. seeded) key instead of a new one, so the merchant's and ops' addresses repeat. */
+export async function setupMerchant(
+  io: SetupIo,
+  opts: { vaultFunds?: bigint; authority?: Keypair } = {},
+): Promise<MerchantSetup> {
   const programId = new PublicKey(ONCEPAY_PROGRAM_ID);
-  const authority = Keypair.generate();
+  const authority = opts.authority ?? Keypair.generate();
   await io.fund(authority.publicKey);
   const { ix, merchant } = initializeMerchantInstruction(programId, authority.publicKey, authority.publicKey);
   await io.send([ix], [authority]);

@@ -3,21 +3,19 @@
 // spends the units and writes the logs it does there.
 import { expect } from 'chai';
 import crypto from 'node:crypto';
-import { Keypair, PublicKey, SystemProgram } from '@solana/web3.js';
+import { Keypair, PublicKey } from '@solana/web3.js';
 import {
-  ACCOUNT_SIZE,
   TOKEN_PROGRAM_ID,
   createAssociatedTokenAccountIdempotentInstruction,
-  createInitializeAccount3Instruction,
-  createMintToInstruction,
   getAssociatedTokenAddressSync,
 } from '@solana/spl-token';
 import { LocalnetHandle, ONCEPAY_PROGRAM_ID, startLocalnet } from '../../localnet';
 import { legacyTokenProgram } from '../../localnet/token-program';
 import { requireProgramSo, selectedProgramBinary } from '../../common/program-binary';
 import { opId } from '../../app/op-id';
-import { executePayoutInstruction, initializeMerchantInstruction } from '../../app/payout/program';
-import { connect, funded, mintWithBalance, send } from './support';
+import { executePayoutInstruction } from '../../app/payout/program';
+import { connectionIo, setupMerchant } from '../../testkit/payout/setup';
+import { connect, send } from './support';
 
 describe('localnet: --token-program legacy (spl_token-3.5.0, as solana-test-validator 3.1 runs it)', function () {
   let net: LocalnetHandle;
@@ -43,32 +41,14 @@ describe('localnet: --token-program legacy (spl_token-3.5.0, as solana-test-vali
 
     // A seeded authority: the op address's bump, and so the units spent proving it canonical, are the same each run.
     const seed = crypto.createHash('sha256').update('oncepay-legacy-token-test').digest();
-    const authority = await funded(conn, 100, Keypair.fromSeed(seed));
-    const programId = new PublicKey(ONCEPAY_PROGRAM_ID);
-    const { ix, merchant } = initializeMerchantInstruction(programId, authority.publicKey, authority.publicKey);
-    await send(conn, authority, [ix]);
-    const t = await mintWithBalance(conn, authority, 0n);
-    const vault = Keypair.generate();
-    await send(
-      conn,
-      authority,
-      [
-        SystemProgram.createAccount({
-          fromPubkey: authority.publicKey,
-          newAccountPubkey: vault.publicKey,
-          lamports: await conn.getMinimumBalanceForRentExemption(ACCOUNT_SIZE),
-          space: ACCOUNT_SIZE,
-          programId: TOKEN_PROGRAM_ID,
-        }),
-        createInitializeAccount3Instruction(vault.publicKey, t.mint, merchant),
-        createMintToInstruction(t.mint, vault.publicKey, authority.publicKey, 10_000_000n),
-      ],
-      [vault],
-    );
+    const { programId, authority, merchant, mint, vault } = await setupMerchant(connectionIo(conn), {
+      authority: Keypair.fromSeed(seed),
+      vaultFunds: 10_000_000n,
+    });
     const bob = Keypair.generate().publicKey;
-    const bobAta = getAssociatedTokenAddressSync(t.mint, bob);
+    const bobAta = getAssociatedTokenAddressSync(mint, bob);
     await send(conn, authority, [
-      createAssociatedTokenAccountIdempotentInstruction(authority.publicKey, bobAta, bob, t.mint),
+      createAssociatedTokenAccountIdempotentInstruction(authority.publicKey, bobAta, bob, mint),
     ]);
     const id = new Uint8Array(32).fill(7);
     const [operation, opBump] = PublicKey.findProgramAddressSync(
@@ -83,8 +63,8 @@ describe('localnet: --token-program legacy (spl_token-3.5.0, as solana-test-vali
           payer: authority.publicKey,
           merchant,
           operation,
-          vault: vault.publicKey,
-          mint: t.mint,
+          vault,
+          mint,
           recipientToken: bobAta,
           tokenProgram: TOKEN_PROGRAM_ID,
         },

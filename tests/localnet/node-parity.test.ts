@@ -12,13 +12,12 @@ import {
 } from '@solana/web3.js';
 import {
   MINT_SIZE,
-  TOKEN_PROGRAM_ID,
   createAssociatedTokenAccountIdempotentInstruction,
-  createInitializeMint2Instruction,
   getAssociatedTokenAddressSync,
 } from '@solana/spl-token';
 import bs58 from 'bs58';
 import { LocalnetHandle, startLocalnet } from '../../localnet';
+import { mintAccountInstructions } from '../../testkit/cluster';
 import { connect, rpc } from './support';
 
 /** Agave 3.1's RpcSimulateTransactionResult: every field, present even when null. */
@@ -233,14 +232,7 @@ describe('localnet: answers as a 3.1 validator does', function () {
     const rent = await conn.getMinimumBalanceForRentExemption(MINT_SIZE);
     const { blockhash: bh2 } = await conn.getLatestBlockhash('finalized');
     const tx = new Transaction({ feePayer: payer.publicKey, recentBlockhash: bh2 }).add(
-      SystemProgram.createAccount({
-        fromPubkey: payer.publicKey,
-        newAccountPubkey: mint.publicKey,
-        lamports: rent,
-        space: MINT_SIZE,
-        programId: TOKEN_PROGRAM_ID,
-      }),
-      createInitializeMint2Instruction(mint.publicKey, 6, payer.publicKey, null),
+      ...mintAccountInstructions(payer.publicKey, mint.publicKey, 6, rent),
       createAssociatedTokenAccountIdempotentInstruction(payer.publicKey, ata, owner, mint.publicKey),
     );
     tx.sign(payer, mint);

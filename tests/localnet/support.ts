@@ -43,7 +43,8 @@ export async function rpc<R = unknown, D = unknown>(
   return (await res.json()) as RpcResponse<R, D>;
 }
 
-export async function funded(conn: Connection, sol = 10, kp = Keypair.generate()): Promise<Keypair> {
+export async function funded(conn: Connection, sol = 10): Promise<Keypair> {
+  const kp = Keypair.generate();
   const sig = await conn.requestAirdrop(kp.publicKey, sol * LAMPORTS_PER_SOL);
   const bh = await conn.getLatestBlockhash();
   await conn.confirmTransaction({ signature: sig, ...bh }, 'confirmed');
