@@ -11,6 +11,22 @@ export interface Query {
 /** Anything a statement can run on: the pool, or a client inside a transaction. */
 export type Db = Pool | PoolClient;
 
+/**
+ * A PostgreSQL array literal (`{"a","b",NULL}`) for a parameter cast to an array type (`$1::text[]`, `$2::int[]`):
+ * what pg sends for a JavaScript array, built in one pass. pg's own conversion runs two regular-expression
+ * replaces on every element; a ledger batch of 5,000 receipts has 65,000 elements.
+ */
+export function arrayLiteral(values: readonly (string | number | null | undefined)[]): string {
+  const parts = new Array<string>(values.length);
+  for (let i = 0; i < values.length; i++) {
+    const v = values[i];
+    if (v === null || v === undefined) parts[i] = 'NULL';
+    else if (typeof v === 'number') parts[i] = String(v);
+    else parts[i] = `"${v.includes('"') || v.includes('\\') ? v.replace(/["\\]/g, '\\$&') : v}"`;
+  }
+  return `{${parts.join(',')}}`;
+}
+
 /** Every row the statement returns. */
 export async function rows<R extends QueryResultRow>(db: Db, q: Query): Promise<R[]> {
   return (await db.query<R>(q.text, q.values)).rows;

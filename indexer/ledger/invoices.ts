@@ -12,7 +12,6 @@ import { LEDGER_CODES } from '../../common/errors/codes';
 import { fulfilmentOpId, invoicePaidPayload } from './fulfilment';
 import * as q from './queries';
 import type { CreditedAmount, InvoiceRow, NewInvoice, RaisedException } from './types';
-import { receiptKey } from './validate';
 
 export interface Invoices {
   /** Idempotent: the same invoice again is a no-op; the same id with other fields is INVOICE_CONFLICT. */
@@ -102,13 +101,16 @@ export async function lockCandidates(client: PoolClient, receipts: Receipt[]): P
   return locked.map((x) => ({ ...invoiceFields(x), createdSeq: Number(x.created_epoch) }));
 }
 
-/** The match of receipts in chain order against the locked invoices, and each receipt's invoice by identity. */
+/**
+ * The match of receipts in chain order against the locked invoices, and each receipt's invoice (keyed by the
+ * receipt object: the batch holds one object per identity, and an object key costs no string building).
+ */
 export function matchReceipts(
   chain: Receipt[],
   invoices: InvoiceState[],
-): { plan: BatchOutcome; invoiceOf: Map<string, string | null> } {
+): { plan: BatchOutcome; invoiceOf: Map<Receipt, string | null> } {
   const plan = matchBatch(chain, invoices);
-  return { plan, invoiceOf: new Map(chain.map((r, i) => [receiptKey(r), plan.outcomes[i].invoiceId])) };
+  return { plan, invoiceOf: new Map(chain.map((r, i) => [r, plan.outcomes[i].invoiceId])) };
 }
 
 /**
@@ -119,13 +121,13 @@ export async function rematchInserted(
   client: PoolClient,
   inserted: Receipt[],
   invoices: InvoiceState[],
-  planned: Map<string, string | null>,
+  planned: Map<Receipt, string | null>,
   idOf: (r: Receipt) => string,
 ): Promise<BatchOutcome> {
   const plan = matchBatch(inserted, invoices);
   const fix = inserted
     .map((r, i) => [r, plan.outcomes[i].invoiceId] as const)
-    .filter(([r, inv]) => planned.get(receiptKey(r)) !== inv);
+    .filter(([r, inv]) => planned.get(r) !== inv);
   if (fix.length > 0)
     await exec(
       client,

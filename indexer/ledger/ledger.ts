@@ -22,14 +22,7 @@ import {
 } from './invoices';
 import * as q from './queries';
 import type { ApplyBatchInput, ApplyBatchResult, LedgerReport, ReceiptSource } from './types';
-import {
-  assertCluster,
-  assertSource,
-  compareReceipts,
-  partitionReceipts,
-  receiptKey,
-  uniqueReceipts,
-} from './validate';
+import { assertCluster, assertSource, compareReceipts, partitionReceipts, uniqueReceipts } from './validate';
 
 export interface LedgerDeps {
   db: Pool;
@@ -48,10 +41,16 @@ export interface Ledger extends Invoices {
 // Deadlocks should not happen (fixed lock order), but a rolled-back batch is always safe to run again.
 const RETRYABLE = new Set(['40P01', '40001']);
 const MAX_TRIES = 5;
+// Batches smaller than this do not change the probe prediction (a few receipts say little about the stream).
+const PREDICT_MIN = 64;
 
 export function createLedger(deps: LedgerDeps): Ledger {
   const { db, metrics } = deps;
   const log = deps.log ?? logger('ledger');
+  // Per (cluster, source): was its last batch mostly new receipts? Then the next one skips the probe (a second
+  // descent of the unique index per receipt, pure cost when nearly everything is new). Only a prediction: either
+  // way INSERT … ON CONFLICT decides what is new, and a wrong guess costs time, never a credit.
+  const mostlyNew = new Map<string, boolean>();
 
   async function applyBatch(input: ApplyBatchInput): Promise<ApplyBatchResult> {
     assertCluster(input.cluster);
@@ -61,11 +60,14 @@ export function createLedger(deps: LedgerDeps): Ledger {
     for (const r of rejected)
       log.error({ code: r.code, index: r.index, cluster: input.cluster, source: input.source }, r.message);
     const batch = uniqueReceipts(good);
+    const path = `${input.cluster}\u0000${input.source}`;
+    const probe = !mostlyNew.get(path);
     for (let tries = 1; ; tries++) {
       try {
         const result = await withTransaction(db, (c) =>
-          applyInTransaction(c, input.cluster, input.source, batch, good.length, checkpoint),
+          applyInTransaction(c, input.cluster, input.source, batch, good.length, checkpoint, probe),
         );
+        if (batch.length >= PREDICT_MIN) mostlyNew.set(path, result.inserted * 2 > batch.length);
         failpoint('ledger.after_commit');
         result.rejected = rejected;
         if (metrics) {
@@ -93,6 +95,7 @@ export function createLedger(deps: LedgerDeps): Ledger {
     batch: Receipt[],
     delivered: number,
     checkpoint: string | undefined,
+    probe: boolean,
   ): Promise<ApplyBatchResult> {
     const result: ApplyBatchResult = {
       inserted: 0,
@@ -102,29 +105,29 @@ export function createLedger(deps: LedgerDeps): Ledger {
       fulfilled: [],
       rejected: [],
     };
-    // 1. Which receipts are new (identity only: cheap for a mostly-duplicate batch).
-    const unknown = batch.length === 0 ? [] : await unknownReceipts(client, cluster, batch);
+    // 1. Which receipts may be new. The probe (identity only) makes a mostly-duplicate batch cheap; when this
+    //    path's last batch was mostly new it is skipped: every receipt is a candidate, and the INSERT … ON CONFLICT
+    //    below decides, as it does anyway.
+    const candidates = batch.length === 0 ? [] : probe ? await unknownReceipts(client, cluster, batch) : batch;
     let inserted: Receipt[] = [];
-    if (unknown.length > 0) {
+    if (candidates.length > 0) {
       // 2. Lock the invoices they could pay and plan the credits, so each row goes in with its invoice id.
-      //    Lock order for every batch: invoices (by id) → receipts (by identity) → counters → checkpoint.
-      const chain = [...unknown].sort(compareChain);
+      //    Lock order for every batch: invoices (by id) → receipts (by identity: the INSERT sorts) → counters →
+      //    checkpoint.
+      const chain = [...candidates].sort(compareChain);
       const invoices = await lockCandidates(client, chain);
       const { plan: planned, invoiceOf } = matchReceipts(chain, invoices);
-      // 3. Insert. RETURNING lists the rows this transaction inserted: only those may be credited.
-      const insertedRows = await rows<{ id: string; signature: string; ix_index: number; inner_index: number }>(
+      // 3. Insert. RETURNING lists the rows this transaction inserted (by position): only those may be credited.
+      const insertedRows = await rows<{ ord: number; id: string }>(
         client,
-        q.insertReceipts(cluster, source, columns(unknown, invoiceOf)),
+        q.insertReceipts(cluster, source, columns(chain, invoiceOf)),
       );
-      const ids = new Map(
-        insertedRows.map((row) => [
-          receiptKey({ signature: row.signature, ixIndex: row.ix_index, innerIndex: row.inner_index }),
-          row.id,
-        ]),
-      );
-      const idOf = (r: Receipt): string => ids.get(receiptKey(r))!;
-      inserted = chain.filter((r) => ids.has(receiptKey(r)));
-      // 4. Credit what was inserted. When another transaction inserted some of them since step 1, match again.
+      const ids = new Map<Receipt, string>();
+      for (const row of insertedRows) ids.set(chain[row.ord - 1], row.id);
+      const idOf = (r: Receipt): string => ids.get(r)!;
+      inserted = ids.size === chain.length ? chain : chain.filter((r) => ids.has(r));
+      // 4. Credit what was inserted. When some were in the ledger already (inserted by another transaction since
+      //    step 1, or not probed), match again on what this one did insert.
       const plan =
         inserted.length < chain.length ? await rematchInserted(client, inserted, invoices, invoiceOf, idOf) : planned;
       const credits = creditRows(inserted, idOf, plan);
@@ -157,10 +160,7 @@ export function createLedger(deps: LedgerDeps): Ledger {
   return { applyBatch, getCheckpoint, setCheckpoint, ...createInvoices(db), report: () => readReport(db) };
 }
 
-/**
- * The receipts of a batch not in the ledger yet, sorted by identity: every batch inserts (and so waits on
- * unique-index entries) in this same order. Only these few need sorting in a mostly-duplicate batch.
- */
+/** The receipts of a batch not in the ledger yet (in batch order). */
 async function unknownReceipts(client: PoolClient, cluster: string, batch: Receipt[]): Promise<Receipt[]> {
   const unknown = await rows<{ ord: number }>(
     client,
@@ -171,7 +171,7 @@ async function unknownReceipts(client: PoolClient, cluster: string, batch: Recei
       batch.map((r) => r.innerIndex),
     ),
   );
-  return unknown.map((r) => batch[r.ord - 1]).sort(compareReceipts);
+  return unknown.map((r) => batch[r.ord - 1]);
 }
 
 /** Chain order (slot, then identity): decides which of two payments completes an invoice and which is excess. */
@@ -197,20 +197,39 @@ function slotText(slot: bigint | number): string {
   return s.toString();
 }
 
-function columns(batch: Receipt[], invoiceOf: Map<string, string | null>): q.ReceiptColumns {
-  return {
-    invoiceId: batch.map((r) => invoiceOf.get(receiptKey(r)) ?? null),
-    signature: batch.map((r) => r.signature),
-    ixIndex: batch.map((r) => r.ixIndex),
-    innerIndex: batch.map((r) => r.innerIndex),
-    slot: batch.map((r) => (r.slot === null || r.slot === undefined ? null : r.slot.toString())),
-    blockTime: batch.map((r) => (r.blockTime === null || r.blockTime === undefined ? null : String(r.blockTime))),
-    program: batch.map((r) => r.program),
-    kind: batch.map((r) => r.kind),
-    mint: batch.map((r) => r.mint),
-    source: batch.map((r) => r.source),
-    destination: batch.map((r) => r.destination),
-    destinationOwner: batch.map((r) => r.destinationOwner ?? null),
-    amount: batch.map((r) => r.amount.toString()),
+/** The batch as statement columns, in one pass (the receipt's planned invoice id from the match). */
+function columns(batch: Receipt[], invoiceOf: Map<Receipt, string | null>): q.ReceiptColumns {
+  const n = batch.length;
+  const c: q.ReceiptColumns = {
+    invoiceId: new Array(n),
+    signature: new Array(n),
+    ixIndex: new Array(n),
+    innerIndex: new Array(n),
+    slot: new Array(n),
+    blockTime: new Array(n),
+    program: new Array(n),
+    kind: new Array(n),
+    mint: new Array(n),
+    source: new Array(n),
+    destination: new Array(n),
+    destinationOwner: new Array(n),
+    amount: new Array(n),
   };
+  for (let i = 0; i < n; i++) {
+    const r = batch[i];
+    c.invoiceId[i] = invoiceOf.get(r) ?? null;
+    c.signature[i] = r.signature;
+    c.ixIndex[i] = r.ixIndex;
+    c.innerIndex[i] = r.innerIndex;
+    c.slot[i] = r.slot === null || r.slot === undefined ? null : r.slot.toString();
+    c.blockTime[i] = r.blockTime === null || r.blockTime === undefined ? null : String(r.blockTime);
+    c.program[i] = r.program;
+    c.kind[i] = r.kind;
+    c.mint[i] = r.mint;
+    c.source[i] = r.source;
+    c.destination[i] = r.destination;
+    c.destinationOwner[i] = r.destinationOwner ?? null;
+    c.amount[i] = r.amount.toString();
+  }
+  return c;
 }

@@ -1,6 +1,6 @@
 // Every statement the ledger runs, as a named function returning a Query (db/sql runs them). Arrays go in through
 // unnest() so a batch is a handful of statements, not one per receipt.
-import type { Query } from '../../db/sql';
+import { arrayLiteral, type Query } from '../../db/sql';
 
 export interface ReceiptColumns {
   signature: string[];
@@ -20,39 +20,47 @@ export interface ReceiptColumns {
 }
 
 /**
- * Insert a batch of receipts; rows whose identity exists already are skipped, and RETURNING lists only the rows
- * this statement inserted, which are the only ones the ledger may credit. The caller sorts the batch by identity
- * so two overlapping batches wait on each other in the same order instead of deadlocking on the unique index.
+ * Insert a batch of receipts; rows whose identity exists already are skipped, and the answer lists only the rows
+ * this statement inserted (RETURNING), which are the only ones the ledger may credit: each as its 1-based position
+ * in the arrays and its new id (joined back on the server, so no signature travels back). Rows go in sorted by
+ * identity (bytewise: COLLATE "C"), so two overlapping batches wait on each other's unique-index entries in the
+ * same order instead of deadlocking.
  */
 export function insertReceipts(cluster: string, firstSource: string, c: ReceiptColumns): Query {
   return {
-    text: `INSERT INTO receipts (cluster, signature, ix_index, inner_index, slot, block_time, program, kind, mint,
-                                 source, destination, destination_owner, amount, invoice_id, first_source)
-           SELECT $1, u.signature, u.ix_index, u.inner_index, u.slot, u.block_time, u.program, u.kind, u.mint,
-                  u.source, u.destination, u.destination_owner, u.amount, u.invoice_id, $2::receipt_source
-             FROM unnest($3::text[], $4::int[], $5::int[], $6::bigint[], $7::bigint[], $8::text[], $9::text[],
-                         $10::text[], $11::text[], $12::text[], $13::text[], $14::numeric[], $15::text[])
-                  WITH ORDINALITY AS u(signature, ix_index, inner_index, slot, block_time, program, kind, mint,
-                                       source, destination, destination_owner, amount, invoice_id, ord)
-            ORDER BY u.ord
-           ON CONFLICT ON CONSTRAINT receipts_identity DO NOTHING
-           RETURNING id, signature, ix_index, inner_index`,
+    text: `WITH u AS MATERIALIZED (
+             SELECT * FROM unnest($3::text[], $4::int[], $5::int[], $6::bigint[], $7::bigint[], $8::text[], $9::text[],
+                                  $10::text[], $11::text[], $12::text[], $13::text[], $14::numeric[], $15::text[])
+                           WITH ORDINALITY AS u(signature, ix_index, inner_index, slot, block_time, program, kind, mint,
+                                                source, destination, destination_owner, amount, invoice_id, ord)),
+           ins AS (
+             INSERT INTO receipts (cluster, signature, ix_index, inner_index, slot, block_time, program, kind, mint,
+                                   source, destination, destination_owner, amount, invoice_id, first_source)
+             SELECT $1, u.signature, u.ix_index, u.inner_index, u.slot, u.block_time, u.program, u.kind, u.mint,
+                    u.source, u.destination, u.destination_owner, u.amount, u.invoice_id, $2::receipt_source
+               FROM u
+              ORDER BY u.signature COLLATE "C", u.ix_index, u.inner_index
+             ON CONFLICT ON CONSTRAINT receipts_identity DO NOTHING
+             RETURNING id, signature, ix_index, inner_index)
+           SELECT u.ord::int AS ord, ins.id FROM ins JOIN u USING (signature, ix_index, inner_index)`,
     values: [
       cluster,
       firstSource,
-      c.signature,
-      c.ixIndex,
-      c.innerIndex,
-      c.slot,
-      c.blockTime,
-      c.program,
-      c.kind,
-      c.mint,
-      c.source,
-      c.destination,
-      c.destinationOwner,
-      c.amount,
-      c.invoiceId,
+      ...[
+        c.signature,
+        c.ixIndex,
+        c.innerIndex,
+        c.slot,
+        c.blockTime,
+        c.program,
+        c.kind,
+        c.mint,
+        c.source,
+        c.destination,
+        c.destinationOwner,
+        c.amount,
+        c.invoiceId,
+      ].map(arrayLiteral),
     ],
   };
 }
@@ -79,7 +87,7 @@ export function selectUnknownReceipts(
                        AND r.ix_index = u.ix_index AND r.inner_index = u.inner_index
                      LIMIT 1) x ON true
             WHERE x.seen IS NULL`,
-    values: [cluster, signatures, ixIndexes, innerIndexes],
+    values: [cluster, arrayLiteral(signatures), arrayLiteral(ixIndexes), arrayLiteral(innerIndexes)],
   };
 }
 

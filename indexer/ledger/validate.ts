@@ -58,26 +58,31 @@ export function assertCluster(cluster: string): void {
   if (!isText(cluster)) throw new OncepayError(LEDGER_CODES.INVALID_CLUSTER, 'cluster must be a non-empty string');
 }
 
-export function receiptKey(r: Pick<Receipt, 'signature' | 'ixIndex' | 'innerIndex'>): string {
-  return `${r.signature}/${r.ixIndex}/${r.innerIndex}`;
-}
-
-/** Identity order: every batch inserts (and so waits on unique-index entries) in this same order. */
+/** Identity order (signature, ix index, inner index): breaks ties of chain order, so a batch matches the same way every time. */
 export function compareReceipts(a: Receipt, b: Receipt): number {
   if (a.signature !== b.signature) return a.signature < b.signature ? -1 : 1;
   return a.ixIndex - b.ixIndex || a.innerIndex - b.innerIndex;
 }
 
-/** Repeats inside the batch dropped (they count as duplicates); first occurrence kept, input order otherwise. */
+/**
+ * Repeats inside the batch dropped (they count as duplicates); first occurrence kept, input order otherwise.
+ * Keyed by the signature the receipt already holds (no key string built per receipt); the few instructions of one
+ * transaction are told apart by (ixIndex, innerIndex).
+ */
 export function uniqueReceipts(receipts: readonly Receipt[]): Receipt[] {
-  const seen = new Set<string>();
+  const seen = new Map<string, Receipt | Receipt[]>();
   const out: Receipt[] = [];
   for (const r of receipts) {
-    const k = receiptKey(r);
-    if (!seen.has(k)) {
-      seen.add(k);
-      out.push(r);
+    const prev = seen.get(r.signature);
+    if (prev === undefined) {
+      seen.set(r.signature, r);
+    } else {
+      const same = Array.isArray(prev) ? prev : [prev];
+      if (same.some((p) => p.ixIndex === r.ixIndex && p.innerIndex === r.innerIndex)) continue;
+      same.push(r);
+      if (same !== prev) seen.set(r.signature, same);
     }
+    out.push(r);
   }
   return out;
 }

@@ -105,15 +105,26 @@ export function matchBatch(receipts: readonly MatchReceipt[], invoices: readonly
     if (inv.referenceKey !== inv.depositAddress) index(inv.referenceKey, inv.id);
   }
   const outcomes: ReceiptOutcome[] = [];
+  const NONE: InvoiceState[] = [];
   for (const r of receipts) {
-    const ids = new Set<string>();
-    for (const k of [r.destination, r.destinationOwner, ...(r.references ?? []), ...(r.accountKeys ?? [])]) {
-      if (k !== null) for (const id of byKey.get(k) ?? []) ids.add(id);
-    }
-    const { outcome, next } = matchReceipt(
-      r,
-      [...ids].map((id) => state.get(id)!),
-    );
+    // The candidates in the order first seen (destination, owner, references, account keys), each once. Most
+    // receipts have none or one: no set or key list is built for them.
+    let candidates: InvoiceState[] = NONE;
+    const add = (k: string | null | undefined) => {
+      if (k === null || k === undefined) return;
+      const ids = byKey.get(k);
+      if (ids === undefined) return;
+      for (const id of ids) {
+        const inv = state.get(id)!;
+        if (candidates === NONE) candidates = [inv];
+        else if (!candidates.some((c) => c.id === id)) candidates.push(inv);
+      }
+    };
+    add(r.destination);
+    add(r.destinationOwner);
+    for (const k of r.references ?? []) add(k);
+    for (const k of r.accountKeys ?? []) add(k);
+    const { outcome, next } = matchReceipt(r, candidates);
     if (next) state.set(next.id, next);
     outcomes.push(outcome);
   }

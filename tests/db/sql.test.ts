@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { exec, one, rows, withTransaction, withTransactionOn } from '../../db/sql';
+import { arrayLiteral, exec, one, rows, withTransaction, withTransactionOn } from '../../db/sql';
 import { TestDb, createTestDb } from '../../testkit/test-db';
 
 describe('db/sql: the one SQL seam', () => {
@@ -23,6 +23,36 @@ describe('db/sql: the one SQL seam', () => {
     ]);
     expect(await one(db.pool, { text: 'SELECT n FROM seam WHERE n = $1', values: [9] })).to.equal(null);
     await exec(db.pool, { text: 'DELETE FROM seam', values: [] });
+  });
+
+  it('arrayLiteral: PostgreSQL reads back every element as given, quotes, backslashes, braces and the word NULL included', async () => {
+    const texts = [
+      'plain',
+      '',
+      'NULL',
+      'null',
+      'a,b',
+      '{x}',
+      'say "hi"',
+      'back\\slash\\',
+      ' spaced ',
+      'é🙂',
+      '\\"',
+      null,
+    ];
+    const got = await one<{ a: (string | null)[]; n: number }>(db.pool, {
+      text: 'SELECT $1::text[] AS a, cardinality($1::text[]) AS n',
+      values: [arrayLiteral(texts)],
+    });
+    expect(got).to.deep.equal({ a: texts, n: texts.length });
+    const nums = await one<{ a: string[] }>(db.pool, {
+      text: 'SELECT $1::int[]::text[] AS a',
+      values: [arrayLiteral([0, -1, 2147483647, null])],
+    });
+    expect(nums!.a).to.deep.equal(['0', '-1', '2147483647', null]);
+    expect(
+      await one(db.pool, { text: 'SELECT cardinality($1::text[]) AS n', values: [arrayLiteral([])] }),
+    ).to.deep.equal({ n: 0 });
   });
 
   it('withTransaction commits the work, or rolls all of it back and rethrows', async () => {

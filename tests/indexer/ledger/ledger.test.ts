@@ -402,6 +402,65 @@ describe('indexer/ledger', () => {
     ]);
   });
 
+  it('after a mostly-new batch skips the probe and still credits only what it inserted (a replay matched again)', async () => {
+    // Every statement the ledger sends, to see which batches probed (the identity-only LEFT JOIN LATERAL select).
+    const sent: string[] = [];
+    const wrapped = new WeakSet<object>();
+    t.pool.on('acquire', (client) => {
+      if (wrapped.has(client)) return;
+      wrapped.add(client);
+      const query = client.query.bind(client) as (...a: unknown[]) => unknown;
+      (client as unknown as { query: (...a: unknown[]) => unknown }).query = (...a: unknown[]) => {
+        if (typeof a[0] === 'string') sent.push(a[0]);
+        return query(...a);
+      };
+    });
+    const probes = () => sent.filter((s) => s.includes('LEFT JOIN LATERAL')).length;
+    await ledger.createInvoice({ id: 'P', mint: USDC, expectedAmount: 100n, depositAddress: addr('p') });
+    const filler = (tag: string) =>
+      Array.from({ length: 70 }, (_, i) =>
+        receipt({ signature: sig(`${tag}-${i}`), destination: addr(`nobody-${i}`), amount: 1n, slot: 5n }),
+      );
+    const first = receipt({ signature: sig('skip-1'), destination: addr('p'), amount: 60n, slot: 1n });
+    const second = receipt({ signature: sig('skip-2'), destination: addr('p'), amount: 60n, slot: 2n });
+    // 1: all new (probed: nothing known about this path yet). P gets 60.
+    const a = await ledger.applyBatch({ cluster: CLUSTER, source: 'scanner', receipts: [first, ...filler('a')] });
+    expect([a.inserted, probes()]).to.deep.equal([71, 1]);
+    // 2: predicted new, so not probed; yet `first` and the old filler are in already. Planned with `first` in the
+    // chain, P would take 40 from `first` and `second` would be a late payment; matched again on what was
+    // inserted, `second` completes P (40) with an overpayment of 20.
+    const b = await ledger.applyBatch({
+      cluster: CLUSTER,
+      source: 'scanner',
+      receipts: [first, second, ...filler('a'), ...filler('b'), ...filler('c')],
+    });
+    expect(probes()).to.equal(1);
+    expect([b.inserted, b.duplicates]).to.deep.equal([141, 71]);
+    expect(b.credited).to.deep.equal([{ invoiceId: 'P', amount: 40n }]);
+    expect(b.exceptions.map((e) => [e.kind, e.amount, e.signature])).to.deep.equal([
+      ['overpayment', 20n, second.signature],
+    ]);
+    expect(b.fulfilled).to.deep.equal(['P']);
+    // 3: the same again, predicted new and not probed: all duplicates, nothing credited.
+    const c = await ledger.applyBatch({ cluster: CLUSTER, source: 'scanner', receipts: [second, ...filler('b')] });
+    expect(probes()).to.equal(1);
+    expect([c.inserted, c.duplicates, c.credited, c.exceptions, c.fulfilled]).to.deep.equal([0, 71, [], [], []]);
+    // 4: after a mostly-duplicate batch the next one is probed again.
+    await ledger.applyBatch({ cluster: CLUSTER, source: 'scanner', receipts: filler('c') });
+    expect(probes()).to.equal(2);
+    const s = await snapshot(t);
+    expect(s.invoices).to.deep.equal([{ id: 'P', credited_amount: '100', status: 'paid' }]);
+    expect(s.receipts).to.have.length(212);
+    expect(s.exceptions).to.deep.equal([
+      { kind: 'overpayment', amount: '20', invoice_id: 'P', signature: second.signature },
+    ]);
+    expect(s.fulfilments).to.have.length(1);
+    const counts = (
+      await t.pool.query(`SELECT delivered::int, inserted::int, duplicates::int FROM receipt_delivery_counts`)
+    ).rows;
+    expect(counts).to.deep.equal([{ delivered: 71 + 212 + 71 + 70, inserted: 212, duplicates: 71 + 71 + 70 }]);
+  });
+
   it('gives the same totals when overlapping batches run concurrently, and counts metrics', async () => {
     const metrics = createIndexerMetrics();
     const l = createLedger({ db: t.pool, metrics });
