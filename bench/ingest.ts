@@ -90,6 +90,7 @@ async function main() {
       `SELECT current_setting('server_version') AS v, current_setting('fsync') AS f, current_setting('synchronous_commit') AS s`,
     );
     const cpu = os.cpus()[0]?.model ?? 'unknown cpu';
+    const machine = `${os.cpus().length} cores (${cpu}), PostgreSQL ${String(v[0].v).split(' ')[0]}, load avg ${os.loadavg()[0].toFixed(1)} at start`;
     console.log(
       `machine: ${os.cpus().length} cores (${cpu}), ${Math.round(os.totalmem() / 2 ** 30)} GiB, node ${process.version}, PostgreSQL ${v[0].v} (fsync=${v[0].f}, synchronous_commit=${v[0].s}), load avg ${os.loadavg()[0].toFixed(1)}`,
     );
@@ -169,6 +170,7 @@ async function main() {
       return Number(process.hrtime.bigint() - t0) / 1e9;
     }
 
+    const summary: string[] = [];
     const scenarios = [
       [`${DUP}x duplicates`, DUP],
       ['no duplicates', 1],
@@ -204,7 +206,11 @@ async function main() {
       console.log(
         `  ratio ledger/COPY = ${(ledgerRate / copyRate).toFixed(2)}   ledger/naive = ${(ledgerRate / naiveRate).toFixed(1)}x   (ledger kept ${kept} distinct rows)`,
       );
+      summary.push(
+        `${label}: ${(ledgerRate / copyRate).toFixed(2)} (${Math.round(ledgerRate).toLocaleString('en')} vs ${Math.round(copyRate).toLocaleString('en')} receipts/s)`,
+      );
     }
+    console.log(`\nledger/COPY side by side, ${machine}:\n  ${summary.join('   |   ')}`);
   } finally {
     await pool.end();
     const a = createPool({ url, max: 1 });
