@@ -190,6 +190,12 @@ export function startPayoutWorker(opts: PayoutWorkerOptions): PayoutWorker {
       m.claims.inc({ result: 'busy' });
       return { step: 'ran' };
     }
+    if (stopping) {
+      // stop() came while the claim was in flight (another slot may just have handed this very row back): do not
+      // start it, and do not report it as handed back — it was never run here. The next worker claims it.
+      await unlockPayout(conn, row.id);
+      return { step: 'idle' };
+    }
     m.claims.inc({ result: 'claimed' });
     waker.wakeOne(); // more may be due
     inFlight.add(row.id);

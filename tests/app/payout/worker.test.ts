@@ -274,6 +274,33 @@ describe('app/payout worker pool (in-process, localnet)', () => {
     await expectJournalConsistent(L.db, L.connection, row);
   });
 
+  it('stop(): a claim that completes after stop() began does not start the payout (no new work after SIGTERM)', async () => {
+    const { row } = await L.newPayout();
+    // Hold the claim statement: a table lock makes the worker's claim wait (SKIP LOCKED skips rows, not tables).
+    const blocker = await L.db.pool.connect();
+    let report;
+    try {
+      await blocker.query('BEGIN');
+      await blocker.query('LOCK TABLE payouts IN ACCESS EXCLUSIVE MODE');
+      const w = startPayoutWorker(workerOptions({ db: smallPool(2), concurrency: 1 }));
+      await until(async () => {
+        const { rows } = await L.db.pool.query(
+          `SELECT 1 FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE '%claimed_by%'`,
+        );
+        return rows.length > 0 || undefined;
+      }, 'the claim to wait on the lock');
+      const stopped = w.stop({ graceMs: 5_000 });
+      await blocker.query('COMMIT');
+      report = await stopped;
+    } finally {
+      await blocker.query('ROLLBACK').catch(() => undefined);
+      blocker.release();
+    }
+    expect(report.handedBack).to.deep.equal([]);
+    expect(await listAttempts(L.db.pool, row.id)).to.deep.equal([]);
+    expect((await getPayout(L.db.pool, row.id))!.state).to.equal('pending');
+  });
+
   it('stop(): an attempt sent but unresolved is handed back (not abandoned), the gauges show it, the next worker resolves it once', async function () {
     const net = requireLocalnet(this, L.net, "status reads that fail until told otherwise need localnet's faults");
     const { row, recipient } = await L.newPayout();
