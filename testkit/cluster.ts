@@ -115,6 +115,19 @@ export async function mintTo(
   await send(connection, [createMintToInstruction(mint, to, authority.publicKey, amount)], [authority]);
 }
 
+/** A new mint (payer its authority) and a token account of the payer's holding `amount` of it. */
+export async function mintWithSource(
+  connection: Connection,
+  payer: Keypair,
+  decimals: number,
+  amount: bigint,
+): Promise<{ mint: PublicKey; source: PublicKey }> {
+  const mint = await createMint(connection, payer, decimals);
+  const source = await createTokenAccount(connection, payer, mint, payer.publicKey);
+  await mintTo(connection, payer, mint, source, amount);
+  return { mint, source };
+}
+
 /** A Solana Pay style transfer: transferChecked with the invoice's reference key appended as a read-only key. */
 export function payInstruction(p: {
   from: PublicKey;

@@ -9,7 +9,7 @@ import {
 import type { LocalnetHandle } from '../../../localnet';
 import { createLedger } from '../../../indexer/ledger';
 import type { TestDb } from '../../../testkit/test-db';
-import { airdrop, createMint, createTokenAccount, mintTo, send } from '../../../testkit/cluster';
+import { airdrop, mintWithSource, send } from '../../../testkit/cluster';
 import { scaledWait } from '../../../testkit/node';
 
 export async function until<T>(what: string, fn: () => Promise<T | null | undefined | false>, ms = 30_000): Promise<T> {
@@ -44,9 +44,7 @@ export async function merchantWithInvoice(
   const payer = Keypair.generate();
   const merchant = Keypair.generate();
   await airdrop(connection, payer.publicKey, 10_000_000_000);
-  const mint = await createMint(connection, payer, 6);
-  const source = await createTokenAccount(connection, payer, mint, payer.publicKey);
-  await mintTo(connection, payer, mint, source, 1_000_000_000n);
+  const { mint, source } = await mintWithSource(connection, payer, 6, 1_000_000_000n);
   // The invoice names the merchant's wallet; the transfers go to its associated token account.
   const ata = getAssociatedTokenAddressSync(mint, merchant.publicKey);
   await send(

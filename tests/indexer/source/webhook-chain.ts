@@ -16,7 +16,7 @@ import {
 } from '@solana/spl-token';
 import { fund, startTestNode, TestNode } from '../../../testkit/node';
 import { createRpcClient, RpcClient } from '../../../indexer/rpc';
-import { confirm, createMint, createTokenAccount, mintTo, send, waitFinalized } from '../../../testkit/cluster';
+import { confirm, createTokenAccount, mintWithSource, send, waitFinalized } from '../../../testkit/cluster';
 
 export interface Payee {
   owner: string;
@@ -51,9 +51,7 @@ export async function startWebhookChain(): Promise<WebhookChain> {
   const connection = net.connection();
   const payer = Keypair.generate();
   await fund(connection, payer.publicKey, 50_000_000_000);
-  const mint = await createMint(connection, payer, 6);
-  const source = await createTokenAccount(connection, payer, mint, payer.publicKey);
-  await mintTo(connection, payer, mint, source, 1_000_000_000_000n);
+  const { mint, source } = await mintWithSource(connection, payer, 6, 1_000_000_000_000n);
   const rpc = createRpcClient({ url: net.url, retry: { attempts: 3, timeoutMs: 10_000 } });
 
   const build = async (amount: bigint, to: Payee) => {
