@@ -201,7 +201,7 @@ async function runRounds(run: RunState, id: string, deps: LockedDeps, log: Logge
     run.journal ??= await readJournal(deps.db, id);
     let end: RoundEnd;
     try {
-      end = await playRound(run, deps, log);
+      end = await playRound(run, deps, log, rebroadcastMs);
       chainFailures = 0;
     } catch (e) {
       if (!(e instanceof ChainCallFailed)) throw e;
@@ -285,6 +285,11 @@ interface LiveRound {
 /** How a round ended: a new round at once (after a write), after a pause, or the payout's final result. */
 type RoundEnd = 'next' | 'pause' | PayoutResult;
 
+/** The journal with one attempt as it was just written (matched by id). */
+function withAttempt(journal: Journal, written: AttemptRow): Journal {
+  return { ...journal, attempts: journal.attempts.map((x) => (x.id === written.id ? written : x)) };
+}
+
 async function readJournal(db: PoolClient, id: string): Promise<Journal> {
   const row = await getPayout(db, id);
   if (!row) throw new OncepayError(PAYOUT_CODES.NOT_FOUND, `payout ${id} not found`, { id });
@@ -292,16 +297,15 @@ async function readJournal(db: PoolClient, id: string): Promise<Journal> {
 }
 
 /** One look at the chain and what follows from it, until a write settles something or nothing is left to do. */
-async function playRound(run: RunState, deps: LockedDeps, log: Logger): Promise<RoundEnd> {
+async function playRound(run: RunState, deps: LockedDeps, log: Logger, rebroadcastMs: number): Promise<RoundEnd> {
   const m = payoutMetrics();
   const round: LiveRound = { expired: new Map(), sent: new Set() };
   const j = (): Journal => run.journal!;
-  const rebroadcastMs = deps.rebroadcastIntervalMs ?? DEFAULT_REBROADCAST_MS;
   /** Apply a settled attempt as written; null: not as we left it, read the journal again. */
   const settle = async (a: AttemptRow, r: Parameters<typeof settleAttempt>[2]) => {
     const row = await settleAttempt(deps.db, a.id, r, takeUnrecorded(run, a.id));
     if (!row) run.journal = undefined;
-    else run.journal = { ...j(), attempts: j().attempts.map((x) => (x.id === row.id ? row : x)) };
+    else run.journal = withAttempt(j(), row);
   };
   const finish = async (r: PayoutOutcome) => {
     const row = await finishPayout(deps.db, j().p.id, r);
@@ -381,7 +385,7 @@ async function playRound(run: RunState, deps: LockedDeps, log: Logger): Promise<
         run.unrecorded.set(a.id, { sends: (u?.sends ?? 0) + 1, since: u?.since ?? performance.now() });
         // What markAttemptSent will write (status only ever moves built → sent here).
         const sent = { ...a, status: 'sent' as const, sendCount: a.sendCount + 1 };
-        run.journal = { p, attempts: attempts.map((x) => (x.id === a.id ? sent : x)) };
+        run.journal = withAttempt(run.journal, sent);
         break;
       }
       case 'settle_landed': {
@@ -393,7 +397,7 @@ async function playRound(run: RunState, deps: LockedDeps, log: Logger): Promise<
           finished({ state: 'succeeded', signature: a.signature, slot: action.slot }, log);
           // What finishLanded wrote: the row (final) and the attempt landed, in one statement.
           const landed = { ...a, status: 'landed' as const, slot: action.slot };
-          run.journal = { p: done, attempts: attempts.map((x) => (x.id === a.id ? landed : x)) };
+          run.journal = withAttempt({ p: done, attempts }, landed);
         } else run.journal = undefined;
         return 'next';
       }
