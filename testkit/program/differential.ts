@@ -40,7 +40,7 @@ export function beginCase(key: string, binary: ProgramBinary): void {
   open = { key, binary, runtimes: [], transactions: [], touched: new Set() };
 }
 
-/** Called by createRuntime: the accounts of every runtime a case creates are compared. */
+/** Called by createRuntime and sharedRuntime: the accounts of every runtime a case uses are compared. */
 export function recordRuntime(rt: Runtime): void {
   open?.runtimes.push(rt);
 }

@@ -63,6 +63,8 @@ export interface Runtime {
     key: PublicKey,
     info: { lamports: bigint; data: Uint8Array; owner: PublicKey; executable?: boolean },
   ): void;
+  /** The Rent sysvar: lamports per byte-year and the exemption threshold in years. */
+  rent(): Promise<{ lamportsPerByteYear: bigint; exemptionThreshold: number }>;
   /** Overwrites the Rent sysvar (lamports per byte-year, exemption threshold in years). */
   setRent(lamportsPerByteYear: bigint, exemptionThreshold: number): Promise<void>;
   slot(): Promise<bigint>;
@@ -132,9 +134,37 @@ function mustDeploy(r: TxResult, binary: ProgramBinary, runtime: RuntimeName): v
     );
 }
 
+/** A runtime of its own for the current case (a bank nobody else writes to). Prefer sharedRuntime. */
 export async function createRuntime(name: RuntimeName, binary: ProgramBinary): Promise<Runtime> {
+  const rt = await newRuntime(name, binary);
+  recordRuntime(rt);
+  return rt;
+}
+
+function newRuntime(name: RuntimeName, binary: ProgramBinary): Promise<Runtime> {
   const elf = readFileSync(requireBinary(binary));
-  const rt = name === 'bankrun' ? await createBankrun(binary, elf) : await createLiteSvm(binary, elf);
+  return name === 'bankrun' ? createBankrun(binary, elf) : createLiteSvm(binary, elf);
+}
+
+const shared = new Map<string, Promise<Runtime>>();
+
+/**
+ * The one runtime of `name` with `binary` deployed that every case of the process shares. A solana-bankrun bank is
+ * never freed: each `start()` leaves 8 threads (accounts-db index flushers among them) running until the process
+ * ends, even once nothing refers to it, so a bank per case filled the programs group's process with hundreds of
+ * threads. A case on the shared runtime isolates itself the way a case on a real cluster does: its keys are its own
+ * (keys.ts seeds them with its runtime and title), so every account it creates is new, and a case that changes
+ * what every account sees (the Rent sysvar) puts it back before it ends.
+ */
+export async function sharedRuntime(name: RuntimeName, binary: ProgramBinary): Promise<Runtime> {
+  const key = `${name} ${binary}`;
+  let made = shared.get(key);
+  if (!made) {
+    made = newRuntime(name, binary);
+    shared.set(key, made);
+    made.catch(() => shared.delete(key)); // a failed deploy fails this case and is tried again by the next
+  }
+  const rt = await made;
   recordRuntime(rt);
   return rt;
 }
@@ -208,6 +238,10 @@ async function createBankrun(binary: ProgramBinary, elf: Buffer): Promise<Runtim
         owner: info.owner,
         executable: info.executable ?? false,
       });
+    },
+    async rent() {
+      const r = await client.getRent();
+      return { lamportsPerByteYear: r.lamportsPerByteYear, exemptionThreshold: r.exemptionThreshold };
     },
     async setRent(lamportsPerByteYear, exemptionThreshold) {
       const current = await client.getRent();
@@ -312,6 +346,10 @@ async function createLiteSvm(binary: ProgramBinary, elf: Buffer): Promise<Runtim
       };
     },
     setAccount,
+    async rent() {
+      const r = svm.getRent();
+      return { lamportsPerByteYear: r.lamportsPerByteYear, exemptionThreshold: r.exemptionThreshold };
+    },
     async setRent(lamportsPerByteYear, exemptionThreshold) {
       const current = svm.getRent();
       svm.setRent(new LiteSvmRent(lamportsPerByteYear, exemptionThreshold, current.burnPercent));

@@ -8,7 +8,7 @@ import { createInitializeMultisigInstruction, MULTISIG_SIZE } from '@solana/spl-
 import { PublicKey, SystemProgram, type Keypair } from '@solana/web3.js';
 import idlJson from '../../idl/oncepay.json';
 import { keypair } from '../../testkit/program/keys';
-import { createRuntime, type Runtime, type TxResult } from '../../testkit/program/runtimes';
+import { sharedRuntime, type Runtime, type TxResult } from '../../testkit/program/runtimes';
 import { describeProgram } from './suite';
 import {
   ANCHOR_ERRORS as A,
@@ -74,7 +74,7 @@ describeProgram('program errors as Anchor answers them', (runtimeName, binary) =
   let w: World;
 
   beforeEach(async function () {
-    rt = await createRuntime(runtimeName, binary);
+    rt = await sharedRuntime(runtimeName, binary);
     w = await createWorld(rt);
   });
 
@@ -148,27 +148,33 @@ describeProgram('program errors as Anchor answers them', (runtimeName, binary) =
   });
 
   it('with a zero rent rate an op_id pays at most once: the op account is funded with 1 lamport, never 0', async function () {
+    // The runtime is shared by every case (sharedRuntime): the rate is put back however this case ends.
+    const rent = await rt.rent();
     await rt.setRent(0n, 2.0);
-    const opId = opIdFor('zero-rent');
-    const [op] = opPda(w.merchant.pda, opId);
-    const first = await payout(w, { opId, amount: 10n });
-    if (runtimeName === 'litesvm') {
-      // LiteSVM's runtime rent is the sysvar: a 1-lamport account is rent-exempt at rate 0, and it stays.
-      expect(first.ok, `${first.error}\n${first.logs.join('\n')}`).to.equal(true);
-      expect((await rt.getAccount(op))!.lamports).to.equal(1);
-      expect((await fetchOperation(rt, op))!.amount.toString()).to.equal('10');
-      expectCode(await payout(w, { opId, amount: 10n }), E.OperationAlreadyConsumed);
-      expect(await tokenBalance(rt, w.recipient)).to.equal(10n);
-    } else {
-      // bankrun's setRent moves only the sysvar (what the program reads); the bank keeps its genesis rent and
-      // refuses to leave a 1-lamport account behind, so nothing is paid. A 0-lamport op account (the bug) would
-      // pass that check, be deleted after the transaction, and let the same op_id pay on every attempt.
-      expect(first.ok).to.equal(false);
-      expect(first.error).to.match(/insufficient funds for rent/i);
-      const second = await payout(w, { opId, amount: 10n });
-      expect(second.ok).to.equal(false);
-      expect(await tokenBalance(rt, w.recipient)).to.equal(0n);
-      expect(await rt.getAccount(op)).to.equal(null);
+    try {
+      const opId = opIdFor('zero-rent');
+      const [op] = opPda(w.merchant.pda, opId);
+      const first = await payout(w, { opId, amount: 10n });
+      if (runtimeName === 'litesvm') {
+        // LiteSVM's runtime rent is the sysvar: a 1-lamport account is rent-exempt at rate 0, and it stays.
+        expect(first.ok, `${first.error}\n${first.logs.join('\n')}`).to.equal(true);
+        expect((await rt.getAccount(op))!.lamports).to.equal(1);
+        expect((await fetchOperation(rt, op))!.amount.toString()).to.equal('10');
+        expectCode(await payout(w, { opId, amount: 10n }), E.OperationAlreadyConsumed);
+        expect(await tokenBalance(rt, w.recipient)).to.equal(10n);
+      } else {
+        // bankrun's setRent moves only the sysvar (what the program reads); the bank keeps its genesis rent and
+        // refuses to leave a 1-lamport account behind, so nothing is paid. A 0-lamport op account (the bug) would
+        // pass that check, be deleted after the transaction, and let the same op_id pay on every attempt.
+        expect(first.ok).to.equal(false);
+        expect(first.error).to.match(/insufficient funds for rent/i);
+        const second = await payout(w, { opId, amount: 10n });
+        expect(second.ok).to.equal(false);
+        expect(await tokenBalance(rt, w.recipient)).to.equal(0n);
+        expect(await rt.getAccount(op)).to.equal(null);
+      }
+    } finally {
+      await rt.setRent(rent.lamportsPerByteYear, rent.exemptionThreshold);
     }
   });
 

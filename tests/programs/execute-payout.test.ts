@@ -5,7 +5,7 @@ import { createHash } from 'node:crypto';
 import { expect } from 'chai';
 import { PublicKey, SystemProgram, Transaction } from '@solana/web3.js';
 import { keypair } from '../../testkit/program/keys';
-import { createRuntime, PROGRAM_ID, type Runtime, type TxResult } from '../../testkit/program/runtimes';
+import { sharedRuntime, PROGRAM_ID, type Runtime, type TxResult } from '../../testkit/program/runtimes';
 import { describeProgram } from './suite';
 import {
   buildTx,
@@ -67,7 +67,7 @@ describeProgram('program execute_payout', (runtimeName, binary) => {
     let w: World;
 
     beforeEach(async function () {
-      rt = await createRuntime(runtimeName, binary);
+      rt = await sharedRuntime(runtimeName, binary);
       w = await createWorld(rt);
     });
 
@@ -251,7 +251,6 @@ describeProgram('program execute_payout', (runtimeName, binary) => {
 
       it('after a payout, a lamport drain attempt and a retry in a later epoch pay nothing more', async function () {
         // Built with transactions only (no account written directly); see Runtime.warpToSlot for how each runtime warps.
-        rt = await createRuntime(runtimeName, binary);
         w = await createWorldViaTransactions(rt);
         const opId = opIdFor('later');
         const [op] = opPda(w.merchant.pda, opId);

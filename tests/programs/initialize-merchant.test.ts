@@ -3,7 +3,7 @@
 import { expect } from 'chai';
 import { PublicKey, SystemProgram } from '@solana/web3.js';
 import { keypair } from '../../testkit/program/keys';
-import { createRuntime, PROGRAM_ID, type TxResult } from '../../testkit/program/runtimes';
+import { sharedRuntime, PROGRAM_ID, type TxResult } from '../../testkit/program/runtimes';
 import { describeProgram } from './suite';
 import { ANCHOR_ERRORS, createWorld, ERROR_CODES, merchantPda, program, type World } from '../../testkit/program/world';
 
@@ -50,7 +50,7 @@ describeProgram('program initialize_merchant', (runtimeName, binary) => {
   {
     let w: World;
     beforeEach(async function () {
-      w = await createWorld(await createRuntime(runtimeName, binary));
+      w = await createWorld(await sharedRuntime(runtimeName, binary));
     });
 
     it('writes the config: authorities, not paused, canonical bump', async function () {
