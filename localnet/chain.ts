@@ -109,7 +109,17 @@ export function createChain(opts: ChainOptions): Chain {
   });
   const at = (c: Commitment): BlockRecord => (c === 'finalized' ? blocks.finalized() : blocks.tip());
   const isBlockhashValidAt = (bh: string, c: Commitment): boolean => blocks.isBlockhashValidAt(bh, at(c));
-  const exec = createExecutor(svm, { isBlockhashValidAt, blockAt: at, maxBlockhashAge: MAX_BLOCKHASH_AGE });
+  const exec = createExecutor(svm, {
+    isBlockhashValidAt,
+    blockAt: at,
+    maxBlockhashAge: MAX_BLOCKHASH_AGE,
+    accountAt: (address, c) => accountAt(address, c),
+  });
+  const accountAt = (address: string, c: Commitment): AccountSnapshot | null => {
+    const current = exec.getAccount(address);
+    if (c === 'processed') return current;
+    return history.at(address, at(c).slot, current);
+  };
   const skipped = new Set<number>();
   // Account keys of executed transactions, until their block is indexed (saves decoding them again).
   const keysOf = new WeakMap<TxRecord, string[]>();
@@ -302,11 +312,7 @@ export function createChain(opts: ChainOptions): Chain {
     },
     signaturesForAddress: blocks.signaturesForAddress,
     getAccount: exec.getAccount,
-    accountAt(address, c) {
-      const current = exec.getAccount(address);
-      if (c === 'processed') return current;
-      return history.at(address, at(c).slot, current);
-    },
+    accountAt,
     decimalsOf: exec.decimalsOf,
     transactionCount: () => blocks.transactionCount() + pending.txs.length,
     advance(n) {

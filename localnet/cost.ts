@@ -16,10 +16,19 @@ const TRANSACTION_ACCOUNT_BASE_SIZE = 64;
 /** Every address lookup table a v0 transaction names counts this. */
 const ADDRESS_LOOKUP_TABLE_BASE_SIZE = 8248;
 const BPF_LOADER_UPGRADEABLE_ID = 'BPFLoaderUpgradeab1e11111111111111111111111';
+const NATIVE_LOADER_ID = 'NativeLoader1111111111111111111111111111111';
+/**
+ * A builtin program's account holds its name; where LiteSVM's name differs from the node's, the node's counts
+ * (LiteSVM: 'solana_system_program').
+ */
+const NODE_BUILTIN_NAMES: Record<string, string> = { '11111111111111111111111111111111': 'system_program' };
 
 /**
  * Bytes the account loader counts for this transaction: each account key's data + 64, the programdata of each
- * upgradeable program among them (once, unless it is a key itself), and 8248 per lookup table.
+ * upgradeable program among them (once, unless it is a key itself), and 8248 per lookup table. A builtin program
+ * that is only invoked (read-only, in no instruction's accounts) counts its name alone, without the 64: Agave 3.1's
+ * loader takes such a program's size from its program cache (a SOL transfer loads 64 + 64 + 14 = 142 bytes on
+ * solana-test-validator 3.1.4, tests/fixtures/golden).
  */
 export function loadedAccountsDataSize(
   tx: WireTransaction,
@@ -30,7 +39,14 @@ export function loadedAccountsDataSize(
   const keys = allAccountKeys(tx, loaded);
   let size = tx.lookups.length * ADDRESS_LOOKUP_TABLE_BASE_SIZE;
   const counted = new Set<string>();
-  pre.forEach((a) => {
+  const instructionAccounts = new Set(tx.instructions.flatMap((ix) => ix.accounts));
+  pre.forEach((a, i) => {
+    if (a && a.owner === NATIVE_LOADER_ID) {
+      const length = NODE_BUILTIN_NAMES[keys[i]]?.length ?? a.data.length;
+      const onlyInvoked = !instructionAccounts.has(i) && !isWritable(tx, loaded, i);
+      size += onlyInvoked ? length : TRANSACTION_ACCOUNT_BASE_SIZE + length;
+      return;
+    }
     size += TRANSACTION_ACCOUNT_BASE_SIZE + (a?.data.length ?? 0);
     // UpgradeableLoaderState::Program: u32 tag 2, then the programdata address.
     if (a && a.owner === BPF_LOADER_UPGRADEABLE_ID && a.data.length >= 36 && a.data[0] === 2) {

@@ -2,7 +2,7 @@
 // simulation results, preflight refusals). It knows no slots or blocks beyond the two questions it asks the
 // chain (is this blockhash still valid, what is the tip's blockhash).
 import bs58 from 'bs58';
-import type { LiteSVM } from 'litesvm';
+import type { Account, LiteSVM } from 'litesvm';
 import { PublicKey, VersionedTransaction } from '@solana/web3.js';
 import { OncepayError, isOncepayError } from '../common/errors';
 import { logger } from '../common/log';
@@ -69,6 +69,7 @@ function metaOf(r: NativeResult): NativeMeta {
 }
 export interface NativeSvm {
   getAccount(address: Uint8Array): NativeAccount | null;
+  setAccount(address: Uint8Array, account: Account): void;
   sendLegacyTransaction(bytes: Uint8Array): NativeResult;
   sendVersionedTransaction(bytes: Uint8Array): NativeResult;
   simulateLegacyTransaction(bytes: Uint8Array): NativeResult;
@@ -145,6 +146,8 @@ export interface Executor {
 /** What execution asks of the chain. */
 export interface ExecutionContext {
   isBlockhashValidAt(blockhash: string, c: Commitment): boolean;
+  /** An account as the bank at that commitment holds it. */
+  accountAt(address: string, c: Commitment): AccountSnapshot | null;
   blockAt(c: Commitment): BlockRecord;
   maxBlockhashAge: number;
 }
@@ -315,18 +318,20 @@ export function createExecutor(svm: LiteSVM, chain: ExecutionContext): Executor 
       lamports: states.map((a) => a?.lamports ?? 0n),
       tokens: tokenBalances(states, (m) => decimalsOf(m) ?? 0, false),
     });
-    const before = balancesOf(pre);
-    // Not loaded (the blockhash is unknown at that bank): the balances are still collected, unchanged.
+    // Not loaded (the blockhash is unknown at that bank): the balances are still collected, unchanged, from that
+    // commitment's bank (a payer funded since the last finalized block has 0 there, as a node answers).
     if (!chain.isBlockhashValidAt(wire.recentBlockhash, c)) {
+      const there = balancesOf(keys.map((k) => chain.accountAt(k, c)));
       return {
         ...base,
         err: 'BlockhashNotFound',
-        preBalances: before.lamports,
-        postBalances: before.lamports,
-        preTokenBalances: before.tokens,
-        postTokenBalances: before.tokens,
+        preBalances: there.lamports,
+        postBalances: there.lamports,
+        preTokenBalances: there.tokens,
+        postTokenBalances: there.tokens,
       };
     }
+    const before = balancesOf(pre);
     const r = runSim(bytes, wire, o.sigVerify ?? false);
     const meta = metaOf(r);
     const err = r.err ? toRpcTxError(r.err()) : null;

@@ -3,7 +3,7 @@
 import crypto from 'node:crypto';
 import bs58 from 'bs58';
 import type { Keypair } from '@solana/web3.js';
-import { LiteSVM } from 'litesvm';
+import { Account, LiteSVM } from 'litesvm';
 import { OncepayError } from '../common/errors';
 import { logger } from '../common/log';
 import type { BlockIndex } from './block-index';
@@ -111,5 +111,19 @@ export function openGenesis(opts: {
       );
     }
   }
+  // A node's genesis accounts are rent exempt: rentEpoch u64::MAX, as every account a transaction writes (LiteSVM
+  // loads programs with 0).
+  const ids = [...(opts.tokenProgram === 'legacy' ? [TOKEN_PROGRAM_ID] : []), ...opts.programs.map((p) => p.programId)];
+  for (const id of ids) exemptRentEpoch(svm, id);
   return { svm, genesisHash };
+}
+
+const RENT_EXEMPT_RENT_EPOCH = 2n ** 64n - 1n;
+
+function exemptRentEpoch(svm: LiteSVM, address: string): void {
+  const n = nativeOf(svm);
+  const key = bs58.decode(address);
+  const a = n.getAccount(key);
+  if (!a || a.rentEpoch() === RENT_EXEMPT_RENT_EPOCH) return;
+  n.setAccount(key, new Account(a.lamports(), a.data(), a.owner(), a.executable(), RENT_EXEMPT_RENT_EPOCH));
 }

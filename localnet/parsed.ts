@@ -23,6 +23,34 @@ const key = (d: Uint8Array, o: number): string => bs58.encode(d.subarray(o, o + 
 
 const tokenAmount = uiTokenAmount;
 
+/** Token-2022's ExtensionType, by number, as the RPC names them (UiExtensionType). */
+const EXTENSION_TYPES = [
+  'uninitialized',
+  'transferFeeConfig',
+  'transferFeeAmount',
+  'mintCloseAuthority',
+  'confidentialTransferMint',
+  'confidentialTransferAccount',
+  'defaultAccountState',
+  'immutableOwner',
+  'memoTransfer',
+  'nonTransferable',
+  'interestBearingConfig',
+  'cpiGuard',
+  'permanentDelegate',
+  'nonTransferableAccount',
+  'transferHook',
+  'transferHookAccount',
+  'confidentialTransferFeeConfig',
+  'confidentialTransferFeeAmount',
+  'metadataPointer',
+  'tokenMetadata',
+  'groupPointer',
+  'tokenGroup',
+  'groupMemberPointer',
+  'tokenGroupMember',
+];
+
 function parseSystem(a: string[], d: Uint8Array): { type: string; info: Record<string, unknown> } | null {
   if (d.length < 4) return null;
   switch (u32(d, 0)) {
@@ -118,6 +146,18 @@ function parseToken(a: string[], d: Uint8Array): { type: string; info: Record<st
         type: 'mintToChecked',
         info: { mint: a[0], account: a[1], mintAuthority: a[2], tokenAmount: tokenAmount(u64(d, 1), d[9]) },
       };
+    case 21: {
+      // GetAccountDataSize: u16 LE extension types follow (the ATA program asks for [ImmutableOwner]); the node
+      // names them in camelCase and lists them only when there are some.
+      if (!need(1, 1) || (d.length - 1) % 2 !== 0) return null;
+      const extensionTypes: string[] = [];
+      for (let o = 1; o < d.length; o += 2) {
+        const name = EXTENSION_TYPES[d[o] | (d[o + 1] << 8)];
+        if (name === undefined) return null;
+        extensionTypes.push(name);
+      }
+      return { type: 'getAccountDataSize', info: { mint: a[0], ...(extensionTypes.length ? { extensionTypes } : {}) } };
+    }
     case 22: // InitializeImmutableOwner
       if (!need(1, 1)) return null;
       return { type: 'initializeImmutableOwner', info: { account: a[0] } };

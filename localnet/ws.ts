@@ -5,7 +5,6 @@ import type { Socket } from 'node:net';
 import WebSocket, { Server as WebSocketServer } from 'ws';
 import type { Chain, ChainEvent } from './chain';
 import { stringifyRpc } from './json';
-import { API_VERSION } from './methods/context';
 import type { Commitment } from './types';
 import { AccountEncoding, encodeAccount } from './encode';
 import { allAccountKeys } from './wire';
@@ -46,7 +45,9 @@ function commitmentOf(v: unknown): Commitment {
 
 export function createSubscriptions(chain: Chain): Subscriptions {
   const wss = new WebSocketServer({ noServer: true });
-  let nextId = 1;
+  // As on a node: subscription ids count from 0, and a notification's context is its slot alone (no apiVersion,
+  // which only the HTTP answers carry).
+  let nextId = 0;
 
   wss.on('connection', (ws: WebSocket) => {
     const sigSubs = new Map<number, SigSub>();
@@ -59,7 +60,7 @@ export function createSubscriptions(chain: Chain): Subscriptions {
       send({
         jsonrpc: '2.0',
         method: 'signatureNotification',
-        params: { result: { context: { apiVersion: API_VERSION, slot }, value: { err } }, subscription: s.id },
+        params: { result: { context: { slot }, value: { err } }, subscription: s.id },
       });
     };
     const logsSubs = new Map<number, LogsSub>();
@@ -95,7 +96,7 @@ export function createSubscriptions(chain: Chain): Subscriptions {
           method: 'logsNotification',
           params: {
             result: {
-              context: { apiVersion: API_VERSION, slot: e.slot },
+              context: { slot: e.slot },
               value: { signature: e.signature, err: e.err, logs: rec.meta.logMessages },
             },
             subscription: s.id,
@@ -111,7 +112,7 @@ export function createSubscriptions(chain: Chain): Subscriptions {
         send({
           jsonrpc: '2.0',
           method: 'accountNotification',
-          params: { result: { context: { apiVersion: API_VERSION, slot: e.slot }, value }, subscription: s.id },
+          params: { result: { context: { slot: e.slot }, value }, subscription: s.id },
         });
       }
     });

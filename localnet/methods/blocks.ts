@@ -33,7 +33,7 @@ export const blockMethods: Record<string, Handler> = {
     };
     switch (details) {
       case 'full':
-        out.transactions = b.txs.map((t) => encodeTxWithMeta(t, encoding, maxVersion));
+        out.transactions = b.txs.map((t) => encodeTxWithMeta(t, encoding, maxVersion, c.rewards !== false));
         break;
       case 'signatures':
         out.signatures = b.txs.map((t) => t.signature);

@@ -42,12 +42,15 @@ export function encodeTxWithMeta(
   r: TxRecord,
   encoding: TxEncoding,
   maxVersion: number | undefined,
+  /** getBlock with `rewards: false`: a node then answers each transaction's `meta.rewards` as null. */
+  showRewards = true,
 ): Record<string, unknown> {
   const w = wireOf(r);
   checkVersion(w, maxVersion);
+  const meta = encodeMeta(r.meta, w, encoding) as Record<string, unknown>;
   const out: Record<string, unknown> = {
     transaction: encodeTransaction(w, r.meta.loadedAddresses, encoding),
-    meta: encodeMeta(r.meta, w, encoding),
+    meta: showRewards ? meta : { ...meta, rewards: null },
   };
   if (maxVersion !== undefined) out.version = w.version;
   return out;

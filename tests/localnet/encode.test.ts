@@ -1,7 +1,7 @@
 // Pure modules of the localnet, without I/O: JSON with exact u64s, error shapes, token layouts, meta building,
 // transaction encodings, instruction parsing, lookup resolution, fault rules.
 import { expect } from 'chai';
-import { Keypair, PublicKey, SystemProgram, Transaction } from '@solana/web3.js';
+import { Keypair, PublicKey, SystemProgram, Transaction, TransactionInstruction } from '@solana/web3.js';
 import {
   AccountLayout,
   MintLayout,
@@ -245,6 +245,34 @@ describe('localnet pure: meta and encodings', () => {
     expect(costUnits(wire, none, 6_000n, bytes)).to.equal(720n + 900n + 2n + 6_000n + 16n);
   });
 
+  it("counts the System program as a 3.1 node loads it: its name 'system_program', alone when only invoked", () => {
+    // As recorded from solana-test-validator 3.1.4 (tests/fixtures/golden): a SOL transfer loads 142 bytes, payer and
+    // recipient 64 each plus the invoked System program's 14 (LiteSVM's account holds 'solana_system_program').
+    const [from, to] = [Keypair.generate(), Keypair.generate()];
+    const none = { writable: [], readonly: [] };
+    const native = 'NativeLoader1111111111111111111111111111111';
+    const sys = { ...acct(new TextEncoder().encode('solana_system_program'), native), executable: true };
+    const tx = new Transaction({ feePayer: from.publicKey, recentBlockhash: bs58.encode(new Uint8Array(32).fill(1)) });
+    tx.add(SystemProgram.transfer({ fromPubkey: from.publicKey, toPubkey: to.publicKey, lamports: 1 })).sign(from);
+    const w = decodeWireTransaction(tx.serialize());
+    const pre = w.staticKeys.map((k) => (k === SystemProgram.programId.toBase58() ? sys : null));
+    expect(loadedAccountsDataSize(w, none, pre, () => null)).to.equal(142);
+    // Passed to an instruction as an account (as Anchor passes system_program), it counts 64 + 14.
+    const asAccount = new Transaction({ feePayer: from.publicKey, recentBlockhash: tx.recentBlockhash });
+    asAccount.add(
+      SystemProgram.transfer({ fromPubkey: from.publicKey, toPubkey: to.publicKey, lamports: 1 }),
+      new TransactionInstruction({
+        programId: SystemProgram.programId,
+        keys: [{ pubkey: SystemProgram.programId, isSigner: false, isWritable: false }],
+        data: Buffer.alloc(0),
+      }),
+    );
+    asAccount.sign(from);
+    const w2 = decodeWireTransaction(asAccount.serialize());
+    const pre2 = w2.staticKeys.map((k) => (k === SystemProgram.programId.toBase58() ? sys : null));
+    expect(loadedAccountsDataSize(w2, none, pre2, () => null)).to.equal(64 + 64 + 64 + 14);
+  });
+
   it('encodes the transaction as json (compiled), jsonParsed and base64', () => {
     const json = encodeTransaction(wire, { writable: [], readonly: [] }, 'json') as {
       message: { accountKeys: string[]; instructions: Array<{ data: string }>; addressTableLookups?: unknown };
@@ -345,6 +373,24 @@ describe('localnet pure: instruction parsing', () => {
     expect(multi.parsed.info.multisigAuthority).to.equal(owner);
     expect(multi.parsed.info.signers).to.deep.equal([extra]);
     expect(multi.parsed.info).to.not.have.property('authority');
+  });
+
+  it("parses getAccountDataSize (the ATA program's first CPI) with its extension types, as a 3.1 node does", () => {
+    const mint = Keypair.generate().publicKey.toBase58();
+    const token = TOKEN_PROGRAM_ID.toBase58();
+    // [21, then u16 LE extension types]: 7 = ImmutableOwner, what the ATA program asks for.
+    expect(parseInstruction(token, [mint], Uint8Array.from([21, 7, 0]), 2)).to.deep.equal({
+      program: 'spl-token',
+      programId: token,
+      parsed: { type: 'getAccountDataSize', info: { mint, extensionTypes: ['immutableOwner'] } },
+      stackHeight: 2,
+    });
+    expect(parseInstruction(token, [mint], Uint8Array.from([21]), 2)).to.deep.include({
+      parsed: { type: 'getAccountDataSize', info: { mint } },
+    });
+    // An extension type we do not know, or half of one: left partially decoded.
+    expect(parseInstruction(token, [mint], Uint8Array.from([21, 0xff, 0xff]), 2)).to.have.property('data');
+    expect(parseInstruction(token, [mint], Uint8Array.from([21, 7]), 2)).to.have.property('data');
   });
 });
 
