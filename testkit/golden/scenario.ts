@@ -96,7 +96,11 @@ export async function runGoldenScenario(target: ScenarioTarget): Promise<Recordi
     return response;
   };
   const volatile = (value: unknown, as: string): void => {
-    if (typeof value === 'string') rec.volatile[value] = as;
+    // A landed transaction's own name replaces the generic '<signature>'; any other first name stays (localnet's
+    // genesis hash is also block 0's blockhash, read again while block 0 is the finalized one).
+    if (typeof value !== 'string') return;
+    const had = rec.volatile[value];
+    if (had === undefined || (had === '<signature>' && as.startsWith('<sig:'))) rec.volatile[value] = as;
   };
   const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
   const waitFor = async (what: string, commitment: 'confirmed' | 'finalized', sig: string): Promise<void> => {

@@ -3,11 +3,12 @@
 // recorded by scripts/record-golden.ts). Every difference is either fixed in localnet or listed below, with its
 // reason, as in localnet/README.md "Known differences".
 import { expect } from 'chai';
+import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { LocalnetHandle, ONCEPAY_PROGRAM_ID, startLocalnet } from '../../localnet';
 import { requireProgramSo } from '../../common/program-binary';
-import { KnownDifference, compareRecordings, unexplained } from '../../testkit/golden/compare';
+import { KnownDifference, compareRecordings, differsOnlyBy, unexplained } from '../../testkit/golden/compare';
 import { Recording, runGoldenScenario } from '../../testkit/golden/scenario';
 
 const FIXTURE = path.resolve(__dirname, '../fixtures/golden/validator.json');
@@ -19,6 +20,14 @@ export const KNOWN_DIFFERENCES: KnownDifference[] = [
     // (two equal airdrops in one slot get different signatures), a validator's faucet sends a bare System transfer.
     path: /^notifications\.logsSubscribe:mentions-payer\.messages\[0\]\.params\.result\.value\.logs/,
     reason: "the faucet's own transaction",
+  },
+  {
+    // execute_payout spends 2 compute units more on the validator (15,790 vs 15,788), all before the token CPI
+    // (the budget left when it starts differs by 2; the legacy token program's own 6,174 are equal): LiteSVM
+    // 1.5.0's program runtime is not Agave 3.1.4's. Exactly 2, nowhere else: any other change fails.
+    path: /^exchanges\.getTransaction:payout:(json|jsonParsed)\.response\.result\.meta\.(computeUnitsConsumed|costUnits|logMessages\[(5|8)\])$/,
+    reason: "2 compute units in the oncepay program's own execution (LiteSVM's runtime)",
+    accepts: (d) => differsOnlyBy(d, 2),
   },
 ];
 
@@ -65,16 +74,27 @@ describe('localnet: golden responses (the same scenario as on solana-test-valida
       `${at}.computeUnitsConsumed`,
       `${at}.costUnits`,
     ]);
+    // A known difference is known only as it is: costUnits off by 1 (not the known 2) is left unexplained.
+    expect(unexplained(compareRecordings(local, copy), KNOWN_DIFFERENCES).map((d) => d.path)).to.deep.equal([
+      `${at}.computeUnitsConsumed`,
+      `${at}.costUnits`,
+    ]);
+    meta.costUnits = (meta.costUnits as number) - 3;
+    expect(unexplained(compareRecordings(local, copy), KNOWN_DIFFERENCES).map((d) => d.path)).to.deep.equal([
+      `${at}.computeUnitsConsumed`,
+    ]);
   });
 
-  it('matches the validator field by field, but for the known differences', function () {
-    if (!fs.existsSync(FIXTURE)) {
-      console.log(`      no ${path.relative(process.cwd(), FIXTURE)}: record it with scripts/record-golden.ts`);
-      this.skip();
-    }
-    const golden = JSON.parse(fs.readFileSync(FIXTURE, 'utf8')) as Recording;
+  it('matches the validator field by field, but for the known differences', () => {
+    const golden = JSON.parse(fs.readFileSync(FIXTURE, 'utf8')) as Recording & { programSha256: string };
     const diffs = compareRecordings(golden, local);
     const left = unexplained(diffs, KNOWN_DIFFERENCES);
-    expect(left, JSON.stringify(left, null, 2)).to.deep.equal([]);
+    const program = crypto.createHash('sha256').update(fs.readFileSync(requireProgramSo())).digest('hex');
+    const note =
+      program === golden.programSha256
+        ? ''
+        : `the program is not the one recorded (${path.relative(process.cwd(), FIXTURE)}): its compute units and ` +
+          'logs may have changed; record again with scripts/record-golden.ts\n';
+    expect(left, note + JSON.stringify(left, null, 2)).to.deep.equal([]);
   });
 });
