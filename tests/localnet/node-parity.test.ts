@@ -126,7 +126,7 @@ describe('localnet: answers as a 3.1 validator does', function () {
     // Not loaded: no fee, but the balances are collected all the same (unchanged).
     expect(v.fee).to.equal(null);
     expect(v.preBalances).to.deep.equal(v.postBalances);
-    expect(v.preBalances![0]).to.equal(await conn.getBalance(payer.publicKey, 'processed'));
+    expect(v.preBalances![0]).to.equal(await conn.getBalance(payer.publicKey, 'finalized'));
     expect(v.loadedAddresses).to.deep.equal({ writable: [], readonly: [] });
 
     const ok = (
@@ -139,7 +139,9 @@ describe('localnet: answers as a 3.1 validator does', function () {
     expect(ok.fee).to.equal(5000);
     expect(ok.postBalances![0]).to.equal(ok.preBalances![0] - 5000 - LAMPORTS_PER_SOL / 100);
     expect(ok.postBalances![1]).to.equal(LAMPORTS_PER_SOL / 100);
-    expect(ok.loadedAccountsDataSize).to.be.greaterThan(3 * 64);
+    // As solana-test-validator 3.1.4 counts a SOL transfer (tests/fixtures/golden): payer and recipient 64 each, the
+    // only-invoked System program its name, 'system_program'.
+    expect(ok.loadedAccountsDataSize).to.equal(2 * 64 + 14);
 
     // A failed execution: the fee is still charged in the post balances.
     const poor = new Transaction({ feePayer: payer.publicKey, recentBlockhash: blockhash }).add(
