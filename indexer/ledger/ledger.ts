@@ -20,6 +20,8 @@ import {
   rematchInserted,
   writeCredits,
 } from './invoices';
+import type { BatchOutcome } from '../match/types';
+import { COPY_RECEIPTS, copyIn, receiptCopyText } from './copy';
 import * as q from './queries';
 import type { ApplyBatchInput, ApplyBatchResult, LedgerReport, ReceiptSource } from './types';
 import { assertCluster, assertSource, compareReceipts, partitionReceipts, uniqueReceipts } from './validate';
@@ -40,17 +42,25 @@ export interface Ledger extends Invoices {
 
 // Deadlocks should not happen (fixed lock order), but a rolled-back batch is always safe to run again.
 const RETRYABLE = new Set(['40P01', '40001']);
+const UNIQUE_VIOLATION = '23505';
 const MAX_TRIES = 5;
 // Batches smaller than this do not change the probe prediction (a few receipts say little about the stream).
 const PREDICT_MIN = 64;
+// Fewer candidates than this go in by INSERT … ON CONFLICT: COPY's savepoint and extra round trips cost more than
+// it saves on a handful of rows.
+const COPY_MIN = 32;
+
+/** What the last batch (of PREDICT_MIN receipts or more) of a path was: all new, mostly new, or mostly known. */
+type PathHistory = 'all' | 'most' | 'few';
 
 export function createLedger(deps: LedgerDeps): Ledger {
   const { db, metrics } = deps;
   const log = deps.log ?? logger('ledger');
-  // Per (cluster, source): was its last batch mostly new receipts? Then the next one skips the probe (a second
-  // descent of the unique index per receipt, pure cost when nearly everything is new). Only a prediction: either
-  // way INSERT … ON CONFLICT decides what is new, and a wrong guess costs time, never a credit.
-  const mostlyNew = new Map<string, boolean>();
+  // Per (cluster, source): how new was its last batch? Mostly new: the next one skips the probe (a second descent
+  // of the unique index per receipt, pure cost when nearly everything is new). All new, or probed: the candidates
+  // go in by COPY, which fails on the first identity already there (then INSERT … ON CONFLICT runs instead). Only a
+  // prediction: either way the unique constraint decides what is new, and a wrong guess costs time, never a credit.
+  const history = new Map<string, PathHistory>();
 
   async function applyBatch(input: ApplyBatchInput): Promise<ApplyBatchResult> {
     assertCluster(input.cluster);
@@ -61,13 +71,19 @@ export function createLedger(deps: LedgerDeps): Ledger {
       log.error({ code: r.code, index: r.index, cluster: input.cluster, source: input.source }, r.message);
     const batch = uniqueReceipts(good);
     const path = `${input.cluster}\u0000${input.source}`;
-    const probe = !mostlyNew.get(path);
+    const last = history.get(path);
+    const probe = last !== 'all' && last !== 'most';
+    const copy = probe || last === 'all';
     for (let tries = 1; ; tries++) {
       try {
         const result = await withTransaction(db, (c) =>
-          applyInTransaction(c, input.cluster, input.source, batch, good.length, checkpoint, probe),
+          applyInTransaction(c, input.cluster, input.source, batch, good.length, checkpoint, probe, copy),
         );
-        if (batch.length >= PREDICT_MIN) mostlyNew.set(path, result.inserted * 2 > batch.length);
+        if (batch.length >= PREDICT_MIN)
+          history.set(
+            path,
+            result.inserted === batch.length ? 'all' : result.inserted * 2 > batch.length ? 'most' : 'few',
+          );
         failpoint('ledger.after_commit');
         result.rejected = rejected;
         if (metrics) {
@@ -96,6 +112,7 @@ export function createLedger(deps: LedgerDeps): Ledger {
     delivered: number,
     checkpoint: string | undefined,
     probe: boolean,
+    copy: boolean,
   ): Promise<ApplyBatchResult> {
     const result: ApplyBatchResult = {
       inserted: 0,
@@ -106,30 +123,39 @@ export function createLedger(deps: LedgerDeps): Ledger {
       rejected: [],
     };
     // 1. Which receipts may be new. The probe (identity only) makes a mostly-duplicate batch cheap; when this
-    //    path's last batch was mostly new it is skipped: every receipt is a candidate, and the INSERT … ON CONFLICT
-    //    below decides, as it does anyway.
+    //    path's last batch was mostly new it is skipped: every receipt is a candidate, and the insert below decides,
+    //    as it does anyway.
     const candidates = batch.length === 0 ? [] : probe ? await unknownReceipts(client, cluster, batch) : batch;
     let inserted: Receipt[] = [];
     if (candidates.length > 0) {
       // 2. Lock the invoices they could pay and plan the credits, so each row goes in with its invoice id.
-      //    Lock order for every batch: invoices (by id) → receipts (by identity: the INSERT sorts) → counters →
-      //    checkpoint.
+      //    Lock order for every batch: invoices (by id) → receipts (by identity: the INSERT sorts, the COPY goes in
+      //    sorted) → counters → checkpoint.
       const chain = [...candidates].sort(compareChain);
       const invoices = await lockCandidates(client, chain);
       const { plan: planned, invoiceOf } = matchReceipts(chain, invoices);
-      // 3. Insert. RETURNING lists the rows this transaction inserted (by position): only those may be credited.
-      const insertedRows = await rows<{ ord: number; id: string }>(
-        client,
-        q.insertReceipts(cluster, source, columns(chain, invoiceOf)),
-      );
-      const ids = new Map<Receipt, string>();
-      for (const row of insertedRows) ids.set(chain[row.ord - 1], row.id);
-      const idOf = (r: Receipt): string => ids.get(r)!;
-      inserted = ids.size === chain.length ? chain : chain.filter((r) => ids.has(r));
-      // 4. Credit what was inserted. When some were in the ledger already (inserted by another transaction since
-      //    step 1, or not probed), match again on what this one did insert.
-      const plan =
-        inserted.length < chain.length ? await rematchInserted(client, inserted, invoices, invoiceOf, idOf) : planned;
+      // 3. Insert. By COPY when the candidates are expected to be new: it either inserts every one of them (the
+      //    unique constraint let each in: no other transaction has them) or fails on the first identity already
+      //    there and is rolled back to its savepoint. Otherwise, or then, INSERT … ON CONFLICT DO NOTHING, whose
+      //    RETURNING lists the rows this transaction inserted (by position): only those may be credited.
+      let plan = planned;
+      let idOf: (r: Receipt) => string;
+      if (copy && chain.length >= COPY_MIN && (await copyReceipts(client, cluster, source, chain, invoiceOf))) {
+        inserted = chain;
+        idOf = await idsOfExceptions(client, cluster, chain, planned);
+      } else {
+        const insertedRows = await rows<{ ord: number; id: string }>(
+          client,
+          q.insertReceipts(cluster, source, columns(chain, invoiceOf)),
+        );
+        const ids = new Map<Receipt, string>();
+        for (const row of insertedRows) ids.set(chain[row.ord - 1], row.id);
+        idOf = (r: Receipt): string => ids.get(r)!;
+        inserted = ids.size === chain.length ? chain : chain.filter((r) => ids.has(r));
+        // 4. Credit what was inserted. When some were in the ledger already (inserted by another transaction since
+        //    step 1, or not probed), match again on what this one did insert.
+        if (inserted.length < chain.length) plan = await rematchInserted(client, inserted, invoices, invoiceOf, idOf);
+      }
       const credits = creditRows(inserted, idOf, plan);
       await writeCredits(client, credits);
       result.exceptions = credits.raised;
@@ -172,6 +198,57 @@ async function unknownReceipts(client: PoolClient, cluster: string, batch: Recei
     ),
   );
   return unknown.map((r) => batch[r.ord - 1]);
+}
+
+/**
+ * COPY the receipts in (identity order, so overlapping batches wait on each other's index entries in one order)
+ * inside a savepoint. False, with nothing inserted, when one of them is in the ledger already.
+ */
+async function copyReceipts(
+  client: PoolClient,
+  cluster: string,
+  source: ReceiptSource,
+  chain: Receipt[],
+  invoiceOf: Map<Receipt, string | null>,
+): Promise<boolean> {
+  const byIdentity = [...chain].sort(compareReceipts);
+  await exec(client, q.savepoint());
+  try {
+    await copyIn(client, COPY_RECEIPTS, receiptCopyText(cluster, source, byIdentity, invoiceOf));
+  } catch (e) {
+    if ((e as { code?: string }).code !== UNIQUE_VIOLATION) throw e;
+    await exec(client, q.rollbackToSavepoint());
+    return false;
+  }
+  await exec(client, q.releaseSavepoint());
+  return true;
+}
+
+/**
+ * The ids of the copied receipts that raise an exception (exceptions.receipt_id): COPY answers no ids, and only
+ * these rows need theirs. One probe of the identity index each.
+ */
+async function idsOfExceptions(
+  client: PoolClient,
+  cluster: string,
+  chain: Receipt[],
+  plan: BatchOutcome,
+): Promise<(r: Receipt) => string> {
+  const raising = chain.filter((_, i) => plan.outcomes[i].exceptions.length > 0);
+  const ids = new Map<Receipt, string>();
+  if (raising.length > 0) {
+    const found = await rows<{ ord: number; id: string }>(
+      client,
+      q.selectReceiptIds(
+        cluster,
+        raising.map((r) => r.signature),
+        raising.map((r) => r.ixIndex),
+        raising.map((r) => r.innerIndex),
+      ),
+    );
+    for (const row of found) ids.set(raising[row.ord - 1], row.id);
+  }
+  return (r: Receipt): string => ids.get(r)!;
 }
 
 /** Chain order (slot, then identity): decides which of two payments completes an invoice and which is excess. */

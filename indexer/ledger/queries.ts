@@ -65,6 +65,30 @@ export function insertReceipts(cluster: string, firstSource: string, c: ReceiptC
   };
 }
 
+/** Around a COPY of receipts, which fails as a whole on an identity already there (ledger.ts copyReceipts). */
+export const savepoint = (): Query => ({ text: 'SAVEPOINT ledger_copy', values: [] });
+export const releaseSavepoint = (): Query => ({ text: 'RELEASE SAVEPOINT ledger_copy', values: [] });
+export const rollbackToSavepoint = (): Query => ({ text: 'ROLLBACK TO SAVEPOINT ledger_copy', values: [] });
+
+/** The ids of receipts by identity (1-based positions in the arrays), one probe of the identity index each. */
+export function selectReceiptIds(
+  cluster: string,
+  signatures: string[],
+  ixIndexes: number[],
+  innerIndexes: number[],
+): Query {
+  return {
+    text: `SELECT u.ord::int AS ord, x.id
+             FROM unnest($2::text[], $3::int[], $4::int[]) WITH ORDINALITY AS u(signature, ix_index, inner_index, ord)
+             JOIN LATERAL (
+                    SELECT r.id FROM receipts r
+                     WHERE r.cluster = $1 AND r.signature = u.signature
+                       AND r.ix_index = u.ix_index AND r.inner_index = u.inner_index
+                     LIMIT 1) x ON true`,
+    values: [cluster, arrayLiteral(signatures), arrayLiteral(ixIndexes), arrayLiteral(innerIndexes)],
+  };
+}
+
 /**
  * Which receipts of a batch are not in the ledger yet (1-based positions). Only the identity travels, so a
  * mostly-duplicate batch (re-scans, replaying providers) costs an index probe per receipt and little else; the

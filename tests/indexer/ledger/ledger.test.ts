@@ -24,6 +24,31 @@ async function snapshot(t: TestDb) {
   };
 }
 
+/** Every statement the ledger sends through the pool's clients, in order. */
+function recordStatements(t: TestDb): string[] {
+  const sent: string[] = [];
+  const wrapped = new WeakSet<object>();
+  t.pool.on('acquire', (client) => {
+    if (wrapped.has(client)) return;
+    wrapped.add(client);
+    const query = client.query.bind(client) as (...a: unknown[]) => unknown;
+    (client as unknown as { query: (...a: unknown[]) => unknown }).query = (...a: unknown[]) => {
+      const q = a[0] as { text?: unknown } | string;
+      if (typeof q === 'string') sent.push(q);
+      else if (q && typeof q.text === 'string') sent.push(q.text);
+      return query(...a);
+    };
+  });
+  return sent;
+}
+
+/** `n` receipts to addresses no invoice watches. */
+function fillerOf(tag: string, n: number, slot = 5n): Receipt[] {
+  return Array.from({ length: n }, (_, i) =>
+    receipt({ signature: sig(`${tag}-${i}`), destination: addr(`nobody-${i}`), amount: 1n, slot }),
+  );
+}
+
 describe('indexer/ledger', () => {
   let t: TestDb;
   let ledger: Ledger;
@@ -404,23 +429,10 @@ describe('indexer/ledger', () => {
 
   it('after a mostly-new batch skips the probe and still credits only what it inserted (a replay matched again)', async () => {
     // Every statement the ledger sends, to see which batches probed (the identity-only LEFT JOIN LATERAL select).
-    const sent: string[] = [];
-    const wrapped = new WeakSet<object>();
-    t.pool.on('acquire', (client) => {
-      if (wrapped.has(client)) return;
-      wrapped.add(client);
-      const query = client.query.bind(client) as (...a: unknown[]) => unknown;
-      (client as unknown as { query: (...a: unknown[]) => unknown }).query = (...a: unknown[]) => {
-        if (typeof a[0] === 'string') sent.push(a[0]);
-        return query(...a);
-      };
-    });
+    const sent = recordStatements(t);
     const probes = () => sent.filter((s) => s.includes('LEFT JOIN LATERAL')).length;
     await ledger.createInvoice({ id: 'P', mint: USDC, expectedAmount: 100n, depositAddress: addr('p') });
-    const filler = (tag: string) =>
-      Array.from({ length: 70 }, (_, i) =>
-        receipt({ signature: sig(`${tag}-${i}`), destination: addr(`nobody-${i}`), amount: 1n, slot: 5n }),
-      );
+    const filler = (tag: string) => fillerOf(tag, 70);
     const first = receipt({ signature: sig('skip-1'), destination: addr('p'), amount: 60n, slot: 1n });
     const second = receipt({ signature: sig('skip-2'), destination: addr('p'), amount: 60n, slot: 2n });
     // 1: all new (probed: nothing known about this path yet). P gets 60.
@@ -459,6 +471,95 @@ describe('indexer/ledger', () => {
       await t.pool.query(`SELECT delivered::int, inserted::int, duplicates::int FROM receipt_delivery_counts`)
     ).rows;
     expect(counts).to.deep.equal([{ delivered: 71 + 212 + 71 + 70, inserted: 212, duplicates: 71 + 71 + 70 }]);
+  });
+
+  it('puts a batch of new receipts in by COPY: credits, exceptions on their own receipts, one fulfilment', async () => {
+    const sent = recordStatements(t);
+    await ledger.createInvoice({ id: 'C', mint: USDC, expectedAmount: 100n, depositAddress: addr('c') });
+    await ledger.createInvoice({ id: 'D', mint: USDC, expectedAmount: 50n, depositAddress: addr('d') });
+    const toC = [70n, 50n, 5n].map((amount, i) =>
+      receipt({ signature: sig(`copy-c-${i}`), destination: addr('c'), amount, slot: BigInt(10 + i) }),
+    );
+    const toD = receipt({ signature: sig('copy-d'), destination: addr('d'), amount: 20n, slot: 11n });
+    // Escaped in COPY's text format: a tab, a newline and a backslash in the stored fields.
+    const odd = receipt({ signature: sig('copy-odd'), destination: 'a\tb\nc\\d', amount: 7n, slot: 12n });
+    const batch = [...fillerOf('copy', 40), ...toC, toD, odd];
+    const res = await ledger.applyBatch({ cluster: CLUSTER, source: 'webhook', receipts: batch });
+    expect(sent.filter((s) => s.startsWith('COPY receipts'))).to.have.length(1);
+    expect(sent.some((s) => s.includes('ON CONFLICT ON CONSTRAINT receipts_identity'))).to.equal(false);
+    expect([res.inserted, res.duplicates]).to.deep.equal([batch.length, 0]);
+    expect(res.credited).to.deep.equal([
+      { invoiceId: 'C', amount: 100n },
+      { invoiceId: 'D', amount: 20n },
+    ]);
+    expect(res.fulfilled).to.deep.equal(['C']);
+    const s = await snapshot(t);
+    expect([...s.exceptions].sort((a, b) => (a.kind < b.kind ? -1 : 1))).to.deep.equal([
+      { kind: 'late_payment', amount: '5', invoice_id: 'C', signature: toC[2].signature },
+      { kind: 'overpayment', amount: '20', invoice_id: 'C', signature: toC[1].signature },
+    ]);
+    expect(s.fulfilments).to.deep.equal([{ id: fulfilmentOpId('C'), invoice_id: 'C' }]);
+    expect(s.outbox).to.have.length(1);
+    const stored = await t.pool.query(
+      `SELECT destination, invoice_id, first_source::text AS f FROM receipts WHERE signature = ANY($1) ORDER BY slot`,
+      [[toC[0].signature, toD.signature, odd.signature]],
+    );
+    expect(stored.rows).to.deep.equal([
+      { destination: addr('c'), invoice_id: 'C', f: 'webhook' },
+      { destination: addr('d'), invoice_id: 'D', f: 'webhook' },
+      { destination: 'a\tb\nc\\d', invoice_id: null, f: 'webhook' },
+    ]);
+    const counts = (
+      await t.pool.query(`SELECT delivered::int, inserted::int, duplicates::int FROM receipt_delivery_counts`)
+    ).rows;
+    expect(counts).to.deep.equal([{ delivered: batch.length, inserted: batch.length, duplicates: 0 }]);
+  });
+
+  it('falls back from COPY to INSERT … ON CONFLICT when another transaction inserted one of the batch meanwhile', async () => {
+    const sent = recordStatements(t);
+    await ledger.createInvoice({ id: 'X', mint: USDC, expectedAmount: 100n, depositAddress: addr('x') });
+    const k = receipt({ signature: sig('copy-race-k'), destination: addr('x'), amount: 60n, slot: 1n });
+    const j = receipt({ signature: sig('copy-race-j'), destination: addr('x'), amount: 60n, slot: 2n });
+    const filler = fillerOf('copy-race', 40);
+    const other = await t.pool.connect();
+    try {
+      // Held open: it locked X, inserted k and credited it. Our batch probes (k is not visible), then waits for X.
+      await other.query('BEGIN');
+      await other.query(`SELECT id FROM invoices WHERE id = 'X' FOR UPDATE`);
+      await other.query(
+        `INSERT INTO receipts (cluster, signature, ix_index, inner_index, slot, program, kind, mint, source, destination, amount, invoice_id, first_source)
+         VALUES ($1, $2, 0, -1, 1, 'spl-token', 'transferChecked', $3, $4, $5, 60, 'X', 'webhook')`,
+        [CLUSTER, k.signature, USDC, k.source, k.destination],
+      );
+      await other.query(`UPDATE invoices SET credited_amount = 60 WHERE id = 'X'`);
+      const pending = ledger.applyBatch({ cluster: CLUSTER, source: 'scanner', receipts: [k, j, ...filler] });
+      for (let i = 0; i < 500; i++) {
+        const { rows } = await t.pool.query(
+          `SELECT count(*)::int AS n FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE '%FROM invoices%FOR UPDATE%'`,
+        );
+        if (rows[0].n > 0) break;
+        await new Promise((r) => setTimeout(r, 10));
+      }
+      await other.query('COMMIT');
+      const res = await pending;
+      expect([res.inserted, res.duplicates]).to.deep.equal([41, 1]);
+      expect(res.credited).to.deep.equal([{ invoiceId: 'X', amount: 40n }]);
+      expect(res.exceptions.map((e) => [e.kind, e.amount, e.signature])).to.deep.equal([
+        ['overpayment', 20n, j.signature],
+      ]);
+    } finally {
+      other.release();
+    }
+    // The COPY was tried and rolled back to its savepoint; the INSERT put the rest in.
+    expect(sent.filter((s) => s.startsWith('COPY receipts'))).to.have.length(1);
+    expect(sent).to.include('ROLLBACK TO SAVEPOINT ledger_copy');
+    expect(sent.filter((s) => s.includes('ON CONFLICT ON CONSTRAINT receipts_identity'))).to.have.length(1);
+    expect((await ledger.getInvoice('X'))!.creditedAmount).to.equal(100n);
+    const s = await snapshot(t);
+    expect(s.receipts).to.have.length(42);
+    expect(s.exceptions).to.deep.equal([
+      { kind: 'overpayment', amount: '20', invoice_id: 'X', signature: j.signature },
+    ]);
   });
 
   it('gives the same totals when overlapping batches run concurrently, and counts metrics', async () => {
