@@ -188,15 +188,7 @@ export function createLedger(deps: LedgerDeps): Ledger {
 
 /** The receipts of a batch not in the ledger yet (in batch order). */
 async function unknownReceipts(client: PoolClient, cluster: string, batch: Receipt[]): Promise<Receipt[]> {
-  const unknown = await rows<{ ord: number }>(
-    client,
-    q.selectUnknownReceipts(
-      cluster,
-      batch.map((r) => r.signature),
-      batch.map((r) => r.ixIndex),
-      batch.map((r) => r.innerIndex),
-    ),
-  );
+  const unknown = await rows<{ ord: number }>(client, q.selectUnknownReceipts(cluster, identities(batch)));
   return unknown.map((r) => batch[r.ord - 1]);
 }
 
@@ -237,18 +229,18 @@ async function idsOfExceptions(
   const raising = chain.filter((_, i) => plan.outcomes[i].exceptions.length > 0);
   const ids = new Map<Receipt, string>();
   if (raising.length > 0) {
-    const found = await rows<{ ord: number; id: string }>(
-      client,
-      q.selectReceiptIds(
-        cluster,
-        raising.map((r) => r.signature),
-        raising.map((r) => r.ixIndex),
-        raising.map((r) => r.innerIndex),
-      ),
-    );
+    const found = await rows<{ ord: number; id: string }>(client, q.selectReceiptIds(cluster, identities(raising)));
     for (const row of found) ids.set(raising[row.ord - 1], row.id);
   }
   return (r: Receipt): string => ids.get(r)!;
+}
+
+function identities(receipts: Receipt[]): q.Identities {
+  return {
+    signatures: receipts.map((r) => r.signature),
+    ixIndexes: receipts.map((r) => r.ixIndex),
+    innerIndexes: receipts.map((r) => r.innerIndex),
+  };
 }
 
 /** Chain order (slot, then identity): decides which of two payments completes an invoice and which is excess. */

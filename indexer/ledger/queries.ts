@@ -70,49 +70,43 @@ export const savepoint = (): Query => ({ text: 'SAVEPOINT ledger_copy', values: 
 export const releaseSavepoint = (): Query => ({ text: 'RELEASE SAVEPOINT ledger_copy', values: [] });
 export const rollbackToSavepoint = (): Query => ({ text: 'ROLLBACK TO SAVEPOINT ledger_copy', values: [] });
 
-/** The ids of receipts by identity (1-based positions in the arrays), one probe of the identity index each. */
-export function selectReceiptIds(
-  cluster: string,
-  signatures: string[],
-  ixIndexes: number[],
-  innerIndexes: number[],
-): Query {
+/** The identities of some receipts, as parallel arrays. */
+export interface Identities {
+  signatures: string[];
+  ixIndexes: number[];
+  innerIndexes: number[];
+}
+
+/**
+ * Each identity (u, with its 1-based position u.ord) joined to its row in `receipts` (x) by one probe of the unique
+ * index: LATERAL … LIMIT 1 pins that plan; a plain join or NOT EXISTS lets the planner hash the whole receipts table
+ * instead, which grows with the ledger.
+ */
+function byIdentity(cluster: string, ids: Identities, select: string, join: string, rest: string): Query {
   return {
-    text: `SELECT u.ord::int AS ord, x.id
+    text: `SELECT ${select}
              FROM unnest($2::text[], $3::int[], $4::int[]) WITH ORDINALITY AS u(signature, ix_index, inner_index, ord)
-             JOIN LATERAL (
+             ${join} LATERAL (
                     SELECT r.id FROM receipts r
                      WHERE r.cluster = $1 AND r.signature = u.signature
                        AND r.ix_index = u.ix_index AND r.inner_index = u.inner_index
-                     LIMIT 1) x ON true`,
-    values: [cluster, arrayLiteral(signatures), arrayLiteral(ixIndexes), arrayLiteral(innerIndexes)],
+                     LIMIT 1) x ON true ${rest}`,
+    values: [cluster, arrayLiteral(ids.signatures), arrayLiteral(ids.ixIndexes), arrayLiteral(ids.innerIndexes)],
   };
+}
+
+/** The ids of receipts in the ledger, by identity (1-based positions in the arrays). */
+export function selectReceiptIds(cluster: string, ids: Identities): Query {
+  return byIdentity(cluster, ids, 'u.ord::int AS ord, x.id', 'JOIN', '');
 }
 
 /**
  * Which receipts of a batch are not in the ledger yet (1-based positions). Only the identity travels, so a
  * mostly-duplicate batch (re-scans, replaying providers) costs an index probe per receipt and little else; the
- * INSERT … ON CONFLICT that follows stays the authority when another transaction inserts the same rows meanwhile.
- * LATERAL … LIMIT 1 pins the plan to one probe of the unique index per receipt: a NOT EXISTS anti-join lets the
- * planner hash the whole receipts table instead, which grows with the ledger.
+ * insert that follows stays the authority when another transaction inserts the same rows meanwhile.
  */
-export function selectUnknownReceipts(
-  cluster: string,
-  signatures: string[],
-  ixIndexes: number[],
-  innerIndexes: number[],
-): Query {
-  return {
-    text: `SELECT u.ord::int AS ord
-             FROM unnest($2::text[], $3::int[], $4::int[]) WITH ORDINALITY AS u(signature, ix_index, inner_index, ord)
-             LEFT JOIN LATERAL (
-                    SELECT true AS seen FROM receipts r
-                     WHERE r.cluster = $1 AND r.signature = u.signature
-                       AND r.ix_index = u.ix_index AND r.inner_index = u.inner_index
-                     LIMIT 1) x ON true
-            WHERE x.seen IS NULL`,
-    values: [cluster, arrayLiteral(signatures), arrayLiteral(ixIndexes), arrayLiteral(innerIndexes)],
-  };
+export function selectUnknownReceipts(cluster: string, ids: Identities): Query {
+  return byIdentity(cluster, ids, 'u.ord::int AS ord', 'LEFT JOIN', 'WHERE x.id IS NULL');
 }
 
 /**

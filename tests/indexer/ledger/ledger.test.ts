@@ -1,7 +1,14 @@
 // The ledger against the real PostgreSQL server, each suite in its own schema.
 import { expect } from 'chai';
 import { createTestDb, TestDb } from '../../../testkit/test-db';
-import { createLedger, fulfilmentOpId, Ledger, LEDGER_CODES, ReceiptSource } from '../../../indexer/ledger';
+import {
+  ApplyBatchResult,
+  createLedger,
+  fulfilmentOpId,
+  Ledger,
+  LEDGER_CODES,
+  ReceiptSource,
+} from '../../../indexer/ledger';
 import { createIndexerMetrics } from '../../../indexer/metrics';
 import type { Receipt } from '../../../indexer/decode/receipt';
 import { addr, receipt, sig } from './fixtures';
@@ -47,6 +54,36 @@ function fillerOf(tag: string, n: number, slot = 5n): Receipt[] {
   return Array.from({ length: n }, (_, i) =>
     receipt({ signature: sig(`${tag}-${i}`), destination: addr(`nobody-${i}`), amount: 1n, slot }),
   );
+}
+
+/**
+ * Another ledger transaction, held open while `apply` runs: it locked invoice X, inserted `k` (60 to X) and credited
+ * it. It commits once the batch is queued behind its lock on X (having seen k as new); answers the batch's result.
+ */
+async function raceOnX(t: TestDb, k: Receipt, apply: () => Promise<ApplyBatchResult>): Promise<ApplyBatchResult> {
+  const other = await t.pool.connect();
+  try {
+    await other.query('BEGIN');
+    await other.query(`SELECT id FROM invoices WHERE id = 'X' FOR UPDATE`);
+    await other.query(
+      `INSERT INTO receipts (cluster, signature, ix_index, inner_index, slot, program, kind, mint, source, destination, amount, invoice_id, first_source)
+       VALUES ($1, $2, 0, -1, 1, 'spl-token', 'transferChecked', $3, $4, $5, 60, 'X', 'webhook')`,
+      [CLUSTER, k.signature, USDC, k.source, k.destination],
+    );
+    await other.query(`UPDATE invoices SET credited_amount = 60 WHERE id = 'X'`);
+    const pending = apply();
+    for (let i = 0; i < 500; i++) {
+      const { rows } = await t.pool.query(
+        `SELECT count(*)::int AS n FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE '%FROM invoices%FOR UPDATE%'`,
+      );
+      if (rows[0].n > 0) break;
+      await new Promise((r) => setTimeout(r, 10));
+    }
+    await other.query('COMMIT');
+    return await pending;
+  } finally {
+    other.release();
+  }
 }
 
 describe('indexer/ledger', () => {
@@ -388,37 +425,13 @@ describe('indexer/ledger', () => {
     await ledger.createInvoice({ id: 'X', mint: USDC, expectedAmount: 100n, depositAddress: addr('x') });
     const k = receipt({ signature: sig('race-k'), destination: addr('x'), amount: 60n, slot: 1n });
     const j = receipt({ signature: sig('race-j'), destination: addr('x'), amount: 60n, slot: 2n });
-    // Another ledger transaction, held open: it locked X, inserted k and credited it, and has not committed.
-    const other = await t.pool.connect();
-    try {
-      await other.query('BEGIN');
-      await other.query(`SELECT id FROM invoices WHERE id = 'X' FOR UPDATE`);
-      await other.query(
-        `INSERT INTO receipts (cluster, signature, ix_index, inner_index, slot, program, kind, mint, source, destination, amount, invoice_id, first_source)
-         VALUES ($1, $2, 0, -1, 1, 'spl-token', 'transferChecked', $3, $4, $5, 60, 'X', 'webhook')`,
-        [CLUSTER, k.signature, USDC, k.source, k.destination],
-      );
-      await other.query(`UPDATE invoices SET credited_amount = 60 WHERE id = 'X'`);
-      const pending = ledger.applyBatch({ cluster: CLUSTER, source: 'scanner', receipts: [k, j] });
-      // Wait until our batch (which saw k as new) is queued behind the other transaction's lock.
-      for (let i = 0; i < 500; i++) {
-        const { rows } = await t.pool.query(
-          `SELECT count(*)::int AS n FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE '%FROM invoices%FOR UPDATE%'`,
-        );
-        if (rows[0].n > 0) break;
-        await new Promise((r) => setTimeout(r, 10));
-      }
-      await other.query('COMMIT');
-      const res = await pending;
-      expect(res.inserted).to.equal(1);
-      expect(res.duplicates).to.equal(1);
-      expect(res.credited).to.deep.equal([{ invoiceId: 'X', amount: 40n }]);
-      expect(res.exceptions.map((e) => [e.kind, e.amount, e.signature])).to.deep.equal([
-        ['overpayment', 20n, j.signature],
-      ]);
-    } finally {
-      other.release();
-    }
+    const res = await raceOnX(t, k, () => ledger.applyBatch({ cluster: CLUSTER, source: 'scanner', receipts: [k, j] }));
+    expect(res.inserted).to.equal(1);
+    expect(res.duplicates).to.equal(1);
+    expect(res.credited).to.deep.equal([{ invoiceId: 'X', amount: 40n }]);
+    expect(res.exceptions.map((e) => [e.kind, e.amount, e.signature])).to.deep.equal([
+      ['overpayment', 20n, j.signature],
+    ]);
     expect((await ledger.getInvoice('X'))!.creditedAmount).to.equal(100n);
     const rows = (await t.pool.query(`SELECT signature, invoice_id FROM receipts ORDER BY slot`)).rows;
     expect(rows).to.deep.equal([
@@ -521,35 +534,15 @@ describe('indexer/ledger', () => {
     const k = receipt({ signature: sig('copy-race-k'), destination: addr('x'), amount: 60n, slot: 1n });
     const j = receipt({ signature: sig('copy-race-j'), destination: addr('x'), amount: 60n, slot: 2n });
     const filler = fillerOf('copy-race', 40);
-    const other = await t.pool.connect();
-    try {
-      // Held open: it locked X, inserted k and credited it. Our batch probes (k is not visible), then waits for X.
-      await other.query('BEGIN');
-      await other.query(`SELECT id FROM invoices WHERE id = 'X' FOR UPDATE`);
-      await other.query(
-        `INSERT INTO receipts (cluster, signature, ix_index, inner_index, slot, program, kind, mint, source, destination, amount, invoice_id, first_source)
-         VALUES ($1, $2, 0, -1, 1, 'spl-token', 'transferChecked', $3, $4, $5, 60, 'X', 'webhook')`,
-        [CLUSTER, k.signature, USDC, k.source, k.destination],
-      );
-      await other.query(`UPDATE invoices SET credited_amount = 60 WHERE id = 'X'`);
-      const pending = ledger.applyBatch({ cluster: CLUSTER, source: 'scanner', receipts: [k, j, ...filler] });
-      for (let i = 0; i < 500; i++) {
-        const { rows } = await t.pool.query(
-          `SELECT count(*)::int AS n FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE '%FROM invoices%FOR UPDATE%'`,
-        );
-        if (rows[0].n > 0) break;
-        await new Promise((r) => setTimeout(r, 10));
-      }
-      await other.query('COMMIT');
-      const res = await pending;
-      expect([res.inserted, res.duplicates]).to.deep.equal([41, 1]);
-      expect(res.credited).to.deep.equal([{ invoiceId: 'X', amount: 40n }]);
-      expect(res.exceptions.map((e) => [e.kind, e.amount, e.signature])).to.deep.equal([
-        ['overpayment', 20n, j.signature],
-      ]);
-    } finally {
-      other.release();
-    }
+    // Our batch probes (k is not visible yet), waits for X, then its COPY meets k committed.
+    const res = await raceOnX(t, k, () =>
+      ledger.applyBatch({ cluster: CLUSTER, source: 'scanner', receipts: [k, j, ...filler] }),
+    );
+    expect([res.inserted, res.duplicates]).to.deep.equal([41, 1]);
+    expect(res.credited).to.deep.equal([{ invoiceId: 'X', amount: 40n }]);
+    expect(res.exceptions.map((e) => [e.kind, e.amount, e.signature])).to.deep.equal([
+      ['overpayment', 20n, j.signature],
+    ]);
     // The COPY was tried and rolled back to its savepoint; the INSERT put the rest in.
     expect(sent.filter((s) => s.startsWith('COPY receipts'))).to.have.length(1);
     expect(sent).to.include('ROLLBACK TO SAVEPOINT ledger_copy');
