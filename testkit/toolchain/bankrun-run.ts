@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs';
 import { Keypair, PublicKey, Transaction, TransactionInstruction } from '@solana/web3.js';
 import { start, type ProgramTestContext } from 'solana-bankrun';
 import { deployTransactions, type PlainIx } from '../upgradeable-loader';
-import type { RunResult } from './litesvm-run';
+import type { Deployed, RunResult } from './litesvm-run';
 
 // bankrun logs every program log line to stdout at debug level; results are
 // read from the transaction metadata instead (only when the caller set nothing).
@@ -17,7 +17,8 @@ export interface BankrunHarness {
   context: ProgramTestContext;
   send(instructions: TransactionInstruction[], signers?: Keypair[]): Promise<RunResult>;
   invoke(programId: string, data: Uint8Array): Promise<RunResult>;
-  deployUpgradeable(elf: Buffer): Promise<{ programId: string; failure: RunResult | null }>;
+  deployUpgradeable(elf: Buffer): Promise<Deployed>;
+  deployAll(elfs: Buffer[]): Promise<Deployed[]>;
 }
 
 export async function startBankrun(programs: Record<string, string> = {}): Promise<BankrunHarness> {
@@ -57,7 +58,8 @@ export async function startBankrun(programs: Record<string, string> = {}): Promi
       data: ix.data,
     });
 
-  async function deployUpgradeable(elf: Buffer) {
+  /** The buffer, write and deploy transactions of one program, up to the first that fails. */
+  async function deploySteps(elf: Buffer): Promise<Deployed> {
     const buffer = Keypair.generate();
     const program = Keypair.generate();
     const rent = await context.banksClient.getRent();
@@ -74,11 +76,19 @@ export async function startBankrun(programs: Record<string, string> = {}): Promi
       const r = await send(tx.map(toWeb3), signers);
       if (!r.ok) return { programId: program.publicKey.toBase58(), failure: r };
     }
-    // Deployed in slot N, executable from slot N + 1 (warp by one slot only:
-    // larger warps made the next transaction time out in bankrun 0.4).
-    const slot = await context.banksClient.getSlot();
-    context.warpToSlot(slot + 1n);
     return { programId: program.publicKey.toBase58(), failure: null };
+  }
+
+  /**
+   * Deploys every ELF, then moves one slot on: deployed in slot N, executable from slot N + 1. One warp for them all,
+   * before any of them runs: larger warps made the next transaction time out in bankrun 0.4, and so does a warp
+   * once a program deployed by a transaction has run (a harness's programs are deployed together, up front).
+   */
+  async function deployAll(elfs: Buffer[]): Promise<Deployed[]> {
+    const out: Deployed[] = [];
+    for (const elf of elfs) out.push(await deploySteps(elf));
+    if (out.some((d) => d.failure === null)) context.warpToSlot((await context.banksClient.getSlot()) + 1n);
+    return out;
   }
 
   return {
@@ -86,6 +96,7 @@ export async function startBankrun(programs: Record<string, string> = {}): Promi
     send,
     invoke: (programId, data) =>
       send([new TransactionInstruction({ programId: new PublicKey(programId), keys: [], data: Buffer.from(data) })]),
-    deployUpgradeable,
+    deployUpgradeable: async (elf) => (await deployAll([elf]))[0],
+    deployAll,
   };
 }

@@ -32,7 +32,15 @@ export interface LiteSvmHarness {
   send(instructions: Instruction[]): Promise<RunResult>;
   invoke(programId: string, data: Uint8Array): Promise<RunResult>;
   /** Deploys through the upgradeable loader (deploy-time verification); returns the failing step, if any. */
-  deployUpgradeable(elf: Buffer): Promise<{ programId: string; failure: RunResult | null }>;
+  deployUpgradeable(elf: Buffer): Promise<Deployed>;
+  /** deployUpgradeable for each ELF in turn, all executable once the last is deployed. */
+  deployAll(elfs: Buffer[]): Promise<Deployed[]>;
+}
+
+/** A program deployed through the upgradeable loader, or the step that failed (then it is not deployed). */
+export interface Deployed {
+  programId: string;
+  failure: RunResult | null;
 }
 
 const ROLE_READONLY = 0;
@@ -95,7 +103,7 @@ export async function createLiteSvm(programs: Record<string, string> = {}): Prom
     } as Instruction;
   }
 
-  async function deployUpgradeable(elf: Buffer) {
+  async function deploySteps(elf: Buffer): Promise<Deployed> {
     const buffer = await generateKeyPairSigner();
     const program = await generateKeyPairSigner();
     const signers = new Map<string, TransactionSigner>([
@@ -114,16 +122,23 @@ export async function createLiteSvm(programs: Record<string, string> = {}): Prom
       const r = await send(tx.map((ix) => toKit(ix, signers)));
       if (!r.ok) return { programId: program.address, failure: r };
     }
-    // A program deployed in slot N becomes executable from slot N + 1.
-    svm.warpToSlot(svm.getClock().slot + 1n);
     return { programId: program.address, failure: null };
+  }
+
+  async function deployAll(elfs: Buffer[]): Promise<Deployed[]> {
+    const out: Deployed[] = [];
+    for (const elf of elfs) out.push(await deploySteps(elf));
+    // A program deployed in slot N becomes executable from slot N + 1.
+    if (out.some((d) => d.failure === null)) svm.warpToSlot(svm.getClock().slot + 1n);
+    return out;
   }
 
   return {
     svm,
     payer,
     send,
-    deployUpgradeable,
+    deployUpgradeable: async (elf) => (await deployAll([elf]))[0],
+    deployAll,
     invoke: (programId, data) => send([{ programAddress: programId as Address, accounts: [], data }]),
   };
 }

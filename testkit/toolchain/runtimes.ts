@@ -1,10 +1,12 @@
 // The two runtimes every probe runs in: LiteSVM (Agave 3.x) and solana-bankrun (Solana 1.18).
 import { startBankrun } from './bankrun-run';
-import { createLiteSvm, type RunResult } from './litesvm-run';
+import { createLiteSvm, type Deployed, type RunResult } from './litesvm-run';
 
 export interface Harness {
   invoke(programId: string, data: Uint8Array): Promise<RunResult>;
-  deployUpgradeable(elf: Buffer): Promise<{ programId: string; failure: RunResult | null }>;
+  deployUpgradeable(elf: Buffer): Promise<Deployed>;
+  /** Deploys each ELF (a failure stops only its own deploy); all are executable once the call returns. */
+  deployAll(elfs: Buffer[]): Promise<Deployed[]>;
 }
 
 export interface Runtime {

@@ -6,7 +6,8 @@ import { expect } from 'chai';
 import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { buildOncepay, buildProbe, elf2sbf, llc, scratchDir, WORK } from '../../testkit/toolchain/build';
-import { le128, le64, reader, RUNTIMES } from '../../testkit/toolchain/runtimes';
+import type { Deployed } from '../../testkit/toolchain/litesvm-run';
+import { le128, le64, reader, RUNTIMES, type Harness } from '../../testkit/toolchain/runtimes';
 
 describe('toolchain: deploy through the upgradeable loader', function () {
   let dir: string;
@@ -43,9 +44,27 @@ describe('toolchain: deploy through the upgradeable loader', function () {
 
   for (const runtime of RUNTIMES) {
     describe(runtime.name, () => {
+      // One harness per runtime, every program deployed up front (each at its own new address): a bankrun bank is
+      // never freed (threads), and bankrun 0.4 stalls on a warp once a program deployed by a transaction has run.
+      let h: Harness;
+      const deployed: Record<string, Deployed> = {};
+      before(async () => {
+        h = await runtime.start();
+        const elfs: Record<string, string> = {
+          calls: callsSo,
+          math: mathSo,
+          'oncepay.so': join(dirname(oncepaySo), 'oncepay.so'),
+          'oncepay_lite.so': join(dirname(oncepaySo), 'oncepay_lite.so'),
+          jmp32: jmp32So,
+          typo: typoSo,
+        };
+        const names = Object.keys(elfs);
+        const results = await h.deployAll(names.map((n) => readFileSync(elfs[n])));
+        names.forEach((n, i) => (deployed[n] = results[i]));
+      });
+
       it('deploys the calls probe and runs it from the deployed program account', async () => {
-        const h = await runtime.start();
-        const d = await h.deployUpgradeable(readFileSync(callsSo));
+        const d = deployed.calls;
         expect(d.failure?.logs ?? null).to.equal(null);
         const r = await h.invoke(d.programId, le64(100n, 7n, 3n, 4n, 5n, 6n, 9n, 1n));
         expect(r.error, r.logs.join('\n')).to.equal(null);
@@ -54,8 +73,7 @@ describe('toolchain: deploy through the upgradeable loader', function () {
       });
 
       it('deploys the math probe (i128 expansions, syscalls for panics) and runs it', async () => {
-        const h = await runtime.start();
-        const d = await h.deployUpgradeable(readFileSync(mathSo));
+        const d = deployed.math;
         expect(d.failure?.logs ?? null).to.equal(null);
         const r = await h.invoke(
           d.programId,
@@ -68,8 +86,7 @@ describe('toolchain: deploy through the upgradeable loader', function () {
 
       for (const so of ['oncepay.so', 'oncepay_lite.so']) {
         it(`deploys target/deploy/${so} (make program) and executes it`, async () => {
-          const h = await runtime.start();
-          const d = await h.deployUpgradeable(readFileSync(join(dirname(oncepaySo), so)));
+          const d = deployed[so];
           expect(d.failure?.logs ?? null).to.equal(null);
           // No instruction data: the program runs and rejects it with its own error.
           const r = await h.invoke(d.programId, new Uint8Array());
@@ -80,8 +97,7 @@ describe('toolchain: deploy through the upgradeable loader', function () {
       }
 
       it('the loader rejects at deploy a .so with JMP32 opcodes (forced past elf2sbf)', async () => {
-        const h = await runtime.start();
-        const d = await h.deployUpgradeable(readFileSync(jmp32So));
+        const d = deployed.jmp32;
         expect(d.failure).to.not.equal(null);
         expect(d.failure!.logs.join('\n')).to.match(
           /unknown eBPF opcode 0x(16|26|36|56|66|a6|b6|c6|d6|1e|2e|3e|5e|6e|ae|be|ce|de)/i,
@@ -89,8 +105,7 @@ describe('toolchain: deploy through the upgradeable loader', function () {
       });
 
       it('the loader rejects at deploy a .so calling an unknown syscall', async () => {
-        const h = await runtime.start();
-        const d = await h.deployUpgradeable(readFileSync(typoSo));
+        const d = deployed.typo;
         expect(d.failure).to.not.equal(null);
         expect(d.failure!.logs.join('\n')).to.include('Unresolved symbol (sol_lxg_)');
       });
