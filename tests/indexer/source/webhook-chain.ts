@@ -14,7 +14,7 @@ import {
   getAssociatedTokenAddressSync,
   getMintLen,
 } from '@solana/spl-token';
-import { fund, startTestNode, TestNode } from '../../../testkit/node';
+import { fund, scaledWait, startTestNode, TestNode } from '../../../testkit/node';
 import { createRpcClient, RpcClient } from '../../../indexer/rpc';
 import { confirm, createTokenAccount, mintWithSource, send, waitFinalized } from '../../../testkit/cluster';
 
@@ -157,7 +157,9 @@ export async function startWebhookChain(): Promise<WebhookChain> {
     async item(signature) {
       const slot = (await connection.getSignatureStatuses([signature], { searchTransactionHistory: true })).value[0]!
         .slot;
-      await waitFinalized(connection, slot);
+      // On a real validator finality trails by ~32 slots of 400 ms, and much more on a loaded machine (the
+      // case's own timeout bounds the wait there).
+      await waitFinalized(connection, slot, scaledWait(90_000));
       const tx = await rpc.getTransaction(signature, 'finalized');
       if (!tx) throw new Error(`no finalized transaction ${signature}`);
       return tx;

@@ -17,6 +17,7 @@ import { ChainVerifier, createChainVerifier } from '../../../indexer/source/webh
 import { WEBHOOK_CODES } from '../../../common/errors/codes';
 import { API_ERRORS } from '../../../app/api/errors';
 import { Payee, startWebhookChain, WebhookChain } from './webhook-chain';
+import { scaledWait } from '../../../testkit/node';
 
 const SECRET = 'whsec-test-0123456789';
 const CLUSTER = 'wh';
@@ -47,7 +48,8 @@ describe('indexer/source webhook receiver (verified against localnet)', () => {
       rpc: chain.rpc,
       ledger,
       cluster: CLUSTER,
-      maxAgeMs: o.maxAgeMs ?? 60_000,
+      // How long a hint is held for the chain: on a real validator a transaction takes ~13 s and more to finalize.
+      maxAgeMs: o.maxAgeMs ?? scaledWait(60_000),
       recheck: { baseMs: 20, capMs: 100 },
       metrics: webhookMetrics,
     });
