@@ -10,8 +10,12 @@
 // its own (as a real node is). Rounds alternate worker/journal/direct; medians are printed.
 // Uses DATABASE_URL, else the embedded server (stopped at the end if this run started it); its own schema, dropped
 // at the end. BENCH_PAYOUT_BANKS=bankrun,in-process,own-process picks banks; BENCH_PAYOUT_PROFILE=1 prints, per mode
-// and round, the count and summed latency of every SQL statement and chain call (where a payout's time goes).
+// and round, the count and summed latency of every SQL statement and chain call (where a payout's time goes);
+// BENCH_PAYOUT_CPU_PROFILE=<dir> writes a V8 CPU profile of each measured round. Each bank's line also gives the CPU
+// one payout cost per mode in this process, in the embedded PostgreSQL and in the bank's own process (from /proc):
+// on two shared cores the ratio follows those sums more than any round trip, and they move less with the load.
 import { spawn } from 'child_process';
+import { Session } from 'inspector/promises';
 import * as fs from 'fs';
 import * as os from 'os';
 import * as path from 'path';
@@ -120,6 +124,98 @@ function printProfile(label: string): void {
   profile.clear();
 }
 
+/**
+ * CPU time (user + system, ms) so far of this process, of the embedded PostgreSQL (its postmaster and every
+ * backend) and of the bank's own process: on a shared 2-core machine the wall clock moves with the others' load,
+ * CPU per payout much less, and where it is spent says what bounds the ratio.
+ */
+interface CpuMeter {
+  now(): { node: number; pg: number; bank: number };
+}
+
+const TICK_MS = 10; // /proc/<pid>/stat counts clock ticks of 1/100 s (getconf CLK_TCK)
+
+/**
+ * Every process /proc shows: its parent and its CPU ms (utime + stime, plus cutime + cstime: the children it
+ * reaped, e.g. a PostgreSQL backend whose connection closed).
+ */
+function procTable(): Map<number, { ppid: number; ms: number }> {
+  const out = new Map<number, { ppid: number; ms: number }>();
+  for (const d of fs.readdirSync('/proc')) {
+    if (!/^[0-9]+$/.test(d)) continue;
+    try {
+      const stat = fs.readFileSync(`/proc/${d}/stat`, 'utf8');
+      const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      out.set(Number(d), {
+        ppid: Number(f[1]),
+        ms: (Number(f[11]) + Number(f[12]) + Number(f[13]) + Number(f[14])) * TICK_MS,
+      });
+    } catch {
+      // exited meanwhile
+    }
+  }
+  return out;
+}
+
+/** CPU ms of `root` and its descendants (0 when absent). */
+function treeCpuMs(table: Map<number, { ppid: number; ms: number }>, root: number | undefined): number {
+  if (root === undefined || !table.has(root)) return 0;
+  let ms = 0;
+  const todo = [root];
+  while (todo.length > 0) {
+    const pid = todo.pop()!;
+    ms += table.get(pid)?.ms ?? 0;
+    for (const [child, v] of table) if (v.ppid === pid) todo.push(child);
+  }
+  return ms;
+}
+
+function cpuMeter(pgDataDir: string | undefined, bankPid: () => number | undefined): CpuMeter {
+  const postmaster = (): number | undefined => {
+    if (!pgDataDir) return undefined;
+    try {
+      return Number(fs.readFileSync(path.join(pgDataDir, 'postmaster.pid'), 'utf8').split('\n')[0]);
+    } catch {
+      return undefined;
+    }
+  };
+  return {
+    now() {
+      const table = procTable();
+      const u = process.cpuUsage();
+      return {
+        node: (u.user + u.system) / 1000,
+        pg: treeCpuMs(table, postmaster()),
+        bank: treeCpuMs(table, bankPid()),
+      };
+    },
+  };
+}
+
+/**
+ * BENCH_PAYOUT_CPU_PROFILE=<dir>: a V8 CPU profile of each measured round, one file per bank and mode
+ * (<bank>-<mode>-<n>.cpuprofile; open in Chrome DevTools), so the modes' own CPU can be compared.
+ */
+const CPU_PROFILE_DIR = process.env.BENCH_PAYOUT_CPU_PROFILE;
+let inspector: Session | undefined;
+let profiled = 0;
+
+async function cpuProfile(): Promise<(name: string) => Promise<void>> {
+  if (!CPU_PROFILE_DIR) return async () => undefined;
+  if (!inspector) {
+    inspector = new Session();
+    inspector.connect();
+    await inspector.post('Profiler.enable');
+  }
+  const session = inspector;
+  await session.post('Profiler.start');
+  return async (name) => {
+    const { profile: p } = await session.post('Profiler.stop');
+    fs.mkdirSync(CPU_PROFILE_DIR, { recursive: true });
+    fs.writeFileSync(path.join(CPU_PROFILE_DIR, `${name}-${++profiled}.cpuprofile`), JSON.stringify(p));
+  };
+}
+
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 
@@ -127,6 +223,8 @@ interface Bank {
   name: string;
   chain: PayoutChain;
   io: SetupIo;
+  /** The bank's own process, when it has one (its CPU is measured). */
+  pid?: number;
   stop(): Promise<void>;
 }
 
@@ -137,6 +235,7 @@ async function run(
   m: MerchantSetup,
   merchant: MerchantRow,
   recipient: PublicKey,
+  cpu: CpuMeter,
 ) {
   if (profile) bank = { ...bank, chain: profileChain(bank.chain) };
   let seq = 0;
@@ -223,6 +322,23 @@ async function run(
     return n / ((performance.now() - t0) / 1000);
   }
 
+  /** Runs one mode's round: its payouts/s, and the CPU each payout cost (ms) in this process, PostgreSQL, the bank. */
+  type Cpu = { node: number; pg: number; bank: number };
+  const cpuOf: Record<'worker' | 'journal' | 'direct', Cpu[]> = { worker: [], journal: [], direct: [] };
+  async function measured(mode: keyof typeof cpuOf, f: (n: number) => Promise<number>): Promise<number> {
+    const before = cpu.now();
+    const stopProfile = await cpuProfile();
+    const rate = await f(N);
+    await stopProfile(`${bank.name.split(',')[0].replace(/\W+/g, '-')}-${mode}`);
+    const after = cpu.now();
+    cpuOf[mode].push({
+      node: (after.node - before.node) / N,
+      pg: (after.pg - before.pg) / N,
+      bank: (after.bank - before.bank) / N,
+    });
+    return rate;
+  }
+
   await worker(Math.min(20, N));
   await journal(Math.min(20, N));
   await direct(Math.min(20, N));
@@ -231,14 +347,19 @@ async function run(
   const d: number[] = [];
   profile?.clear();
   for (let i = 0; i < ROUNDS; i++) {
-    w.push(await worker(N));
+    w.push(await measured('worker', worker));
     printProfile(`${bank.name}, worker, round ${i + 1}`);
-    j.push(await journal(N));
+    j.push(await measured('journal', journal));
     printProfile(`${bank.name}, journal, round ${i + 1}`);
-    d.push(await direct(N));
+    d.push(await measured('direct', direct));
     printProfile(`${bank.name}, direct, round ${i + 1}`);
   }
   const [wm, jm, dm] = [median(w), median(j), median(d)];
+  const cpuLine = (mode: keyof typeof cpuOf) => {
+    const xs = cpuOf[mode];
+    const part = (k: keyof Cpu) => median(xs.map((x) => x[k])).toFixed(2);
+    return `${mode} ${part('node')}/${part('pg')}/${bank.pid === undefined ? '-' : part('bank')}`;
+  };
   const overhead = (x: number) => ((1 / x - 1 / dm) * 1000 * CONCURRENCY).toFixed(2);
   const rounds = (xs: number[]) => xs.map((x) => x.toFixed(0)).join('/');
   console.log(
@@ -246,12 +367,14 @@ async function run(
       `(concurrency ${CONCURRENCY}, N=${N}, medians of ${ROUNDS} rounds) | absolute [${machine()}]: ` +
       `worker pool ${wm.toFixed(0)} payouts/s, journal ${jm.toFixed(0)} payouts/s, direct ${dm.toFixed(0)} tx/s; ` +
       `overhead per payout per slot: worker ${overhead(wm)} ms, journal ${overhead(jm)} ms; ` +
-      `rounds: worker ${rounds(w)}, journal ${rounds(j)}, direct ${rounds(d)}`,
+      `rounds: worker ${rounds(w)}, journal ${rounds(j)}, direct ${rounds(d)}; ` +
+      `CPU ms per payout (this process/PostgreSQL/bank process, medians): ` +
+      `${cpuLine('worker')}, ${cpuLine('journal')}, ${cpuLine('direct')}`,
   );
 }
 
 /** `oncepay localnet` in a child process with the compiled program, on a fresh ledger. */
-async function spawnLocalnet(): Promise<{ rpc: string; stop(): Promise<void> }> {
+async function spawnLocalnet(): Promise<{ rpc: string; pid?: number; stop(): Promise<void> }> {
   const ledger = fs.mkdtempSync(path.join(os.tmpdir(), 'oncepay-bench-localnet-'));
   const args = [
     'localnet',
@@ -283,6 +406,7 @@ async function spawnLocalnet(): Promise<{ rpc: string; stop(): Promise<void> }> 
   });
   return {
     rpc,
+    pid: child.pid,
     async stop() {
       child.kill('SIGTERM');
       await exited;
@@ -302,13 +426,14 @@ async function main() {
   // The embedded server, when this run is what starts it, is stopped again at the end.
   const startsServer = !process.env.DATABASE_URL && !isRunning(defaultDataDir());
   try {
-    await bench(resolveDatabaseUrl());
+    // CPU of the embedded server is measured; a server named by DATABASE_URL may be elsewhere.
+    await bench(resolveDatabaseUrl(), process.env.DATABASE_URL ? undefined : defaultDataDir());
   } finally {
     if (startsServer) stopLocalServer();
   }
 }
 
-async function bench(url: string) {
+async function bench(url: string, pgDataDir: string | undefined) {
   const schema = `bench_payout_${process.pid}`;
   const admin = createPool({ url, max: 1 });
   await migrate(admin, { schema });
@@ -316,9 +441,9 @@ async function bench(url: string) {
   // The worker pool's own connections (as `oncepay payout worker` has): one per slot, one for its gauges.
   const workerDb = createPool({ url, schema, max: CONCURRENCY + 1 });
   try {
-    const connectionBank = (name: string, rpc: string, stop: () => Promise<void>): Bank => {
+    const connectionBank = (name: string, rpc: string, stop: () => Promise<void>, pid?: number): Bank => {
       const connection = new Connection(rpc, { commitment: 'confirmed', disableRetryOnRateLimit: true });
-      return { name, chain: createConnectionChain({ connection }), io: connectionIo(connection), stop };
+      return { name, chain: createConnectionChain({ connection }), io: connectionIo(connection), pid, stop };
     };
     const banks: Array<() => Promise<Bank>> = [
       async () => {
@@ -338,7 +463,7 @@ async function bench(url: string) {
       // The node in a process of its own (`oncepay localnet`), as a real node is: client and node each have a core.
       async () => {
         const net = await spawnLocalnet();
-        return connectionBank(`localnet own process, ${SLOT_MS} ms slots`, net.rpc, net.stop);
+        return connectionBank(`localnet own process, ${SLOT_MS} ms slots`, net.rpc, net.stop, net.pid);
       },
     ];
     let k = 0;
@@ -357,7 +482,15 @@ async function bench(url: string) {
           merchantAddress: address(m.merchant),
           vault: address(m.vault),
         });
-        await run(bank, db, workerDb, m, merchant, recipient);
+        await run(
+          bank,
+          db,
+          workerDb,
+          m,
+          merchant,
+          recipient,
+          cpuMeter(pgDataDir, () => bank.pid),
+        );
       } catch (e) {
         // One bank failing (e.g. a stuck payout past the deadline) still lets the others report; the run fails.
         failed.push(`${bank.name}: ${(e as Error).message}`);
