@@ -18,7 +18,7 @@ import { deriveOperation } from './op-id';
 import { createConnectionChain } from './payout/chain';
 import { createPayout } from './payout/create-payout';
 import { RunPayoutDeps, runPayout } from './payout/run-payout';
-import { PayoutWorkerOptions, startPayoutWorker } from './payout/worker';
+import { DEFAULT_BLOCKHASH_MAX_AGE_MS, PayoutWorkerOptions, startPayoutWorker } from './payout/worker';
 import { readKeypairFile } from './payout/keypair';
 import { ONCEPAY_PROGRAM_ID } from './payout/program';
 import { getMerchant, getMerchantByAddress, getPayout, insertMerchant, listAttempts } from './payout/store';
@@ -361,6 +361,12 @@ function workerFlagOptions(c: Command): Command {
     )
     .option('--idle-ms <ms>', 'pause of a slot that found nothing due', intOption('--idle-ms'), 250)
     .option(
+      '--blockhash-max-age-ms <ms>',
+      'sign the attempts of every slot on one recent blockhash for this long (0: one fetch per attempt)',
+      intOption('--blockhash-max-age-ms'),
+      DEFAULT_BLOCKHASH_MAX_AGE_MS,
+    )
+    .option(
       '--max-chain-failures <n>',
       'chain calls failing in a row before a payout is handed back with a backoff',
       intOption('--max-chain-failures', 1),
@@ -377,6 +383,7 @@ function workerFlagOptions(c: Command): Command {
 interface WorkerFlags {
   concurrency: number;
   idleMs: number;
+  blockhashMaxAgeMs: number;
   maxChainFailures: number;
   drainMs: number;
 }
@@ -394,6 +401,7 @@ function workerOptions(
     pollIntervalMs,
     concurrency: o.concurrency,
     idleMs: o.idleMs,
+    blockhashMaxAgeMs: o.blockhashMaxAgeMs,
     maxChainFailures: o.maxChainFailures,
     log: logger('payout-worker'),
   };

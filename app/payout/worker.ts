@@ -36,6 +36,8 @@ export interface Backoff {
 export const CHAIN_BACKOFF: Backoff = { baseMs: 1_000, capMs: 300_000 };
 /** A slot after a database error: 200 ms, 400 ms … up to 10 s, half of each step random. */
 export const DATABASE_BACKOFF: Backoff = { baseMs: 200, capMs: 10_000 };
+/** Default of PayoutWorkerOptions.blockhashMaxAgeMs (and of `payout worker --blockhash-max-age-ms`). */
+export const DEFAULT_BLOCKHASH_MAX_AGE_MS = 250;
 
 export interface PayoutWorkerOptions extends Omit<RunLockedDeps, 'signal' | 'retryFailed'> {
   db: Pool;
@@ -119,9 +121,10 @@ export function startPayoutWorker(opts: PayoutWorkerOptions): PayoutWorker {
   const unwatch = watchOpenAttempts(() => openAttemptStats(opts.db));
   const wakeups = listenForDuePayouts(opts.db, () => waker.wakeOne(), log, databaseBackoff);
 
+  const blockhashMaxAgeMs = opts.blockhashMaxAgeMs ?? DEFAULT_BLOCKHASH_MAX_AGE_MS;
   const runDeps: RunLockedDeps = {
     // The slots' status looks merged into one call while another is in flight, and a shared recent blockhash.
-    chain: shareChainCalls(opts.chain, { blockhashMaxAgeMs: opts.blockhashMaxAgeMs ?? 250 }),
+    chain: shareChainCalls(opts.chain, { blockhashMaxAgeMs }),
     authority: opts.authority,
     payer: opts.payer,
     pollIntervalMs: opts.pollIntervalMs,
@@ -288,7 +291,7 @@ export function startPayoutWorker(opts: PayoutWorkerOptions): PayoutWorker {
 
   const concurrency = Math.max(1, Math.floor(opts.concurrency));
   const slots = Array.from({ length: concurrency }, () => slot());
-  log.info({ concurrency, idleMs }, 'payout worker started');
+  log.info({ concurrency, idleMs, blockhashMaxAgeMs }, 'payout worker started');
 
   return {
     name,

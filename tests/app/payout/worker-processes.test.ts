@@ -116,10 +116,13 @@ describe('app/payout worker processes (localnet, SIGKILL, SIGTERM)', function ()
 
   it('three workers, one SIGKILLed after sending an attempt and before recording it: the others pay everything, each exactly once', async () => {
     const a = worker(['--concurrency', '3']);
-    const b = worker(['--concurrency', '3']);
+    // One worker fetches a blockhash per attempt (the others share one for 250 ms, the default).
+    const b = worker(['--concurrency', '3', '--blockhash-max-age-ms', '0']);
     // One slot, so the payout it dies on is the one it logged.
     const c = worker(['--concurrency', '1'], { ONCEPAY_FAILPOINT: 'payout.after_send_before_record' });
     await until(async () => [a, b, c].every(started), 'three workers started', SPAWN_TIMEOUT_MS);
+    const maxAge = (w: Proc) => logs(w).find((l) => l.msg === 'payout worker started')?.blockhashMaxAgeMs;
+    expect([maxAge(a), maxAge(b)]).to.deep.equal([250, 0]);
     const ps = await payouts(12);
     const ids = ps.map((p) => p.row.id);
 
