@@ -1,11 +1,21 @@
 // The one SQL seam. Modules build statements as values (`Query`) in their own `queries.ts`; this file runs them.
 // Every transaction in the runtime code goes through `withTransaction` (no hand-written BEGIN/COMMIT elsewhere).
-import type { ClientBase, Pool, PoolClient, QueryResultRow } from 'pg';
+import type { ClientBase, Pool, PoolClient, QueryConfig, QueryResultRow } from 'pg';
 
 /** A statement and its parameters, built by a module's `queries.ts` and run by `rows`/`one`/`exec`. */
 export interface Query {
   text: string;
   values: unknown[];
+  /**
+   * A prepared statement's name: each connection parses and plans the text once, then only binds and executes it.
+   * For a hot statement of constant text (one name, one text, across the codebase).
+   */
+  name?: string;
+}
+
+/** What pg's query() takes for `q`: a named statement runs as a prepared statement of its connection. */
+function config(q: Query): QueryConfig {
+  return q.name ? { name: q.name, text: q.text, values: q.values } : { text: q.text, values: q.values };
 }
 
 /** Anything a statement can run on: the pool, or a client inside a transaction. */
@@ -29,17 +39,17 @@ export function arrayLiteral(values: readonly (string | number | null | undefine
 
 /** Every row the statement returns. */
 export async function rows<R extends QueryResultRow>(db: Db, q: Query): Promise<R[]> {
-  return (await db.query<R>(q.text, q.values)).rows;
+  return (await db.query<R>(config(q))).rows;
 }
 
 /** The statement's first row, or null when it returns none. */
 export async function one<R extends QueryResultRow>(db: Db, q: Query): Promise<R | null> {
-  return (await db.query<R>(q.text, q.values)).rows[0] ?? null;
+  return (await db.query<R>(config(q))).rows[0] ?? null;
 }
 
 /** Runs the statement; resolves to the number of rows it touched. */
 export async function exec(db: Db, q: Query): Promise<number> {
-  return (await db.query(q.text, q.values)).rowCount ?? 0;
+  return (await db.query(config(q))).rowCount ?? 0;
 }
 
 /**

@@ -1,6 +1,10 @@
 // Every SQL statement of the payout journal, the merchant API's merchants and the worker pool, as Queries that
 // db/sql runs (app/payout/store.ts, lock.ts). Values go in as $n; amounts cross as decimal strings
-// (NUMERIC(20,0) ↔ bigint), never as JS numbers.
+// (NUMERIC(20,0) ↔ bigint), never as JS numbers. The statements the executor runs for every payout (the worker's
+// claim, the attempt's insert, the landed finish) are named: each connection plans them once (db/sql Query.name).
+// A column added to payouts or payout_attempts while a connection holds such a plan makes its next run fail once
+// ("cached plan must not change result type"): the worker then drops that connection as after any database error,
+// and the payout stays due.
 import type { Query } from '../../db/sql';
 
 /**
@@ -189,6 +193,7 @@ export function finishLanded(
   unrecordedSends = 0,
 ): Query {
   return {
+    name: 'oncepay_finish_landed',
     text: `WITH no_flush_wait AS ${NO_FLUSH_WAIT},
                 attempt AS (
              UPDATE payout_attempts SET status = 'landed', slot = $4, send_count = send_count + $8, updated_at = now()
@@ -230,6 +235,7 @@ export function insertAttempt(a: {
   txBytes: Uint8Array;
 }): Query {
   return {
+    name: 'oncepay_insert_attempt',
     text: `WITH executing AS (
              UPDATE payouts SET state = 'executing', updated_at = now() WHERE id = $1 AND state = 'pending')
            INSERT INTO payout_attempts (payout_id, attempt_no, signature, blockhash, last_valid_block_height, tx_bytes)
@@ -284,6 +290,7 @@ export function settleAttempt(
  */
 export function claimDuePayout(worker: string, release?: string): Query {
   return {
+    name: 'oncepay_claim_due_payout',
     text: `WITH held AS MATERIALIZED (${HELD_ADVISORY_LOCKS}),
                 due AS (
                   SELECT p.id FROM payouts p
