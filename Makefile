@@ -16,8 +16,11 @@ help:
 setup:
 	@scripts/setup.sh
 
+# Also Anchor's layout: the IDL (built from the source by idl/gen, checked by a test) in target/idl and target/types,
+# where `anchor test` and Anchor tooling look for it.
 program: setup
 	@toolchain/sbf/build.sh
+	@mkdir -p target/idl target/types && cp idl/oncepay.json target/idl/oncepay.json && cp idl/oncepay.ts target/types/oncepay.ts
 
 build: setup
 	@npx tsc -p tsconfig.json
