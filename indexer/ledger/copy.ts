@@ -6,9 +6,6 @@ import type { PoolClient } from 'pg';
 import { from as copyFrom } from 'pg-copy-streams';
 import type { Receipt } from '../decode/receipt';
 
-export const COPY_RECEIPTS = `COPY receipts (cluster, signature, ix_index, inner_index, slot, block_time, program, kind, mint,
-                       source, destination, destination_owner, amount, invoice_id, first_source) FROM STDIN`;
-
 const SPECIAL = /[\\\t\n\r]/;
 const ESCAPES: Record<string, string> = { '\\': '\\\\', '\t': '\\t', '\n': '\\n', '\r': '\\r' };
 
@@ -19,7 +16,7 @@ export function copyValue(v: string | number | bigint | null | undefined): strin
   return SPECIAL.test(s) ? s.replace(/[\\\t\n\r]/g, (c) => ESCAPES[c]) : s;
 }
 
-/** The rows of COPY_RECEIPTS, one line per receipt, in the given order. */
+/** The rows of queries.ts COPY_RECEIPTS, one line per receipt, in the given order. */
 export function receiptCopyText(
   cluster: string,
   firstSource: string,

@@ -21,7 +21,7 @@ import {
   writeCredits,
 } from './invoices';
 import type { BatchOutcome } from '../match/types';
-import { COPY_RECEIPTS, copyIn, receiptCopyText } from './copy';
+import { copyIn, receiptCopyText } from './copy';
 import * as q from './queries';
 import type { ApplyBatchInput, ApplyBatchResult, LedgerReport, ReceiptSource } from './types';
 import { assertCluster, assertSource, compareReceipts, partitionReceipts, uniqueReceipts } from './validate';
@@ -206,7 +206,7 @@ async function copyReceipts(
   const byIdentity = [...chain].sort(compareReceipts);
   await exec(client, q.savepoint());
   try {
-    await copyIn(client, COPY_RECEIPTS, receiptCopyText(cluster, source, byIdentity, invoiceOf));
+    await copyIn(client, q.COPY_RECEIPTS, receiptCopyText(cluster, source, byIdentity, invoiceOf));
   } catch (e) {
     if ((e as { code?: string }).code !== UNIQUE_VIOLATION) throw e;
     await exec(client, q.rollbackToSavepoint());

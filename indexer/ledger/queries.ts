@@ -65,6 +65,10 @@ export function insertReceipts(cluster: string, firstSource: string, c: ReceiptC
   };
 }
 
+/** A batch of new receipts in COPY's text format (copy.ts receiptCopyText writes its rows, in these columns). */
+export const COPY_RECEIPTS = `COPY receipts (cluster, signature, ix_index, inner_index, slot, block_time, program, kind, mint,
+                       source, destination, destination_owner, amount, invoice_id, first_source) FROM STDIN`;
+
 /** Around a COPY of receipts, which fails as a whole on an identity already there (ledger.ts copyReceipts). */
 export const savepoint = (): Query => ({ text: 'SAVEPOINT ledger_copy', values: [] });
 export const releaseSavepoint = (): Query => ({ text: 'RELEASE SAVEPOINT ledger_copy', values: [] });
