@@ -117,6 +117,13 @@ node -e '
     const c = JSON.parse(fs.readFileSync(f, "utf8"));
     for (const k of Object.keys(t)) t[k] += c[k];
   }
+  // Every failed case by name (the head of its error too), just above the closing line: a CI log that keeps only
+  // its tail still says what failed.
+  for (const g of ["services", "programs"]) {
+    const f = `${process.argv[1]}/${g}.json`;
+    if (!fs.existsSync(f)) continue;
+    for (const x of JSON.parse(fs.readFileSync(f, "utf8")).failures ?? []) console.log(`FAILED (${g}) ${x.title}\n    ${x.error}`);
+  }
   if (missing.length) console.log(`test: no counts from the ${missing.join(" and ")} group (it did not finish)`);
   console.log(`tests: ${t.passed} passed, ${t.failed} failed, ${t.skipped} skipped`);
   process.exit(missing.length ? 1 : 0);

@@ -30,9 +30,17 @@ class OncepayReporter extends Spec {
     const started = new Map(); // top-level suite -> start (ms)
     const spent = new Map(); // file -> wall ms, summed over its top-level suites
     const cases = [];
+    const failures = []; // { title, error }: the closing summary names them, so a CI log's tail says what failed
     const file = (t) => (t.file ? path.relative(process.cwd(), t.file) : '?');
     runner.on(EVENT_TEST_PASS, (t) => cases.push(`ran      ${file(t)}: ${t.fullTitle()}`));
-    runner.on(EVENT_TEST_FAIL, (t) => cases.push(`failed   ${file(t)}: ${t.fullTitle()}`));
+    runner.on(EVENT_TEST_FAIL, (t, err) => {
+      cases.push(`failed   ${file(t)}: ${t.fullTitle()}`);
+      const message = String((err && (err.message || err)) || 'no message')
+        .split('\n')
+        .slice(0, 3)
+        .join(' | ');
+      failures.push({ title: `${file(t)}: ${t.fullTitle()}`, error: message.slice(0, 400) });
+    });
     runner.on(EVENT_TEST_PENDING, (t) => cases.push(`skipped  ${file(t)}: ${t.fullTitle()} — ${skipReason(t)}`));
     runner.on(EVENT_SUITE_BEGIN, (suite) => {
       if (suite.file && suite.parent && suite.parent.root) started.set(suite, Date.now());
@@ -54,7 +62,13 @@ class OncepayReporter extends Spec {
       }
       if (CASES_FILE) fs.appendFileSync(CASES_FILE, cases.map((c) => `${c}\n`).join(''));
       if (STATS_FILE) {
-        const counts = { passed: s.passes, failed: s.failures, skipped: s.pending, seconds: s.duration / 1000 };
+        const counts = {
+          passed: s.passes,
+          failed: s.failures,
+          skipped: s.pending,
+          seconds: s.duration / 1000,
+          failures,
+        };
         fs.writeFileSync(STATS_FILE, JSON.stringify(counts));
       }
       process.stdout.write(`${label}: ${s.passes} passed, ${s.failures} failed, ${s.pending} skipped\n`);
