@@ -4,7 +4,8 @@
 // SubscribeReplayInfo). Messages are the client package's own protobuf codecs; no .proto is loaded.
 //
 // Order on a stream, per block reaching the stream's commitment: its matching transactions in block order, then
-// the block's slot update. A drop fault ends streams with UNAVAILABLE (mid-block when asked to).
+// the block's slot update. A drop fault ends streams with UNAVAILABLE (mid-block when asked to). The updates queued
+// in one turn of the event loop leave in one write, as few large HTTP/2 DATA frames (outbox.ts says why).
 import * as grpc from '@grpc/grpc-js';
 import {
   CommitmentLevel,
@@ -33,6 +34,7 @@ import { allAccountKeys } from '../wire';
 import { transactionInfo, wireOfRecord } from './convert';
 import { decodeSubscribeRequest } from './request';
 import { FilterError, StreamFilter, matchTransaction, parseFilter } from './filter';
+import { createOutbox, http2StreamOf, Outbox } from './outbox';
 
 /** Slots of history a stream can resume from with from_slot (Yellowstone's replay buffer). */
 export const DEFAULT_REPLAY_SLOTS = 1500;
@@ -107,8 +109,8 @@ interface Stream {
   ended: boolean;
   /** A from_slot replay is running: live blocks are left to it until it has caught up. */
   replaying: boolean;
-  /** The last write found the transport's buffer full: the replay waits for 'drain'. */
-  full: boolean;
+  /** Its updates, queued and written a batch per turn of the event loop (few DATA frames, as tonic sends). */
+  out: Outbox;
 }
 
 export async function startGeyserServer(o: GeyserOptions): Promise<GeyserServer> {
@@ -124,12 +126,15 @@ export async function startGeyserServer(o: GeyserOptions): Promise<GeyserServer>
 
   const end = (s: Stream, code: grpc.status, details: string): void => {
     if (s.ended) return;
+    // What was queued before the end goes out first: the status follows the stream's last update.
+    s.out.flush();
+    s.out.close();
     s.ended = true;
     streams.delete(s);
     s.call.emit('error', { code, details });
   };
   const send = (s: Stream, u: Omit<SubscribeUpdate, 'createdAt'>): void => {
-    if (!s.ended) s.full = !s.call.write({ ...u, createdAt: new Date() });
+    if (!s.ended) s.out.push(SubscribeUpdate.encode({ ...u, createdAt: new Date() }).finish());
   };
 
   const sendBlock = (s: Stream, b: BlockRecord, c: Commitment): void => {
@@ -160,8 +165,9 @@ export async function startGeyserServer(o: GeyserOptions): Promise<GeyserServer>
 
   /**
    * Blocks from `from` that already reached the stream's commitment, as if they had been streamed live. It respects
-   * the transport's backpressure (a burst of thousands of messages makes the Rust client's HTTP/2 layer hang up);
-   * live blocks are not sent to the stream meanwhile: the replay goes on until it has caught up with them.
+   * the transport's backpressure (thousands of retained blocks are not all buffered at once: a full batch is written
+   * as soon as it is full, and the replay waits for 'drain'); live blocks are not sent to the stream meanwhile: the
+   * replay goes on until it has caught up with them.
    */
   const replay = async (s: Stream, from: number): Promise<void> => {
     s.replaying = true;
@@ -190,16 +196,8 @@ export async function startGeyserServer(o: GeyserOptions): Promise<GeyserServer>
             sendSlot(s, b, 'finalized');
             finalNext = slot + 1;
           }
-          if (s.full && !s.ended)
-            await new Promise<void>((resolve) => {
-              const done = (): void => {
-                s.call.off('drain', done);
-                s.call.off('close', done);
-                resolve();
-              };
-              s.call.on('drain', done);
-              s.call.on('close', done);
-            });
+          const full = s.ended ? null : s.out.backpressure();
+          if (full) await full;
           if (s.ended) return;
         }
       }
@@ -234,7 +232,8 @@ export async function startGeyserServer(o: GeyserOptions): Promise<GeyserServer>
   const server = new grpc.Server();
   const handlers: grpc.UntypedServiceImplementation = {
     Subscribe: (call: Call) => {
-      const s: Stream = { call, filter: null, dropAfter: null, ended: false, replaying: false, full: false };
+      const out = createOutbox(http2StreamOf(call));
+      const s: Stream = { call, filter: null, dropAfter: null, ended: false, replaying: false, out };
       if (!authorized(call.metadata)) {
         s.ended = true;
         call.emit('error', unauthenticated);
@@ -248,10 +247,12 @@ export async function startGeyserServer(o: GeyserOptions): Promise<GeyserServer>
       pinger.unref();
       const gone = (): void => {
         clearInterval(pinger);
+        out.close();
         s.ended = true;
         streams.delete(s);
       };
       call.on('end', () => {
+        out.flush();
         gone();
         call.end();
       });
