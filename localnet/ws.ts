@@ -1,5 +1,9 @@
 // Websocket subscriptions: signatureSubscribe (one-shot, as on a node), slotSubscribe, rootSubscribe, logsSubscribe
 // (all / mentions) and accountSubscribe, each notified at its commitment.
+// A logs subscription notifies only transactions executed while it existed, at any commitment: a node collects a
+// transaction's logs for the mentioned addresses it is asked about when it executes it (Agave's bank
+// transaction_log_collector, configured by the subscriptions), so one executed before logsSubscribe is never
+// notified, even when it becomes confirmed or final afterwards.
 import type { IncomingMessage } from 'node:http';
 import type { Socket } from 'node:net';
 import WebSocket, { Server as WebSocketServer } from 'ws';
@@ -21,6 +25,8 @@ interface LogsSub {
   id: number;
   mentions: string | null;
   commitment: Commitment;
+  /** Transactions executed while the subscription existed, not yet notified at its commitment. */
+  executed: Set<string>;
 }
 interface AccountSub {
   id: number;
@@ -90,7 +96,9 @@ export function createSubscriptions(chain: Chain): Subscriptions {
       if (!rec) return;
       const keys = allAccountKeys(wireOf(rec), rec.meta.loadedAddresses);
       for (const s of logsSubs.values()) {
-        if (RANK[e.commitment] !== RANK[s.commitment] || (s.mentions !== null && !keys.includes(s.mentions))) continue;
+        if (s.mentions !== null && !keys.includes(s.mentions)) continue;
+        if (e.commitment === 'processed') s.executed.add(e.signature);
+        if (RANK[e.commitment] !== RANK[s.commitment] || !s.executed.delete(e.signature)) continue;
         send({
           jsonrpc: '2.0',
           method: 'logsNotification',
@@ -161,6 +169,7 @@ export function createSubscriptions(chain: Chain): Subscriptions {
             id: nextId++,
             mentions,
             commitment: commitmentOf(((params[1] ?? {}) as { commitment?: unknown }).commitment),
+            executed: new Set(),
           };
           logsSubs.set(sub.id, sub);
           send({ jsonrpc: '2.0', result: sub.id, id });
