@@ -47,6 +47,11 @@ export function logsSubscribeRequest(id: number, address: string, commitment: Ws
   });
 }
 
+/** slotSubscribe: the node's progress on the same socket (ws-source: when the logs subscriptions took effect). */
+export function slotSubscribeRequest(id: number): string {
+  return JSON.stringify({ jsonrpc: '2.0', id, method: 'slotSubscribe' });
+}
+
 export function logsUnsubscribeRequest(id: number, subscription: number): string {
   return JSON.stringify({ jsonrpc: '2.0', id, method: 'logsUnsubscribe', params: [subscription] });
 }
@@ -55,6 +60,7 @@ export type WsMessage =
   | { kind: 'result'; id: number; result: unknown }
   | { kind: 'error'; id: number | null; code: number | null; message: string }
   | { kind: 'logs'; subscription: number; slot: number; signature: string; failed: boolean }
+  | { kind: 'slot'; subscription: number; slot: number }
   | { kind: 'other'; method: string | null }
   | { kind: 'malformed'; reason: string };
 
@@ -89,6 +95,12 @@ export function parseWsMessage(text: string): WsMessage {
       signature: value.signature,
       failed: value.err !== null && value.err !== undefined,
     };
+  }
+  if (m.method === 'slotNotification') {
+    const p = m.params;
+    if (!isRecord(p) || typeof p.subscription !== 'number' || !isRecord(p.result) || !isSlot(p.result.slot))
+      return { kind: 'malformed', reason: 'slotNotification without subscription or params.result.slot' };
+    return { kind: 'slot', subscription: p.subscription, slot: p.result.slot };
   }
   if (typeof m.method === 'string') return { kind: 'other', method: m.method };
   if (isRecord(m.error)) {

@@ -7,10 +7,16 @@
 //
 // The checkpoint: after each (re)connect, once every address is subscribed, the source reads the finalized slot S
 // and catches up with getSignaturesForAddress from a margin below its checkpoint; when that is applied the
-// checkpoint is S (exact: whatever became final after the subscriptions is notified, whatever before is listed).
-// While the socket is up the checkpoint follows a finalized slot read `checkpointMs` earlier, once everything
-// notified until then is applied. Any failure (socket closed, no pong, RPC or database away) ends the session;
-// the next one starts after a backoff with jitter and catches up again. The scanner stays the source of truth.
+// checkpoint is S. A node notifies only what it executes after it has applied a subscription (it collects a
+// transaction's logs for the subscribed addresses as it executes it), and what it executed just before is final
+// only some slots later (32 on solana-test-validator): that first catch-up cannot list it. So each subscribed set of
+// addresses settles: the source waits for a slot notification (same socket, after the logsSubscribe answers, so the
+// node has applied them) and reads the processed slot U; once the finalized slot reaches U it catches those
+// addresses up once more from S + 1 (minContextSlot U), and until that is applied the checkpoint stays at S. New
+// watched addresses (the refresh) go the same way. While the socket is up the checkpoint follows a finalized slot
+// read `checkpointMs` earlier, once everything notified until then is applied. Any failure (socket closed, no pong,
+// RPC or database away) ends the session; the next one starts after a backoff with jitter and catches up again.
+// The scanner stays the source of truth.
 import WebSocket from 'ws';
 import { decodeTransaction, type Receipt } from '../decode';
 import { abortableSleep, backoffDelay, type RpcClient } from '../rpc';
@@ -25,6 +31,7 @@ import {
   logsUnsubscribeRequest,
   parseWsMessage,
   SignatureInfo,
+  slotSubscribeRequest,
   WS_SOURCE,
   WsCommitment,
   WsOptions,
@@ -240,22 +247,78 @@ export function createWsSource(deps: WsDeps, options: Pick<WsOptions, 'cluster'>
       metrics.setCheckpointLag(o.cluster, WS_SOURCE, Math.max(0, tip - (stats.checkpoint ?? tip)));
     }
 
-    /** Every finalized, succeeded transaction naming `addresses` from slot `from` on, through the queue. */
-    async function catchUp(addresses: readonly string[], from: number): Promise<void> {
+    /**
+     * Every finalized, succeeded transaction naming `addresses` from slot `from` on, through the queue; with
+     * `minContextSlot`, from a node whose finalized slot has reached it (else the call fails: no silent short list).
+     */
+    async function catchUp(addresses: readonly string[], from: number, minContextSlot?: number): Promise<void> {
       for (const address of addresses) {
         let before: string | null = null;
         do {
-          const page = await deps.rpc.call<SignatureInfo[]>(
-            'getSignaturesForAddress',
-            [address, { commitment: 'finalized', limit: PAGE, ...(before === null ? {} : { before }) }],
-            { signal: ac.signal },
-          );
+          const config = {
+            commitment: 'finalized',
+            limit: PAGE,
+            ...(before === null ? {} : { before }),
+            ...(minContextSlot === undefined ? {} : { minContextSlot }),
+          };
+          const page = await deps.rpc.call<SignatureInfo[]>('getSignaturesForAddress', [address, config], {
+            signal: ac.signal,
+          });
           if (!Array.isArray(page)) throw new Error(`getSignaturesForAddress(${address}): not a list`);
           const step = catchUpPage(page, from, PAGE);
           stats.caughtUp += step.read.length;
           enqueue(step.read.map((r) => ({ ...r, commitment: 'finalized' as const })));
           before = step.before;
         } while (before !== null);
+      }
+    }
+
+    // ---- subscribed addresses settling: caught up once more when finality has passed their subscription ----
+    let slotHeard = -1;
+    const slotWaiters = new Set<{ above: number; resolve: () => void }>();
+    /** Resolves once the node has notified a slot above `above` on this socket. */
+    const slotAbove = (above: number): Promise<void> =>
+      guard(
+        new Promise<void>((resolve) => {
+          if (slotHeard > above) resolve();
+          else slotWaiters.add({ above, resolve });
+        }),
+      );
+    /**
+     * The last slot the node may have executed without the subscriptions answered so far: a slot it began after
+     * we read P (the processed slot, read after their answers) is notified after them, so once one is notified
+     * they are applied, and every slot after the processed one read then collects their logs.
+     */
+    async function appliedAfter(): Promise<number> {
+      const p = await guard(deps.rpc.getSlot('processed', { signal: ac.signal }));
+      await slotAbove(p + 1);
+      return guard(deps.rpc.getSlot('processed', { signal: ac.signal }));
+    }
+    /** Sets of addresses not yet caught up past `until`; the checkpoint stays at or below each one's `hold`. */
+    const settling: Array<{ addresses: readonly string[]; hold: number; until: number }> = [];
+    const held = (mark: number): number => Math.min(mark, ...settling.map((x) => x.hold));
+
+    /**
+     * Subscribes `addresses`, catches them up from `from` (null: none, live only) to the finalized slot read after
+     * the subscriptions, which it returns, and leaves them settling.
+     */
+    async function follow(addresses: readonly string[], from: number | null): Promise<number> {
+      const entry = { addresses, hold: from ?? Infinity, until: Infinity };
+      settling.push(entry);
+      await guard(Promise.all(addresses.map(subscribe)));
+      const final = await guard(deps.rpc.getSlot('finalized', { signal: ac.signal }));
+      if (from !== null) await guard(catchUp(addresses, from));
+      entry.hold = final;
+      entry.until = await appliedAfter();
+      return final;
+    }
+
+    /** The settling sets whose `until` is final now: caught up from their hold (still subscribed ones). */
+    async function settle(finalized: number): Promise<void> {
+      for (const entry of settling.filter((x) => x.until <= finalized)) {
+        const still = entry.addresses.filter((a) => byAddress.has(a));
+        await guard(catchUp(still, entry.hold + 1, entry.until));
+        settling.splice(settling.indexOf(entry), 1);
       }
     }
 
@@ -269,6 +332,13 @@ export function createWsSource(deps: WsDeps, options: Pick<WsOptions, 'cluster'>
         if (!sub || m.failed) return;
         stats.notifications++;
         enqueue([{ signature: m.signature, slot: m.slot, commitment: sub.commitment }]);
+      } else if (m.kind === 'slot') {
+        slotHeard = Math.max(slotHeard, m.slot);
+        for (const w of [...slotWaiters]) {
+          if (m.slot <= w.above) continue;
+          slotWaiters.delete(w);
+          w.resolve();
+        }
       } else if (m.kind === 'result' || (m.kind === 'error' && m.id !== null)) {
         const id = m.id as number;
         const waiting = answers.get(id);
@@ -313,10 +383,14 @@ export function createWsSource(deps: WsDeps, options: Pick<WsOptions, 'cluster'>
       if (change.subscribe.length === 0 && change.unsubscribe.length === 0) return;
       await Promise.all(change.unsubscribe.map(unsubscribe));
       current = current.filter((a) => !change.unsubscribe.includes(a));
-      await Promise.all(change.subscribe.map(subscribe));
+      if (change.subscribe.length > 0) {
+        // A subscription refused or a catch-up failed ends the session: the next one subscribes and catches up all.
+        await follow(change.subscribe, catchUpFrom(stats.checkpoint, o.fromSlot, o.catchUpMarginSlots)).catch((e) => {
+          fail(e);
+          throw e;
+        });
+      }
       current.push(...change.subscribe);
-      const from = catchUpFrom(stats.checkpoint, o.fromSlot, o.catchUpMarginSlots);
-      if (from !== null) await catchUp(change.subscribe, from);
       log?.info(
         { subscribed: change.subscribe.length, dropped: change.unsubscribe.length },
         'ws subscriptions updated',
@@ -335,12 +409,12 @@ export function createWsSource(deps: WsDeps, options: Pick<WsOptions, 'cluster'>
     refreshing = true; // the first subscriptions below
 
     try {
+      // The node's slots on this socket first: follow() waits for one to know its subscriptions are applied.
+      await request(slotSubscribeRequest);
       current = [...new Set(await guard(deps.watched()))].sort();
-      await guard(Promise.all(current.map(subscribe)));
-      // Subscribed: whatever becomes final from now on is notified; what already is, the catch-up lists.
-      const tip = await guard(deps.rpc.getSlot('finalized', { signal: ac.signal }));
+      // Subscribed and caught up to `tip`; what executed before the node applied the subscriptions settles later.
       const from = catchUpFrom(checkpoint, o.fromSlot, o.catchUpMarginSlots);
-      if (from !== null) await guard(catchUp(current, from));
+      const tip = await follow(current, from);
       await idle();
       await guard(writeCheckpoint(tip, tip));
       refreshing = false;
@@ -350,13 +424,16 @@ export function createWsSource(deps: WsDeps, options: Pick<WsOptions, 'cluster'>
         'ws subscribed and caught up',
       );
 
-      // A finalized slot read one period ago is the next checkpoint, once everything notified since is applied.
+      // A finalized slot read one period ago is the next checkpoint, once everything notified since is applied and
+      // every set of addresses settling below it is caught up (held: bounded before those catch-ups are applied).
       let mark = tip;
       for (;;) {
         await abortableSleep(o.checkpointMs, ac.signal);
-        await idle();
         const next = await guard(deps.rpc.getSlot('finalized', { signal: ac.signal }));
-        await guard(writeCheckpoint(mark, next));
+        const bound = held(mark);
+        await settle(next);
+        await idle();
+        await guard(writeCheckpoint(bound, next));
         mark = next;
       }
     } catch (e) {

@@ -7,6 +7,7 @@ import {
   logsSubscribeRequest,
   logsUnsubscribeRequest,
   parseWsMessage,
+  slotSubscribeRequest,
   rpcUrlOfWs,
 } from '../../../indexer/source/ws-plan';
 import { pickSubscription } from '../../../indexer/source/stream-cli';
@@ -19,6 +20,7 @@ describe('indexer/source ws-plan (pure)', () => {
       method: 'logsSubscribe',
       params: [{ mentions: ['Addr1'] }, { commitment: 'confirmed' }],
     });
+    expect(JSON.parse(slotSubscribeRequest(9))).to.deep.equal({ jsonrpc: '2.0', id: 9, method: 'slotSubscribe' });
     expect(JSON.parse(logsUnsubscribeRequest(8, 42))).to.deep.equal({
       jsonrpc: '2.0',
       id: 8,
@@ -61,9 +63,16 @@ describe('indexer/source ws-plan (pure)', () => {
     expect(parseWsMessage('{"jsonrpc":"2.0","error":{"code":-32602,"message":"Invalid params"},"id":4}')).to.deep.equal(
       { kind: 'error', id: 4, code: -32602, message: 'Invalid params' },
     );
-    expect(parseWsMessage('{"jsonrpc":"2.0","method":"slotNotification","params":{}}')).to.deep.equal({
+    // A node's slotNotification (as solana-test-validator 3.1.4 sends it); one without its slot is malformed.
+    expect(
+      parseWsMessage(
+        '{"jsonrpc":"2.0","method":"slotNotification","params":{"result":{"parent":74,"root":43,"slot":75},"subscription":0}}',
+      ),
+    ).to.deep.equal({ kind: 'slot', subscription: 0, slot: 75 });
+    expect(parseWsMessage('{"jsonrpc":"2.0","method":"slotNotification","params":{}}').kind).to.equal('malformed');
+    expect(parseWsMessage('{"jsonrpc":"2.0","method":"rootNotification","params":{"result":4}}')).to.deep.equal({
       kind: 'other',
-      method: 'slotNotification',
+      method: 'rootNotification',
     });
     expect(parseWsMessage('nope').kind).to.equal('malformed');
     expect(parseWsMessage('[1]').kind).to.equal('malformed');

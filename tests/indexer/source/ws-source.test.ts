@@ -5,7 +5,7 @@
 import { expect } from 'chai';
 import { randomBytes } from 'node:crypto';
 import bs58 from 'bs58';
-import { Keypair } from '@solana/web3.js';
+import { Connection, Keypair } from '@solana/web3.js';
 import WebSocket, { Server as WebSocketServer } from 'ws';
 import { AddressInfo } from 'node:net';
 import { startLocalnet, LocalnetHandle } from '../../../localnet';
@@ -22,7 +22,7 @@ describe('indexer/source ws: a misbehaving node', function () {
   let server: WebSocketServer;
   let url: string;
   /** Every logsSubscribe the scripted node received, and the sockets it holds. */
-  const subscribes: Array<{ address: string; commitment: string }> = [];
+  const subscribes: Array<{ address: string; commitment: string; id: number | null }> = [];
   const sockets: WebSocket[] = [];
   let pings = 0;
   /** The next `refuse` logsSubscribe requests are answered with an error. */
@@ -40,12 +40,31 @@ describe('indexer/source ws: a misbehaving node', function () {
       ws.on('ping', () => pings++);
       ws.on('message', (raw) => {
         const req = JSON.parse(String(raw));
+        if (req.method === 'slotSubscribe') {
+          // The node's slots (localnet's), as a node notifies them.
+          const id = sub++;
+          ws.send(JSON.stringify({ jsonrpc: '2.0', result: id, id: req.id }));
+          const timer = setInterval(async () => {
+            const slot = await new Connection(net.url).getSlot('processed').catch(() => null);
+            if (slot !== null && ws.readyState === WebSocket.OPEN)
+              ws.send(
+                JSON.stringify({
+                  jsonrpc: '2.0',
+                  method: 'slotNotification',
+                  params: { result: { slot, parent: slot - 1, root: 0 }, subscription: id },
+                }),
+              );
+          }, 20);
+          ws.on('close', () => clearInterval(timer));
+          return;
+        }
         if (req.method !== 'logsSubscribe') return;
-        subscribes.push({ address: req.params[0].mentions[0], commitment: req.params[1].commitment });
-        if (refuse > 0) {
+        const id = refuse > 0 ? null : sub++;
+        subscribes.push({ address: req.params[0].mentions[0], commitment: req.params[1].commitment, id });
+        if (id === null) {
           refuse--;
           ws.send(JSON.stringify({ jsonrpc: '2.0', error: { code: -32602, message: 'Invalid Request' }, id: req.id }));
-        } else ws.send(JSON.stringify({ jsonrpc: '2.0', result: sub++, id: req.id }));
+        } else ws.send(JSON.stringify({ jsonrpc: '2.0', result: id, id: req.id }));
       });
     });
   });
@@ -94,8 +113,8 @@ describe('indexer/source ws: a misbehaving node', function () {
       expect(new Set(subscribes.map((s) => s.address))).to.deep.equal(new Set([address]));
       const sessions = source.stats().sessions;
 
-      // The finalized subscription is the first answered id of the live session (ids count up per request).
-      const finalizedSub = 100 + subscribes.length - 2 - 1;
+      // The live session's finalized subscription.
+      const finalizedSub = subscribes.filter((x) => x.commitment === 'finalized').pop()!.id!;
       notify(finalizedSub, bs58.encode(randomBytes(64)), {
         InstructionError: [0, 'x'],
       });
