@@ -261,7 +261,15 @@ describe("make test's start-up (scripts/test.sh)", function () {
     const base = scratch('test-sh');
     const pgDir = path.join(base, 'pg-test');
     const port = await freePort();
-    const env: NodeJS.ProcessEnv = { ...process.env, ONCEPAY_TEST_PG_DIR: pgDir, ONCEPAY_PG_PORT: String(port) };
+    // ONCEPAY_TEST_CARGO=0: the start-up is under test, not the programs' cargo tests, which the programs group
+    // runs beside this one; here they would wait on its cargo lock (59 s on a quiet machine, past the 120 s timeout
+    // under load).
+    const env: NodeJS.ProcessEnv = {
+      ...process.env,
+      ONCEPAY_TEST_PG_DIR: pgDir,
+      ONCEPAY_PG_PORT: String(port),
+      ONCEPAY_TEST_CARGO: '0',
+    };
     delete env.DATABASE_URL;
     try {
       // The probe runs inside (with the URL in its environment) and checks `ps` while the server is up.
