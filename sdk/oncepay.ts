@@ -237,7 +237,12 @@ export class OncePay {
   /** What executing a payout needs, apart from the database (the worker pool brings its own connections). */
   private runDeps(s: Pick<PayoutSigners, 'authority' | 'payer'>): RunLockedDeps {
     return {
-      chain: createConnectionChain({ connection: this.connection, settleCommitment: this.opts.commitment }),
+      chain: createConnectionChain({
+        connection: this.connection,
+        settleCommitment: this.opts.commitment,
+        // A Connection the caller gave us may carry headers or a fetch of its own: its reads go through it.
+        leanOpRead: this.opts.connection === undefined,
+      }),
       authority: s.authority,
       payer: s.payer,
       pollIntervalMs: this.opts.pollIntervalMs,

@@ -3,6 +3,7 @@
 // "unknown", never as "did not happen".
 import { Commitment, Connection, PublicKey, TransactionError } from '@solana/web3.js';
 import { OpAccount, decodeOpAccount } from './program';
+import { JsonRpcError, jsonRpc } from './json-rpc';
 import { Address, Signature } from '../types';
 
 export type SignatureStatus =
@@ -41,6 +42,44 @@ export interface ConnectionChainOptions {
    * "not found" for old signatures: the op account then decides (see run-payout.ts).
    */
   searchTransactionHistory?: boolean;
+  /**
+   * The op-account read (getOpAccount: once per payout) over a lean JSON-RPC POST to the connection's endpoint
+   * (json-rpc.ts) instead of through web3.js (default true). The Connection's own httpHeaders and fetch are not
+   * reachable from here: headers go in `httpHeaders`, and a request silent for `requestTimeoutMs` (default 30 s)
+   * fails. false: read through the Connection (e.g. one given by an SDK user, whose transport we do not know).
+   */
+  leanOpRead?: boolean;
+  httpHeaders?: Record<string, string>;
+  requestTimeoutMs?: number;
+}
+
+const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
+
+/**
+ * A getAccountInfo `result` (base64 encoding) as getOpAccount reads it: null when absent or only pre-funded (not
+ * owned by the program), the decoded op account otherwise. Every field used is checked (the owner a valid
+ * address, the data base64 as asked); anything else throws, and the executor treats the read as failed.
+ */
+export function parseOpAccountInfo(result: unknown, programId: Address): OpAccount | null {
+  const bad = (why: string) => new JsonRpcError(`getAccountInfo: malformed result (${why})`);
+  if (result === null || typeof result !== 'object' || !('value' in result)) throw bad('no value');
+  const value = (result as { value: unknown }).value;
+  if (value === null) return null;
+  if (typeof value !== 'object') throw bad('value is not an object');
+  const { owner, data } = value as { owner?: unknown; data?: unknown };
+  if (typeof owner !== 'string') throw bad('owner is not a string');
+  let ownerKey: PublicKey;
+  try {
+    ownerKey = new PublicKey(owner);
+  } catch {
+    throw bad('owner is not an address');
+  }
+  if (!ownerKey.equals(new PublicKey(programId))) return null; // pre-funded lamports only: not created yet
+  if (!Array.isArray(data) || data.length !== 2 || data[1] !== 'base64' || typeof data[0] !== 'string') {
+    throw bad('data is not [base64 text, "base64"]');
+  }
+  if (data[0].length % 4 !== 0 || !BASE64.test(data[0])) throw bad('data is not base64');
+  return decodeOpAccount(Buffer.from(data[0], 'base64'));
 }
 
 const RANK: Record<string, number> = { processed: 0, confirmed: 1, finalized: 2 };
@@ -48,6 +87,10 @@ const RANK: Record<string, number> = { processed: 0, confirmed: 1, finalized: 2 
 export function createConnectionChain(opts: ConnectionChainOptions): PayoutChain {
   const { connection } = opts;
   const settle = opts.settleCommitment ?? 'confirmed';
+  const rpc =
+    opts.leanOpRead === false
+      ? undefined
+      : jsonRpc({ url: connection.rpcEndpoint, headers: opts.httpHeaders, timeoutMs: opts.requestTimeoutMs ?? 30_000 });
   return {
     async latestBlockhash() {
       const r = await connection.getLatestBlockhash('confirmed');
@@ -79,10 +122,14 @@ export function createConnectionChain(opts: ConnectionChainOptions): PayoutChain
       return BigInt(h) > lastValidBlockHeight;
     },
     async getOpAccount(pda, programId, commitment) {
-      const info = await connection.getAccountInfo(new PublicKey(pda), commitment);
-      if (!info) return null;
-      if (!info.owner.equals(new PublicKey(programId))) return null; // pre-funded lamports only: not created yet
-      return decodeOpAccount(info.data);
+      if (!rpc) {
+        const info = await connection.getAccountInfo(new PublicKey(pda), commitment);
+        if (!info) return null;
+        if (!info.owner.equals(new PublicKey(programId))) return null; // pre-funded lamports only: not created yet
+        return decodeOpAccount(info.data);
+      }
+      const result = await rpc('getAccountInfo', [new PublicKey(pda).toBase58(), { encoding: 'base64', commitment }]);
+      return parseOpAccountInfo(result, programId);
     },
     async opAccountSignatures(pda) {
       // confirmed: after an OperationAlreadyConsumed seen at confirmed, the winner may not be finalized yet.
