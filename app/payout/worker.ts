@@ -44,8 +44,9 @@ export interface PayoutWorkerOptions extends Omit<RunLockedDeps, 'signal' | 'ret
   /** Payouts executed at once by this process (each holds one connection of `db` while it runs). */
   concurrency: number;
   /**
-   * Pause of a slot that found nothing due (default 250 ms); a claim that found work wakes another slot, and a
-   * new payout wakes one at once (LISTEN oncepay_payout_due, see due-listener.ts), so this is the fallback.
+   * Pause of the one idle slot that polls (default 250 ms; the other idle slots wait to be woken); a claim that
+   * found work wakes another slot, and a new payout wakes one at once (LISTEN oncepay_payout_due, see
+   * due-listener.ts), so this is the fallback.
    */
   idleMs?: number;
   /** Written to payouts.claimed_by (default host:pid). */
@@ -82,14 +83,15 @@ export interface PayoutWorker {
 function createWaker() {
   const sleepers = new Set<() => void>();
   return {
-    sleep(ms: number): Promise<void> {
+    /** Until woken, or `ms` have passed (undefined: until woken only). */
+    sleep(ms?: number): Promise<void> {
       return new Promise((resolve) => {
         const done = () => {
-          clearTimeout(t);
+          if (t) clearTimeout(t);
           sleepers.delete(done);
           resolve();
         };
-        const t = setTimeout(done, ms);
+        const t = ms === undefined ? undefined : setTimeout(done, ms);
         sleepers.add(done);
       });
     },
@@ -263,6 +265,23 @@ export function startPayoutWorker(opts: PayoutWorkerOptions): PayoutWorker {
     }
   }
 
+  /**
+   * One idle slot at a time polls (claims again after `idleMs`); the other idle slots wait to be woken: by a new
+   * payout (LISTEN), by a slot whose claim found work (more may be due: it wakes one, which polls in turn if it
+   * finds nothing), or by stop(). An idle pool makes one claim per `idleMs`, not one per slot, and no payout that
+   * comes due by time (a backoff ending) waits longer than with every slot polling.
+   */
+  let polling = false;
+  async function idlePause(): Promise<void> {
+    if (polling) return waker.sleep();
+    polling = true;
+    try {
+      await waker.sleep(idleMs);
+    } finally {
+      polling = false;
+    }
+  }
+
   async function slot(): Promise<void> {
     let databaseErrors = 0;
     let kept: Kept | undefined;
@@ -280,7 +299,7 @@ export function startPayoutWorker(opts: PayoutWorkerOptions): PayoutWorker {
         databaseErrors = 0;
       } else if (s === 'idle') {
         databaseErrors = 0;
-        if (!stopping) await waker.sleep(idleMs);
+        if (!stopping) await idlePause();
       } else {
         databaseErrors += 1;
         if (!stopping) await waker.sleep(backoffDelay(databaseErrors, databaseBackoff, random()));

@@ -207,6 +207,34 @@ describe('app/payout worker pool (in-process, localnet)', () => {
     }
   });
 
+  it('an idle pool polls with one slot, not all: the others wait to be woken, and a payout due by time is still claimed', async () => {
+    const finished: PayoutResult[] = [];
+    const emptyClaims = () => metricValue('oncepay_payout_worker_claims_total', { result: 'empty' });
+    // Due only in 3 s, and its insert's wake-up goes before any worker listens: only polling finds it.
+    const [{ row }] = await newPayouts(1);
+    await L.db.pool.query(`UPDATE payouts SET next_attempt_at = now() + interval '3 seconds' WHERE id = $1`, [row.id]);
+    const before = await emptyClaims();
+    const w = startPayoutWorker(
+      workerOptions({ db: smallPool(9), concurrency: 8, idleMs: 50, onFinished: (r) => finished.push(r) }),
+    );
+    try {
+      // Each slot looks once at the start; then, for a second of nothing due, one slot polls every 50 ms. Every slot
+      // polling would make about 8 × 20 empty claims in that second; one slot at most 20 (fewer on a slow machine).
+      await until(async () => (await emptyClaims()) >= before + 8, 'every slot looked once');
+      const t0 = performance.now();
+      const afterFirstLook = await emptyClaims();
+      await new Promise((r) => setTimeout(r, 1_000));
+      const polls = (await emptyClaims()) - afterFirstLook;
+      const pauses = (performance.now() - t0) / 50;
+      expect(polls, `${polls} empty claims in ${pauses.toFixed(0)} idle pauses`).to.be.at.most(pauses + 8);
+      expect(polls).to.be.at.least(1);
+      await until(async () => finished.some((r) => r.id === row.id), 'the payout due by time finished', 30_000);
+      expect(finished.find((r) => r.id === row.id)!.state).to.equal('succeeded');
+    } finally {
+      await w.stop({ graceMs: 5_000 });
+    }
+  });
+
   it('an unexpected error (not a database outage) is counted as such, not as an outage, and the pool goes on paying', async () => {
     const unexpected = await metricValue('oncepay_payout_worker_handbacks_total', { reason: 'unexpected' });
     const outage = await metricValue('oncepay_payout_worker_handbacks_total', { reason: 'database' });
