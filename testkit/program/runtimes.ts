@@ -197,10 +197,18 @@ async function createBankrun(binary: ProgramBinary, elf: Buffer): Promise<Runtim
     return latest[0];
   };
 
-  const deploy = new Transaction({ feePayer: context.payer.publicKey, recentBlockhash: await blockhash() });
-  deploy.add(deployInstruction(context.payer.publicKey, buffer, authority.publicKey, elf));
-  deploy.sign(context.payer, authority);
-  mustDeploy(toResult(await client.tryProcessTransaction(deploy)), binary, 'bankrun');
+  // The bank registers a new blockhash every slot (400 ms) of wall time, and one is valid for 150 of them: a
+  // process starved that long between reading a blockhash and sending (the niced programs group on a machine at
+  // load 30+) gets "Blockhash not found". The deploy is set-up, not a case: it is signed again with a fresh one.
+  let deployed: TxResult;
+  for (let attempt = 1; ; attempt++) {
+    const deploy = new Transaction({ feePayer: context.payer.publicKey, recentBlockhash: await blockhash() });
+    deploy.add(deployInstruction(context.payer.publicKey, buffer, authority.publicKey, elf));
+    deploy.sign(context.payer, authority);
+    deployed = toResult(await client.tryProcessTransaction(deploy));
+    if (deployed.ok || attempt === 3 || !String(deployed.error).includes('Blockhash not found')) break;
+  }
+  mustDeploy(deployed, binary, 'bankrun');
   // Deployed in slot N, executable from slot N + 1 (one slot: larger warps time out in bankrun 0.4).
   context.warpToSlot((await client.getSlot()) + 1n);
 
