@@ -120,13 +120,19 @@ async function main() {
       await pool.query(`UPDATE invoices SET credited_amount = 0, status = 'open', paid_at = NULL`);
       await pool.query(`VACUUM ANALYZE`);
     }
+    /** Node's CPU time (user + system, all of its threads: GC included) per delivery of each ledger run, in µs. */
+    let ledgerCpu: number[] = [];
     async function timeLedger(deliveries: Receipt[]): Promise<number> {
       await reset();
+      const c0 = process.cpuUsage();
       const t0 = process.hrtime.bigint();
       for (let i = 0; i < deliveries.length; i += BATCH) {
         await ledger.applyBatch({ cluster: 'bench', source: 'scanner', receipts: deliveries.slice(i, i + BATCH) });
       }
-      return Number(process.hrtime.bigint() - t0) / 1e9;
+      const t = Number(process.hrtime.bigint() - t0) / 1e9;
+      const c = process.cpuUsage(c0);
+      ledgerCpu.push((c.user + c.system) / deliveries.length);
+      return t;
     }
     async function timeCopy(deliveries: Receipt[]): Promise<number> {
       await reset();
@@ -230,6 +236,7 @@ async function main() {
       const ledgerT: number[] = [];
       const copyT: number[] = [];
       const floorT: number[] = [];
+      ledgerCpu = [];
       let kept = 0;
       for (let round = 0; round < ROUNDS; round++) {
         ledgerT.push(await timeLedger(deliveries));
@@ -248,6 +255,7 @@ async function main() {
       console.log(
         `  ledger (idempotent, matched, credited)  ${Math.round(ledgerRate).toLocaleString('en')} receipts/s  (best of ${ledgerT.map((t) => t.toFixed(2)).join(' / ')} s)`,
       );
+      console.log(`  ledger's node CPU per delivery          ${ledgerCpu.map((c) => c.toFixed(1)).join(' / ')} µs`);
       console.log(
         `  COPY, no dedup (ceiling)                ${Math.round(copyRate).toLocaleString('en')} receipts/s  (best of ${copyT.map((t) => t.toFixed(2)).join(' / ')} s)`,
       );
