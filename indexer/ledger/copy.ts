@@ -12,28 +12,40 @@ const ESCAPES: Record<string, string> = { '\\': '\\\\', '\t': '\\t', '\n': '\\n'
 /** A value in COPY's text format: backslash, tab, newline and carriage return escaped; null as \N. */
 export function copyValue(v: string | number | bigint | null | undefined): string {
   if (v === null || v === undefined) return '\\N';
-  const s = typeof v === 'string' ? v : String(v);
+  return typeof v === 'string' ? text(v) : String(v);
+}
+
+/** A text value in COPY's text format (the common case, nothing to escape, returns the string itself). */
+function text(s: string): string {
   return SPECIAL.test(s) ? s.replace(/[\\\t\n\r]/g, (c) => ESCAPES[c]) : s;
 }
 
-/** The rows of queries.ts COPY_RECEIPTS, one line per receipt, in the given order. */
+/**
+ * The rows of queries.ts COPY_RECEIPTS, one line per receipt: `receipts[order[k]]` on line k, with its invoice id
+ * `invoiceIds[order[k]]` (so the caller sorts positions, not receipts, and needs no map from receipt to invoice).
+ */
 export function receiptCopyText(
   cluster: string,
   firstSource: string,
   receipts: readonly Receipt[],
-  invoiceOf: Map<Receipt, string | null>,
+  invoiceIds: readonly (string | null)[],
+  order: readonly number[],
 ): string {
   const head = `${copyValue(cluster)}\t`;
   const tail = `\t${copyValue(firstSource)}\n`;
-  const lines = new Array<string>(receipts.length);
-  for (let i = 0; i < receipts.length; i++) {
+  const lines = new Array<string>(order.length);
+  for (let k = 0; k < order.length; k++) {
+    const i = order[k];
     const r = receipts[i];
-    lines[i] =
-      head +
-      `${copyValue(r.signature)}\t${r.ixIndex}\t${r.innerIndex}\t${copyValue(r.slot)}\t${copyValue(r.blockTime)}\t` +
-      `${copyValue(r.program)}\t${copyValue(r.kind)}\t${copyValue(r.mint)}\t${copyValue(r.source)}\t` +
-      `${copyValue(r.destination)}\t${copyValue(r.destinationOwner)}\t${r.amount}\t${copyValue(invoiceOf.get(r))}` +
-      tail;
+    const slot = r.slot === null || r.slot === undefined ? '\\N' : r.slot;
+    const blockTime = r.blockTime === null || r.blockTime === undefined ? '\\N' : r.blockTime;
+    const mint = r.mint === null || r.mint === undefined ? '\\N' : text(r.mint);
+    const owner = r.destinationOwner === null || r.destinationOwner === undefined ? '\\N' : text(r.destinationOwner);
+    const inv = invoiceIds[i];
+    lines[k] =
+      `${head}${text(r.signature)}\t${r.ixIndex}\t${r.innerIndex}\t${slot}\t${blockTime}\t${text(r.program)}\t${text(
+        r.kind,
+      )}\t${mint}\t${text(r.source)}\t${text(r.destination)}\t${owner}\t${r.amount}\t${inv === null ? '\\N' : text(inv)}${tail}`;
   }
   return lines.join('');
 }

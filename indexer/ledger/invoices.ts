@@ -95,39 +95,39 @@ export async function lockCandidates(client: PoolClient, receipts: Receipt[]): P
     if (r.destinationOwner) addresses.add(r.destinationOwner);
     // Account keys need not be looked up: a reference found only among them counts when the money went to
     // the invoice's deposit address, and that address is already in `addresses`.
-    for (const k of r.references ?? []) refs.add(k);
+    if (r.references !== undefined && r.references !== null) for (const k of r.references) refs.add(k);
   }
   const locked = await rows(client, q.lockCandidateInvoices([...addresses], [...refs]));
   return locked.map((x) => ({ ...invoiceFields(x), createdSeq: Number(x.created_epoch) }));
 }
 
 /**
- * The match of receipts in chain order against the locked invoices, and each receipt's invoice (keyed by the
- * receipt object: the batch holds one object per identity, and an object key costs no string building).
+ * The match of receipts in chain order against the locked invoices, and each receipt's invoice by its position in
+ * `chain` (an array, not a map keyed by receipt: no entry or pair allocated per receipt).
  */
 export function matchReceipts(
   chain: Receipt[],
   invoices: InvoiceState[],
-): { plan: BatchOutcome; invoiceOf: Map<Receipt, string | null> } {
+): { plan: BatchOutcome; invoiceIds: (string | null)[] } {
   const plan = matchBatch(chain, invoices);
-  return { plan, invoiceOf: new Map(chain.map((r, i) => [r, plan.outcomes[i].invoiceId])) };
+  const invoiceIds = new Array<string | null>(chain.length);
+  for (let i = 0; i < chain.length; i++) invoiceIds[i] = plan.outcomes[i].invoiceId;
+  return { plan, invoiceIds };
 }
 
 /**
  * Another transaction inserted some of the planned receipts first: match again on what this one did insert, and
- * fix the invoice id of any inserted row whose match changed with it.
+ * fix the invoice id of any inserted row whose match changed with it (`planned(r)`: the invoice it went in with).
  */
 export async function rematchInserted(
   client: PoolClient,
   inserted: Receipt[],
   invoices: InvoiceState[],
-  planned: Map<Receipt, string | null>,
+  planned: (r: Receipt) => string | null,
   idOf: (r: Receipt) => string,
 ): Promise<BatchOutcome> {
   const plan = matchBatch(inserted, invoices);
-  const fix = inserted
-    .map((r, i) => [r, plan.outcomes[i].invoiceId] as const)
-    .filter(([r, inv]) => planned.get(r) !== inv);
+  const fix = inserted.map((r, i) => [r, plan.outcomes[i].invoiceId] as const).filter(([r, inv]) => planned(r) !== inv);
   if (fix.length > 0)
     await exec(
       client,

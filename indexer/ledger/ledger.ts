@@ -133,20 +133,20 @@ export function createLedger(deps: LedgerDeps): Ledger {
       //    sorted) → counters → checkpoint.
       const chain = [...candidates].sort(compareChain);
       const invoices = await lockCandidates(client, chain);
-      const { plan: planned, invoiceOf } = matchReceipts(chain, invoices);
+      const { plan: planned, invoiceIds } = matchReceipts(chain, invoices);
       // 3. Insert. By COPY when the candidates are expected to be new: it either inserts every one of them (the
       //    unique constraint let each in: no other transaction has them) or fails on the first identity already
       //    there and is rolled back to its savepoint. Otherwise, or then, INSERT … ON CONFLICT DO NOTHING, whose
       //    RETURNING lists the rows this transaction inserted (by position): only those may be credited.
       let plan = planned;
       let idOf: (r: Receipt) => string;
-      if (copy && chain.length >= COPY_MIN && (await copyReceipts(client, cluster, source, chain, invoiceOf))) {
+      if (copy && chain.length >= COPY_MIN && (await copyReceipts(client, cluster, source, chain, invoiceIds))) {
         inserted = chain;
         idOf = await idsOfExceptions(client, cluster, chain, planned);
       } else {
         const insertedRows = await rows<{ ord: number; id: string }>(
           client,
-          q.insertReceipts(cluster, source, columns(chain, invoiceOf)),
+          q.insertReceipts(cluster, source, columns(chain, invoiceIds)),
         );
         const ids = new Map<Receipt, string>();
         for (const row of insertedRows) ids.set(chain[row.ord - 1], row.id);
@@ -154,7 +154,11 @@ export function createLedger(deps: LedgerDeps): Ledger {
         inserted = ids.size === chain.length ? chain : chain.filter((r) => ids.has(r));
         // 4. Credit what was inserted. When some were in the ledger already (inserted by another transaction since
         //    step 1, or not probed), match again on what this one did insert.
-        if (inserted.length < chain.length) plan = await rematchInserted(client, inserted, invoices, invoiceOf, idOf);
+        if (inserted.length < chain.length) {
+          const at = new Map(chain.map((r, i) => [r, i]));
+          const plannedOf = (r: Receipt) => invoiceIds[at.get(r)!];
+          plan = await rematchInserted(client, inserted, invoices, plannedOf, idOf);
+        }
       }
       const credits = creditRows(inserted, idOf, plan);
       await writeCredits(client, credits);
@@ -201,12 +205,14 @@ async function copyReceipts(
   cluster: string,
   source: ReceiptSource,
   chain: Receipt[],
-  invoiceOf: Map<Receipt, string | null>,
+  invoiceIds: (string | null)[],
 ): Promise<boolean> {
-  const byIdentity = [...chain].sort(compareReceipts);
+  const byIdentity = new Array<number>(chain.length);
+  for (let i = 0; i < chain.length; i++) byIdentity[i] = i;
+  byIdentity.sort((a, b) => compareReceipts(chain[a], chain[b]));
   await exec(client, q.savepoint());
   try {
-    await copyIn(client, q.COPY_RECEIPTS, receiptCopyText(cluster, source, byIdentity, invoiceOf));
+    await copyIn(client, q.COPY_RECEIPTS, receiptCopyText(cluster, source, chain, invoiceIds, byIdentity));
   } catch (e) {
     if ((e as { code?: string }).code !== UNIQUE_VIOLATION) throw e;
     await exec(client, q.rollbackToSavepoint());
@@ -267,7 +273,7 @@ function slotText(slot: bigint | number): string {
 }
 
 /** The batch as statement columns, in one pass (the receipt's planned invoice id from the match). */
-function columns(batch: Receipt[], invoiceOf: Map<Receipt, string | null>): q.ReceiptColumns {
+function columns(batch: Receipt[], invoiceIds: (string | null)[]): q.ReceiptColumns {
   const n = batch.length;
   const c: q.ReceiptColumns = {
     invoiceId: new Array(n),
@@ -286,7 +292,7 @@ function columns(batch: Receipt[], invoiceOf: Map<Receipt, string | null>): q.Re
   };
   for (let i = 0; i < n; i++) {
     const r = batch[i];
-    c.invoiceId[i] = invoiceOf.get(r) ?? null;
+    c.invoiceId[i] = invoiceIds[i];
     c.signature[i] = r.signature;
     c.ixIndex[i] = r.ixIndex;
     c.innerIndex[i] = r.innerIndex;

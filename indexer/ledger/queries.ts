@@ -126,7 +126,7 @@ export function lockCandidateInvoices(addresses: string[], referenceKeys: string
             WHERE deposit_address = ANY($1::text[]) OR reference_key = ANY($2::text[])
             ORDER BY id
               FOR UPDATE`,
-    values: [addresses, referenceKeys],
+    values: [arrayLiteral(addresses), arrayLiteral(referenceKeys)],
   };
 }
 
