@@ -8,14 +8,15 @@
 //           foreign key and index) with their invoice ids, and credits the invoices in one UPDATE; the matching is
 //           done before the clock starts, and there is no dedup, probe, exception or counter
 // for a stream of N deliveries where every receipt arrives DUP times (default 200,000 and 20×), and again with
-// no duplicates. Uses DATABASE_URL, else the embedded server; its own schema, dropped at the end.
+// no duplicates. Uses DATABASE_URL, else the embedded server (stopped at the end if this run started it); its own
+// schema, dropped at the end.
 import * as os from 'os';
 import { pipeline } from 'stream/promises';
 import { Readable } from 'stream';
 import { from as copyFrom } from 'pg-copy-streams';
 import type { PoolClient } from 'pg';
 import pino from 'pino';
-import { resolveDatabaseUrl } from '../db/local-server';
+import { defaultDataDir, isRunning, resolveDatabaseUrl, stopLocalServer } from '../db/local-server';
 import { migrate, quoteIdent } from '../db/migrate';
 import { createPool } from '../db/pool';
 import { createLedger } from '../indexer/ledger';
@@ -84,7 +85,16 @@ function copyLine(r: Receipt): string {
 }
 
 async function main() {
-  const url = resolveDatabaseUrl();
+  // The embedded server, when this run is what starts it, is stopped again at the end (as bench/payout does).
+  const startsServer = !process.env.DATABASE_URL && !isRunning(defaultDataDir());
+  try {
+    await bench(resolveDatabaseUrl());
+  } finally {
+    if (startsServer) stopLocalServer();
+  }
+}
+
+async function bench(url: string) {
   const schema = `bench_ingest_${process.pid}`;
   const admin = createPool({ url, max: 1 });
   await migrate(admin, { schema });
