@@ -11,15 +11,14 @@
 // no duplicates. Uses DATABASE_URL, else the embedded server (stopped at the end if this run started it); its own
 // schema, dropped at the end.
 import * as os from 'os';
-import { pipeline } from 'stream/promises';
-import { Readable } from 'stream';
-import { from as copyFrom } from 'pg-copy-streams';
 import type { PoolClient } from 'pg';
 import pino from 'pino';
 import { defaultDataDir, isRunning, resolveDatabaseUrl, stopLocalServer } from '../db/local-server';
 import { migrate, quoteIdent } from '../db/migrate';
 import { createPool } from '../db/pool';
 import { createLedger } from '../indexer/ledger';
+import { copyIn, receiptCopyText } from '../indexer/ledger/copy';
+import { COPY_RECEIPTS } from '../indexer/ledger/queries';
 import type { Receipt } from '../indexer/decode/receipt';
 import type { BaseUnits } from '../common/amount';
 
@@ -154,7 +153,7 @@ async function bench(url: string) {
             .slice(i, i + BATCH)
             .map(copyLine)
             .join('');
-          await pipeline(Readable.from([chunk]), client.query(copyFrom(`COPY receipts_copy (${COLUMNS}) FROM STDIN`)));
+          await copyIn(client, `COPY receipts_copy (${COLUMNS}) FROM STDIN`, chunk);
         }
       } finally {
         client.release();
@@ -178,23 +177,20 @@ async function bench(url: string) {
       const batches: { text: string; ids: string[]; credits: string[] }[] = [];
       for (let i = 0; i < deliveries.length; i += BATCH) {
         const credit = new Map<string, bigint>();
-        const text = deliveries
-          .slice(i, i + BATCH)
-          .map((r) => {
-            const inv = invoiceAt.get(r.destination);
-            if (inv !== undefined) credit.set(inv, (credit.get(inv) ?? 0n) + r.amount);
-            return `${copyLine(r).slice(0, -1)}\t${inv ?? '\\N'}\n`;
-          })
-          .join('');
+        const batch = deliveries.slice(i, i + BATCH);
+        const invoiceIds = batch.map((r) => {
+          const inv = invoiceAt.get(r.destination);
+          if (inv !== undefined) credit.set(inv, (credit.get(inv) ?? 0n) + r.amount);
+          return inv ?? null;
+        });
+        // The ledger's own COPY rows (copy.ts), in the batch's order.
+        const text = receiptCopyText('bench', 'scanner', batch, invoiceIds, [...batch.keys()]);
         batches.push({ text, ids: [...credit.keys()], credits: [...credit.values()].map(String) });
       }
       const t = await timedOnClient(async (client) => {
         for (const b of batches) {
           await client.query('BEGIN');
-          await pipeline(
-            Readable.from([b.text]),
-            client.query(copyFrom(`COPY receipts (${COLUMNS}, invoice_id) FROM STDIN`)),
-          );
+          await copyIn(client, COPY_RECEIPTS, b.text);
           await client.query(
             `UPDATE invoices i SET credited_amount = i.credited_amount + u.credit
                FROM unnest($1::text[], $2::numeric[]) AS u(id, credit) WHERE i.id = u.id`,
