@@ -3,7 +3,8 @@
 // "unknown", never as "did not happen".
 import { Commitment, Connection, PublicKey, TransactionError } from '@solana/web3.js';
 import { OpAccount, decodeOpAccount } from './program';
-import { JsonRpcError, jsonRpc } from './json-rpc';
+import { OncepayError, RPC_CODES } from '../../common/errors';
+import { jsonRpc } from './json-rpc';
 import { Address, Signature } from '../types';
 
 export type SignatureStatus =
@@ -61,7 +62,10 @@ const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
  * address, the data base64 as asked); anything else throws, and the executor treats the read as failed.
  */
 export function parseOpAccountInfo(result: unknown, programId: Address): OpAccount | null {
-  const bad = (why: string) => new JsonRpcError(`getAccountInfo: malformed result (${why})`);
+  const bad = (why: string) =>
+    new OncepayError(RPC_CODES.MALFORMED_RESPONSE, `getAccountInfo: malformed result (${why})`, {
+      method: 'getAccountInfo',
+    });
   if (result === null || typeof result !== 'object' || !('value' in result)) throw bad('no value');
   const value = (result as { value: unknown }).value;
   if (value === null) return null;

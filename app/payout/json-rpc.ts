@@ -3,8 +3,10 @@
 // its transport (fetch and its wrappers: measured against the localnet, 2.2–3.0 ms per getAccountInfo against
 // 0.8 ms here, the node's own share included in both), and the worker makes this read once per payout.
 // Nothing is trusted for being JSON: the caller checks every field it uses (chain.ts parseOpAccountInfo).
+// Failures are OncepayErrors with the RPC area's codes, as the indexer's RPC client throws them.
 import * as http from 'http';
 import * as https from 'https';
+import { OncepayError, RPC_CODES } from '../../common/errors';
 
 export interface JsonRpcOptions {
   /** The node's endpoint (an API key in its query string is kept). */
@@ -17,26 +19,22 @@ export interface JsonRpcOptions {
 
 export type JsonRpcCall = (method: string, params: unknown[]) => Promise<unknown>;
 
-export class JsonRpcError extends Error {
-  constructor(
-    message: string,
-    readonly rpcCode?: number,
-  ) {
-    super(message);
-    this.name = 'JsonRpcError';
-  }
-}
-
 /** A caller of one endpoint: resolves to the response's `result`, or fails (HTTP status, JSON-RPC error, timeout). */
 export function jsonRpc(opts: JsonRpcOptions): JsonRpcCall {
   const url = new URL(opts.url);
   const secure = url.protocol === 'https:';
-  if (!secure && url.protocol !== 'http:') throw new Error(`JSON-RPC endpoint must be http(s): ${opts.url}`);
+  if (!secure && url.protocol !== 'http:')
+    throw new OncepayError(RPC_CODES.INVALID_ENDPOINT, `JSON-RPC endpoint must be http(s), got ${url.protocol}`);
   const agent = secure ? new https.Agent({ keepAlive: true }) : new http.Agent({ keepAlive: true });
   const request = secure ? https.request : http.request;
   let nextId = 1;
   return (method, params) =>
     new Promise((resolve, reject) => {
+      const fail = (
+        code: (typeof RPC_CODES)[keyof typeof RPC_CODES],
+        why: string,
+        context: Record<string, unknown> = {},
+      ) => reject(new OncepayError(code, `${method}: ${why}`, { method, ...context }));
       const body = JSON.stringify({ jsonrpc: '2.0', id: nextId++, method, params });
       const req = request(
         url,
@@ -53,31 +51,40 @@ export function jsonRpc(opts: JsonRpcOptions): JsonRpcCall {
         (res) => {
           const chunks: Buffer[] = [];
           res.on('data', (d: Buffer) => chunks.push(d));
-          res.on('error', reject);
+          res.on('error', (e) => fail(RPC_CODES.NETWORK, e.message));
           res.on('end', () => {
-            if (res.statusCode !== 200) return reject(new JsonRpcError(`${method}: HTTP ${res.statusCode}`));
+            if (res.statusCode !== 200)
+              return fail(RPC_CODES.HTTP_STATUS, `HTTP ${res.statusCode}`, { status: res.statusCode });
             let parsed: unknown;
             try {
               parsed = JSON.parse(Buffer.concat(chunks).toString('utf8'));
             } catch {
-              return reject(new JsonRpcError(`${method}: response is not JSON`));
+              return fail(RPC_CODES.MALFORMED_RESPONSE, 'response is not JSON');
             }
             if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) {
-              return reject(new JsonRpcError(`${method}: response is not a JSON-RPC object`));
+              return fail(RPC_CODES.MALFORMED_RESPONSE, 'response is not a JSON-RPC object');
             }
             const r = parsed as { result?: unknown; error?: { code?: unknown; message?: unknown } };
             if (r.error !== undefined && r.error !== null) {
               const code = typeof r.error.code === 'number' ? r.error.code : undefined;
-              return reject(new JsonRpcError(`${method}: ${String(r.error.message ?? 'error')}`, code));
+              return fail(RPC_CODES.ERROR_RESPONSE, String(r.error.message ?? 'error'), { rpcCode: code });
             }
-            if (!('result' in r)) return reject(new JsonRpcError(`${method}: response has neither result nor error`));
+            if (!('result' in r)) return fail(RPC_CODES.MALFORMED_RESPONSE, 'response has neither result nor error');
             resolve(r.result);
           });
         },
       );
       // The connection silent for too long: the request is destroyed, and the call fails (the executor looks again).
-      req.on('timeout', () => req.destroy(new JsonRpcError(`${method}: no response within ${opts.timeoutMs} ms`)));
-      req.on('error', reject);
+      let timedOut = false;
+      req.on('timeout', () => {
+        timedOut = true;
+        req.destroy();
+      });
+      req.on('error', (e) =>
+        timedOut
+          ? fail(RPC_CODES.TIMEOUT, `no response within ${opts.timeoutMs} ms`, { timeoutMs: opts.timeoutMs })
+          : fail(RPC_CODES.NETWORK, e.message),
+      );
       req.end(body);
     });
 }

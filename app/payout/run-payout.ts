@@ -7,7 +7,7 @@ import { Logger } from 'pino';
 import { OncepayError } from '../../common/errors';
 import { failpoint } from '../../common/failpoint';
 import { logger } from '../../common/log';
-import { PAYOUT_CODES } from '../../common/errors/codes';
+import { PAYOUT_CODES, RPC_CODES } from '../../common/errors/codes';
 import { buildAttemptTransaction } from './build-attempt';
 import { PayoutChain, SignatureStatus } from './chain';
 import { lockPayout } from './lock';
@@ -129,14 +129,21 @@ export async function runPayout(row: Pick<PayoutRow, 'id'>, deps: RunPayoutDeps)
 /** A chain call failed (timeout, 429, dropped connection): it decides nothing. */
 class ChainCallFailed extends Error {}
 
+/** The RPC failures (app/payout/json-rpc.ts) that are a chain call failing: everything but a misconfigured endpoint. */
+const RETRIED_RPC_CODES: ReadonlySet<string> = new Set(
+  Object.values(RPC_CODES).filter((c) => c !== RPC_CODES.INVALID_ENDPOINT && c !== RPC_CODES.ABORTED),
+);
+
 /**
  * The chain, with every failure marked as a chain failure, so the loop below retries exactly those and lets
  * everything else through: a database error (the connection that holds the lock is gone: stop at once), an
- * OncepayError, a bug.
+ * OncepayError that is not about the call's transport (e.g. an op account whose data is malformed), a bug.
  */
 function markedChain(chain: PayoutChain): PayoutChain {
   const mark = (e: unknown) => {
-    throw e instanceof OncepayError ? e : new ChainCallFailed((e as Error)?.message ?? String(e));
+    throw e instanceof OncepayError && !RETRIED_RPC_CODES.has(e.code)
+      ? e
+      : new ChainCallFailed((e as Error)?.message ?? String(e));
   };
   return {
     latestBlockhash: () => chain.latestBlockhash().catch(mark),

@@ -116,6 +116,7 @@ export const RPC_CODES = {
   ERROR_RESPONSE: 'ONCEPAY__RPC__ERROR_RESPONSE',
   RETRIES_EXHAUSTED: 'ONCEPAY__RPC__RETRIES_EXHAUSTED',
   ABORTED: 'ONCEPAY__RPC__ABORTED',
+  INVALID_ENDPOINT: 'ONCEPAY__RPC__INVALID_ENDPOINT',
 } as const;
 
 /** The indexer sources (scanner, backfill, webhook, file). */

@@ -101,6 +101,7 @@ export const ONCEPAY_ERROR_MESSAGES: Readonly<Record<OncepayErrorCode, string>> 
   ONCEPAY__RPC__ERROR_RESPONSE: 'The RPC server answered with a JSON-RPC error.',
   ONCEPAY__RPC__RETRIES_EXHAUSTED: 'An RPC call failed on every retry.',
   ONCEPAY__RPC__ABORTED: 'An RPC call was aborted by its caller.',
+  ONCEPAY__RPC__INVALID_ENDPOINT: 'The RPC endpoint is not an http(s) URL.',
   // source
   ONCEPAY__SOURCE__BLOCK_UNDECODABLE:
     'A block the node returned could not be decoded: the checkpoint stops before its slot.',

@@ -6,9 +6,9 @@ import * as http from 'http';
 import { AddressInfo } from 'net';
 import { Keypair, PublicKey } from '@solana/web3.js';
 import { OncepayError } from '../../../common/errors';
-import { PAYOUT_CODES } from '../../../common/errors/codes';
+import { PAYOUT_CODES, RPC_CODES } from '../../../common/errors/codes';
 import { parseOpAccountInfo } from '../../../app/payout/chain';
-import { JsonRpcError, jsonRpc } from '../../../app/payout/json-rpc';
+import { jsonRpc } from '../../../app/payout/json-rpc';
 import { OP_ACCOUNT_DISCRIMINATOR, OP_ACCOUNT_LEN, ONCEPAY_PROGRAM_ID } from '../../../app/payout/program';
 import { address } from '../../../app/types';
 
@@ -89,29 +89,59 @@ describe('app/payout lean JSON-RPC read and its checks', () => {
     expect(req.headers.authorization).to.equal('Bearer k');
   });
 
-  it('fails (never resolves to a value) on an HTTP error, a JSON-RPC error, a non-JSON or shapeless answer, and silence', async () => {
+  it('fails (never resolves to a value) with an RPC code on an HTTP error, a JSON-RPC error, a non-JSON or shapeless answer, and silence', async () => {
     const rpc = jsonRpc({ url: s.url, timeoutMs: 300 });
     const failure = async () => {
       try {
         await rpc('getAccountInfo', []);
       } catch (e) {
-        return e as JsonRpcError;
+        expect(e).to.be.instanceOf(OncepayError);
+        const { code, message, context } = e as OncepayError;
+        return { code, message, context };
       }
       throw new Error('resolved');
     };
     s.reply(503, '{"result":{"value":null}}');
-    expect((await failure()).message).to.match(/HTTP 503/);
+    expect(await failure())
+      .to.include({ code: RPC_CODES.HTTP_STATUS })
+      .and.property('message')
+      .match(/HTTP 503/);
     s.reply(200, '{"jsonrpc":"2.0","id":1,"error":{"code":-32005,"message":"Node is unhealthy"}}');
     const e = await failure();
-    expect([e.message, e.rpcCode]).to.deep.equal(['getAccountInfo: Node is unhealthy', -32005]);
+    expect([e.code, e.message, e.context]).to.deep.equal([
+      RPC_CODES.ERROR_RESPONSE,
+      `${RPC_CODES.ERROR_RESPONSE}: getAccountInfo: Node is unhealthy`,
+      { method: 'getAccountInfo', rpcCode: -32005 },
+    ]);
     s.reply(200, '<html>busy</html>');
-    expect((await failure()).message).to.match(/not JSON/);
+    expect(await failure())
+      .to.include({ code: RPC_CODES.MALFORMED_RESPONSE })
+      .and.property('message')
+      .match(/not JSON/);
     s.reply(200, '[1]');
-    expect((await failure()).message).to.match(/not a JSON-RPC object/);
+    expect(await failure())
+      .to.include({ code: RPC_CODES.MALFORMED_RESPONSE })
+      .and.property('message')
+      .match(/not a JSON-RPC object/);
     s.reply(200, '{"jsonrpc":"2.0","id":1}');
-    expect((await failure()).message).to.match(/neither result nor error/);
+    expect(await failure())
+      .to.include({ code: RPC_CODES.MALFORMED_RESPONSE })
+      .and.property('message')
+      .match(/neither result nor error/);
     s.reply('silent');
-    expect((await failure()).message).to.match(/no response within 300 ms/);
+    expect(await failure())
+      .to.include({ code: RPC_CODES.TIMEOUT })
+      .and.property('message')
+      .match(/no response within 300 ms/);
+    const refused = jsonRpc({ url: 'http://127.0.0.1:9', timeoutMs: 300 });
+    const net = await refused('getAccountInfo', []).then(
+      () => undefined,
+      (x: OncepayError) => x.code,
+    );
+    expect(net).to.equal(RPC_CODES.NETWORK);
+    expect(() => jsonRpc({ url: 'ftp://example.com', timeoutMs: 1 }))
+      .to.throw(OncepayError)
+      .with.property('code', RPC_CODES.INVALID_ENDPOINT);
   });
 
   it('reads an op account: absent or foreign-owned is null, the program’s is decoded', () => {
@@ -137,7 +167,10 @@ describe('app/payout lean JSON-RPC read and its checks', () => {
       info(account(ONCEPAY_PROGRAM_ID, ['@@@@', 'base64'])),
       info(account(ONCEPAY_PROGRAM_ID, [data.slice(1), 'base64'])),
     ];
-    for (const r of bad) expect(() => parseOpAccountInfo(r, PROGRAM), JSON.stringify(r)).to.throw(JsonRpcError);
+    for (const r of bad)
+      expect(() => parseOpAccountInfo(r, PROGRAM), JSON.stringify(r))
+        .to.throw(OncepayError)
+        .with.property('code', RPC_CODES.MALFORMED_RESPONSE);
     const short = info(account(ONCEPAY_PROGRAM_ID, [Buffer.alloc(40).toString('base64'), 'base64']));
     expect(() => parseOpAccountInfo(short, PROGRAM))
       .to.throw(OncepayError)
