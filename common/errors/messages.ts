@@ -114,6 +114,7 @@ export const ONCEPAY_ERROR_MESSAGES: Readonly<Record<OncepayErrorCode, string>> 
   ONCEPAY__SOURCE__BACKFILL_INCOMPLETE:
     'Backfill finished with slots it could not process (listed in the error context).',
   ONCEPAY__SOURCE__INVALID_CHECKPOINT: 'A checkpoint slot read back is not a non-negative safe integer.',
+  ONCEPAY__SOURCE__WS_REQUEST_REFUSED: 'The node answered a websocket request (a subscription) with a JSON-RPC error.',
   // webhook
   ONCEPAY__WEBHOOK__UNAUTHORIZED: 'Missing or wrong webhook credentials.',
   ONCEPAY__WEBHOOK__BODY_TOO_LARGE: 'The delivery body is larger than the receiver accepts.',

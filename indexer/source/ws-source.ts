@@ -11,13 +11,15 @@
 // transaction's logs for the subscribed addresses as it executes it), and what it executed just before is final
 // only some slots later (32 on solana-test-validator): that first catch-up cannot list it. So each subscribed set of
 // addresses settles: the source waits for a slot notification (same socket, after the logsSubscribe answers, so the
-// node has applied them) and reads the processed slot U; once the finalized slot reaches U it catches those
+// node has applied them; a node that refuses slotSubscribe is watched over HTTP instead, for SETTLE_SLOTS_BY_HTTP
+// processed slots) and reads the processed slot U; once the finalized slot reaches U it catches those
 // addresses up once more from S + 1 (minContextSlot U), and until that is applied the checkpoint stays at S. New
 // watched addresses (the refresh) go the same way. While the socket is up the checkpoint follows a finalized slot
 // read `checkpointMs` earlier, once everything notified until then is applied. Any failure (socket closed, no pong,
 // RPC or database away) ends the session; the next one starts after a backoff with jitter and catches up again.
 // The scanner stays the source of truth.
 import WebSocket from 'ws';
+import { isOncepayError, OncepayError, SOURCE_CODES } from '../../common/errors';
 import { decodeTransaction, type Receipt } from '../decode';
 import { abortableSleep, backoffDelay, type RpcClient } from '../rpc';
 import { createObservedSink, runSessions, SessionCounts, sessionCounts, SubscriptionDeps } from './observed';
@@ -64,6 +66,13 @@ interface Observed {
 }
 
 const PAGE = 1000;
+/**
+ * Without slot notifications (a node that refuses slotSubscribe), how many processed slots past the one read after
+ * the logsSubscribe answers stand for "the node has applied them": over HTTP nothing orders the node's pubsub thread
+ * against its banks, so a margin (~3 s at 400 ms slots) replaces the proof a notification on the socket gives.
+ */
+export const SETTLE_SLOTS_BY_HTTP = 8;
+const SLOT_POLL_MS = 100;
 
 function textOf(raw: WebSocket.Data): string {
   if (typeof raw === 'string') return raw;
@@ -86,6 +95,7 @@ export function createWsSource(deps: WsDeps, options: Pick<WsOptions, 'cluster'>
   };
   const sink = createObservedSink(deps, { cluster: o.cluster, source: WS_SOURCE, commitment: o.commitment }, stats);
   const commitments: WsCommitment[] = o.commitment === 'confirmed' ? ['finalized', 'confirmed'] : ['finalized'];
+  let warnedNoSlots = false;
 
   function open(signal: AbortSignal): Promise<WebSocket> {
     return new Promise((resolve, reject) => {
@@ -284,14 +294,23 @@ export function createWsSource(deps: WsDeps, options: Pick<WsOptions, 'cluster'>
           else slotWaiters.add({ above, resolve });
         }),
       );
+    /** Resolves once the node's processed slot (over HTTP) is above `above`. */
+    async function processedAbove(above: number): Promise<void> {
+      while ((await guard(deps.rpc.getSlot('processed', { signal: ac.signal }))) <= above)
+        await abortableSleep(SLOT_POLL_MS, ac.signal);
+    }
+    /** Whether the node notifies its slots on this socket (set at the session's start). */
+    let slotsOnSocket = true;
     /**
      * The last slot the node may have executed without the subscriptions answered so far: a slot it began after
      * we read P (the processed slot, read after their answers) is notified after them, so once one is notified
-     * they are applied, and every slot after the processed one read then collects their logs.
+     * they are applied, and every slot after the processed one read then collects their logs. Without slot
+     * notifications, SETTLE_SLOTS_BY_HTTP processed slots stand for that notification.
      */
     async function appliedAfter(): Promise<number> {
       const p = await guard(deps.rpc.getSlot('processed', { signal: ac.signal }));
-      await slotAbove(p + 1);
+      if (slotsOnSocket) await slotAbove(p + 1);
+      else await processedAbove(p + SETTLE_SLOTS_BY_HTTP);
       return guard(deps.rpc.getSlot('processed', { signal: ac.signal }));
     }
     /** Sets of addresses not yet caught up past `until`; the checkpoint stays at or below each one's `hold`. */
@@ -346,7 +365,15 @@ export function createWsSource(deps: WsDeps, options: Pick<WsOptions, 'cluster'>
         const subscribe = subscribing.get(id);
         subscribing.delete(id);
         if (m.kind === 'error') {
-          waiting?.reject(new Error(`websocket request ${id} refused: ${m.code ?? ''} ${m.message}`));
+          waiting?.reject(
+            new OncepayError(
+              SOURCE_CODES.WS_REQUEST_REFUSED,
+              `websocket request ${id} refused: ${m.code ?? ''} ${m.message}`,
+              {
+                rpcCode: m.code,
+              },
+            ),
+          );
         } else if (subscribe && typeof m.result !== 'number') {
           waiting?.reject(new Error(`logsSubscribe answered ${JSON.stringify(m.result)}, not a subscription id`));
         } else {
@@ -409,8 +436,21 @@ export function createWsSource(deps: WsDeps, options: Pick<WsOptions, 'cluster'>
     refreshing = true; // the first subscriptions below
 
     try {
-      // The node's slots on this socket first: follow() waits for one to know its subscriptions are applied.
-      await request(slotSubscribeRequest);
+      // The node's slots on this socket first: follow() waits for one to know its subscriptions are applied. A
+      // node that refuses them (some providers do) is watched over HTTP instead (appliedAfter).
+      slotsOnSocket = await request(slotSubscribeRequest).then(
+        () => true,
+        (e: unknown) => {
+          if (!isOncepayError(e, SOURCE_CODES.WS_REQUEST_REFUSED)) throw e;
+          if (!warnedNoSlots)
+            log?.warn(
+              { err: (e as Error).message, settleSlots: SETTLE_SLOTS_BY_HTTP },
+              'the node refuses slotSubscribe: subscriptions settle by its processed slot over HTTP instead',
+            );
+          warnedNoSlots = true;
+          return false;
+        },
+      );
       current = [...new Set(await guard(deps.watched()))].sort();
       // Subscribed and caught up to `tip`; what executed before the node applied the subscriptions settles later.
       const from = catchUpFrom(checkpoint, o.fromSlot, o.catchUpMarginSlots);

@@ -1,7 +1,8 @@
 // The websocket source against a node that misbehaves (a scripted websocket server; getTransaction and the slots
 // from a real localnet, the ledger on the real PostgreSQL): a refused logsSubscribe ends the session and the next
 // one subscribes again; a failed transaction's notification is not fetched; a notified signature the node never
-// returns is given up after fetchAttempts (the scanner credits what exists); the ping frames keep a quiet socket.
+// returns is given up after fetchAttempts (the scanner credits what exists); the ping frames keep a quiet socket; a
+// node that refuses slotSubscribe is followed by its processed slot over HTTP, without reconnecting.
 import { expect } from 'chai';
 import { randomBytes } from 'node:crypto';
 import bs58 from 'bs58';
@@ -11,8 +12,9 @@ import { AddressInfo } from 'node:net';
 import { startLocalnet, LocalnetHandle } from '../../../localnet';
 import { createTestDb, TestDb } from '../../../testkit/test-db';
 import { createLedger } from '../../../indexer/ledger';
+import pino from 'pino';
 import { createRpcClient } from '../../../indexer/rpc';
-import { createWsSource } from '../../../indexer/source/ws-source';
+import { createWsSource, SETTLE_SLOTS_BY_HTTP } from '../../../indexer/source/ws-source';
 import { QUICK_WS, until } from './transfer-fixture';
 
 describe('indexer/source ws: a misbehaving node', function () {
@@ -27,6 +29,8 @@ describe('indexer/source ws: a misbehaving node', function () {
   let pings = 0;
   /** The next `refuse` logsSubscribe requests are answered with an error. */
   let refuse = 0;
+  /** slotSubscribe is answered "Method not found" (a provider without it). */
+  let refuseSlots = false;
 
   before(async () => {
     net = await startLocalnet({ slotMs: 20, finalityDepth: 2, wsOnNextPort: false });
@@ -40,6 +44,10 @@ describe('indexer/source ws: a misbehaving node', function () {
       ws.on('ping', () => pings++);
       ws.on('message', (raw) => {
         const req = JSON.parse(String(raw));
+        if (req.method === 'slotSubscribe' && refuseSlots) {
+          ws.send(JSON.stringify({ jsonrpc: '2.0', error: { code: -32601, message: 'Method not found' }, id: req.id }));
+          return;
+        }
         if (req.method === 'slotSubscribe') {
           // The node's slots (localnet's), as a node notifies them.
           const id = sub++;
@@ -133,5 +141,48 @@ describe('indexer/source ws: a misbehaving node', function () {
     }
     const counts = await db.pool.query(`SELECT count(*)::int AS n FROM receipts WHERE cluster = 'ws-misbehaving'`);
     expect(counts.rows[0].n).to.equal(0);
+  });
+
+  it('a node that refuses slotSubscribe: no reconnect loop; subscriptions settle by the processed slot over HTTP', async () => {
+    refuseSlots = true;
+    const address = Keypair.generate().publicKey.toBase58();
+    const real = createRpcClient({ url: net.url });
+    const calls: Array<{ method: string; params: unknown[] }> = [];
+    const rpc: typeof real = {
+      ...real,
+      call: (method, params, opts) => {
+        calls.push({ method, params: params ?? [] });
+        return real.call(method, params, opts);
+      },
+    };
+    const warnings: string[] = [];
+    const log = pino({ level: 'warn' }, { write: (line: string) => warnings.push(JSON.parse(line).msg) });
+    const ac = new AbortController();
+    const source = createWsSource(
+      { url, rpc, ledger: createLedger({ db: db.pool }), watched: async () => [address], log },
+      { ...QUICK_WS, cluster: 'ws-no-slots', refreshMs: 60_000, checkpointMs: 50 },
+    );
+    const running = source.run({ signal: ac.signal });
+    try {
+      await until('subscribed and caught up', async () => source.stats().checkpoint !== null);
+      // The settling list: once finality passed the slot read SETTLE_SLOTS_BY_HTTP processed slots later.
+      const settled = (): boolean =>
+        calls.some(
+          (c) =>
+            c.method === 'getSignaturesForAddress' &&
+            c.params[0] === address &&
+            typeof (c.params[1] as { minContextSlot?: unknown }).minContextSlot === 'number',
+        );
+      await until('the addresses listed again past their subscription', async () => settled());
+      const cp = source.stats().checkpoint!;
+      await until('the checkpoint moving', async () => source.stats().checkpoint! > cp);
+      expect([source.stats().sessions, source.stats().reconnects]).to.deep.equal([1, 0]);
+      expect(warnings.filter((w) => /refuses slotSubscribe/.test(w))).to.have.length(1);
+      expect(SETTLE_SLOTS_BY_HTTP).to.be.greaterThan(1);
+    } finally {
+      ac.abort();
+      await running;
+      refuseSlots = false;
+    }
   });
 });
