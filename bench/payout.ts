@@ -120,6 +120,9 @@ function profileChain(c: PayoutChain): PayoutChain {
       c.blockhashExpired(l),
     ),
     getOpAccount: timed('getOpAccount', (...a: Parameters<PayoutChain['getOpAccount']>) => c.getOpAccount(...a)),
+    opAccountsData: timed('opAccountsData', (...a: Parameters<PayoutChain['opAccountsData']>) =>
+      c.opAccountsData(...a),
+    ),
     opAccountSignatures: timed('opAccountSignatures', (pda: Parameters<PayoutChain['opAccountSignatures']>[0]) =>
       c.opAccountSignatures(pda),
     ),

@@ -28,6 +28,17 @@ export interface PayoutChain {
    * absence after expiry; at `confirmed` after an OperationAlreadyConsumed that we saw at `confirmed`.
    */
   getOpAccount(pda: Address, programId: Address, commitment: 'confirmed' | 'finalized'): Promise<OpAccount | null>;
+  /**
+   * Several op accounts' data in one call (getMultipleAccounts: at most MAX_ACCOUNTS_PER_CALL), one entry per pda
+   * in its order: null when absent or only pre-funded (not owned by `programId`), as getOpAccount reads it, with
+   * the same checks on the answer; decoding (decodeOpAccount) is left to each reader, so a malformed account
+   * fails only its own read. An answer that cannot be checked fails the whole call.
+   */
+  opAccountsData(
+    pdas: Address[],
+    programId: Address,
+    commitment: 'confirmed' | 'finalized',
+  ): Promise<Array<Uint8Array | null>>;
   /** Transactions that touched the op account (at confirmed), oldest first (to name the attempt that created it). */
   opAccountSignatures(
     pda: Address,
@@ -44,7 +55,7 @@ export interface ConnectionChainOptions {
    */
   searchTransactionHistory?: boolean;
   /**
-   * The op-account read (getOpAccount: once per payout) over a lean JSON-RPC POST to the connection's endpoint
+   * The op-account reads (getOpAccount, opAccountsData: once per payout) over a lean JSON-RPC POST to the connection's endpoint
    * (json-rpc.ts) instead of through web3.js (default true). The Connection's own httpHeaders and fetch are not
    * reachable from here: headers go in `httpHeaders`, and a request silent for `requestTimeoutMs` (default 30 s)
    * fails. false: read through the Connection (e.g. one given by an SDK user, whose transport we do not know).
@@ -54,20 +65,23 @@ export interface ConnectionChainOptions {
   requestTimeoutMs?: number;
 }
 
+/** getMultipleAccounts accepts at most this many accounts per call. */
+export const MAX_ACCOUNTS_PER_CALL = 100;
+
 const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
 
-/**
- * A getAccountInfo `result` (base64 encoding) as getOpAccount reads it: null when absent or only pre-funded (not
- * owned by the program), the decoded op account otherwise. Every field used is checked (the owner a valid
- * address, the data base64 as asked); anything else throws, and the executor treats the read as failed.
- */
-export function parseOpAccountInfo(result: unknown, programId: Address): OpAccount | null {
-  const bad = (why: string) =>
-    new OncepayError(RPC_CODES.MALFORMED_RESPONSE, `getAccountInfo: malformed result (${why})`, {
-      method: 'getAccountInfo',
-    });
-  if (result === null || typeof result !== 'object' || !('value' in result)) throw bad('no value');
-  const value = (result as { value: unknown }).value;
+const malformed = (method: string, why: string) =>
+  new OncepayError(RPC_CODES.MALFORMED_RESPONSE, `${method}: malformed result (${why})`, { method });
+
+/** A JSON-RPC `{ context, value }` result's value; throws when there is none. */
+function resultValue(method: string, result: unknown): unknown {
+  if (result === null || typeof result !== 'object' || !('value' in result)) throw malformed(method, 'no value');
+  return (result as { value: unknown }).value;
+}
+
+/** One account of a getAccountInfo / getMultipleAccounts answer: see parseOpAccountInfo (its data, not decoded). */
+function parseOpAccountValue(method: string, value: unknown, programId: Address): Buffer | null {
+  const bad = (why: string) => malformed(method, why);
   if (value === null) return null;
   if (typeof value !== 'object') throw bad('value is not an object');
   const { owner, data } = value as { owner?: unknown; data?: unknown };
@@ -83,7 +97,31 @@ export function parseOpAccountInfo(result: unknown, programId: Address): OpAccou
     throw bad('data is not [base64 text, "base64"]');
   }
   if (data[0].length % 4 !== 0 || !BASE64.test(data[0])) throw bad('data is not base64');
-  return decodeOpAccount(Buffer.from(data[0], 'base64'));
+  return Buffer.from(data[0], 'base64');
+}
+
+/**
+ * A getAccountInfo `result` (base64 encoding) as getOpAccount reads it: null when absent or only pre-funded (not
+ * owned by the program), the decoded op account otherwise. Every field used is checked (the owner a valid
+ * address, the data base64 as asked); anything else throws, and the executor treats the read as failed.
+ */
+export function parseOpAccountInfo(result: unknown, programId: Address): OpAccount | null {
+  const data = parseOpAccountValue('getAccountInfo', resultValue('getAccountInfo', result), programId);
+  return data && decodeOpAccount(data);
+}
+
+/**
+ * A getMultipleAccounts `result` (base64 encoding) for `count` op accounts, as opAccountsData reads it: one entry
+ * per account asked, each checked as parseOpAccountInfo checks one (not decoded). A value that is not a list of
+ * `count` entries, or any entry that cannot be checked, throws: the whole answer is refused.
+ */
+export function parseOpAccountsInfo(result: unknown, programId: Address, count: number): Array<Buffer | null> {
+  const value = resultValue('getMultipleAccounts', result);
+  if (!Array.isArray(value)) throw malformed('getMultipleAccounts', 'value is not a list');
+  if (value.length !== count) {
+    throw malformed('getMultipleAccounts', `${value.length} accounts for ${count} asked`);
+  }
+  return value.map((v) => parseOpAccountValue('getMultipleAccounts', v, programId));
 }
 
 const RANK: Record<string, number> = { processed: 0, confirmed: 1, finalized: 2 };
@@ -134,6 +172,23 @@ export function createConnectionChain(opts: ConnectionChainOptions): PayoutChain
       }
       const result = await rpc('getAccountInfo', [new PublicKey(pda).toBase58(), { encoding: 'base64', commitment }]);
       return parseOpAccountInfo(result, programId);
+    },
+    async opAccountsData(pdas, programId, commitment) {
+      if (pdas.length === 0) return [];
+      if (pdas.length > MAX_ACCOUNTS_PER_CALL) throw new Error(`at most ${MAX_ACCOUNTS_PER_CALL} accounts a call`);
+      const keys = pdas.map((pda) => new PublicKey(pda));
+      if (!rpc) {
+        const infos = await connection.getMultipleAccountsInfo(keys, commitment);
+        if (infos.length !== pdas.length) throw new Error(`getMultipleAccounts: ${infos.length} for ${pdas.length}`);
+        const program = new PublicKey(programId);
+        // Not owned by the program: pre-funded lamports only, not created yet.
+        return infos.map((info) => (info && info.owner.equals(program) ? info.data : null));
+      }
+      const result = await rpc('getMultipleAccounts', [
+        keys.map((k) => k.toBase58()),
+        { encoding: 'base64', commitment },
+      ]);
+      return parseOpAccountsInfo(result, programId, pdas.length);
     },
     async opAccountSignatures(pda) {
       // confirmed: after an OperationAlreadyConsumed seen at confirmed, the winner may not be finalized yet.

@@ -151,6 +151,7 @@ function markedChain(chain: PayoutChain): PayoutChain {
     signatureStatuses: (sigs) => chain.signatureStatuses(sigs).catch(mark),
     blockhashExpired: (l) => chain.blockhashExpired(l).catch(mark),
     getOpAccount: (pda, program, commitment) => chain.getOpAccount(pda, program, commitment).catch(mark),
+    opAccountsData: (pdas, program, commitment) => chain.opAccountsData(pdas, program, commitment).catch(mark),
     opAccountSignatures: (pda) => chain.opAccountSignatures(pda).catch(mark),
   };
 }

@@ -1,15 +1,21 @@
-// The chain calls of a worker's slots, shared: the slots of one worker run their payouts side by side, and two
+// The chain calls of a worker's slots, shared: the slots of one worker run their payouts side by side, and some
 // kinds of call can serve several of them at once without changing what any of them sees.
 // - Statuses: a slot that asks while another ask is in flight joins the next call, which asks for every waiting
-//   signature at once (getSignatureStatuses takes up to 256). Nothing waits when nothing is in flight, so a lone
-//   slot sees no delay; under load, one call answers many slots (group commit, for RPC).
+//   signature at once (getSignatureStatuses takes up to 256; merged-call.ts). Nothing waits when nothing is in
+//   flight, so a lone slot sees no delay; under load, one call answers many slots (group commit, for RPC).
+// - Op accounts: the same for the op-account reads (getOpAccount, once per payout before its first signature, at
+//   `finalized`): the reads asked while one is in flight go out as one getMultipleAccounts (up to 100) at the same
+//   commitment, for the same program. Each reader decodes its own account with the same checks as a lone read
+//   (a malformed account fails only its read); an answer that cannot be checked fails every read it carried.
 // - Blockhash: a recent blockhash fetched less than `blockhashMaxAgeMs` ago (at the same commitment, through the
 //   same chain) serves every attempt signed meanwhile, as real senders do. Its lastValidBlockHeight comes with
 //   it and is journaled as ever: an attempt signed on a shared blockhash has a lifetime shorter by at most that
 //   age, and an expired one is handled by the rules (the op account at finalized decides) like any other.
 // Failures reach every caller of the failed call, as the chain's own failures do; nothing is cached from them.
-import { PayoutChain, SignatureStatus } from './chain';
-import { Signature } from '../types';
+import { MAX_ACCOUNTS_PER_CALL, PayoutChain, SignatureStatus } from './chain';
+import { mergeWhileInFlight } from './merged-call';
+import { decodeOpAccount } from './program';
+import { Address, Signature } from '../types';
 
 /** getSignatureStatuses accepts at most this many signatures per call. */
 export const MAX_STATUSES_PER_CALL = 256;
@@ -21,62 +27,41 @@ export interface SharedChainOptions {
   now?: () => number;
 }
 
-interface Waiter {
-  signatures: Signature[];
-  resolve(s: SignatureStatus[]): void;
-  reject(e: unknown): void;
-}
-
 export function shareChainCalls(chain: PayoutChain, opts: SharedChainOptions = {}): PayoutChain {
   const now = opts.now ?? (() => performance.now());
   const maxAge = opts.blockhashMaxAgeMs ?? 0;
 
-  const waiting: Waiter[] = [];
-  let inFlight = false;
-  function flush(): void {
-    if (inFlight || waiting.length === 0) return;
-    // One call for as many waiters as fit (a waiter's signatures always go in one call).
-    const batch: Waiter[] = [];
-    const unique = new Map<Signature, number>();
-    while (waiting.length > 0) {
-      const w = waiting[0];
-      const fresh = w.signatures.filter((s) => !unique.has(s));
-      if (batch.length > 0 && unique.size + new Set(fresh).size > MAX_STATUSES_PER_CALL) break;
-      for (const s of fresh) if (!unique.has(s)) unique.set(s, unique.size);
-      batch.push(waiting.shift()!);
+  const statuses = mergeWhileInFlight(
+    (signatures: Signature[]) => chain.signatureStatuses(signatures),
+    MAX_STATUSES_PER_CALL,
+  );
+  /** One merged read per program and commitment (a getMultipleAccounts has one commitment; the owner is checked). */
+  const opReads = new Map<string, (pdas: Address[]) => Promise<Array<Uint8Array | null>>>();
+  const opRead = (programId: Address, commitment: 'confirmed' | 'finalized') => {
+    const key = `${programId} ${commitment}`;
+    let read = opReads.get(key);
+    if (!read) {
+      read = mergeWhileInFlight(
+        (pdas: Address[]) => chain.opAccountsData(pdas, programId, commitment),
+        MAX_ACCOUNTS_PER_CALL,
+      );
+      opReads.set(key, read);
     }
-    inFlight = true;
-    const signatures = [...unique.keys()];
-    chain.signatureStatuses(signatures).then(
-      (statuses) => {
-        for (const w of batch) w.resolve(w.signatures.map((s) => statuses[unique.get(s)!]));
-        done();
-      },
-      (e) => {
-        for (const w of batch) w.reject(e);
-        done();
-      },
-    );
-  }
-  function done(): void {
-    inFlight = false;
-    flush();
-  }
+    return read;
+  };
 
   let blockhash: { at: number; value: Promise<{ blockhash: string; lastValidBlockHeight: bigint }> } | undefined;
 
   return {
     sendRawTransaction: (bytes) => chain.sendRawTransaction(bytes),
     blockhashExpired: (lifetime) => chain.blockhashExpired(lifetime),
-    getOpAccount: (pda, programId, commitment) => chain.getOpAccount(pda, programId, commitment),
-    opAccountSignatures: (pda) => chain.opAccountSignatures(pda),
-    signatureStatuses(signatures) {
-      if (signatures.length === 0) return Promise.resolve([]);
-      return new Promise<SignatureStatus[]>((resolve, reject) => {
-        waiting.push({ signatures, resolve, reject });
-        flush();
-      });
+    async getOpAccount(pda, programId, commitment) {
+      const [data] = await opRead(programId, commitment)([pda]);
+      return data && decodeOpAccount(data);
     },
+    opAccountsData: (pdas, programId, commitment) => opRead(programId, commitment)(pdas),
+    opAccountSignatures: (pda) => chain.opAccountSignatures(pda),
+    signatureStatuses: (signatures) => statuses(signatures),
     latestBlockhash() {
       const t = now();
       // A fetch in flight is shared too (its age counts from when it was asked for).

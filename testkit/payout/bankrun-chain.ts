@@ -76,6 +76,12 @@ export function bankrunChain(ctx: ProgramTestContext): PayoutChain {
       if (!a || !a.owner.equals(new PublicKey(programId))) return null;
       return decodeOpAccount(a.data);
     },
+    async opAccountsData(pdas, programId, commitment) {
+      // The bank has no getMultipleAccounts: one getAccount each, side by side (in this process, no round trip).
+      const program = new PublicKey(programId);
+      const accounts = await Promise.all(pdas.map((pda) => banks.getAccount(new PublicKey(pda), commitment)));
+      return accounts.map((a) => (a && a.owner.equals(program) ? a.data : null));
+    },
     async opAccountSignatures() {
       return [];
     },

@@ -7,7 +7,8 @@ import { AddressInfo } from 'net';
 import { Keypair, PublicKey } from '@solana/web3.js';
 import { OncepayError } from '../../../common/errors';
 import { PAYOUT_CODES, RPC_CODES } from '../../../common/errors/codes';
-import { parseOpAccountInfo } from '../../../app/payout/chain';
+import { Connection } from '@solana/web3.js';
+import { createConnectionChain, parseOpAccountInfo, parseOpAccountsInfo } from '../../../app/payout/chain';
 import { jsonRpc } from '../../../app/payout/json-rpc';
 import { OP_ACCOUNT_DISCRIMINATOR, OP_ACCOUNT_LEN, ONCEPAY_PROGRAM_ID } from '../../../app/payout/program';
 import { address } from '../../../app/types';
@@ -175,5 +176,36 @@ describe('app/payout lean JSON-RPC read and its checks', () => {
     expect(() => parseOpAccountInfo(short, PROGRAM))
       .to.throw(OncepayError)
       .with.property('code', PAYOUT_CODES.OP_ACCOUNT_MALFORMED);
+  });
+
+  it('reads several op accounts in one getMultipleAccounts: an entry each, checked as one read; a bad answer is refused whole', async () => {
+    const data = opAccountData();
+    const mine = account(ONCEPAY_PROGRAM_ID, [data.toString('base64'), 'base64']);
+    const foreign = account(PublicKey.default.toBase58(), [data.toString('base64'), 'base64']);
+    const [p1, p2, p3] = [0, 1, 2].map(() => address(Keypair.generate().publicKey));
+    const chain = createConnectionChain({ connection: new Connection(s.url) });
+    s.reply(200, JSON.stringify({ jsonrpc: '2.0', id: 1, result: info([mine, null, foreign]) }));
+    const got = await chain.opAccountsData([p1, p2, p3], PROGRAM, 'finalized');
+    expect(s.requests.at(-1)!.body).to.deep.include({
+      method: 'getMultipleAccounts',
+      params: [[p1, p2, p3], { encoding: 'base64', commitment: 'finalized' }],
+    });
+    expect(got.map((d) => d && Buffer.from(d).equals(data))).to.deep.equal([true, null, null]);
+    const bad = [
+      info(null),
+      info(mine),
+      info([mine, null]),
+      info([mine, null, null, null]),
+      info([mine, null, account(ONCEPAY_PROGRAM_ID, [data.toString('base64'), 'base58'])]),
+      info([mine, 'account', null]),
+    ];
+    for (const r of bad) {
+      expect(() => parseOpAccountsInfo(r, PROGRAM, 3), JSON.stringify(r))
+        .to.throw(OncepayError)
+        .with.property('code', RPC_CODES.MALFORMED_RESPONSE);
+    }
+    s.reply(200, JSON.stringify({ jsonrpc: '2.0', id: 1, result: info([mine]) }));
+    const e = await chain.opAccountsData([p1, p2], PROGRAM, 'finalized').catch((x: Error) => x);
+    expect((e as Error).message).to.match(/getMultipleAccounts: malformed result \(1 accounts for 2 asked\)/);
   });
 });

@@ -3,7 +3,9 @@
 import { expect } from 'chai';
 import { PayoutChain, SignatureStatus } from '../../../app/payout/chain';
 import { MAX_STATUSES_PER_CALL, shareChainCalls } from '../../../app/payout/shared-chain';
-import { Signature } from '../../../app/types';
+import { OP_ACCOUNT_DISCRIMINATOR, OP_ACCOUNT_LEN } from '../../../app/payout/program';
+import { PAYOUT_CODES } from '../../../common/errors/codes';
+import { Address, Signature } from '../../../app/types';
 
 interface Pending<T> {
   args: unknown;
@@ -14,6 +16,7 @@ interface Pending<T> {
 function recordingChain() {
   const statusCalls: Array<Pending<SignatureStatus[]>> = [];
   const blockhashCalls: Array<Pending<{ blockhash: string; lastValidBlockHeight: bigint }>> = [];
+  const opCalls: Array<Pending<Array<Uint8Array | null>>> = [];
   const pending = <T>(list: Array<Pending<T>>, args: unknown) =>
     new Promise<T>((resolve, reject) => list.push({ args, resolve, reject }));
   const chain: PayoutChain = {
@@ -21,10 +24,13 @@ function recordingChain() {
     latestBlockhash: () => pending(blockhashCalls, undefined),
     sendRawTransaction: async () => undefined,
     blockhashExpired: async () => false,
-    getOpAccount: async () => null,
+    getOpAccount: async () => {
+      throw new Error('a shared op-account read goes through opAccountsData');
+    },
+    opAccountsData: (pdas, programId, commitment) => pending(opCalls, { pdas, programId, commitment }),
     opAccountSignatures: async () => [],
   };
-  return { chain, statusCalls, blockhashCalls };
+  return { chain, statusCalls, blockhashCalls, opCalls };
 }
 
 const sig = (s: string) => s as Signature;
@@ -32,6 +38,22 @@ const sig = (s: string) => s as Signature;
 const answer = (sigs: unknown): SignatureStatus[] =>
   (sigs as string[]).map((s) => ({ found: true, settled: true, slot: BigInt(s.replace(/\D/g, '') || '0'), err: null }));
 const tick = () => new Promise((r) => setImmediate(r));
+const pda = (s: string) => s as Address;
+const PROGRAM = 'program' as Address;
+/** An op account's data whose amount is the pda's digits (so a mix-up shows); 'short' ones are malformed. */
+const opData = (p: string): Uint8Array | null => {
+  if (p.startsWith('absent')) return null;
+  const b = Buffer.alloc(p.startsWith('short') ? 40 : OP_ACCOUNT_LEN);
+  OP_ACCOUNT_DISCRIMINATOR.copy(b, 0);
+  if (b.length === OP_ACCOUNT_LEN) b.writeBigUInt64LE(BigInt(p.replace(/\D/g, '') || '0'), 136);
+  return b;
+};
+const opAnswer = (args: unknown) => (args as { pdas: string[] }).pdas.map(opData);
+const failure = (p: Promise<unknown>) =>
+  p.then(
+    () => null,
+    (e: Error & { code?: string }) => e,
+  );
 
 describe('app/payout shareChainCalls (pure: no chain)', () => {
   it('a lone ask goes out at once, as asked', async () => {
@@ -138,5 +160,60 @@ describe('app/payout shareChainCalls (pure: no chain)', () => {
     void unshared.latestBlockhash();
     void unshared.latestBlockhash();
     expect(calls2).to.have.length(2);
+  });
+
+  it('op-account reads asked while one is in flight go out as one call; each reader gets its own account', async () => {
+    const { chain, opCalls } = recordingChain();
+    const shared = shareChainCalls(chain);
+    const first = shared.getOpAccount(pda('p1'), PROGRAM, 'finalized');
+    expect(opCalls.map((c) => c.args)).to.deep.equal([{ pdas: ['p1'], programId: PROGRAM, commitment: 'finalized' }]);
+    const reads = ['p2', 'absent3', 'p4', 'short5', 'p2'].map((p) => shared.getOpAccount(pda(p), PROGRAM, 'finalized'));
+    expect(opCalls).to.have.length(1);
+    opCalls[0].resolve(opAnswer(opCalls[0].args));
+    expect((await first)?.amount).to.equal(1n);
+    await tick();
+    // One call for the five reads (p2 asked once), at the same commitment, for the same program.
+    expect(opCalls.map((c) => (c.args as { pdas: string[] }).pdas)).to.deep.equal([
+      ['p1'],
+      ['p2', 'absent3', 'p4', 'short5'],
+    ]);
+    expect((opCalls[1].args as { commitment: string }).commitment).to.equal('finalized');
+    opCalls[1].resolve(opAnswer(opCalls[1].args));
+    expect((await reads[0])?.amount).to.equal(2n);
+    expect(await reads[1]).to.equal(null);
+    expect((await reads[2])?.amount).to.equal(4n);
+    // A malformed account fails its own read only, with the error a lone read gives.
+    expect((await failure(reads[3]))?.code).to.equal(PAYOUT_CODES.OP_ACCOUNT_MALFORMED);
+    expect((await reads[4])?.amount).to.equal(2n);
+  });
+
+  it('a failed or malformed op-account answer fails every read it carried; the next reads go on', async () => {
+    const { chain, opCalls } = recordingChain();
+    const shared = shareChainCalls(chain);
+    const first = shared.getOpAccount(pda('p1'), PROGRAM, 'finalized');
+    const [a, b] = ['p2', 'p3'].map((p) => shared.getOpAccount(pda(p), PROGRAM, 'finalized'));
+    opCalls[0].reject(new Error('timeout'));
+    expect((await failure(first))?.message).to.equal('timeout');
+    await tick();
+    // One entry for two accounts asked: refused as a whole.
+    opCalls[1].resolve([opData('p2')]);
+    for (const p of [a, b]) expect((await failure(p))?.message).to.match(/malformed answer: 1 values for 2 keys/);
+    const later = shared.getOpAccount(pda('p6'), PROGRAM, 'finalized');
+    expect(opCalls).to.have.length(3);
+    opCalls[2].resolve(opAnswer(opCalls[2].args));
+    expect((await later)?.amount).to.equal(6n);
+  });
+
+  it('op-account reads at another commitment or for another program are not merged into the same call', async () => {
+    const { chain, opCalls } = recordingChain();
+    const shared = shareChainCalls(chain);
+    void shared.getOpAccount(pda('p1'), PROGRAM, 'finalized');
+    void shared.getOpAccount(pda('p2'), PROGRAM, 'confirmed');
+    void shared.getOpAccount(pda('p3'), 'other' as Address, 'finalized');
+    expect(opCalls.map((c) => c.args)).to.deep.equal([
+      { pdas: ['p1'], programId: PROGRAM, commitment: 'finalized' },
+      { pdas: ['p2'], programId: PROGRAM, commitment: 'confirmed' },
+      { pdas: ['p3'], programId: 'other', commitment: 'finalized' },
+    ]);
   });
 });

@@ -271,7 +271,8 @@ describe('app/payout worker pool (in-process, localnet)', () => {
   it('chain unreachable: the payout is handed back with a backoff stored in the row, then paid once when the chain answers', async function () {
     const net = requireLocalnet(this, L.net, "an unreachable chain needs localnet's faults");
     const { row, recipient } = await L.newPayout();
-    net.faults.failNext({ kind: '500', method: 'getAccountInfo', count: 1_000_000 });
+    // The worker reads op accounts with getMultipleAccounts (its slots' reads merged, shared-chain.ts).
+    net.faults.failNext({ kind: '500', method: 'getMultipleAccounts', count: 1_000_000 });
     const handbacks = await metricValue('oncepay_payout_worker_handbacks_total', { reason: 'chain_unavailable' });
     const finished: PayoutResult[] = [];
     const w = startPayoutWorker(
