@@ -147,8 +147,10 @@ export function nextAction(p: PayoutRow, attempts: readonly AttemptRow[], o: Obs
   // An attempt this run signed and has not sent yet cannot be on chain (it was persisted under our lock a moment
   // ago) and its blockhash is fresh: rule 3 says send, without asking the node first. (Were it expired after all,
   // sending the same bytes again is harmless: they can no longer land.)
-  const allUnsent = open.every((a) => o.unsent.has(a.id));
-  if (!r.statuses && !allUnsent) return { kind: 'look', attempts: open };
+  // An attempt sent this round is looked at only in the next round (its status now would be set aside below), so
+  // a round that sent every open attempt it did not just sign waits without a look.
+  const toLook = open.some((a) => !o.unsent.has(a.id) && !r.sent.has(a.id));
+  if (!r.statuses && toLook) return { kind: 'look', attempts: open };
 
   for (const a of open) {
     if (r.sent.has(a.id)) continue;

@@ -193,6 +193,14 @@ describe('app/payout nextAction (pure: the journal rules)', () => {
       );
       expect(nextAction(payout(), [a], o)).to.deep.equal({ kind: 'send', attempt: a, first: false });
     });
+    it('sent this round and nothing else open to look at → wait, without a look (it would be set aside)', () => {
+      const a = attempt(1, { status: 'sent' });
+      const o = obs({ lastSend: new Map([['a1', 10_000]]) }, { sent: new Set(['a1']) });
+      expect(nextAction(payout(), [a], o)).to.deep.equal({ kind: 'wait' });
+      // Another open attempt, not sent this round: looked at, the one just sent with it (as before).
+      const b = attempt(2, { status: 'sent' });
+      expect(nextAction(payout(), [a, b], o)).to.deep.equal({ kind: 'look', attempts: [a, b] });
+    });
     it('sent this round → looked at again only next round', () => {
       const a = attempt(1, { status: 'sent' });
       const o = obs({ rebroadcastMs: 0, lastSend: new Map([['a1', 10_000]]) }, { sent: new Set(['a1']) });
