@@ -8,7 +8,8 @@
 // The worker and direct do the same chain work but for what the journal adds: the same PayoutChain, the same
 // settle commitment (`confirmed`), the same poll interval, and the same chain policy — direct goes through
 // shareChainCalls as the worker's slots do (one recent blockhash per BLOCKHASH_MAX_AGE_MS, status looks merged
-// while one is in flight), so neither is measured on a cheaper chain path than the other. What only the worker
+// while one is in flight, the pause between looks riding on the others' status calls), so neither is measured on
+// a cheaper chain path than the other. What only the worker
 // does: the API's insert (createPayout: counted, the worker pays what the API stored), the claim, the op-account
 // read at `finalized` before signing (journal rule), the attempt journaled (a durable commit) before its send,
 // and the landed finish. The journal mode is the library (runPayout) and uses the chain as given, unshared.
@@ -36,7 +37,7 @@ import { migrate, quoteIdent } from '../db/migrate';
 import { createPool } from '../db/pool';
 import { hashApiKey } from '../app/api/api-key-auth';
 import { buildAttemptTransaction } from '../app/payout/build-attempt';
-import { PayoutChain, createConnectionChain } from '../app/payout/chain';
+import { PayoutChain, SignatureStatus, createConnectionChain } from '../app/payout/chain';
 import { createPayout, preparePayout } from '../app/payout/create-payout';
 import { runPayout } from '../app/payout/run-payout';
 import { shareChainCalls } from '../app/payout/shared-chain';
@@ -317,7 +318,7 @@ async function run(
   async function direct(n: number): Promise<number> {
     const ids = Array.from({ length: n }, () => `d-${bank.name}-${++seq}`);
     // The worker's chain policy (see the header): one recent blockhash shared for BLOCKHASH_MAX_AGE_MS, the
-    // slots' status looks merged into one call while another is in flight.
+    // slots' status looks merged into one call while another is in flight, pauses riding on those calls.
     const chain = shareChainCalls(bank.chain, { blockhashMaxAgeMs: BLOCKHASH_MAX_AGE_MS });
     const t0 = performance.now();
     await inParallel(ids, CONCURRENCY, async (payoutId) => {
@@ -328,15 +329,17 @@ async function run(
         await chain.latestBlockhash(),
       );
       await chain.sendRawTransaction(bytes);
+      // The pause between looks rides on the other sends' status calls, as the worker's slots' pauses do.
+      let seen: SignatureStatus[] | undefined;
       for (;;) {
-        const [s] = await chain.signatureStatuses([signature]);
+        const [s] = seen ?? (await chain.signatureStatuses([signature]));
         if (s.found && s.settled) {
           if (s.err) throw new Error(`direct ${payoutId}: ${JSON.stringify(s.err)}`);
           return;
         }
         if (performance.now() - t0 > DEADLINE_MS)
           throw new Error(`direct ${payoutId}: not confirmed within ${DEADLINE_MS} ms`);
-        await sleep(POLL_MS);
+        seen = await chain.pauseLooking([signature], POLL_MS);
       }
     });
     return n / ((performance.now() - t0) / 1000);

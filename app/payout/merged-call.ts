@@ -12,12 +12,23 @@ interface Waiter<V> {
 }
 
 /**
+ * Keys that ride along: in a call that goes out anyway (never one of their own), what room the asks leave is offered
+ * to `board`, and what the call answered for the keys it carried is handed to `alight` (undefined: the call failed).
+ * One call is in flight at a time, so `alight` always answers the last `board`.
+ */
+export interface Riders<K, V> {
+  board(room: number): K[];
+  alight(answers: Map<K, V> | undefined): void;
+}
+
+/**
  * `call` merged across its callers: at most `maxKeys` distinct keys a call (a caller's keys always go in one call,
  * so one caller may exceed it alone), a key asked by several callers asked once.
  */
 export function mergeWhileInFlight<K extends string, V>(
   call: (keys: K[]) => Promise<V[]>,
   maxKeys: number,
+  riders?: Riders<K, V>,
 ): (keys: K[]) => Promise<V[]> {
   const waiting: Array<Waiter<V>> = [];
   let inFlight = false;
@@ -32,10 +43,14 @@ export function mergeWhileInFlight<K extends string, V>(
       for (const k of fresh) unique.set(k, unique.size);
       batch.push(waiting.shift()!);
     }
+    for (const k of riders?.board(Math.max(0, maxKeys - unique.size)) ?? []) {
+      if (!unique.has(k)) unique.set(k, unique.size);
+    }
     inFlight = true;
     const keys = [...unique.keys()] as K[];
-    const settle = (each: (w: Waiter<V>) => void) => {
+    const settle = (each: (w: Waiter<V>) => void, values?: V[]) => {
       for (const w of batch) each(w);
+      riders?.alight(values && new Map(keys.map((k, i) => [k, values[i]])));
       inFlight = false;
       flush();
     };
@@ -52,7 +67,7 @@ export function mergeWhileInFlight<K extends string, V>(
           const e = new Error(`malformed answer: ${got} for ${keys.length} keys`);
           return settle((w) => w.reject(e));
         }
-        settle((w) => w.resolve(w.keys.map((k) => values[unique.get(k)!])));
+        settle((w) => w.resolve(w.keys.map((k) => values[unique.get(k)!])), values);
       },
       (e: unknown) => settle((w) => w.reject(e)),
     );

@@ -11,6 +11,7 @@ import { PAYOUT_CODES, RPC_CODES } from '../../common/errors/codes';
 import { buildAttemptTransaction } from './build-attempt';
 import { PayoutChain, SignatureStatus } from './chain';
 import { lockPayout } from './lock';
+import { SharedChain } from './shared-chain';
 import { payoutMetrics } from './metrics';
 import { Lifetime, nextAction, OpLook, Winner, winnerAmongAttempts, winnerInHistory } from './next-action';
 import {
@@ -38,6 +39,12 @@ export interface RunPayoutDeps {
   log?: Logger;
   /** Between two looks at the chain. */
   pollIntervalMs?: number;
+  /**
+   * The pause between two looks when the chain is shared with other payouts (shared-chain.ts pauseLooking): it may
+   * end early with the open attempts' statuses from a status call made meanwhile, which the next round's look
+   * uses instead of asking again. Default: a plain pause of pollIntervalMs.
+   */
+  pauseLooking?: SharedChain['pauseLooking'];
   /** Between two sends of the same bytes while the blockhash is valid. */
   rebroadcastIntervalMs?: number;
   /** `wait` for another worker holding the row (default), or `skip` it (resume does). */
@@ -200,6 +207,8 @@ async function runRounds(run: RunState, id: string, deps: LockedDeps, log: Logge
   let chainFailures = 0;
   const poll = deps.pollIntervalMs ?? 400;
   const rebroadcastMs = deps.rebroadcastIntervalMs ?? DEFAULT_REBROADCAST_MS;
+  /** Statuses a pause brought back: for the look of the round right after it only. */
+  let seen: Seen | undefined;
   for (;;) {
     if (deps.signal?.aborted) throw aborted();
     if (run.writing) {
@@ -209,7 +218,7 @@ async function runRounds(run: RunState, id: string, deps: LockedDeps, log: Logge
     run.journal ??= await readJournal(deps.db, id);
     let end: RoundEnd;
     try {
-      end = await playRound(run, deps, log, rebroadcastMs);
+      end = await playRound(run, deps, log, rebroadcastMs, seen);
       chainFailures = 0;
     } catch (e) {
       if (!(e instanceof ChainCallFailed)) throw e;
@@ -225,13 +234,33 @@ async function runRounds(run: RunState, id: string, deps: LockedDeps, log: Logge
       log.warn({ err: e.message }, 'chain call failed; retrying');
       end = 'pause';
     }
+    seen = undefined;
     if (typeof end === 'object') return end;
     if (end === 'pause') {
       const now = performance.now();
       void recordSends(run, deps, (since) => now - since >= rebroadcastMs);
-      await sleep(poll, deps.signal);
+      seen = await pauseBetweenLooks(run, deps, poll);
     }
   }
+}
+
+/** Statuses by signature, as a status call answered them. */
+type Seen = Map<string, SignatureStatus>;
+
+/**
+ * The pause after a round that waits for the chain. With deps.pauseLooking, the open attempts' signatures ride on
+ * the status calls made meanwhile, and an answer ends the pause early: the next round's look, already taken.
+ */
+async function pauseBetweenLooks(run: RunState, deps: LockedDeps, poll: number): Promise<Seen | undefined> {
+  const open = run.journal?.attempts.filter((a) => a.status === 'built' || a.status === 'sent') ?? [];
+  if (!deps.pauseLooking || open.length === 0) {
+    await sleep(poll, deps.signal);
+    return undefined;
+  }
+  const signatures = open.map((a) => a.signature);
+  const statuses = await deps.pauseLooking(signatures, poll, deps.signal);
+  if (deps.signal?.aborted) throw aborted();
+  return statuses && new Map(signatures.map((s, i) => [s, statuses[i]]));
 }
 
 /** A payout row and its attempts, as last read or written. */
@@ -305,7 +334,13 @@ async function readJournal(db: PoolClient, id: string): Promise<Journal> {
 }
 
 /** One look at the chain and what follows from it, until a write settles something or nothing is left to do. */
-async function playRound(run: RunState, deps: LockedDeps, log: Logger, rebroadcastMs: number): Promise<RoundEnd> {
+async function playRound(
+  run: RunState,
+  deps: LockedDeps,
+  log: Logger,
+  rebroadcastMs: number,
+  seen: Seen | undefined,
+): Promise<RoundEnd> {
   const m = payoutMetrics();
   const round: LiveRound = { expired: new Map(), sent: new Set() };
   const j = (): Journal => run.journal!;
@@ -366,7 +401,12 @@ async function playRound(run: RunState, deps: LockedDeps, log: Logger, rebroadca
         return 'next';
       }
       case 'look': {
-        const statuses = await deps.chain.signatureStatuses(action.attempts.map((a) => a.signature));
+        // The pause before this round may have brought the statuses back already (taken after it began).
+        const signatures = action.attempts.map((a) => a.signature);
+        const statuses =
+          seen && signatures.every((s) => seen.has(s))
+            ? signatures.map((s) => seen!.get(s)!)
+            : await deps.chain.signatureStatuses(signatures);
         round.statuses = new Map(action.attempts.map((a, i) => [a.id, statuses[i]]));
         break;
       }

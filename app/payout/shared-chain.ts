@@ -2,7 +2,9 @@
 // kinds of call can serve several of them at once without changing what any of them sees.
 // - Statuses: a slot that asks while another ask is in flight joins the next call, which asks for every waiting
 //   signature at once (getSignatureStatuses takes up to 256; merged-call.ts). Nothing waits when nothing is in
-//   flight, so a lone slot sees no delay; under load, one call answers many slots (group commit, for RPC).
+//   flight, so a lone slot sees no delay; under load, one call answers many slots (group commit, for RPC). And a
+//   slot pausing between two looks (pauseLooking) has its signatures carried by the calls made meanwhile, its pause
+//   ended by the first answer (riding-pause.ts): slots whose timers drift apart still share one call.
 // - Op accounts: the same for the op-account reads (getOpAccount, once per payout before its first signature, at
 //   `finalized`): the reads asked while one is in flight go out as one getMultipleAccounts (up to 100) at the same
 //   commitment, for the same program. Each reader decodes its own account with the same checks as a lone read
@@ -15,6 +17,7 @@
 import { MAX_ACCOUNTS_PER_CALL, PayoutChain, SignatureStatus } from './chain';
 import { mergeWhileInFlight } from './merged-call';
 import { decodeOpAccount } from './program';
+import { ridingPauses } from './riding-pause';
 import { Address, Signature } from '../types';
 
 /** getSignatureStatuses accepts at most this many signatures per call. */
@@ -27,13 +30,23 @@ export interface SharedChainOptions {
   now?: () => number;
 }
 
-export function shareChainCalls(chain: PayoutChain, opts: SharedChainOptions = {}): PayoutChain {
+export interface SharedChain extends PayoutChain {
+  /**
+   * The pause between two looks at `signatures` (at most `ms`): resolves early to their statuses when a status
+   * call made meanwhile carried them (the next look, already taken), to undefined otherwise (look as usual).
+   */
+  pauseLooking(signatures: Signature[], ms: number, signal?: AbortSignal): Promise<SignatureStatus[] | undefined>;
+}
+
+export function shareChainCalls(chain: PayoutChain, opts: SharedChainOptions = {}): SharedChain {
   const now = opts.now ?? (() => performance.now());
   const maxAge = opts.blockhashMaxAgeMs ?? 0;
 
+  const pauses = ridingPauses<Signature, SignatureStatus>();
   const statuses = mergeWhileInFlight(
     (signatures: Signature[]) => chain.signatureStatuses(signatures),
     MAX_STATUSES_PER_CALL,
+    pauses,
   );
   /** One merged read per program and commitment (a getMultipleAccounts has one commitment; the owner is checked). */
   const opReads = new Map<string, (pdas: Address[]) => Promise<Array<Uint8Array | null>>>();
@@ -62,6 +75,7 @@ export function shareChainCalls(chain: PayoutChain, opts: SharedChainOptions = {
     opAccountsData: (pdas, programId, commitment) => opRead(programId, commitment)(pdas),
     opAccountSignatures: (pda) => chain.opAccountSignatures(pda),
     signatureStatuses: (signatures) => statuses(signatures),
+    pauseLooking: (signatures, ms, signal) => pauses.pause(signatures, ms, signal),
     latestBlockhash() {
       const t = now();
       // A fetch in flight is shared too (its age counts from when it was asked for).

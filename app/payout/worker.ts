@@ -124,9 +124,12 @@ export function startPayoutWorker(opts: PayoutWorkerOptions): PayoutWorker {
   const wakeups = listenForDuePayouts(opts.db, () => waker.wakeOne(), log, databaseBackoff);
 
   const blockhashMaxAgeMs = opts.blockhashMaxAgeMs ?? DEFAULT_BLOCKHASH_MAX_AGE_MS;
+  // The slots' status looks and op-account reads merged into one call while another is in flight, a pausing
+  // slot's signatures carried by the calls of the others, and a shared recent blockhash.
+  const chain = shareChainCalls(opts.chain, { blockhashMaxAgeMs });
   const runDeps: RunLockedDeps = {
-    // The slots' status looks merged into one call while another is in flight, and a shared recent blockhash.
-    chain: shareChainCalls(opts.chain, { blockhashMaxAgeMs }),
+    chain,
+    pauseLooking: chain.pauseLooking,
     authority: opts.authority,
     payer: opts.payer,
     pollIntervalMs: opts.pollIntervalMs,

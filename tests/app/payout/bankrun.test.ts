@@ -6,7 +6,7 @@ import { createTestDb, TestDb } from '../../../testkit/test-db';
 import { hashApiKey } from '../../../app/api/api-key-auth';
 import { buildApiApp } from '../../../app/api/build-api-app';
 import { createPayout } from '../../../app/payout/create-payout';
-import { runPayout } from '../../../app/payout/run-payout';
+import { RunPayoutDeps, runPayout } from '../../../app/payout/run-payout';
 import { lockPayout } from '../../../app/payout/lock';
 import { resumePayouts } from '../../../app/payout/resume';
 import { payoutMetrics } from '../../../app/payout/metrics';
@@ -250,5 +250,37 @@ describe('app/payout on the compiled program (solana-bankrun)', () => {
     expect(r!.state).to.equal('failed');
     expect(JSON.parse(r!.error!)).to.deep.equal({ InstructionError: [0, { Custom: 6004 }] }); // InsufficientVaultBalance
     expect(await balances()).to.deep.equal(before);
+  });
+
+  it('the look after a pause uses the statuses the pause brought back (pauseLooking), else asks the chain', async () => {
+    const chain = bankrunChain(ctx);
+    let asked = 0;
+    const counted = {
+      ...chain,
+      signatureStatuses: (sigs: Parameters<typeof chain.signatureStatuses>[0]) => {
+        asked += 1;
+        return chain.signatureStatuses(sigs);
+      },
+    };
+    const pay = async (payoutId: string, pauseLooking: NonNullable<RunPayoutDeps['pauseLooking']>) => {
+      asked = 0;
+      const terms = { recipient: recipient.toBase58(), mint: m.mint.toBase58(), amount: '5' };
+      const { row } = await createPayout(dbA.pool, merchantA, { ...terms, payoutId });
+      const before = await balances();
+      const r = await runPayout(row, { ...deps(dbA), chain: counted, pauseLooking });
+      expect(r!.state).to.equal('succeeded');
+      expect((await balances()).recipient - before.recipient).to.equal(5n);
+      return asked;
+    };
+    // The bank executes at the send; the round that sent pauses, and the pause brings the landed status back.
+    let paused = 0;
+    const riding = async (sigs: Parameters<typeof chain.signatureStatuses>[0]) => {
+      paused += 1;
+      return chain.signatureStatuses(sigs);
+    };
+    expect(await pay('po-ride', riding)).to.equal(0);
+    expect(paused).to.equal(1);
+    // A pause that brought nothing back: the look asks the chain itself.
+    expect(await pay('po-ride-2', async () => undefined)).to.equal(1);
   });
 });

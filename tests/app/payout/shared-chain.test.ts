@@ -216,4 +216,46 @@ describe('app/payout shareChainCalls (pure: no chain)', () => {
       { pdas: ['p3'], programId: 'other', commitment: 'finalized' },
     ]);
   });
+
+  it('a pausing slot’s signatures ride on a call made meanwhile, and its answer ends the pause with their statuses', async () => {
+    const { chain, statusCalls } = recordingChain();
+    const shared = shareChainCalls(chain);
+    const paused = shared.pauseLooking([sig('s7'), sig('s8')], 60_000);
+    const asked = shared.signatureStatuses([sig('s1')]);
+    // One call: the ask and the riders.
+    expect(statusCalls.map((c) => c.args)).to.deep.equal([['s1', 's7', 's8']]);
+    statusCalls[0].resolve(answer(statusCalls[0].args));
+    expect((await asked).map((x) => (x as { slot: bigint }).slot)).to.deep.equal([1n]);
+    // Ended by the answer, long before its 60 s.
+    expect((await paused)?.map((x) => (x as { slot: bigint }).slot)).to.deep.equal([7n, 8n]);
+    expect(statusCalls).to.have.length(1);
+  });
+
+  it('a pause makes no call of its own: with nobody asking it ends at its time, without statuses', async () => {
+    const { chain, statusCalls } = recordingChain();
+    const shared = shareChainCalls(chain);
+    expect(await shared.pauseLooking([sig('s1')], 5)).to.equal(undefined);
+    expect(statusCalls).to.have.length(0);
+  });
+
+  it('a pause whose time is up while a call carries it waits for that answer; a failed call answers no pause', async () => {
+    const { chain, statusCalls } = recordingChain();
+    const shared = shareChainCalls(chain);
+    const paused = shared.pauseLooking([sig('s2')], 5);
+    void shared.signatureStatuses([sig('s1')]).catch(() => undefined);
+    await new Promise((r) => setTimeout(r, 30));
+    let ended = false;
+    void paused.then(() => (ended = true));
+    await tick();
+    expect(ended).to.equal(false);
+    statusCalls[0].resolve(answer(statusCalls[0].args));
+    expect((await paused)?.map((x) => (x as { slot: bigint }).slot)).to.deep.equal([2n]);
+    // A failed call: the pause goes on to its time and ends without statuses (its slot then looks itself).
+    const again = shared.pauseLooking([sig('s3')], 20);
+    void shared.signatureStatuses([sig('s1')]).catch(() => undefined);
+    expect(statusCalls[1].args).to.deep.equal(['s1', 's3']);
+    statusCalls[1].reject(new Error('429'));
+    expect(await again).to.equal(undefined);
+    expect(statusCalls).to.have.length(2);
+  });
 });
