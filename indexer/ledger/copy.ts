@@ -50,12 +50,39 @@ export function receiptCopyText(
   return lines.join('');
 }
 
-/** Runs a COPY … FROM STDIN with `text` as its whole input; resolves once the server has taken every row. */
-export function copyIn(client: PoolClient, sql: string, text: string): Promise<void> {
-  return new Promise((resolve, reject) => {
-    const stream = client.query(copyFrom(sql));
+/**
+ * `receiptCopyText` in chunks of `rows` lines, each made only when asked for: copyIn writes one to the server while
+ * the next is being made, so PostgreSQL parses and inserts rows while node writes the following ones.
+ */
+export function* receiptCopyChunks(
+  cluster: string,
+  firstSource: string,
+  receipts: readonly Receipt[],
+  invoiceIds: readonly (string | null)[],
+  order: readonly number[],
+  rows: number,
+): Generator<string> {
+  for (let k = 0; k < order.length; k += rows)
+    yield receiptCopyText(cluster, firstSource, receipts, invoiceIds, order.slice(k, k + rows));
+}
+
+/**
+ * Runs a COPY … FROM STDIN with `input` (the whole text, or its chunks) as its input; resolves once the server has
+ * taken every row. Chunks are asked for one at a time: the next is made while the last is on its way (a chunk
+ * waits only for the one before it to drain), and none is made once the COPY has failed.
+ */
+export async function copyIn(client: PoolClient, sql: string, input: string | Iterable<string>): Promise<void> {
+  const stream = client.query(copyFrom(sql));
+  const done = new Promise<void>((resolve, reject) => {
     stream.on('error', reject);
     stream.on('finish', () => resolve());
-    stream.end(text);
   });
+  done.catch(() => undefined); // awaited below (and raced at every chunk: a failed COPY stops the chunks)
+  let drained: Promise<unknown> = Promise.resolve();
+  for (const chunk of typeof input === 'string' ? [input] : input) {
+    await Promise.race([drained, done]);
+    drained = stream.write(chunk) ? Promise.resolve() : new Promise((resolve) => stream.once('drain', resolve));
+  }
+  stream.end();
+  await done;
 }

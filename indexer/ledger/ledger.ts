@@ -21,7 +21,7 @@ import {
   writeCredits,
 } from './invoices';
 import type { BatchOutcome } from '../match/types';
-import { copyIn, receiptCopyText } from './copy';
+import { copyIn, receiptCopyChunks } from './copy';
 import * as q from './queries';
 import type { ApplyBatchInput, ApplyBatchResult, LedgerReport, ReceiptSource } from './types';
 import { assertCluster, assertSource, compareReceipts, partitionReceipts, uniqueReceipts } from './validate';
@@ -49,6 +49,8 @@ const PREDICT_MIN = 64;
 // Fewer candidates than this go in by INSERT … ON CONFLICT: COPY's savepoint and extra round trips cost more than
 // it saves on a handful of rows.
 const COPY_MIN = 32;
+// Rows per chunk of a COPY: PostgreSQL inserts one while node writes the next (copy.ts copyIn).
+const COPY_CHUNK_ROWS = 500;
 
 /** What the last batch (of PREDICT_MIN receipts or more) of a path was: all new, mostly new, or mostly known. */
 type PathHistory = 'all' | 'most' | 'few';
@@ -131,8 +133,14 @@ export function createLedger(deps: LedgerDeps): Ledger {
       // 2. Lock the invoices they could pay and plan the credits, so each row goes in with its invoice id.
       //    Lock order for every batch: invoices (by id) → receipts (by identity: the INSERT sorts, the COPY goes in
       //    sorted) → counters → checkpoint.
-      const chain = [...candidates].sort(compareChain);
-      const invoices = await lockCandidates(client, chain);
+      //    The lock goes out first: node puts the receipts in chain order (and, for a COPY, identity order) while
+      //    PostgreSQL takes the locks.
+      const locking = lockCandidates(client, candidates);
+      locking.catch(() => undefined); // awaited just below
+      const chain = chainOrder(candidates);
+      const byCopy = copy && chain.length >= COPY_MIN;
+      const byIdentity = byCopy ? identityOrder(chain) : [];
+      const invoices = await locking;
       const { plan: planned, invoiceIds } = matchReceipts(chain, invoices);
       // 3. Insert. By COPY when the candidates are expected to be new: it either inserts every one of them (the
       //    unique constraint let each in: no other transaction has them) or fails on the first identity already
@@ -140,7 +148,7 @@ export function createLedger(deps: LedgerDeps): Ledger {
       //    RETURNING lists the rows this transaction inserted (by position): only those may be credited.
       let plan = planned;
       let idOf: (r: Receipt) => string;
-      if (copy && chain.length >= COPY_MIN && (await copyReceipts(client, cluster, source, chain, invoiceIds))) {
+      if (byCopy && (await copyReceipts(client, cluster, source, chain, invoiceIds, byIdentity))) {
         inserted = chain;
         idOf = await idsOfExceptions(client, cluster, chain, planned);
       } else {
@@ -197,8 +205,8 @@ async function unknownReceipts(client: PoolClient, cluster: string, batch: Recei
 }
 
 /**
- * COPY the receipts in (identity order, so overlapping batches wait on each other's index entries in one order)
- * inside a savepoint. False, with nothing inserted, when one of them is in the ledger already.
+ * COPY the receipts in (identity order, `byIdentity`: so overlapping batches wait on each other's index entries in
+ * one order) inside a savepoint. False, with nothing inserted, when one of them is in the ledger already.
  */
 async function copyReceipts(
   client: PoolClient,
@@ -206,13 +214,15 @@ async function copyReceipts(
   source: ReceiptSource,
   chain: Receipt[],
   invoiceIds: (string | null)[],
+  byIdentity: number[],
 ): Promise<boolean> {
-  const byIdentity = new Array<number>(chain.length);
-  for (let i = 0; i < chain.length; i++) byIdentity[i] = i;
-  byIdentity.sort((a, b) => compareReceipts(chain[a], chain[b]));
   await exec(client, q.savepoint());
   try {
-    await copyIn(client, q.COPY_RECEIPTS, receiptCopyText(cluster, source, chain, invoiceIds, byIdentity));
+    await copyIn(
+      client,
+      q.COPY_RECEIPTS,
+      receiptCopyChunks(cluster, source, chain, invoiceIds, byIdentity, COPY_CHUNK_ROWS),
+    );
   } catch (e) {
     if ((e as { code?: string }).code !== UNIQUE_VIOLATION) throw e;
     await exec(client, q.rollbackToSavepoint());
@@ -220,6 +230,13 @@ async function copyReceipts(
   }
   await exec(client, q.releaseSavepoint());
   return true;
+}
+
+/** Positions of `chain` in identity order (the COPY's row order). */
+function identityOrder(chain: Receipt[]): number[] {
+  const order = new Array<number>(chain.length);
+  for (let i = 0; i < chain.length; i++) order[i] = i;
+  return order.sort((a, b) => compareReceipts(chain[a], chain[b]));
 }
 
 /**
@@ -249,9 +266,28 @@ function identities(receipts: Receipt[]): q.Identities {
   };
 }
 
-/** Chain order (slot, then identity): decides which of two payments completes an invoice and which is excess. */
-function compareChain(a: Receipt, b: Receipt): number {
-  return compareSlot(a.slot, b.slot) || compareReceipts(a, b);
+/**
+ * The receipts in chain order (slot, then identity; no slot last): decides which of two payments completes an
+ * invoice and which is excess. Sorted on number keys (a slot is far below 2^53): comparing bigints is the costly
+ * part of a comparator; a slot beyond it would fall back to comparing the bigints.
+ */
+function chainOrder(receipts: readonly Receipt[]): Receipt[] {
+  const n = receipts.length;
+  const keys = new Float64Array(n);
+  let exact = true;
+  for (let i = 0; i < n; i++) {
+    const slot = receipts[i].slot;
+    const key = slot === null || slot === undefined ? Infinity : Number(slot);
+    if (key > Number.MAX_SAFE_INTEGER && key !== Infinity) exact = false;
+    keys[i] = key;
+  }
+  const order = new Array<number>(n);
+  for (let i = 0; i < n; i++) order[i] = i;
+  const bySlot = exact
+    ? (a: number, b: number) => keys[a] - keys[b]
+    : (a: number, b: number) => compareSlot(receipts[a].slot ?? null, receipts[b].slot ?? null);
+  order.sort((a, b) => bySlot(a, b) || compareReceipts(receipts[a], receipts[b]));
+  return order.map((i) => receipts[i]);
 }
 
 function compareSlot(a: bigint | null, b: bigint | null): number {

@@ -496,7 +496,8 @@ describe('indexer/ledger', () => {
     const toD = receipt({ signature: sig('copy-d'), destination: addr('d'), amount: 20n, slot: 11n });
     // Escaped in COPY's text format: a tab, a newline and a backslash in the stored fields.
     const odd = receipt({ signature: sig('copy-odd'), destination: 'a\tb\nc\\d', amount: 7n, slot: 12n });
-    const batch = [...fillerOf('copy', 40), ...toC, toD, odd];
+    // 1,045 rows: the COPY goes in three chunks (ledger.ts COPY_CHUNK_ROWS), each made while the last one is sent.
+    const batch = [...fillerOf('copy', 1_040), ...toC, toD, odd];
     const res = await ledger.applyBatch({ cluster: CLUSTER, source: 'webhook', receipts: batch });
     expect(sent.filter((s) => s.startsWith('COPY receipts'))).to.have.length(1);
     expect(sent.some((s) => s.includes('ON CONFLICT ON CONSTRAINT receipts_identity'))).to.equal(false);
@@ -553,6 +554,32 @@ describe('indexer/ledger', () => {
     expect(s.exceptions).to.deep.equal([
       { kind: 'overpayment', amount: '20', invoice_id: 'X', signature: j.signature },
     ]);
+  });
+
+  it('a COPY of several chunks that meets a committed identity in its last chunk is rolled back whole; the INSERT takes over', async () => {
+    const sent = recordStatements(t);
+    await ledger.createInvoice({ id: 'X', mint: USDC, expectedAmount: 100n, depositAddress: addr('x') });
+    const filler = fillerOf('copy-late', 1_200);
+    // k sorts after every other receipt (identity order is the COPY's row order): it is in the last of 3 chunks.
+    const k = receipt({ signature: `zzzz${sig('copy-late-k')}`, destination: addr('x'), amount: 60n, slot: 1n });
+    const j = receipt({ signature: sig('copy-late-j'), destination: addr('x'), amount: 60n, slot: 2n });
+    expect(filler.every((f) => f.signature < k.signature) && j.signature < k.signature).to.equal(true);
+    const res = await raceOnX(t, k, () =>
+      ledger.applyBatch({ cluster: CLUSTER, source: 'scanner', receipts: [k, j, ...filler] }),
+    );
+    expect([res.inserted, res.duplicates]).to.deep.equal([1_201, 1]);
+    expect(res.credited).to.deep.equal([{ invoiceId: 'X', amount: 40n }]);
+    expect(sent.filter((s) => s.startsWith('COPY receipts'))).to.have.length(1);
+    expect(sent).to.include('ROLLBACK TO SAVEPOINT ledger_copy');
+    expect(sent.filter((s) => s.includes('ON CONFLICT ON CONSTRAINT receipts_identity'))).to.have.length(1);
+    const rows = await t.pool.query(
+      `SELECT first_source::text AS f, count(*)::int AS n FROM receipts GROUP BY 1 ORDER BY 1`,
+    );
+    expect(rows.rows).to.deep.equal([
+      { f: 'scanner', n: 1_201 },
+      { f: 'webhook', n: 1 },
+    ]);
+    expect((await ledger.getInvoice('X'))!.creditedAmount).to.equal(100n);
   });
 
   it('gives the same totals when overlapping batches run concurrently, and counts metrics', async () => {
