@@ -3,10 +3,12 @@
 // its transport (fetch and its wrappers: measured against the localnet, 2.2–3.0 ms per getAccountInfo against
 // 0.8 ms here, the node's own share included in both), and the worker makes this read once per payout.
 // Nothing is trusted for being JSON: the caller checks every field it uses (chain.ts parseOpAccountInfo).
-// Failures are OncepayErrors with the RPC area's codes, as the indexer's RPC client throws them.
+// Failures are OncepayErrors with the RPC area's codes, and the answer is read as the indexer's RPC client reads it
+// (common/json-rpc-answer.ts).
 import * as http from 'http';
 import * as https from 'https';
 import { OncepayError, RPC_CODES } from '../../common/errors';
+import { readJsonRpcAnswer } from '../../common/json-rpc-answer';
 
 export interface JsonRpcOptions {
   /** The node's endpoint (an API key in its query string is kept). */
@@ -55,22 +57,9 @@ export function jsonRpc(opts: JsonRpcOptions): JsonRpcCall {
           res.on('end', () => {
             if (res.statusCode !== 200)
               return fail(RPC_CODES.HTTP_STATUS, `HTTP ${res.statusCode}`, { status: res.statusCode });
-            let parsed: unknown;
-            try {
-              parsed = JSON.parse(Buffer.concat(chunks).toString('utf8'));
-            } catch {
-              return fail(RPC_CODES.MALFORMED_RESPONSE, 'response is not JSON');
-            }
-            if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) {
-              return fail(RPC_CODES.MALFORMED_RESPONSE, 'response is not a JSON-RPC object');
-            }
-            const r = parsed as { result?: unknown; error?: { code?: unknown; message?: unknown } };
-            if (r.error !== undefined && r.error !== null) {
-              const code = typeof r.error.code === 'number' ? r.error.code : undefined;
-              return fail(RPC_CODES.ERROR_RESPONSE, String(r.error.message ?? 'error'), { rpcCode: code });
-            }
-            if (!('result' in r)) return fail(RPC_CODES.MALFORMED_RESPONSE, 'response has neither result nor error');
-            resolve(r.result);
+            const answer = readJsonRpcAnswer(method, Buffer.concat(chunks).toString('utf8'));
+            if (!answer.ok) return reject(new OncepayError(answer.code, answer.message, answer.context));
+            resolve(answer.result);
           });
         },
       );

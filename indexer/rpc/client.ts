@@ -4,6 +4,7 @@
 // them as a status so the scanner can pass the first and stop at the second.
 import { OncepayError } from '../../common/errors';
 import { parseJsonExact } from '../decode/json-reader';
+import { readJsonRpcAnswer } from '../../common/json-rpc-answer';
 import {
   backoffDelay,
   DEFAULT_RETRY,
@@ -139,45 +140,19 @@ export function createRpcClient(opts: RpcClientOptions): RpcClient {
       err.retryAfterMs = retryAfterMs(res.headers.get('retry-after'), policy.capMs);
       throw err;
     }
-    let body: { id?: unknown; result?: unknown; error?: { code?: unknown; message?: unknown } };
-    try {
-      // Exact integers: a u64 beyond 2^53 in a block (lamport balances) must not be rounded on the way in.
-      body = parseJsonExact(text) as typeof body;
-    } catch {
-      throw new RpcCallError(RPC_CODES.MALFORMED_RESPONSE, 'malformed', `${method}: response is not JSON`, {
-        method,
-        head: text.slice(0, 200),
-      });
+    // Exact integers: a u64 beyond 2^53 in a block (lamport balances) must not be rounded on the way in.
+    const answer = readJsonRpcAnswer(method, text, parseJsonExact);
+    if (!answer.ok) {
+      const rpcCode = answer.context.rpcCode ?? null;
+      const kind =
+        answer.code === RPC_CODES.MALFORMED_RESPONSE
+          ? 'malformed'
+          : rpcCode === null
+            ? 'rpc_error'
+            : kindOfRpcCode(rpcCode);
+      throw new RpcCallError(answer.code, kind, answer.message, answer.context);
     }
-    if (body === null || typeof body !== 'object' || Array.isArray(body)) {
-      throw new RpcCallError(
-        RPC_CODES.MALFORMED_RESPONSE,
-        'malformed',
-        `${method}: response is not a JSON-RPC object`,
-        {
-          method,
-        },
-      );
-    }
-    if (body.error) {
-      const code = typeof body.error.code === 'number' ? body.error.code : null;
-      const kind = code === null ? 'rpc_error' : kindOfRpcCode(code);
-      throw new RpcCallError(RPC_CODES.ERROR_RESPONSE, kind, `${method}: ${String(body.error.message ?? 'error')}`, {
-        method,
-        rpcCode: code,
-      });
-    }
-    if (!('result' in body)) {
-      throw new RpcCallError(
-        RPC_CODES.MALFORMED_RESPONSE,
-        'malformed',
-        `${method}: response has neither result nor error`,
-        {
-          method,
-        },
-      );
-    }
-    return body.result;
+    return answer.result;
   }
 
   async function call<T>(method: string, params: unknown[] = [], callOpts: CallOptions = {}): Promise<T> {
