@@ -116,7 +116,8 @@ export type Action =
   /** Nothing to do until the chain moves: pause, then a new round. */
   | { kind: 'wait' };
 
-const isOpen = (a: AttemptRow) => a.status === 'built' || a.status === 'sent';
+/** An attempt that may still land: built (journaled, maybe sent) or sent, not settled. */
+export const isOpenAttempt = (a: AttemptRow): boolean => a.status === 'built' || a.status === 'sent';
 
 export function nextAction(p: PayoutRow, attempts: readonly AttemptRow[], o: Observation): Action {
   if (FINAL_STATES.includes(p.state)) {
@@ -132,7 +133,7 @@ export function nextAction(p: PayoutRow, attempts: readonly AttemptRow[], o: Obs
   }
   if (o.awaitingWinner) return r.op?.read === 'winner' ? { kind: 'wait' } : { kind: 'read_winner_op' };
 
-  const open = attempts.filter(isOpen);
+  const open = attempts.filter(isOpenAttempt);
   if (open.length === 0) {
     // Rule 1: before signing anything new, the op account is the final word: an earlier attempt (ours, or another
     // journal's) may have executed. Read at finalized: absent there means absent on every fork.
@@ -196,7 +197,7 @@ function settleFromOp(p: PayoutRow, attempts: readonly AttemptRow[], op: OpAccou
   );
   const settle: AttemptSettlement[] = [];
   for (const a of attempts) {
-    if (!isOpen(a)) continue; // an attempt already settled keeps its first outcome
+    if (!isOpenAttempt(a)) continue; // an attempt already settled keeps its first outcome
     if (a.signature === winner?.signature) settle.push({ attempt: a, status: 'landed', slot: winner.slot });
     // Can no longer move money: the op is consumed (if it ever lands it fails with 6000).
     else

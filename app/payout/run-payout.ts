@@ -13,7 +13,15 @@ import { PayoutChain, SignatureStatus } from './chain';
 import { lockPayout } from './lock';
 import { SharedChain } from './shared-chain';
 import { payoutMetrics } from './metrics';
-import { Lifetime, nextAction, OpLook, Winner, winnerAmongAttempts, winnerInHistory } from './next-action';
+import {
+  isOpenAttempt,
+  Lifetime,
+  nextAction,
+  OpLook,
+  Winner,
+  winnerAmongAttempts,
+  winnerInHistory,
+} from './next-action';
 import {
   AttemptRow,
   PayoutOutcome,
@@ -252,7 +260,7 @@ type Seen = Map<string, SignatureStatus>;
  * the status calls made meanwhile, and an answer ends the pause early: the next round's look, already taken.
  */
 async function pauseBetweenLooks(run: RunState, deps: LockedDeps, poll: number): Promise<Seen | undefined> {
-  const open = run.journal?.attempts.filter((a) => a.status === 'built' || a.status === 'sent') ?? [];
+  const open = run.journal?.attempts.filter(isOpenAttempt) ?? [];
   if (!deps.pauseLooking || open.length === 0) {
     await sleep(poll, deps.signal);
     return undefined;

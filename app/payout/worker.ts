@@ -24,6 +24,7 @@ import { PayoutResult, RunLockedDeps, runPayoutLocked } from './run-payout';
 import { listenForDuePayouts } from './due-listener';
 import { DedicatedConnection, checkoutDedicated, unlockPayout } from './lock';
 import { shareChainCalls } from './shared-chain';
+import { isOpenAttempt } from './next-action';
 import { payoutMetrics, watchOpenAttempts } from './metrics';
 import { claimDuePayout, deferPayout, listAttempts, openAttemptStats } from './store';
 
@@ -219,9 +220,7 @@ export function startPayoutWorker(opts: PayoutWorkerOptions): PayoutWorker {
         // Say what is left open, so nothing is abandoned silently: the next claim resolves it by the journal.
         const open = await listAttempts(conn.client, row.id).then(
           (as) =>
-            as
-              .filter((a) => a.status === 'built' || a.status === 'sent')
-              .map((a) => ({ attempt: a.attemptNo, signature: a.signature, status: a.status })),
+            as.filter(isOpenAttempt).map((a) => ({ attempt: a.attemptNo, signature: a.signature, status: a.status })),
           () => 'unknown (database unavailable)',
         );
         log.warn(
