@@ -110,7 +110,7 @@ export const ONCEPAY_ERROR_MESSAGES: Readonly<Record<OncepayErrorCode, string>> 
   ONCEPAY__SOURCE__BLOCK_FETCH_FAILED: 'Fetching a block failed after every retry.',
   ONCEPAY__SOURCE__INVALID_OPTION: 'A CLI option has an invalid value.',
   ONCEPAY__SOURCE__COMMITMENT_UNSUPPORTED:
-    'A commitment the command does not offer (backfill reads finalized blocks only).',
+    'A commitment the command does not offer (backfill and the webhook credit finalized transactions only).',
   ONCEPAY__SOURCE__BACKFILL_INCOMPLETE:
     'Backfill finished with slots it could not process (listed in the error context).',
   ONCEPAY__SOURCE__INVALID_CHECKPOINT: 'A checkpoint slot read back is not a non-negative safe integer.',

@@ -40,13 +40,9 @@ function commitmentOption(help = 'commitment to read at; only "finalized" is off
   return new Option('--commitment <level>', help).choices(['finalized', 'confirmed']).default('finalized');
 }
 
-function assertFinalized(c: string): void {
-  if (c !== 'finalized') {
-    throw new OncepayError(
-      SOURCE_CODES.COMMITMENT_UNSUPPORTED,
-      'backfill reads finalized blocks only (--commitment confirmed is for `indexer run`)',
-    );
-  }
+/** Backfill and the webhook credit finalized transactions only (`indexer run` keeps confirmed ones provisional). */
+function assertFinalized(c: string, why: string): void {
+  if (c !== 'finalized') throw new OncepayError(SOURCE_CODES.COMMITMENT_UNSUPPORTED, why);
 }
 
 function withRpcOptions(cmd: Command): Command {
@@ -272,7 +268,10 @@ export function registerSources(program: Command): void {
           listSpan: number;
         },
       ) => {
-        assertFinalized(o.commitment);
+        assertFinalized(
+          o.commitment,
+          'backfill reads finalized blocks only (--commitment confirmed is for `indexer run`)',
+        );
         const w = wire(o, 'backfill', 'indexer-backfill');
         const stop = onStopSignals(w.log);
         const tty = process.stderr.isTTY === true;
@@ -365,7 +364,9 @@ export function registerSources(program: Command): void {
     )
     .option('--require-signature', 'with --legacy-signature: demand the legacy HMAC, not just the bare secret')
     .addOption(
-      commitmentOption('commitment getTransaction is asked at before a delivery is credited').default('finalized'),
+      commitmentOption(
+        'commitment getTransaction is asked at before a delivery is credited; only "finalized" is offered (a credit at confirmed is money a fork can take back)',
+      ),
     )
     .option(
       '--hint-max-age <seconds>',
@@ -418,6 +419,12 @@ export function registerSources(program: Command): void {
           bodyLimit: number;
         },
       ) => {
+        // A credit is final: at confirmed a fork could take back money the ledger already credited and the outbox
+        // fulfilled. `indexer run --commitment confirmed` keeps confirmed transfers apart, as provisional rows.
+        assertFinalized(
+          o.commitment,
+          'the webhook credits only transactions the chain finalized (--commitment confirmed would credit money a fork can take back; `indexer run --commitment confirmed` keeps confirmed transfers as provisional rows)',
+        );
         const secrets = webhookSecrets(o);
         const w = wire(o, 'webhook', 'indexer-webhook');
         if (o.secret !== undefined)
@@ -432,7 +439,6 @@ export function registerSources(program: Command): void {
               rpc: w.rpc,
               ledger: w.ledger,
               cluster: o.cluster,
-              commitment: o.commitment === 'confirmed' ? 'confirmed' : 'finalized',
               maxAgeMs: o.hintMaxAge * 1000,
               recheck: { baseMs: o.recheckMs, capMs: Math.max(o.recheckMs, DEFAULT_RECHECK.capMs) },
               log: w.log,

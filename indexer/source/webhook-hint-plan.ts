@@ -5,7 +5,7 @@ import { DECODE_CODES } from '../../common/errors/codes';
 import type { Receipt } from '../decode/receipt';
 import { backoffDelay } from '../rpc/backoff';
 
-/** What `getTransaction` at the configured commitment said about a signature. */
+/** What `getTransaction` at finalized said about a signature. */
 export type ChainAnswer =
   | { kind: 'not_found' }
   | { kind: 'rpc_error'; message: string }
@@ -84,7 +84,7 @@ export function nextHintStep(
       };
     case 'not_found':
     case 'rpc_error': {
-      const lastError = answer.kind === 'not_found' ? 'not found at the configured commitment' : answer.message;
+      const lastError = answer.kind === 'not_found' ? 'not found at finalized' : answer.message;
       if (hint.expired) return { action: 'drop', reason: answer.kind, detail: lastError };
       return { action: 'recheck', delayMs: backoffDelay(Math.max(1, hint.checks), policy, random), lastError };
     }

@@ -1,16 +1,16 @@
-// The chain verifier: a webhook delivery names signatures; this checks each one with `getTransaction` at the
-// configured commitment — through the same RPC client (retries, backoff, oncepay_rpc_errors_total) the scanner
-// uses — decodes the chain's own transaction (never the delivery's) and applies it through the ledger. What the
-// chain does not show yet stays pending and is checked again with backoff; what it refutes, or never shows within
-// the hint's lifetime, is dropped with a counted reason. The decisions are pure (webhook-hint-plan.ts); this is
-// the I/O shell around them.
+// The chain verifier: a webhook delivery names signatures; this checks each one with `getTransaction` at `finalized`
+// (what the ledger credits is final: no fork can take it back) — through the same RPC client (retries, backoff,
+// oncepay_rpc_errors_total) the scanner uses — decodes the chain's own transaction (never the delivery's) and applies
+// it through the ledger. What the chain does not show yet stays pending and is checked again with backoff; what it
+// refutes, or never shows within the hint's lifetime, is dropped with a counted reason. The decisions are pure
+// (webhook-hint-plan.ts); this is the I/O shell around them.
 import type { Pool } from 'pg';
 import type { Logger } from 'pino';
 import { isOncepayError } from '../../common/errors';
 import { decodeTransaction } from '../decode';
 import { DECODE_CODES, WEBHOOK_CODES } from '../../common/errors/codes';
 import type { Receipt } from '../decode/receipt';
-import { abortableSleep, type Commitment, type RpcClient } from '../rpc';
+import { abortableSleep, type RpcClient } from '../rpc';
 import type { LedgerPort } from './ports';
 import {
   ChainAnswer,
@@ -30,8 +30,6 @@ export interface ChainVerifierOptions {
   rpc: Pick<RpcClient, 'getTransaction'>;
   ledger: Pick<LedgerPort, 'applyBatch'>;
   cluster: string;
-  /** Commitment `getTransaction` is asked at (default finalized: what the ledger credits is final). */
-  commitment?: Commitment;
   /** A hint the chain has not confirmed by then is dropped (default 10 minutes). */
   maxAgeMs?: number;
   recheck?: RecheckPolicy;
@@ -75,7 +73,6 @@ function chainBytes(tx: unknown): Buffer {
 
 export function createChainVerifier(opts: ChainVerifierOptions) {
   const store = createWebhookStore(opts.db);
-  const commitment = opts.commitment ?? 'finalized';
   const policy = opts.recheck ?? DEFAULT_RECHECK;
   const leaseMs = opts.leaseMs ?? 60_000;
   const metrics = opts.metrics ?? NO_WEBHOOK_METRICS;
@@ -87,7 +84,7 @@ export function createChainVerifier(opts: ChainVerifierOptions) {
     let tx: Record<string, unknown> | null = null;
     let answer: ChainAnswer;
     try {
-      tx = await opts.rpc.getTransaction(h.signature, commitment, { signal });
+      tx = await opts.rpc.getTransaction(h.signature, 'finalized', { signal });
       answer = classifyChainAnswer(tx, (t) => decode(t, opts.cluster));
     } catch (e) {
       if (signal?.aborted) {

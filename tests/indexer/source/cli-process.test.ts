@@ -104,6 +104,30 @@ describe('indexer/source CLI processes (crash, restart, backfill beside the scan
     expect(t.duplicates.scanner).to.be.greaterThan(0);
   });
 
+  it('`indexer webhook` and `indexer backfill` refuse --commitment confirmed with a stable code (a credit at confirmed is money a fork can take back)', async () => {
+    const webhook = [
+      'indexer',
+      'webhook',
+      '--rpc',
+      rpc.url,
+      '--cluster',
+      'c',
+      '--port',
+      '0',
+      '--commitment',
+      'confirmed',
+    ];
+    const backfill = ['indexer', 'backfill', '--rpc', rpc.url, '--cluster', 'c', '--from-slot', '1', '--to-slot', '2'];
+    for (const args of [webhook, [...backfill, '--commitment', 'confirmed']]) {
+      // With a secret the webhook would otherwise start: a process that says it listens is killed, and fails below.
+      const p = start(args, { ONCEPAY_WEBHOOK_SECRET: 'a-secret-of-sufficient-length-0123456789' });
+      p.child.stdout!.on('data', (d) => String(d).includes('"listening"') && p.child.kill('SIGKILL'));
+      const r = await p.done;
+      expect(r.code, r.stderr).to.equal(1);
+      expect(r.stderr).to.include('ONCEPAY__SOURCE__COMMITMENT_UNSUPPORTED');
+    }
+  });
+
   it('`indexer run --once` stopped below the tip by an unavailable block exits 3 and names the slot', async () => {
     const cluster = 'stopped';
     const chain = buildChain({ from: 2000, to: 2020 });
