@@ -9,6 +9,7 @@ import { createLedger } from '../indexer/ledger';
 import { decodeBlock } from '../indexer/decode';
 import { createRpcClient } from '../indexer/rpc';
 import { createScanner } from '../indexer/source/scanner';
+import { acceptingLedger } from '../testkit/accepting-ledger';
 
 const BLOCKS = Number(process.env.BENCH_SCAN_BLOCKS ?? 600);
 const PER_BLOCK = 4;
@@ -80,17 +81,7 @@ async function main(): Promise<void> {
     // Attribution: the same best setting with the ledger call replaced by a no-op (RPC + JSON + decode only).
     {
       const st = settings[settings.length - 1];
-      const noLedger = {
-        applyBatch: async (i: { receipts: readonly unknown[] }) => ({
-          inserted: i.receipts.length,
-          duplicates: 0,
-          credited: [],
-          exceptions: [],
-          fulfilled: [],
-          rejected: [],
-        }),
-        getCheckpoint: async () => null,
-      };
+      const noLedger = acceptingLedger();
       const scanner = createScanner(
         {
           rpc: createRpcClient({ url: rpc.url }),

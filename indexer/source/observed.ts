@@ -88,7 +88,12 @@ export function createObservedSink(
 
     /** Confirmed receipts kept as provisional rows (only with --commitment confirmed); never credited. */
     async provisional(rows: Array<{ slot: number; receipt: Receipt }>): Promise<void> {
-      if (keepsProvisional && rows.length > 0) await deps.provisional!.upsert(o.cluster, rows);
+      if (!keepsProvisional || rows.length === 0) return;
+      await deps.provisional!.upsert(o.cluster, rows);
+      // Seen only after the checkpoint passed its slot (a late notification): the ledger already decides it, so it
+      // settles now rather than at the next checkpoint.
+      const passed = stats.checkpoint;
+      if (passed !== null && rows.some((r) => r.slot <= passed)) await deps.provisional!.settle(o.cluster, passed);
     },
 
     /**
@@ -106,8 +111,9 @@ export function createObservedSink(
       stats.duplicates += applied.duplicates;
       if (applied.rejected?.length) deps.log?.warn({ rejected: applied.rejected }, 'ledger refused malformed receipts');
       if (at.checkpoint !== undefined) {
-        stats.checkpoint = Math.max(stats.checkpoint ?? -1, at.checkpoint);
+        // Settled before the checkpoint is shown: whoever sees it may rely on the provisional rows below it.
         if (keepsProvisional) await deps.provisional!.settle(o.cluster, at.checkpoint);
+        stats.checkpoint = Math.max(stats.checkpoint ?? -1, at.checkpoint);
       }
       deps.onApplied?.({
         slot: at.slot,
