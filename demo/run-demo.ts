@@ -13,7 +13,7 @@ import { passwordFileOf, shellUrl } from '../db/local-server';
 import { ONCEPAY_PROGRAM_ID } from '../app/payout/program';
 import { createLedger } from '../indexer/ledger';
 import { createIndexerMetrics } from '../indexer/metrics';
-import { outboxStats as outboxStatsQuery } from '../indexer/outbox/queries';
+import { readOutboxStats } from '../indexer/outbox';
 import { DECIMALS, setUpMerchantAndPay } from './act1-merchant-and-payments';
 import { runIndexing } from './act2-indexing';
 import { runFulfilment } from './act3-fulfilment';
@@ -101,10 +101,7 @@ export async function runDemo(o: DemoOptions): Promise<number> {
     );
     // The outbox gauges read the table at scrape time: the table is the truth.
     const metrics = createIndexerMetrics({
-      outboxStats: async () => {
-        const { rows } = await db.pool.query(outboxStatsQuery());
-        return { depth: Number(rows[0].depth), oldestAgeSeconds: Number(rows[0].oldest_age_seconds) };
-      },
+      outboxStats: () => readOutboxStats(db.pool),
     });
     const metricsServer = await serveDemoMetrics([metrics.registry]);
     teardown.push('metrics server', () => metricsServer.close());

@@ -15,6 +15,7 @@ export interface IndexerMetrics {
   checkpointLagSlots: Gauge<'cluster' | 'source'>;
   outboxDepth: Gauge;
   outboxOldestAgeSeconds: Gauge;
+  outboxDead: Gauge;
   rpcErrorsTotal: Counter<'kind'>;
   outboxDeliveriesTotal: Counter<'result'>;
 }
@@ -27,6 +28,8 @@ export interface OutboxStats {
   depth: number;
   /** Age of the oldest such row, 0 when none. */
   oldestAgeSeconds: number;
+  /** Rows dead-lettered and not replayed: paid invoices whose merchant was never told. */
+  dead: number;
 }
 
 export function createIndexerMetrics(
@@ -38,7 +41,7 @@ export function createIndexerMetrics(
   // Outbox gauges are read from the database at scrape time when a reader is given: the table is the truth.
   // While the database is away the gauges keep their last known values, so /metrics still answers (and the rest
   // of the process's metrics stay visible) instead of failing the whole scrape.
-  let known: OutboxStats = { depth: 0, oldestAgeSeconds: 0 };
+  let known: OutboxStats = { depth: 0, oldestAgeSeconds: 0, dead: 0 };
   let last: Promise<OutboxStats> | undefined;
   const read = () =>
     (last ??= (
@@ -49,6 +52,20 @@ export function createIndexerMetrics(
           )
         : Promise.resolve(known)
     ).finally(() => setImmediate(() => (last = undefined))));
+  /** A gauge of the outbox table, set from `read()` at scrape time (only when a reader is given). */
+  const outboxGauge = (name: string, help: string, field: keyof OutboxStats): Gauge =>
+    new Gauge({
+      name,
+      help,
+      registers: [registry],
+      ...(stats
+        ? {
+            async collect(this: Gauge) {
+              this.set((await read())[field]);
+            },
+          }
+        : {}),
+    });
   const outboxDeliveriesTotal = new Counter({
     name: 'oncepay_outbox_deliveries_total',
     help: 'Outbox delivery attempts, by result',
@@ -84,30 +101,17 @@ export function createIndexerMetrics(
       labelNames: ['cluster', 'source'],
       registers: [registry],
     }),
-    outboxDepth: new Gauge({
-      name: 'oncepay_outbox_depth',
-      help: 'Outbox rows pending or being delivered',
-      registers: [registry],
-      ...(stats
-        ? {
-            async collect(this: Gauge) {
-              this.set((await read()).depth);
-            },
-          }
-        : {}),
-    }),
-    outboxOldestAgeSeconds: new Gauge({
-      name: 'oncepay_outbox_oldest_age_seconds',
-      help: 'Age of the oldest undelivered outbox row',
-      registers: [registry],
-      ...(stats
-        ? {
-            async collect(this: Gauge) {
-              this.set((await read()).oldestAgeSeconds);
-            },
-          }
-        : {}),
-    }),
+    outboxDepth: outboxGauge('oncepay_outbox_depth', 'Outbox rows pending or being delivered', 'depth'),
+    outboxOldestAgeSeconds: outboxGauge(
+      'oncepay_outbox_oldest_age_seconds',
+      'Age of the oldest undelivered outbox row',
+      'oldestAgeSeconds',
+    ),
+    outboxDead: outboxGauge(
+      'oncepay_outbox_dead',
+      'Outbox rows dead-lettered and not replayed (paid invoices whose merchant was never told)',
+      'dead',
+    ),
     rpcErrorsTotal: new Counter({
       name: 'oncepay_rpc_errors_total',
       help: 'RPC errors, by kind',

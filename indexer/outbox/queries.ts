@@ -82,11 +82,15 @@ export function replayAllDead(): Query {
   };
 }
 
-/** Depth and age of what is still to deliver (pending or delivering), for the metrics and the drain loop. */
+/**
+ * Depth and age of what is still to deliver (pending or delivering), for the metrics and the drain loop, and how
+ * many rows are dead (waiting for `outbox replay`). Each part reads its own partial index.
+ */
 export function outboxStats(): Query {
   return {
     text: `SELECT count(*)::int AS depth,
-                  COALESCE(extract(epoch FROM now() - min(created_at)), 0)::float8 AS oldest_age_seconds
+                  COALESCE(extract(epoch FROM now() - min(created_at)), 0)::float8 AS oldest_age_seconds,
+                  (SELECT count(*)::int FROM outbox WHERE state = 'dead') AS dead
              FROM outbox WHERE state IN ('pending', 'delivering')`,
     values: [],
   };

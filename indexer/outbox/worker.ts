@@ -52,6 +52,12 @@ export interface OutboxWorker {
 /** Longest wait between two failed rounds. */
 export const FAILED_ROUND_BACKOFF_CAP_MS = 30_000;
 
+/** What is left to deliver and what is dead, from the table (the metrics' gauges, the drain loop, the demo). */
+export async function readOutboxStats(db: Pool): Promise<OutboxStats> {
+  const s = (await one<{ depth: number; oldest_age_seconds: number; dead: number }>(db, q.outboxStats()))!;
+  return { depth: s.depth, oldestAgeSeconds: s.oldest_age_seconds, dead: s.dead };
+}
+
 export function createOutboxWorker(o: OutboxWorkerOptions): OutboxWorker {
   const log = o.log ?? logger('outbox');
   const batchSize = o.batchSize ?? 10;
@@ -145,10 +151,7 @@ export function createOutboxWorker(o: OutboxWorkerOptions): OutboxWorker {
 
   const runOnce = (signal?: AbortSignal) => round(signal);
 
-  async function stats(): Promise<OutboxStats> {
-    const s = (await one<{ depth: number; oldest_age_seconds: number }>(o.db, q.outboxStats()))!;
-    return { depth: s.depth, oldestAgeSeconds: s.oldest_age_seconds };
-  }
+  const stats = () => readOutboxStats(o.db);
 
   async function run(opts: { signal?: AbortSignal; drain?: boolean } = {}): Promise<RoundResult> {
     const total: RoundResult = { claimed: 0, delivered: 0, failed: 0, dead: 0 };

@@ -94,6 +94,8 @@ describe('indexer/outbox', () => {
     expect(total).to.deep.equal({ claimed: 3, delivered: 0, failed: 2, dead: 1 });
     let row = (await t.pool.query(`SELECT state, attempts, last_status, last_error FROM outbox`)).rows[0];
     expect(row).to.deep.equal({ state: 'dead', attempts: 3, last_status: 503, last_error: 'HTTP 503' });
+    // The gauge behind the dead-letter alert counts the row for as long as it stays dead, not for an hour.
+    expect(await w.stats()).to.deep.include({ depth: 0, dead: 1 });
     expect(new Set(merchant.seen.map((s) => s.idempotencyKey))).to.deep.equal(new Set([fulfilmentOpId('R-1')]));
     // Identical bytes each attempt: the receiver may compare bodies under one key.
     expect(new Set(merchant.seen.map((s) => s.body)).size).to.equal(1);
@@ -107,6 +109,7 @@ describe('indexer/outbox', () => {
     expect(code).to.equal(OUTBOX_CODES.NOT_DEAD);
     merchant.respond = () => 200;
     expect(await replayDeadLetters(t.pool, { id: fulfilmentOpId('R-1') })).to.have.length(1);
+    expect(await w.stats()).to.deep.include({ depth: 1, dead: 0 });
     expect(await w.run({ drain: true })).to.deep.equal({ claimed: 1, delivered: 1, failed: 0, dead: 0 });
     row = (await t.pool.query(`SELECT state, attempts FROM outbox`)).rows[0];
     expect(row).to.deep.equal({ state: 'delivered', attempts: 1 });
@@ -187,6 +190,7 @@ describe('indexer/outbox', () => {
       const text = await (await fetch(server.url)).text();
       expect(text).to.match(/^oncepay_outbox_depth 1$/m);
       expect(text).to.match(/^oncepay_outbox_oldest_age_seconds \d/m);
+      expect(text).to.match(/^oncepay_outbox_dead 0$/m);
       expect(text).to.contain('oncepay_checkpoint_lag_slots');
       expect((await fetch(server.url.replace('/metrics', '/nope'))).status).to.equal(404);
     } finally {
