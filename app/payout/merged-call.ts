@@ -4,6 +4,7 @@
 // load one call answers many callers. Each caller gets its own keys' answers, in its order.
 // A failed call fails every ask it carried, as the chain's own failures do; an answer that does not give one
 // value per key asked is a failed call too (rule 6: never trust an RPC answer blindly). Nothing is kept from it.
+import { OncepayError, RPC_CODES } from '../../common/errors';
 
 interface Waiter<V> {
   keys: string[];
@@ -64,7 +65,7 @@ export function mergeWhileInFlight<K extends string, V>(
       (values) => {
         if (!Array.isArray(values) || values.length !== keys.length) {
           const got = Array.isArray(values) ? `${values.length} values` : 'no list';
-          const e = new Error(`malformed answer: ${got} for ${keys.length} keys`);
+          const e = new OncepayError(RPC_CODES.MALFORMED_RESPONSE, `malformed answer: ${got} for ${keys.length} keys`);
           return settle((w) => w.reject(e));
         }
         settle((w) => w.resolve(w.keys.map((k) => values[unique.get(k)!])), values);

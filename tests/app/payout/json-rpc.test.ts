@@ -207,5 +207,10 @@ describe('app/payout lean JSON-RPC read and its checks', () => {
     s.reply(200, JSON.stringify({ jsonrpc: '2.0', id: 1, result: info([mine]) }));
     const e = await chain.opAccountsData([p1, p2], PROGRAM, 'finalized').catch((x: Error) => x);
     expect((e as Error).message).to.match(/getMultipleAccounts: malformed result \(1 accounts for 2 asked\)/);
+    // Through web3.js (leanOpRead false) the same short answer is refused with the same code.
+    const viaWeb3 = createConnectionChain({ connection: new Connection(s.url), leanOpRead: false });
+    s.reply(200, JSON.stringify({ jsonrpc: '2.0', id: '1', result: info([mine]) })); // web3.js wants a string id
+    const e2 = await viaWeb3.opAccountsData([p1, p2], PROGRAM, 'finalized').catch((x: Error) => x);
+    expect(e2).to.be.instanceOf(OncepayError).with.property('code', RPC_CODES.MALFORMED_RESPONSE);
   });
 });

@@ -4,7 +4,7 @@ import { expect } from 'chai';
 import { PayoutChain, SignatureStatus } from '../../../app/payout/chain';
 import { MAX_STATUSES_PER_CALL, shareChainCalls } from '../../../app/payout/shared-chain';
 import { OP_ACCOUNT_DISCRIMINATOR, OP_ACCOUNT_LEN } from '../../../app/payout/program';
-import { PAYOUT_CODES } from '../../../common/errors/codes';
+import { PAYOUT_CODES, RPC_CODES } from '../../../common/errors/codes';
 import { Address, Signature } from '../../../app/types';
 
 interface Pending<T> {
@@ -197,7 +197,11 @@ describe('app/payout shareChainCalls (pure: no chain)', () => {
     await tick();
     // One entry for two accounts asked: refused as a whole.
     opCalls[1].resolve([opData('p2')]);
-    for (const p of [a, b]) expect((await failure(p))?.message).to.match(/malformed answer: 1 values for 2 keys/);
+    for (const p of [a, b]) {
+      const e = await failure(p);
+      expect(e?.code).to.equal(RPC_CODES.MALFORMED_RESPONSE);
+      expect(e?.message).to.match(/malformed answer: 1 values for 2 keys/);
+    }
     const later = shared.getOpAccount(pda('p6'), PROGRAM, 'finalized');
     expect(opCalls).to.have.length(3);
     opCalls[2].resolve(opAnswer(opCalls[2].args));
