@@ -1,6 +1,6 @@
 // Payout throughput end to end, side by side in one run (not a test; `make bench`):
 //   worker   createPayout (what the API stores) while a payout worker pool (app/payout/worker.ts) at CONCURRENCY
-//            slots claims and executes them: claim + advisory lock in one statement, op-account pre-check,
+//            slots claims and executes them: claim + advisory lock in one statement,
 //            attempt persisted before the send, status polling, result recorded, unlock (`oncepay payout worker`)
 //   journal  createPayout + runPayout called directly, CONCURRENCY at a time (the SDK as a library)
 //   direct   the same execute_payout transactions built, signed, sent and polled to `confirmed` without any
@@ -10,9 +10,9 @@
 // shareChainCalls as the worker's slots do (one recent blockhash per BLOCKHASH_MAX_AGE_MS, status looks merged
 // while one is in flight, the pause between looks riding on the others' status calls), so neither is measured on
 // a cheaper chain path than the other. What only the worker
-// does: the API's insert (createPayout: counted, the worker pays what the API stored), the claim, the op-account
-// read at `finalized` before signing (journal rule), the attempt journaled (a durable commit) before its send,
-// and the landed finish. The journal mode is the library (runPayout) and uses the chain as given, unshared.
+// does: the API's insert (createPayout: counted, the worker pays what the API stored), the claim, the attempt
+// journaled (a durable commit) before its send, and the landed finish (a first attempt reads no op account: journal
+// rule 1; a payout that signs again after an expiry reads it at `finalized` first). The journal mode is the library (runPayout) and uses the chain as given, unshared.
 // On three banks: solana-bankrun (in-process, so the database share shows), and the localnet (JSON-RPC over
 // LiteSVM, slots of BENCH_SLOT_MS) in a process of its own (as a real node is: the deployed topology) and in this
 // process. The in-process localnet is not a deployed topology: node and client share one event loop, so every

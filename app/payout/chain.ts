@@ -55,7 +55,7 @@ export interface ConnectionChainOptions {
    */
   searchTransactionHistory?: boolean;
   /**
-   * The op-account reads (getOpAccount, opAccountsData: once per payout) over a lean JSON-RPC POST to the connection's endpoint
+   * The op-account reads (getOpAccount, opAccountsData) over a lean JSON-RPC POST to the connection's endpoint
    * (json-rpc.ts) instead of through web3.js (default true). The Connection's own httpHeaders and fetch are not
    * reachable from here: headers go in `httpHeaders`, and a request silent for `requestTimeoutMs` (default 30 s)
    * fails. false: read through the Connection (e.g. one given by an SDK user, whose transport we do not know).
@@ -179,7 +179,9 @@ export function createConnectionChain(opts: ConnectionChainOptions): PayoutChain
       const keys = pdas.map((pda) => new PublicKey(pda));
       if (!rpc) {
         const infos = await connection.getMultipleAccountsInfo(keys, commitment);
-        if (infos.length !== pdas.length) throw new Error(`getMultipleAccounts: ${infos.length} for ${pdas.length}`);
+        if (infos.length !== pdas.length) {
+          throw malformed('getMultipleAccounts', `${infos.length} accounts for ${pdas.length} asked`);
+        }
         const program = new PublicKey(programId);
         // Not owned by the program: pre-funded lamports only, not created yet.
         return infos.map((info) => (info && info.owner.equals(program) ? info.data : null));

@@ -1,7 +1,8 @@
 // A lean JSON-RPC POST for the executor's own reads of the chain (chain.ts getOpAccount): node's http(s) over a
 // keep-alive agent, one JSON.parse, no schema library. web3.js's Connection spends about 1.5 ms of CPU per call on
 // its transport (fetch and its wrappers: measured against the localnet, 2.2–3.0 ms per getAccountInfo against
-// 0.8 ms here, the node's own share included in both), and the worker makes this read once per payout.
+// 0.8 ms here, the node's own share included in both), and the worker makes this read before a payout signs again
+// and to name a winner.
 // Nothing is trusted for being JSON: the caller checks every field it uses (chain.ts parseOpAccountInfo).
 // Failures are OncepayErrors with the RPC area's codes, and the answer is read as the indexer's RPC client reads it
 // (common/json-rpc-answer.ts).

@@ -64,6 +64,8 @@ export interface Round {
   /** Whether the finalized block height is past each attempt's lastValidBlockHeight (by attempt id). */
   expired: ReadonlyMap<string, boolean>;
   op?: OpLook;
+  /** A recent blockhash read for a payout's first attempt (rule 1: nothing of its own can be on chain yet). */
+  lifetime?: Lifetime;
   /** Once the op account is present: who executed it (null: no attempt or history entry could be named). */
   winner?: Winner | null;
   /** Attempts sent this round: each is looked at again only in the next round. */
@@ -81,9 +83,17 @@ export type Action =
   | { kind: 'done' }
   /** A failed payout, and the operator asked to retry it: back to executing (once per run). */
   | { kind: 'reopen' }
-  /** Rule 1: no attempt is open. Read the op account at finalized and a blockhash, side by side. */
+  /**
+   * Rule 1: no attempt is open (and one was journaled before). Read the op account at finalized and a blockhash,
+   * side by side.
+   */
   | { kind: 'read_op_before_signing' }
-  /** Rule 1: no attempt open and the op account absent at finalized: sign with this blockhash, persist, then send. */
+  /** Rule 1, the payout's first attempt: no attempt was ever journaled, so only a blockhash is needed. */
+  | { kind: 'read_blockhash' }
+  /**
+   * Rule 1: the first attempt, or no attempt open and the op account absent at finalized: sign with this blockhash,
+   * persist, then send.
+   */
   | { kind: 'sign'; lifetime: Lifetime }
   /** Read the statuses of the open attempts. */
   | { kind: 'look'; attempts: AttemptRow[] }
@@ -133,10 +143,19 @@ export function nextAction(p: PayoutRow, attempts: readonly AttemptRow[], o: Obs
   }
   if (o.awaitingWinner) return r.op?.read === 'winner' ? { kind: 'wait' } : { kind: 'read_winner_op' };
 
+  if (attempts.length === 0) {
+    // Rule 1, first attempt: nothing was ever signed for this payout (every attempt is journaled before it is
+    // sent), so no attempt of ours can be on chain, and the op account can only exist if another journal ran the
+    // same op id (a restored backup, a second deployment). The op PDA guards that case on chain: the attempt
+    // fails with OperationAlreadyConsumed, moves nothing, and rule 2 reads the op account. A read here would
+    // only spare that one fee, at the price of a finalized read before every payout.
+    if (!r.lifetime) return { kind: 'read_blockhash' };
+    return { kind: 'sign', lifetime: r.lifetime };
+  }
   const open = attempts.filter(isOpenAttempt);
   if (open.length === 0) {
-    // Rule 1: before signing anything new, the op account is the final word: an earlier attempt (ours, or another
-    // journal's) may have executed. Read at finalized: absent there means absent on every fork.
+    // Rule 1, a later attempt: before signing anything new, the op account is the final word: an earlier attempt
+    // (ours, or another journal's) may have executed. Read at finalized: absent there means absent on every fork.
     if (r.op?.read !== 'before_signing') return { kind: 'read_op_before_signing' };
     const { lifetime } = r.op;
     // Never the same bytes under a new attempt number: a blockhash an attempt of this payout already used (a

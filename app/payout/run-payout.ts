@@ -323,6 +323,7 @@ interface LiveRound {
   statuses?: Map<string, SignatureStatus>;
   expired: Map<string, boolean>;
   op?: OpLook;
+  lifetime?: Lifetime;
   winner?: Winner | null;
   sent: Set<string>;
 }
@@ -395,6 +396,9 @@ async function playRound(
         round.op = { read: 'before_signing', account, lifetime };
         break;
       }
+      case 'read_blockhash':
+        round.lifetime = await deps.chain.latestBlockhash();
+        break;
       case 'sign': {
         const a = await signAttempt(p, action.lifetime, deps);
         m.attempts.inc({ outcome: 'built' });

@@ -5,10 +5,11 @@
 //   flight, so a lone slot sees no delay; under load, one call answers many slots (group commit, for RPC). And a
 //   slot pausing between two looks (pauseLooking) has its signatures carried by the calls made meanwhile, its pause
 //   ended by the first answer (riding-pause.ts): slots whose timers drift apart still share one call.
-// - Op accounts: the same for the op-account reads (getOpAccount, once per payout before its first signature, at
-//   `finalized`): the reads asked while one is in flight go out as one getMultipleAccounts (up to 100) at the same
-//   commitment, for the same program. Each reader decodes its own account with the same checks as a lone read
-//   (a malformed account fails only its read); an answer that cannot be checked fails every read it carried.
+// - Op accounts: the same for the op-account reads (getOpAccount at `finalized` before a payout signs again after an
+//   expired or failed attempt, at `confirmed` to name a winner; many at once after an outage, when a whole batch of
+//   attempts expired): the reads asked while one is in flight go out as one getMultipleAccounts (up to 100) at the
+//   same commitment, for the same program. Each reader decodes its own account with the same checks as a lone read (a
+//   malformed account fails only its read); an answer that cannot be checked fails every read it carried.
 // - Blockhash: a recent blockhash fetched less than `blockhashMaxAgeMs` ago (at the same commitment, through the
 //   same chain) serves every attempt signed meanwhile, as real senders do. Its lastValidBlockHeight comes with
 //   it and is journaled as ever: an attempt signed on a shared blockhash has a lifetime shorter by at most that

@@ -122,7 +122,7 @@ describe('app/payout on the compiled program (solana-bankrun)', () => {
     expect(await listAttempts(dbA.pool, String(row.id))).to.have.length(1);
   });
 
-  it('another journal with the same payout id and the same terms: recognises the op as done, pays nothing', async () => {
+  it('another journal with the same payout id and the same terms: its first attempt meets the op account and pays nothing', async () => {
     const before = await balances();
     const { row } = await createPayout(dbB.pool, merchantB, {
       payoutId: 'po-1',
@@ -133,7 +133,10 @@ describe('app/payout on the compiled program (solana-bankrun)', () => {
     const r = await runPayout(row, deps(dbB));
     expect(r!.state).to.equal('succeeded');
     expect(await balances()).to.deep.equal(before);
-    expect(await listAttempts(dbB.pool, row.id)).to.have.length(0);
+    // Journal B never signed for this op, so its first attempt is sent without reading the op account (rule 1):
+    // the program refuses it with OperationAlreadyConsumed (nothing moves), and B settles from the op account.
+    const attempts = await listAttempts(dbB.pool, row.id);
+    expect(attempts.map((a) => [a.status, a.error])).to.deep.equal([['failed', 'OperationAlreadyConsumed']]);
   });
 
   it('a row that disagrees with the op account (other amount, same payout id) → conflict, flagged, nothing paid', async () => {
@@ -154,7 +157,9 @@ describe('app/payout on the compiled program (solana-bankrun)', () => {
     expect(await balances()).to.deep.equal(before);
     // Flagged, not "fixed": a second run keeps the conflict and still pays nothing.
     const again = await runPayout(row, deps(dbC));
-    expect(await listAttempts(dbC.pool, row.id)).to.have.length(0);
+    // One attempt, from the first run (refused by the program: the op was consumed), none from the second.
+    const attempts = await listAttempts(dbC.pool, row.id);
+    expect(attempts.map((a) => [a.status, a.error])).to.deep.equal([['failed', 'OperationAlreadyConsumed']]);
     expect(again!.state).to.equal('conflict');
     expect(await balances()).to.deep.equal(before);
   });

@@ -124,17 +124,22 @@ describe('app/payout nextAction (pure: the journal rules)', () => {
     });
   });
 
-  describe('rule 1: sign only when no attempt is open and the op account is absent at finalized', () => {
-    it('no attempt → read the op account (and a blockhash) first', () => {
-      expect(nextAction(payout({ state: 'pending' }), [], obs())).to.deep.equal({ kind: 'read_op_before_signing' });
+  describe('rule 1: the first attempt on a blockhash alone; a later one only when none is open and the op account is absent at finalized', () => {
+    it('no attempt ever journaled (the first) → only a blockhash: nothing of ours can be on chain, the op PDA guards the rest', () => {
+      expect(nextAction(payout({ state: 'pending' }), [], obs())).to.deep.equal({ kind: 'read_blockhash' });
+    });
+    it('first attempt, blockhash read → sign with it', () => {
+      const o = obs({}, { lifetime: LIFETIME });
+      expect(nextAction(payout({ state: 'pending' }), [], o)).to.deep.equal({ kind: 'sign', lifetime: LIFETIME });
     });
     it('every attempt settled → read the op account first, too', () => {
       const settled = [attempt(1, { status: 'expired' }), attempt(2, { status: 'failed', error: 'x' })];
       expect(nextAction(payout(), settled, obs())).to.deep.equal({ kind: 'read_op_before_signing' });
     });
     it('op absent at finalized → sign with the blockhash read beside it', () => {
+      const settled = [attempt(1, { status: 'expired' })];
       const o = obs({}, { op: { read: 'before_signing', account: null, lifetime: LIFETIME } });
-      expect(nextAction(payout({ state: 'pending' }), [], o)).to.deep.equal({ kind: 'sign', lifetime: LIFETIME });
+      expect(nextAction(payout(), settled, o)).to.deep.equal({ kind: 'sign', lifetime: LIFETIME });
     });
     it('a blockhash an attempt of this payout already used → wait for a newer one (never the same bytes twice)', () => {
       const settled = [attempt(1, { status: 'expired', blockhash: 'fresh' })];

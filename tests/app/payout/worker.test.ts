@@ -271,8 +271,8 @@ describe('app/payout worker pool (in-process, localnet)', () => {
   it('chain unreachable: the payout is handed back with a backoff stored in the row, then paid once when the chain answers', async function () {
     const net = requireLocalnet(this, L.net, "an unreachable chain needs localnet's faults");
     const { row, recipient } = await L.newPayout();
-    // The worker reads op accounts with getMultipleAccounts (its slots' reads merged, shared-chain.ts).
-    net.faults.failNext({ kind: '500', method: 'getMultipleAccounts', count: 1_000_000 });
+    // A first attempt needs a recent blockhash before it can be signed (and nothing else from the chain).
+    net.faults.failNext({ kind: '500', method: 'getLatestBlockhash', count: 1_000_000 });
     const handbacks = await metricValue('oncepay_payout_worker_handbacks_total', { reason: 'chain_unavailable' });
     const finished: PayoutResult[] = [];
     const w = startPayoutWorker(
@@ -289,7 +289,7 @@ describe('app/payout worker pool (in-process, localnet)', () => {
         const p = (await getPayout(L.db.pool, row.id))!;
         return p.retries >= 2 ? p : undefined;
       }, 'two hand-backs');
-      expect(deferred.state).to.equal('pending'); // nothing was signed: the op account could not be checked
+      expect(deferred.state).to.equal('pending'); // nothing was signed: no blockhash could be read
       expect(await listAttempts(L.db.pool, row.id)).to.deep.equal([]);
       expect(
         await metricValue('oncepay_payout_worker_handbacks_total', { reason: 'chain_unavailable' }),
