@@ -179,7 +179,26 @@ function startServer(dataDir: string, port: number, socketDir: string, fast: boo
   const logFile = path.join(path.dirname(dataDir), 'server.log');
   fs.writeFileSync(logFile, '', { flag: 'a' });
   fs.chmodSync(logFile, 0o666);
-  runPg('pg_ctl', ['start', '-w', '-t', '60', '-D', dataDir, '-l', logFile, '-o', settings.join(' ')]);
+  const logStart = fs.statSync(logFile).size;
+  const args = ['start', '-w', '-t', '60', '-D', dataDir, '-l', logFile, '-o', settings.join(' ')];
+  const r = runPg('pg_ctl', args, { allowFail: true });
+  if (r.status === 0) return;
+  // pg_ctl only says "could not start server": the reason is in what the server logged during this start.
+  const said = fs.readFileSync(logFile, 'utf8').slice(logStart);
+  const reasons = said.split('\n').filter((l) => /\b(FATAL|PANIC|HINT|could not)\b/.test(l));
+  if (/could not bind .*Address already in use/.test(said)) {
+    throw new OncepayError(
+      DB_CODES.PORT_IN_USE,
+      `the embedded PostgreSQL could not listen on 127.0.0.1:${port}: the port is taken (another checkout's server — ` +
+        `\`node bin/oncepay db stop\` there — or another PostgreSQL). Free it, or pick another port with ONCEPAY_PG_PORT.`,
+      { port, dataDir, log: logFile },
+    );
+  }
+  throw new OncepayError(
+    DB_CODES.POSTGRES_FAILED,
+    `pg_ctl ${args.join(' ')} exited ${r.status}: ${r.out.trim()}${reasons.length ? `\n${reasons.join('\n')}` : ''}`,
+    { dataDir, log: logFile },
+  );
 }
 
 /** Port and socket folder of the running server, from postmaster.pid (lines 4 and 5). */

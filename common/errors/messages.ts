@@ -146,6 +146,8 @@ export const ONCEPAY_ERROR_MESSAGES: Readonly<Record<OncepayErrorCode, string>> 
   // db
   ONCEPAY__DB__POSTGRES_MISSING: "No PostgreSQL server binaries: `make setup` installs Debian's `postgresql`.",
   ONCEPAY__DB__POSTGRES_FAILED: 'initdb, pg_ctl or psql failed; the message has their output.',
+  ONCEPAY__DB__PORT_IN_USE:
+    "The embedded PostgreSQL could not listen: its port is taken (another checkout's server, or another PostgreSQL).",
   ONCEPAY__DB__PASSWORD_MISSING:
     'The data folder has a cluster but no usable password file, and it cannot be recovered here.',
   ONCEPAY__DB__PASSWORD_FILE_EXPOSED: 'The password file can be read by others than its owner.',

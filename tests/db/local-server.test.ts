@@ -3,6 +3,7 @@
 import { expect } from 'chai';
 import { execFileSync, spawn } from 'child_process';
 import * as fs from 'fs';
+import * as net from 'net';
 import * as os from 'os';
 import * as path from 'path';
 import { Client, ClientConfig } from 'pg';
@@ -152,6 +153,24 @@ describe('embedded PostgreSQL: a new data folder', function () {
     const again = startLocalServer({ dataDir, port: server.port, fast: true });
     expect(again.url).to.equal(server.url);
     expect(await query(again.url)).to.equal('postgres');
+  });
+
+  it('refuses to start on a port another process holds, naming the port and ONCEPAY_PG_PORT (not just "could not start")', async function () {
+    stopLocalServer({ dataDir });
+    const holder = net.createServer();
+    await new Promise<void>((resolve) => holder.listen(server.port, '127.0.0.1', resolve));
+    try {
+      expect(() => startLocalServer({ dataDir, port: server.port, fast: true }))
+        .to.throw(new RegExp(`127\\.0\\.0\\.1:${server.port}: the port is taken`))
+        .that.satisfies(
+          (e: unknown) => isOncepayError(e, DB_CODES.PORT_IN_USE) && e.message.includes('ONCEPAY_PG_PORT'),
+        );
+      expect(isRunning(dataDir)).to.equal(false);
+    } finally {
+      await new Promise((resolve) => holder.close(resolve));
+    }
+    // Once the port is free the same data folder starts as before.
+    expect(await query(startLocalServer({ dataDir, port: server.port, fast: true }).url)).to.equal('postgres');
   });
 
   it('refuses to start, saying how to fix it, when the password file is missing', function () {
