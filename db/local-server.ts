@@ -8,7 +8,7 @@ import { execFileSync, spawnSync } from 'child_process';
 import * as fs from 'fs';
 import * as path from 'path';
 import * as crypto from 'crypto';
-import { DB_CODES, OncepayError } from '../common/errors';
+import { DB_CODES, OncepayError, isOncepayError } from '../common/errors';
 import { logger } from '../common/log';
 import { projectRoot } from '../common/project-root';
 import {
@@ -180,25 +180,23 @@ function startServer(dataDir: string, port: number, socketDir: string, fast: boo
   fs.writeFileSync(logFile, '', { flag: 'a' });
   fs.chmodSync(logFile, 0o666);
   const logStart = fs.statSync(logFile).size;
-  const args = ['start', '-w', '-t', '60', '-D', dataDir, '-l', logFile, '-o', settings.join(' ')];
-  const r = runPg('pg_ctl', args, { allowFail: true });
-  if (r.status === 0) return;
-  // pg_ctl only says "could not start server": the reason is in what the server logged during this start.
-  const said = fs.readFileSync(logFile, 'utf8').slice(logStart);
-  const reasons = said.split('\n').filter((l) => /\b(FATAL|PANIC|HINT|could not)\b/.test(l));
-  if (/could not bind .*Address already in use/.test(said)) {
-    throw new OncepayError(
-      DB_CODES.PORT_IN_USE,
-      `the embedded PostgreSQL could not listen on 127.0.0.1:${port}: the port is taken (another checkout's server — ` +
-        `\`node bin/oncepay db stop\` there — or another PostgreSQL). Free it, or pick another port with ONCEPAY_PG_PORT.`,
-      { port, dataDir, log: logFile },
-    );
+  try {
+    runPg('pg_ctl', ['start', '-w', '-t', '60', '-D', dataDir, '-l', logFile, '-o', settings.join(' ')]);
+  } catch (e) {
+    // pg_ctl only says "could not start server": the reason is in what the server logged during this start.
+    const said = fs.readFileSync(logFile, 'utf8').slice(logStart);
+    if (/could not bind .*Address already in use/.test(said)) {
+      throw new OncepayError(
+        DB_CODES.PORT_IN_USE,
+        `the embedded PostgreSQL could not listen on 127.0.0.1:${port}: the port is taken (another checkout's server — ` +
+          `\`node bin/oncepay db stop\` there — or another PostgreSQL). Free it, or pick another port with ONCEPAY_PG_PORT.`,
+        { port, dataDir, log: logFile },
+      );
+    }
+    const reasons = said.split('\n').filter((l) => /\b(FATAL|PANIC|HINT|could not)\b/.test(l));
+    if (!isOncepayError(e) || reasons.length === 0) throw e;
+    throw new OncepayError(e.code, `${e.message}\n${reasons.join('\n')}`, { dataDir, log: logFile });
   }
-  throw new OncepayError(
-    DB_CODES.POSTGRES_FAILED,
-    `pg_ctl ${args.join(' ')} exited ${r.status}: ${r.out.trim()}${reasons.length ? `\n${reasons.join('\n')}` : ''}`,
-    { dataDir, log: logFile },
-  );
 }
 
 /** Port and socket folder of the running server, from postmaster.pid (lines 4 and 5). */
