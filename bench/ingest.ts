@@ -202,7 +202,7 @@ async function bench(url: string) {
           return inv ?? null;
         });
         // The ledger's own COPY rows (copy.ts), in the batch's order.
-        const text = receiptCopyText('bench', 'scanner', batch, invoiceIds, [...batch.keys()]);
+        const text = receiptCopyText('bench', 'scanner', batch, invoiceIds);
         batches.push({ text, ids: [...credits.keys()], credits: [...credits.values()].map(String) });
       }
       const t = await timedOnClient(async (client) => {

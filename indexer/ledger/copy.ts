@@ -21,28 +21,28 @@ function text(s: string): string {
 }
 
 /**
- * The rows of queries.ts COPY_RECEIPTS, one line per receipt: `receipts[order[k]]` on line k, with its invoice id
- * `invoiceIds[order[k]]` (so the caller sorts positions, not receipts, and needs no map from receipt to invoice).
+ * The rows of queries.ts COPY_RECEIPTS, one line per receipt: `receipts[i]` for i in [from, to), in that order, with
+ * its invoice id `invoiceIds[i]` (an array by position, so no map from receipt to invoice is needed).
  */
 export function receiptCopyText(
   cluster: string,
   firstSource: string,
   receipts: readonly Receipt[],
   invoiceIds: readonly (string | null)[],
-  order: readonly number[],
+  from = 0,
+  to = receipts.length,
 ): string {
   const head = `${copyValue(cluster)}\t`;
   const tail = `\t${copyValue(firstSource)}\n`;
-  const lines = new Array<string>(order.length);
-  for (let k = 0; k < order.length; k++) {
-    const i = order[k];
+  const lines = new Array<string>(to - from);
+  for (let i = from; i < to; i++) {
     const r = receipts[i];
     const slot = r.slot === null || r.slot === undefined ? '\\N' : r.slot;
     const blockTime = r.blockTime === null || r.blockTime === undefined ? '\\N' : r.blockTime;
     const mint = r.mint === null || r.mint === undefined ? '\\N' : text(r.mint);
     const owner = r.destinationOwner === null || r.destinationOwner === undefined ? '\\N' : text(r.destinationOwner);
     const inv = invoiceIds[i];
-    lines[k] =
+    lines[i - from] =
       `${head}${text(r.signature)}\t${r.ixIndex}\t${r.innerIndex}\t${slot}\t${blockTime}\t${text(r.program)}\t${text(
         r.kind,
       )}\t${mint}\t${text(r.source)}\t${text(r.destination)}\t${owner}\t${r.amount}\t${inv === null ? '\\N' : text(inv)}${tail}`;
@@ -52,18 +52,23 @@ export function receiptCopyText(
 
 /**
  * `receiptCopyText` in chunks of `rows` lines, each made only when asked for: copyIn writes one to the server while
- * the next is being made, so PostgreSQL parses and inserts rows while node writes the following ones.
+ * the next is being made, so PostgreSQL parses and inserts rows while node writes the following ones. `prepare(end)`
+ * runs before the chunk that ends at `end` is made (the ledger matches those receipts then, so their invoice ids are
+ * in `invoiceIds`).
  */
 export function* receiptCopyChunks(
   cluster: string,
   firstSource: string,
   receipts: readonly Receipt[],
   invoiceIds: readonly (string | null)[],
-  order: readonly number[],
   rows: number,
+  prepare: (end: number) => void = () => undefined,
 ): Generator<string> {
-  for (let k = 0; k < order.length; k += rows)
-    yield receiptCopyText(cluster, firstSource, receipts, invoiceIds, order.slice(k, k + rows));
+  for (let from = 0; from < receipts.length; from += rows) {
+    const to = Math.min(from + rows, receipts.length);
+    prepare(to);
+    yield receiptCopyText(cluster, firstSource, receipts, invoiceIds, from, to);
+  }
 }
 
 /**

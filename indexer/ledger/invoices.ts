@@ -6,8 +6,8 @@ import { exec, one, rows } from '../../db/sql';
 import { isBaseUnits } from '../../common/amount';
 import { OncepayError } from '../../common/errors';
 import type { Receipt } from '../decode/receipt';
-import { matchBatch } from '../match/match';
-import type { BatchOutcome, InvoiceState } from '../match/types';
+import { createMatcher, matchBatch } from '../match/match';
+import type { BatchOutcome, InvoiceState, ReceiptOutcome } from '../match/types';
 import { LEDGER_CODES } from '../../common/errors/codes';
 import { fulfilmentOpId, invoicePaidPayload } from './fulfilment';
 import * as q from './queries';
@@ -102,17 +102,33 @@ export async function lockCandidates(client: PoolClient, receipts: Receipt[]): P
 }
 
 /**
- * The match of receipts in chain order against the locked invoices, and each receipt's invoice by its position in
- * `chain` (an array, not a map keyed by receipt: no entry or pair allocated per receipt).
+ * The match of receipts in chain order against the locked invoices, made only as far as asked (`through(n)`: the
+ * first n receipts), so the ledger's COPY inserts one chunk while the next is matched. `invoiceIds[i]` is the
+ * invoice of `chain[i]` once it is matched (an array by position: no map keyed by receipt); `plan()` matches the
+ * rest and returns the whole outcome.
  */
-export function matchReceipts(
-  chain: Receipt[],
-  invoices: InvoiceState[],
-): { plan: BatchOutcome; invoiceIds: (string | null)[] } {
-  const plan = matchBatch(chain, invoices);
+export interface Planning {
+  readonly invoiceIds: (string | null)[];
+  through(n: number): void;
+  plan(): BatchOutcome;
+}
+
+export function planReceipts(chain: readonly Receipt[], invoices: readonly InvoiceState[]): Planning {
+  const matcher = createMatcher(invoices);
   const invoiceIds = new Array<string | null>(chain.length);
-  for (let i = 0; i < chain.length; i++) invoiceIds[i] = plan.outcomes[i].invoiceId;
-  return { plan, invoiceIds };
+  const outcomes: ReceiptOutcome[] = [];
+  function through(n: number): void {
+    for (let i = outcomes.length; i < n; i++) {
+      const outcome = matcher.match(chain[i]);
+      outcomes.push(outcome);
+      invoiceIds[i] = outcome.invoiceId;
+    }
+  }
+  function plan(): BatchOutcome {
+    through(chain.length);
+    return { outcomes, invoices: matcher.changed() };
+  }
+  return { invoiceIds, through, plan };
 }
 
 /**

@@ -16,7 +16,8 @@ import {
   createInvoices,
   creditRows,
   lockCandidates,
-  matchReceipts,
+  planReceipts,
+  type Planning,
   rematchInserted,
   writeCredits,
 } from './invoices';
@@ -131,27 +132,29 @@ export function createLedger(deps: LedgerDeps): Ledger {
     let inserted: Receipt[] = [];
     if (candidates.length > 0) {
       // 2. Lock the invoices they could pay and plan the credits, so each row goes in with its invoice id.
-      //    Lock order for every batch: invoices (by id) → receipts (by identity: the INSERT sorts, the COPY goes in
-      //    sorted) → counters → checkpoint.
-      //    The lock goes out first: node puts the receipts in chain order (and, for a COPY, identity order) while
-      //    PostgreSQL takes the locks.
+      //    Lock order for every batch: invoices (by id) → receipts (in chain order: slot, then identity, as the
+      //    COPY sends them and the INSERT sorts them) → counters → checkpoint.
+      //    The lock goes out first: node puts the receipts in chain order while PostgreSQL takes the locks.
       const locking = lockCandidates(client, candidates);
       locking.catch(() => undefined); // awaited just below
       const chain = chainOrder(candidates);
-      const byCopy = copy && chain.length >= COPY_MIN;
-      const byIdentity = byCopy ? identityOrder(chain) : [];
       const invoices = await locking;
-      const { plan: planned, invoiceIds } = matchReceipts(chain, invoices);
+      // The match runs in chain order, as far as each COPY chunk needs it (the rest, if the COPY fails, at plan()).
+      const planning = planReceipts(chain, invoices);
       // 3. Insert. By COPY when the candidates are expected to be new: it either inserts every one of them (the
       //    unique constraint let each in: no other transaction has them) or fails on the first identity already
       //    there and is rolled back to its savepoint. Otherwise, or then, INSERT … ON CONFLICT DO NOTHING, whose
       //    RETURNING lists the rows this transaction inserted (by position): only those may be credited.
-      let plan = planned;
+      const byCopy = copy && chain.length >= COPY_MIN;
       let idOf: (r: Receipt) => string;
-      if (byCopy && (await copyReceipts(client, cluster, source, chain, invoiceIds, byIdentity))) {
+      let plan: BatchOutcome;
+      if (byCopy && (await copyReceipts(client, cluster, source, chain, planning))) {
         inserted = chain;
-        idOf = await idsOfExceptions(client, cluster, chain, planned);
+        plan = planning.plan();
+        idOf = await idsOfExceptions(client, cluster, chain, plan);
       } else {
+        plan = planning.plan();
+        const invoiceIds = planning.invoiceIds;
         const insertedRows = await rows<{ ord: number; id: string }>(
           client,
           q.insertReceipts(cluster, source, columns(chain, invoiceIds)),
@@ -205,23 +208,23 @@ async function unknownReceipts(client: PoolClient, cluster: string, batch: Recei
 }
 
 /**
- * COPY the receipts in (identity order, `byIdentity`: so overlapping batches wait on each other's index entries in
- * one order) inside a savepoint. False, with nothing inserted, when one of them is in the ledger already.
+ * COPY the receipts in (chain order, as `chain` holds them: so overlapping batches wait on each other's index
+ * entries in one order), each chunk matched just before it is made, inside a savepoint. False, with nothing
+ * inserted, when one of them is in the ledger already.
  */
 async function copyReceipts(
   client: PoolClient,
   cluster: string,
   source: ReceiptSource,
   chain: Receipt[],
-  invoiceIds: (string | null)[],
-  byIdentity: number[],
+  planning: Planning,
 ): Promise<boolean> {
   await exec(client, q.savepoint());
   try {
     await copyIn(
       client,
       q.COPY_RECEIPTS,
-      receiptCopyChunks(cluster, source, chain, invoiceIds, byIdentity, COPY_CHUNK_ROWS),
+      receiptCopyChunks(cluster, source, chain, planning.invoiceIds, COPY_CHUNK_ROWS, planning.through),
     );
   } catch (e) {
     if ((e as { code?: string }).code !== UNIQUE_VIOLATION) throw e;
@@ -230,13 +233,6 @@ async function copyReceipts(
   }
   await exec(client, q.releaseSavepoint());
   return true;
-}
-
-/** Positions of `chain` in identity order (the COPY's row order). */
-function identityOrder(chain: Receipt[]): number[] {
-  const order = new Array<number>(chain.length);
-  for (let i = 0; i < chain.length; i++) order[i] = i;
-  return order.sort((a, b) => compareReceipts(chain[a], chain[b]));
 }
 
 /**

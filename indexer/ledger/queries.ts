@@ -22,9 +22,9 @@ export interface ReceiptColumns {
 /**
  * Insert a batch of receipts; rows whose identity exists already are skipped, and the answer lists only the rows
  * this statement inserted (RETURNING), which are the only ones the ledger may credit: each as its 1-based position
- * in the arrays and its new id (joined back on the server, so no signature travels back). Rows go in sorted by
- * identity (bytewise: COLLATE "C"), so two overlapping batches wait on each other's unique-index entries in the
- * same order instead of deadlocking.
+ * in the arrays and its new id (joined back on the server, so no signature travels back). Rows go in in chain order
+ * (slot, no slot last, then identity bytewise), the order the ledger's COPY sends them in, so two overlapping
+ * batches wait on each other's unique-index entries in the same order instead of deadlocking.
  */
 export function insertReceipts(cluster: string, firstSource: string, c: ReceiptColumns): Query {
   return {
@@ -39,7 +39,7 @@ export function insertReceipts(cluster: string, firstSource: string, c: ReceiptC
              SELECT $1, u.signature, u.ix_index, u.inner_index, u.slot, u.block_time, u.program, u.kind, u.mint,
                     u.source, u.destination, u.destination_owner, u.amount, u.invoice_id, $2::receipt_source
                FROM u
-              ORDER BY u.signature COLLATE "C", u.ix_index, u.inner_index
+              ORDER BY u.slot NULLS LAST, u.signature COLLATE "C", u.ix_index, u.inner_index
              ON CONFLICT ON CONSTRAINT receipts_identity DO NOTHING
              RETURNING id, signature, ix_index, inner_index)
            SELECT u.ord::int AS ord, ins.id FROM ins JOIN u USING (signature, ix_index, inner_index)`,

@@ -91,6 +91,23 @@ export function matchReceipt(
 
 /** A batch of receipts, in the given order, against a set of invoices; later receipts see earlier credits. */
 export function matchBatch(receipts: readonly MatchReceipt[], invoices: readonly InvoiceState[]): BatchOutcome {
+  const matcher = createMatcher(invoices);
+  const outcomes = receipts.map((r) => matcher.match(r));
+  return { outcomes, invoices: matcher.changed() };
+}
+
+/**
+ * `matchBatch` one receipt at a time, for a caller that acts on each outcome before the next receipt is matched
+ * (the ledger writes a COPY chunk while the next one is matched). The receipts must come in chain order, as to
+ * `matchBatch`: each one sees the credits of those before it.
+ */
+export interface Matcher {
+  match(r: MatchReceipt): ReceiptOutcome;
+  /** Invoices whose state changed so far, in their new state (in the order they were given). */
+  changed(): InvoiceState[];
+}
+
+export function createMatcher(invoices: readonly InvoiceState[]): Matcher {
   const state = new Map(invoices.map((inv) => [inv.id, inv]));
   // Index by address and reference so each receipt looks at its few candidates, not at every invoice.
   const byKey = new Map<string, string[]>();
@@ -104,9 +121,8 @@ export function matchBatch(receipts: readonly MatchReceipt[], invoices: readonly
     index(inv.depositAddress, inv.id);
     if (inv.referenceKey !== inv.depositAddress) index(inv.referenceKey, inv.id);
   }
-  const outcomes: ReceiptOutcome[] = [];
   const NONE: InvoiceState[] = [];
-  for (const r of receipts) {
+  function match(r: MatchReceipt): ReceiptOutcome {
     // The candidates in the order first seen (destination, owner, references, account keys), each once. Most
     // receipts have none or one: no set or key list is built for them.
     let candidates: InvoiceState[] = NONE;
@@ -126,10 +142,10 @@ export function matchBatch(receipts: readonly MatchReceipt[], invoices: readonly
     for (const k of r.accountKeys ?? []) add(k);
     const { outcome, next } = matchReceipt(r, candidates);
     if (next) state.set(next.id, next);
-    outcomes.push(outcome);
+    return outcome;
   }
-  const changed = invoices.map((inv) => state.get(inv.id)!).filter((inv, i) => inv !== invoices[i]);
-  return { outcomes, invoices: changed };
+  const changed = () => invoices.map((inv) => state.get(inv.id)!).filter((inv, i) => inv !== invoices[i]);
+  return { match, changed };
 }
 
 function exc(kind: ExceptionKind, amount: bigint, invoiceId: string | null, detail: string) {

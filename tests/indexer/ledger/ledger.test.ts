@@ -529,6 +529,29 @@ describe('indexer/ledger', () => {
     expect(counts).to.deep.equal([{ delivered: batch.length, inserted: batch.length, duplicates: 0 }]);
   });
 
+  it('inserts in chain order (slot, then identity) by COPY and by INSERT alike: one lock order for both paths', async () => {
+    const sent = recordStatements(t);
+    for (const [tag, n] of [
+      ['order-copy', 40],
+      ['order-insert', 5],
+    ] as const) {
+      const rs = Array.from({ length: n }, (_, i) =>
+        receipt({ signature: sig(`${tag}-${i}`), destination: addr(`o-${i}`), amount: 1n, slot: BigInt((i * 7) % 5) }),
+      );
+      await ledger.applyBatch({ cluster: CLUSTER, source: 'scanner', receipts: [...rs].reverse() });
+      const got = await t.pool.query(`SELECT signature FROM receipts WHERE signature = ANY($1) ORDER BY id`, [
+        rs.map((r) => r.signature),
+      ]);
+      const chain = [...rs].sort(
+        (a, b) => Number(a.slot! - b.slot!) || (a.signature < b.signature ? -1 : a.signature > b.signature ? 1 : 0),
+      );
+      expect(got.rows.map((r) => r.signature)).to.deep.equal(chain.map((r) => r.signature));
+    }
+    // The first batch went in by COPY, the second (under COPY_MIN receipts) by INSERT … ON CONFLICT.
+    expect(sent.filter((x) => x.startsWith('COPY receipts'))).to.have.length(1);
+    expect(sent.filter((x) => x.includes('ON CONFLICT ON CONSTRAINT receipts_identity'))).to.have.length(1);
+  });
+
   it('falls back from COPY to INSERT … ON CONFLICT when another transaction inserted one of the batch meanwhile', async () => {
     const sent = recordStatements(t);
     await ledger.createInvoice({ id: 'X', mint: USDC, expectedAmount: 100n, depositAddress: addr('x') });
@@ -560,10 +583,11 @@ describe('indexer/ledger', () => {
     const sent = recordStatements(t);
     await ledger.createInvoice({ id: 'X', mint: USDC, expectedAmount: 100n, depositAddress: addr('x') });
     const filler = fillerOf('copy-late', 1_200);
-    // k sorts after every other receipt (identity order is the COPY's row order): it is in the last of 3 chunks.
-    const k = receipt({ signature: `zzzz${sig('copy-late-k')}`, destination: addr('x'), amount: 60n, slot: 1n });
+    // k comes after every other receipt in chain order (slot, then identity: the COPY's row order), so it is in the
+    // last of 3 chunks, after the first two were inserted.
+    const k = receipt({ signature: sig('copy-late-k'), destination: addr('x'), amount: 60n, slot: 10n });
     const j = receipt({ signature: sig('copy-late-j'), destination: addr('x'), amount: 60n, slot: 2n });
-    expect(filler.every((f) => f.signature < k.signature) && j.signature < k.signature).to.equal(true);
+    expect(filler.every((f) => f.slot! < k.slot!) && j.slot! < k.slot!).to.equal(true);
     const res = await raceOnX(t, k, () =>
       ledger.applyBatch({ cluster: CLUSTER, source: 'scanner', receipts: [k, j, ...filler] }),
     );
