@@ -51,10 +51,10 @@ export function receiptCopyText(
 }
 
 /**
- * `receiptCopyText` in chunks of `rows` lines, each made only when asked for: copyIn writes one to the server while
- * the next is being made, so PostgreSQL parses and inserts rows while node writes the following ones. `prepare(end)`
- * runs before the chunk that ends at `end` is made (the ledger matches those receipts then, so their invoice ids are
- * in `invoiceIds`).
+ * `receiptCopyText` in chunks of `rows` lines (the first of `first`: PostgreSQL waits for it, so it is kept short),
+ * each made only when asked for: copyIn writes one to the server while the next is being made, so PostgreSQL parses
+ * and inserts rows while node writes the following ones. `prepare(end)` runs before the chunk that ends at `end` is
+ * made (the ledger matches those receipts then, so their invoice ids are in `invoiceIds`).
  */
 export function* receiptCopyChunks(
   cluster: string,
@@ -63,9 +63,10 @@ export function* receiptCopyChunks(
   invoiceIds: readonly (string | null)[],
   rows: number,
   prepare: (end: number) => void = () => undefined,
+  first = rows,
 ): Generator<string> {
-  for (let from = 0; from < receipts.length; from += rows) {
-    const to = Math.min(from + rows, receipts.length);
+  for (let from = 0, n = first; from < receipts.length; from += n, n = rows) {
+    const to = Math.min(from + n, receipts.length);
     prepare(to);
     yield receiptCopyText(cluster, firstSource, receipts, invoiceIds, from, to);
   }

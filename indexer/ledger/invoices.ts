@@ -86,16 +86,21 @@ export function createInvoices(db: Pool): Invoices {
   return { createInvoice, getInvoice };
 }
 
-/** Lock (FOR UPDATE, by id) the invoices the receipts could pay: by deposit address or owner, or by reference. */
-export async function lockCandidates(client: PoolClient, receipts: Receipt[]): Promise<InvoiceState[]> {
+/**
+ * Lock (FOR UPDATE, by id) the invoices the receipts could pay: by deposit address or owner, or by reference. The
+ * receipts may be a batch as delivered, not validated yet: a key is taken only where it is a string, so a malformed
+ * receipt can at most add a key (an invoice locked for nothing until the batch ends), never break the lock.
+ */
+export async function lockCandidates(client: PoolClient, receipts: readonly Receipt[]): Promise<InvoiceState[]> {
   const addresses = new Set<string>();
   const refs = new Set<string>();
   for (const r of receipts) {
-    addresses.add(r.destination);
-    if (r.destinationOwner) addresses.add(r.destinationOwner);
+    if (typeof r !== 'object' || r === null) continue;
+    if (typeof r.destination === 'string') addresses.add(r.destination);
+    if (typeof r.destinationOwner === 'string' && r.destinationOwner !== '') addresses.add(r.destinationOwner);
     // Account keys need not be looked up: a reference found only among them counts when the money went to
     // the invoice's deposit address, and that address is already in `addresses`.
-    if (r.references !== undefined && r.references !== null) for (const k of r.references) refs.add(k);
+    if (Array.isArray(r.references)) for (const k of r.references) if (typeof k === 'string') refs.add(k);
   }
   const locked = await rows(client, q.lockCandidateInvoices([...addresses], [...refs]));
   return locked.map((x) => ({ ...invoiceFields(x), createdSeq: Number(x.created_epoch) }));

@@ -24,7 +24,7 @@ import {
 import type { BatchOutcome } from '../match/types';
 import { copyIn, receiptCopyChunks } from './copy';
 import * as q from './queries';
-import type { ApplyBatchInput, ApplyBatchResult, LedgerReport, ReceiptSource } from './types';
+import type { ApplyBatchInput, ApplyBatchResult, LedgerReport, ReceiptSource, RejectedReceipt } from './types';
 import { assertCluster, assertSource, compareReceipts, partitionReceipts, uniqueReceipts } from './validate';
 
 export interface LedgerDeps {
@@ -50,8 +50,17 @@ const PREDICT_MIN = 64;
 // Fewer candidates than this go in by INSERT … ON CONFLICT: COPY's savepoint and extra round trips cost more than
 // it saves on a handful of rows.
 const COPY_MIN = 32;
-// Rows per chunk of a COPY: PostgreSQL inserts one while node writes the next (copy.ts copyIn).
+// Rows per chunk of a COPY: PostgreSQL inserts one while node matches and writes the next (copy.ts copyIn). The
+// first is shorter: PostgreSQL has nothing to do until it arrives.
 const COPY_CHUNK_ROWS = 500;
+const COPY_FIRST_CHUNK_ROWS = 100;
+
+/** A batch validated (`rejected` set aside, logged) and without repeats; `delivered` counts the valid receipts. */
+interface Prepared {
+  batch: Receipt[];
+  delivered: number;
+  rejected: RejectedReceipt[];
+}
 
 /** What the last batch (of PREDICT_MIN receipts or more) of a path was: all new, mostly new, or mostly known. */
 type PathHistory = 'all' | 'most' | 'few';
@@ -69,10 +78,16 @@ export function createLedger(deps: LedgerDeps): Ledger {
     assertCluster(input.cluster);
     assertSource(input.source);
     const checkpoint = input.checkpoint === undefined ? undefined : slotText(input.checkpoint.slot);
-    const { good, rejected } = partitionReceipts(input.receipts, input.cluster);
-    for (const r of rejected)
-      log.error({ code: r.code, index: r.index, cluster: input.cluster, source: input.source }, r.message);
-    const batch = uniqueReceipts(good);
+    // Validation and in-batch dedup, made once (a retried transaction reuses them), inside the first transaction:
+    // there they run while PostgreSQL takes the invoice locks when the probe is skipped (applyInTransaction).
+    let prepared: Prepared | undefined;
+    const prepare = (): Prepared => {
+      if (prepared) return prepared;
+      const { good, rejected } = partitionReceipts(input.receipts, input.cluster);
+      for (const r of rejected)
+        log.error({ code: r.code, index: r.index, cluster: input.cluster, source: input.source }, r.message);
+      return (prepared = { batch: uniqueReceipts(good), delivered: good.length, rejected });
+    };
     const path = `${input.cluster}\u0000${input.source}`;
     const last = history.get(path);
     const probe = last !== 'all' && last !== 'most';
@@ -80,8 +95,9 @@ export function createLedger(deps: LedgerDeps): Ledger {
     for (let tries = 1; ; tries++) {
       try {
         const result = await withTransaction(db, (c) =>
-          applyInTransaction(c, input.cluster, input.source, batch, good.length, checkpoint, probe, copy),
+          applyInTransaction(c, input.cluster, input.source, input.receipts, prepare, checkpoint, probe, copy),
         );
+        const { batch, rejected } = prepare();
         if (batch.length >= PREDICT_MIN)
           history.set(
             path,
@@ -111,8 +127,8 @@ export function createLedger(deps: LedgerDeps): Ledger {
     client: PoolClient,
     cluster: string,
     source: ReceiptSource,
-    batch: Receipt[],
-    delivered: number,
+    receipts: readonly Receipt[],
+    prepare: () => Prepared,
     checkpoint: string | undefined,
     probe: boolean,
     copy: boolean,
@@ -128,14 +144,21 @@ export function createLedger(deps: LedgerDeps): Ledger {
     // 1. Which receipts may be new. The probe (identity only) makes a mostly-duplicate batch cheap; when this
     //    path's last batch was mostly new it is skipped: every receipt is a candidate, and the insert below decides,
     //    as it does anyway.
+    //    Without the probe every receipt is a candidate, so the invoice lock (step 2) goes out first, for the keys
+    //    of the batch as delivered (lockCandidates takes only well-formed keys; a rejected or repeated receipt can
+    //    only add one), and node validates and dedups the batch while PostgreSQL takes the locks.
+    const early = probe ? undefined : lockCandidates(client, receipts);
+    early?.catch(() => undefined); // awaited below
+    const { batch, delivered } = prepare();
     const candidates = batch.length === 0 ? [] : probe ? await unknownReceipts(client, cluster, batch) : batch;
     let inserted: Receipt[] = [];
-    if (candidates.length > 0) {
+    if (candidates.length === 0) await early;
+    else {
       // 2. Lock the invoices they could pay and plan the credits, so each row goes in with its invoice id.
       //    Lock order for every batch: invoices (by id) → receipts (in chain order: slot, then identity, as the
       //    COPY sends them and the INSERT sorts them) → counters → checkpoint.
       //    The lock goes out first: node puts the receipts in chain order while PostgreSQL takes the locks.
-      const locking = lockCandidates(client, candidates);
+      const locking = early ?? lockCandidates(client, candidates);
       locking.catch(() => undefined); // awaited just below
       const chain = chainOrder(candidates);
       const invoices = await locking;
@@ -219,14 +242,26 @@ async function copyReceipts(
   chain: Receipt[],
   planning: Planning,
 ): Promise<boolean> {
-  await exec(client, q.savepoint());
+  // The COPY follows the SAVEPOINT without waiting for its answer (pg sends them in order on the connection).
+  const saved = exec(client, q.savepoint());
+  saved.catch(() => undefined); // awaited below
   try {
     await copyIn(
       client,
       q.COPY_RECEIPTS,
-      receiptCopyChunks(cluster, source, chain, planning.invoiceIds, COPY_CHUNK_ROWS, planning.through),
+      receiptCopyChunks(
+        cluster,
+        source,
+        chain,
+        planning.invoiceIds,
+        COPY_CHUNK_ROWS,
+        planning.through,
+        COPY_FIRST_CHUNK_ROWS,
+      ),
     );
+    await saved;
   } catch (e) {
+    await saved; // a failed SAVEPOINT is the error to report, not the COPY refused after it
     if ((e as { code?: string }).code !== UNIQUE_VIOLATION) throw e;
     await exec(client, q.rollbackToSavepoint());
     return false;

@@ -371,6 +371,30 @@ describe('indexer/ledger', () => {
     expect((await t.pool.query(`SELECT count(*)::int AS n FROM receipts`)).rows[0].n).to.equal(1);
   });
 
+  it('on a path whose batches are new (no probe: the invoice lock goes out before validation) malformed receipts are still set aside', async () => {
+    await ledger.createInvoice({ id: 'Q', mint: USDC, expectedAmount: 100n, depositAddress: addr('q') });
+    // 64 new receipts: the path's next batch skips the probe and sends its lock for the batch as delivered.
+    await ledger.applyBatch({ cluster: CLUSTER, source: 'file', receipts: fillerOf('early-lock', 64) });
+    const sent = recordStatements(t);
+    const malformed = [
+      null,
+      {},
+      { ...receipt({ signature: sig('dest-num'), destination: addr('q'), amount: 1n }), destination: 42 },
+      { ...receipt({ signature: sig('refs-text'), destination: addr('q'), amount: 1n }), references: 'x', amount: 1 },
+    ] as unknown as Receipt[];
+    const good = receipt({ signature: sig('early-lock-ok'), destination: addr('q'), amount: 100n });
+    const res = await ledger.applyBatch({ cluster: CLUSTER, source: 'file', receipts: [...malformed, good, good] });
+    // No probe; the invoice lock is the transaction's first statement.
+    expect(sent.some((x) => x.includes('WHERE x.id IS NULL'))).to.equal(false);
+    expect(sent[sent.indexOf('BEGIN') + 1]).to.match(/^SELECT id, merchant, mint/);
+    expect(res.rejected.map((r) => [r.index, r.code])).to.deep.equal(
+      [0, 1, 2, 3].map((i) => [i, LEDGER_CODES.INVALID_RECEIPT]),
+    );
+    expect([res.inserted, res.duplicates]).to.deep.equal([1, 1]);
+    expect(res.fulfilled).to.deep.equal(['Q']);
+    expect((await ledger.getInvoice('Q'))!.creditedAmount).to.equal(100n);
+  });
+
   it('reports exceptions for the wrong mint and an unknown mint without crediting', async () => {
     await ledger.createInvoice({ id: 'M', mint: USDC, expectedAmount: 10n, depositAddress: addr('m') });
     const res = await ledger.applyBatch({
@@ -584,7 +608,7 @@ describe('indexer/ledger', () => {
     await ledger.createInvoice({ id: 'X', mint: USDC, expectedAmount: 100n, depositAddress: addr('x') });
     const filler = fillerOf('copy-late', 1_200);
     // k comes after every other receipt in chain order (slot, then identity: the COPY's row order), so it is in the
-    // last of 3 chunks, after the first two were inserted.
+    // last chunk, after the ones before it were inserted.
     const k = receipt({ signature: sig('copy-late-k'), destination: addr('x'), amount: 60n, slot: 10n });
     const j = receipt({ signature: sig('copy-late-j'), destination: addr('x'), amount: 60n, slot: 2n });
     expect(filler.every((f) => f.slot! < k.slot!) && j.slot! < k.slot!).to.equal(true);
