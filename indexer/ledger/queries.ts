@@ -116,7 +116,7 @@ export function selectUnknownReceipts(cluster: string, ids: Identities): Query {
 /**
  * The invoices a set of new receipts could pay, locked before the receipts go in. ORDER BY id makes every batch
  * take these row locks in the same order (the sort runs below the lock step), so concurrent batches queue
- * instead of deadlocking.
+ * instead of deadlocking; bytewise (COLLATE "C"), which sorts without calling the database's collation.
  */
 export function lockCandidateInvoices(addresses: string[], referenceKeys: string[]): Query {
   return {
@@ -124,7 +124,7 @@ export function lockCandidateInvoices(addresses: string[], referenceKeys: string
                   extract(epoch FROM created_at) AS created_epoch
              FROM invoices
             WHERE deposit_address = ANY($1::text[]) OR reference_key = ANY($2::text[])
-            ORDER BY id
+            ORDER BY id COLLATE "C"
               FOR UPDATE`,
     values: [arrayLiteral(addresses), arrayLiteral(referenceKeys)],
   };

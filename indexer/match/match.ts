@@ -108,7 +108,8 @@ export interface Matcher {
 }
 
 export function createMatcher(invoices: readonly InvoiceState[]): Matcher {
-  const state = new Map(invoices.map((inv) => [inv.id, inv]));
+  const state = new Map<string, InvoiceState>();
+  for (const inv of invoices) state.set(inv.id, inv);
   // Index by address and reference so each receipt looks at its few candidates, not at every invoice.
   const byKey = new Map<string, string[]>();
   const index = (k: string | null, id: string) => {
