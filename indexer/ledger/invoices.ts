@@ -165,11 +165,15 @@ export async function rematchInserted(
   return plan;
 }
 
-/** What a match writes, as statement columns and the batch's result (pure). */
+/**
+ * What a match writes, as statement columns and the batch's result (pure). An exception's receipt is kept as the
+ * receipt: its row id is asked for only when the rows are written (writeCredits), so these can be made while the
+ * receipts are still going in.
+ */
 export interface CreditRows {
   exceptions: {
     kinds: string[];
-    receiptIds: string[];
+    receipts: Receipt[];
     invoiceIds: (string | null)[];
     amounts: string[];
     details: string[];
@@ -182,8 +186,8 @@ export interface CreditRows {
   invoices: InvoiceState[];
 }
 
-export function creditRows(inserted: Receipt[], idOf: (r: Receipt) => string, plan: BatchOutcome): CreditRows {
-  const ex: CreditRows['exceptions'] = { kinds: [], receiptIds: [], invoiceIds: [], amounts: [], details: [] };
+export function creditRows(inserted: Receipt[], plan: BatchOutcome): CreditRows {
+  const ex: CreditRows['exceptions'] = { kinds: [], receipts: [], invoiceIds: [], amounts: [], details: [] };
   const raised: RaisedException[] = [];
   const fulfilled: string[] = [];
   const credited = new Map<string, bigint>();
@@ -192,7 +196,7 @@ export function creditRows(inserted: Receipt[], idOf: (r: Receipt) => string, pl
     if (o.invoiceId && o.credit > 0n) credited.set(o.invoiceId, (credited.get(o.invoiceId) ?? 0n) + o.credit);
     for (const e of o.exceptions) {
       ex.kinds.push(e.kind);
-      ex.receiptIds.push(idOf(r));
+      ex.receipts.push(r);
       ex.invoiceIds.push(e.invoiceId);
       ex.amounts.push(e.amount.toString());
       ex.details.push(e.detail);
@@ -216,8 +220,11 @@ export function creditRows(inserted: Receipt[], idOf: (r: Receipt) => string, pl
   };
 }
 
-/** Credits, exceptions, fulfilments + outbox rows of the inserted receipts (in chain order, as planned). */
-export async function writeCredits(client: PoolClient, c: CreditRows): Promise<void> {
+/**
+ * Credits, exceptions, fulfilments + outbox rows of the inserted receipts (in chain order, as planned); `idOf`
+ * answers the row id of each receipt that raised an exception.
+ */
+export async function writeCredits(client: PoolClient, c: CreditRows, idOf: (r: Receipt) => string): Promise<void> {
   const changed = c.invoices;
   if (changed.length > 0) {
     await exec(
@@ -231,7 +238,7 @@ export async function writeCredits(client: PoolClient, c: CreditRows): Promise<v
   }
   const ex = c.exceptions;
   if (ex.kinds.length > 0)
-    await exec(client, q.insertExceptions(ex.kinds, ex.receiptIds, ex.invoiceIds, ex.amounts, ex.details));
+    await exec(client, q.insertExceptions(ex.kinds, ex.receipts.map(idOf), ex.invoiceIds, ex.amounts, ex.details));
   if (c.fulfilled.length > 0) {
     const byId = new Map(changed.map((i) => [i.id, i]));
     const paid = c.fulfilled.map((id) => byId.get(id)!);

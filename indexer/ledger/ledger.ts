@@ -12,6 +12,7 @@ import type { IndexerMetrics } from '../metrics';
 import { readReport } from '../report';
 import { LEDGER_CODES } from '../../common/errors/codes';
 import {
+  type CreditRows,
   Invoices,
   createInvoices,
   creditRows,
@@ -21,7 +22,6 @@ import {
   rematchInserted,
   writeCredits,
 } from './invoices';
-import type { BatchOutcome } from '../match/types';
 import { copyIn, receiptCopyChunks } from './copy';
 import * as q from './queries';
 import type { ApplyBatchInput, ApplyBatchResult, LedgerReport, ReceiptSource, RejectedReceipt } from './types';
@@ -170,13 +170,17 @@ export function createLedger(deps: LedgerDeps): Ledger {
       //    RETURNING lists the rows this transaction inserted (by position): only those may be credited.
       const byCopy = copy && chain.length >= COPY_MIN;
       let idOf: (r: Receipt) => string;
-      let plan: BatchOutcome;
-      if (byCopy && (await copyReceipts(client, cluster, source, chain, planning))) {
+      let credits: CreditRows | undefined;
+      // Made while PostgreSQL inserts the COPY's last chunk (the whole batch is matched by then).
+      const creditCopied = () => {
+        credits = creditRows(chain, planning.plan());
+      };
+      if (byCopy && (await copyReceipts(client, cluster, source, chain, planning, creditCopied))) {
         inserted = chain;
-        plan = planning.plan();
-        idOf = await idsOfExceptions(client, cluster, chain, plan);
+        if (credits === undefined) creditCopied();
+        idOf = await idsOfExceptions(client, cluster, credits!.exceptions.receipts);
       } else {
-        plan = planning.plan();
+        let plan = planning.plan();
         const invoiceIds = planning.invoiceIds;
         const insertedRows = await rows<{ ord: number; id: string }>(
           client,
@@ -193,12 +197,12 @@ export function createLedger(deps: LedgerDeps): Ledger {
           const plannedOf = (r: Receipt) => invoiceIds[at.get(r)!];
           plan = await rematchInserted(client, inserted, invoices, plannedOf, idOf);
         }
+        credits = creditRows(inserted, plan);
       }
-      const credits = creditRows(inserted, idOf, plan);
-      await writeCredits(client, credits);
-      result.exceptions = credits.raised;
-      result.fulfilled = credits.fulfilled;
-      result.credited = credits.credited;
+      await writeCredits(client, credits!, idOf);
+      result.exceptions = credits!.raised;
+      result.fulfilled = credits!.fulfilled;
+      result.credited = credits!.credited;
     }
     result.inserted = inserted.length;
     result.duplicates = delivered - inserted.length;
@@ -232,8 +236,9 @@ async function unknownReceipts(client: PoolClient, cluster: string, batch: Recei
 
 /**
  * COPY the receipts in (chain order, as `chain` holds them: so overlapping batches wait on each other's index
- * entries in one order), each chunk matched just before it is made, inside a savepoint. False, with nothing
- * inserted, when one of them is in the ledger already.
+ * entries in one order), each chunk matched just before it is made, inside a savepoint. `whileLastInserts` runs
+ * once the last chunk is on its way, while PostgreSQL inserts it. False, with nothing inserted, when one of them is
+ * in the ledger already.
  */
 async function copyReceipts(
   client: PoolClient,
@@ -241,6 +246,7 @@ async function copyReceipts(
   source: ReceiptSource,
   chain: Receipt[],
   planning: Planning,
+  whileLastInserts: () => void,
 ): Promise<boolean> {
   // The COPY follows the SAVEPOINT without waiting for its answer (pg sends them in order on the connection).
   const saved = exec(client, q.savepoint());
@@ -249,14 +255,17 @@ async function copyReceipts(
     await copyIn(
       client,
       q.COPY_RECEIPTS,
-      receiptCopyChunks(
-        cluster,
-        source,
-        chain,
-        planning.invoiceIds,
-        COPY_CHUNK_ROWS,
-        planning.through,
-        COPY_FIRST_CHUNK_ROWS,
+      thenRun(
+        receiptCopyChunks(
+          cluster,
+          source,
+          chain,
+          planning.invoiceIds,
+          COPY_CHUNK_ROWS,
+          planning.through,
+          COPY_FIRST_CHUNK_ROWS,
+        ),
+        whileLastInserts,
       ),
     );
     await saved;
@@ -270,6 +279,12 @@ async function copyReceipts(
   return true;
 }
 
+/** `chunks`, then `after()` once the last of them has been taken (copyIn asks for the next while it is sent). */
+function* thenRun(chunks: Iterable<string>, after: () => void): Generator<string> {
+  yield* chunks;
+  after();
+}
+
 /**
  * The ids of the copied receipts that raise an exception (exceptions.receipt_id): COPY answers no ids, and only
  * these rows need theirs. One probe of the identity index each.
@@ -277,14 +292,13 @@ async function copyReceipts(
 async function idsOfExceptions(
   client: PoolClient,
   cluster: string,
-  chain: Receipt[],
-  plan: BatchOutcome,
+  raising: readonly Receipt[],
 ): Promise<(r: Receipt) => string> {
-  const raising = chain.filter((_, i) => plan.outcomes[i].exceptions.length > 0);
   const ids = new Map<Receipt, string>();
-  if (raising.length > 0) {
-    const found = await rows<{ ord: number; id: string }>(client, q.selectReceiptIds(cluster, identities(raising)));
-    for (const row of found) ids.set(raising[row.ord - 1], row.id);
+  const distinct = [...new Set(raising)];
+  if (distinct.length > 0) {
+    const found = await rows<{ ord: number; id: string }>(client, q.selectReceiptIds(cluster, identities(distinct)));
+    for (const row of found) ids.set(distinct[row.ord - 1], row.id);
   }
   return (r: Receipt): string => ids.get(r)!;
 }

@@ -17,13 +17,14 @@ describe('indexer/ledger credits (pure)', () => {
     const plan = planning.plan();
     expect(planning.invoiceIds).to.deep.equal(['A', 'A', 'A', null]);
     const ids: Record<string, string> = { s1: '11', s2: '12', s3: '13', s4: '14' };
-    const c = creditRows(chain, (r) => ids[r.signature], plan);
+    const c = creditRows(chain, plan);
     // 60 + 40 completes A (100): the second receipt's excess 20 is an overpayment; the third is the wrong mint.
     expect(c.credited).to.deep.equal([{ invoiceId: 'A', amount: 100n }]);
     expect(c.fulfilled).to.deep.equal(['A']);
     // A payment to an address no invoice knows (s4) is not the ledger's business: no row.
     expect(c.exceptions.kinds).to.deep.equal(['overpayment', 'mint_mismatch']);
-    expect(c.exceptions.receiptIds).to.deep.equal(['12', '13']);
+    // The receipts that raised them (their row ids are asked for when the rows are written).
+    expect(c.exceptions.receipts.map((r) => ids[r.signature])).to.deep.equal(['12', '13']);
     expect(c.exceptions.invoiceIds).to.deep.equal(['A', 'A']);
     expect(c.exceptions.amounts).to.deep.equal(['20', '60']);
     expect(c.raised.map((e) => [e.kind, e.signature, e.amount])).to.deep.equal([
@@ -58,7 +59,7 @@ describe('indexer/ledger credits (pure)', () => {
 
   it('writes nothing for a batch that matches nothing', () => {
     const chain = [receipt('s1', { destination: 'NOBODY', mint: null })];
-    const c = creditRows(chain, () => '1', planReceipts(chain, []).plan());
+    const c = creditRows(chain, planReceipts(chain, []).plan());
     expect(c.credited).to.deep.equal([]);
     expect(c.fulfilled).to.deep.equal([]);
     expect(c.invoices).to.deep.equal([]);
