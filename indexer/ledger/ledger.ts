@@ -25,7 +25,14 @@ import {
 import { copyIn, receiptCopyChunks } from './copy';
 import * as q from './queries';
 import type { ApplyBatchInput, ApplyBatchResult, LedgerReport, ReceiptSource, RejectedReceipt } from './types';
-import { assertCluster, assertSource, compareReceipts, partitionReceipts, uniqueReceipts } from './validate';
+import {
+  assertCluster,
+  assertSource,
+  compareReceipts,
+  dropRepeats,
+  partitionReceipts,
+  uniqueReceipts,
+} from './validate';
 
 export interface LedgerDeps {
   db: Pool;
@@ -55,10 +62,9 @@ const COPY_MIN = 32;
 const COPY_CHUNK_ROWS = 500;
 const COPY_FIRST_CHUNK_ROWS = 100;
 
-/** A batch validated (`rejected` set aside, logged) and without repeats; `delivered` counts the valid receipts. */
+/** A batch validated: the `good` receipts, the `rejected` ones set aside (and logged). */
 interface Prepared {
-  batch: Receipt[];
-  delivered: number;
+  good: Receipt[];
   rejected: RejectedReceipt[];
 }
 
@@ -78,15 +84,15 @@ export function createLedger(deps: LedgerDeps): Ledger {
     assertCluster(input.cluster);
     assertSource(input.source);
     const checkpoint = input.checkpoint === undefined ? undefined : slotText(input.checkpoint.slot);
-    // Validation and in-batch dedup, made once (a retried transaction reuses them), inside the first transaction:
-    // there they run while PostgreSQL takes the invoice locks when the probe is skipped (applyInTransaction).
+    // Validation, made once (a retried transaction reuses it), inside the first transaction: there it runs while
+    // PostgreSQL takes the invoice locks when the probe is skipped (applyInTransaction).
     let prepared: Prepared | undefined;
     const prepare = (): Prepared => {
       if (prepared) return prepared;
       const { good, rejected } = partitionReceipts(input.receipts, input.cluster);
       for (const r of rejected)
         log.error({ code: r.code, index: r.index, cluster: input.cluster, source: input.source }, r.message);
-      return (prepared = { batch: uniqueReceipts(good), delivered: good.length, rejected });
+      return (prepared = { good, rejected });
     };
     const path = `${input.cluster}\u0000${input.source}`;
     const last = history.get(path);
@@ -94,17 +100,13 @@ export function createLedger(deps: LedgerDeps): Ledger {
     const copy = probe || last === 'all';
     for (let tries = 1; ; tries++) {
       try {
-        const result = await withTransaction(db, (c) =>
+        const { result, distinct } = await withTransaction(db, (c) =>
           applyInTransaction(c, input.cluster, input.source, input.receipts, prepare, checkpoint, probe, copy),
         );
-        const { batch, rejected } = prepare();
-        if (batch.length >= PREDICT_MIN)
-          history.set(
-            path,
-            result.inserted === batch.length ? 'all' : result.inserted * 2 > batch.length ? 'most' : 'few',
-          );
+        if (distinct >= PREDICT_MIN)
+          history.set(path, result.inserted === distinct ? 'all' : result.inserted * 2 > distinct ? 'most' : 'few');
         failpoint('ledger.after_commit');
-        result.rejected = rejected;
+        result.rejected = prepare().rejected;
         if (metrics) {
           metrics.receiptsTotal.inc({ cluster: input.cluster, source: input.source }, result.inserted);
           metrics.duplicatesTotal.inc({ cluster: input.cluster, source: input.source }, result.duplicates);
@@ -132,7 +134,7 @@ export function createLedger(deps: LedgerDeps): Ledger {
     checkpoint: string | undefined,
     probe: boolean,
     copy: boolean,
-  ): Promise<ApplyBatchResult> {
+  ): Promise<{ result: ApplyBatchResult; distinct: number }> {
     const result: ApplyBatchResult = {
       inserted: 0,
       duplicates: 0,
@@ -141,27 +143,39 @@ export function createLedger(deps: LedgerDeps): Ledger {
       fulfilled: [],
       rejected: [],
     };
-    // 1. Which receipts may be new. The probe (identity only) makes a mostly-duplicate batch cheap; when this
-    //    path's last batch was mostly new it is skipped: every receipt is a candidate, and the insert below decides,
-    //    as it does anyway.
-    //    Without the probe every receipt is a candidate, so the invoice lock (step 2) goes out first, for the keys
-    //    of the batch as delivered (lockCandidates takes only well-formed keys; a rejected or repeated receipt can
-    //    only add one), and node validates and dedups the batch while PostgreSQL takes the locks.
-    const early = probe ? undefined : lockCandidates(client, receipts);
-    early?.catch(() => undefined); // awaited below
-    const { batch, delivered } = prepare();
-    const candidates = batch.length === 0 ? [] : probe ? await unknownReceipts(client, cluster, batch) : batch;
+    // 1. Which receipts may be new, without repeats, in chain order. The probe (identity only) makes a
+    //    mostly-duplicate batch cheap; when this path's last batch was mostly new it is skipped: every receipt is a
+    //    candidate, and the insert below decides, as it does anyway.
+    //    Without the probe the invoice lock (step 2) goes out first, for the keys of the batch as delivered
+    //    (lockCandidates takes only well-formed keys; a rejected or repeated receipt can only add one), and node
+    //    validates, sorts and drops repeats while PostgreSQL takes the locks.
+    let locking = probe ? undefined : lockCandidates(client, receipts);
+    locking?.catch(() => undefined); // awaited below
+    const { good } = prepare();
+    const delivered = good.length;
+    let chain: Receipt[];
+    let distinct: number;
+    if (probe) {
+      const batch = uniqueReceipts(good);
+      distinct = batch.length;
+      const candidates = batch.length === 0 ? [] : await unknownReceipts(client, cluster, batch);
+      // 2. Lock the invoices they could pay (sent before node sorts them), and plan the credits, so each row goes
+      //    in with its invoice id.
+      if (candidates.length > 0) {
+        locking = lockCandidates(client, candidates);
+        locking.catch(() => undefined); // awaited below
+      }
+      chain = chainOrder(candidates);
+    } else {
+      chain = dropRepeats(chainOrder(good));
+      distinct = chain.length;
+    }
+    // Lock order for every batch: invoices (by id) → receipts (in chain order: slot, then identity, as the COPY
+    // sends them and the INSERT sorts them) → counters → checkpoint.
     let inserted: Receipt[] = [];
-    if (candidates.length === 0) await early;
+    if (chain.length === 0) await locking;
     else {
-      // 2. Lock the invoices they could pay and plan the credits, so each row goes in with its invoice id.
-      //    Lock order for every batch: invoices (by id) → receipts (in chain order: slot, then identity, as the
-      //    COPY sends them and the INSERT sorts them) → counters → checkpoint.
-      //    The lock goes out first: node puts the receipts in chain order while PostgreSQL takes the locks.
-      const locking = early ?? lockCandidates(client, candidates);
-      locking.catch(() => undefined); // awaited just below
-      const chain = chainOrder(candidates);
-      const invoices = await locking;
+      const invoices = await locking!;
       // The match runs in chain order, as far as each COPY chunk needs it (the rest, if the COPY fails, at plan()).
       const planning = planReceipts(chain, invoices);
       // 3. Insert. By COPY when the candidates are expected to be new: it either inserts every one of them (the
@@ -209,7 +223,7 @@ export function createLedger(deps: LedgerDeps): Ledger {
     if (delivered > 0) await exec(client, q.bumpDeliveryCounts(cluster, source, delivered, inserted.length));
     if (checkpoint !== undefined) await exec(client, q.advanceCheckpoint(cluster, source, checkpoint));
     failpoint('ledger.after_insert_before_commit');
-    return result;
+    return { result, distinct };
   }
 
   async function getCheckpoint(cluster: string, source: ReceiptSource): Promise<bigint | null> {

@@ -86,3 +86,27 @@ export function uniqueReceipts(receipts: readonly Receipt[]): Receipt[] {
   }
   return out;
 }
+
+/**
+ * Repeats of an identity dropped from receipts in chain order, where they are neighbours: the chain sort is stable
+ * and orders by slot, then identity, so each delivery of one receipt (one transaction, one slot) follows the first
+ * one delivered, which is kept. Cheaper than uniqueReceipts (no map of signatures) for a batch about to be sorted
+ * anyway. Two deliveries of one identity with different slots (a malformed source) are not neighbours and both
+ * stay: the unique constraint keeps the first that goes in, as for any receipt inserted twice.
+ */
+export function dropRepeats(chain: readonly Receipt[]): Receipt[] {
+  const out: Receipt[] = [];
+  let last: Receipt | undefined;
+  for (const r of chain) {
+    if (
+      last !== undefined &&
+      r.signature === last.signature &&
+      r.ixIndex === last.ixIndex &&
+      r.innerIndex === last.innerIndex
+    )
+      continue;
+    out.push(r);
+    last = r;
+  }
+  return out;
+}

@@ -383,16 +383,27 @@ describe('indexer/ledger', () => {
       { ...receipt({ signature: sig('refs-text'), destination: addr('q'), amount: 1n }), references: 'x', amount: 1 },
     ] as unknown as Receipt[];
     const good = receipt({ signature: sig('early-lock-ok'), destination: addr('q'), amount: 100n });
-    const res = await ledger.applyBatch({ cluster: CLUSTER, source: 'file', receipts: [...malformed, good, good] });
+    // The same receipt again, and once more with another slot (a source that got it wrong): one row, one credit.
+    const again = { ...good };
+    const otherSlot = { ...good, slot: good.slot! + 1n };
+    const res = await ledger.applyBatch({
+      cluster: CLUSTER,
+      source: 'file',
+      receipts: [...malformed, otherSlot, good, again],
+    });
     // No probe; the invoice lock is the transaction's first statement.
     expect(sent.some((x) => x.includes('WHERE x.id IS NULL'))).to.equal(false);
     expect(sent[sent.indexOf('BEGIN') + 1]).to.match(/^SELECT id, merchant, mint/);
     expect(res.rejected.map((r) => [r.index, r.code])).to.deep.equal(
       [0, 1, 2, 3].map((i) => [i, LEDGER_CODES.INVALID_RECEIPT]),
     );
-    expect([res.inserted, res.duplicates]).to.deep.equal([1, 1]);
+    expect([res.inserted, res.duplicates]).to.deep.equal([1, 2]);
     expect(res.fulfilled).to.deep.equal(['Q']);
+    expect(res.exceptions).to.deep.equal([]);
     expect((await ledger.getInvoice('Q'))!.creditedAmount).to.equal(100n);
+    const rows = await t.pool.query(`SELECT slot::text FROM receipts WHERE signature = $1`, [good.signature]);
+    // The lower slot comes first in chain order and goes in; the other is the duplicate.
+    expect(rows.rows).to.deep.equal([{ slot: good.slot!.toString() }]);
   });
 
   it('reports exceptions for the wrong mint and an unknown mint without crediting', async () => {

@@ -1,6 +1,6 @@
 // The ledger's pure checks on a batch (indexer/ledger/validate.ts), without a database.
 import { expect } from 'chai';
-import { uniqueReceipts } from '../../../indexer/ledger/validate';
+import { compareReceipts, dropRepeats, uniqueReceipts } from '../../../indexer/ledger/validate';
 import { receipt } from './fixtures';
 
 describe('indexer/ledger validate (pure)', () => {
@@ -19,5 +19,27 @@ describe('indexer/ledger validate (pure)', () => {
     ];
     expect(uniqueReceipts(batch).map((x) => x.amount)).to.deep.equal([1n, 2n, 3n, 4n, 8n]);
     expect(uniqueReceipts([])).to.deep.equal([]);
+  });
+
+  it('dropRepeats keeps the first delivery of each identity once a batch is in chain order (a stable sort)', () => {
+    const r = (signature: string, ixIndex: number, innerIndex: number, amount: bigint, slot = 10n) =>
+      receipt({ signature, ixIndex, innerIndex, destination: 'D', amount, slot });
+    const delivered = [
+      r('s2', 0, -1, 1n),
+      r('s1', 1, -1, 2n),
+      r('s1', 0, -1, 3n),
+      r('s2', 0, -1, 4n), // repeat of (s2, 0, -1)
+      r('s1', 1, -1, 5n), // repeat of (s1, 1, -1)
+      r('s1', 1, -1, 6n), // and again
+      r('s1', 1, 0, 7n),
+      r('s3', 0, -1, 8n, 9n),
+    ];
+    // The ledger's chain order: slot, then identity; Array.prototype.sort is stable.
+    const chain = [...delivered].sort((a, b) => Number(a.slot! - b.slot!) || compareReceipts(a, b));
+    expect(dropRepeats(chain).map((x) => x.amount)).to.deep.equal([8n, 3n, 2n, 7n, 1n]);
+    // The same set as uniqueReceipts keeps, each first delivery.
+    const amounts = (xs: { amount: bigint }[]) => xs.map((x) => String(x.amount)).sort();
+    expect(amounts(dropRepeats(chain))).to.deep.equal(amounts(uniqueReceipts(delivered)));
+    expect(dropRepeats([])).to.deep.equal([]);
   });
 });
