@@ -107,6 +107,14 @@ export interface Matcher {
   changed(): InvoiceState[];
 }
 
+/** The outcome of a receipt no invoice could claim (matchReceipt's answer without candidates), shared: read only. */
+const UNWATCHED: ReceiptOutcome = Object.freeze({
+  invoiceId: null,
+  credit: 0n,
+  exceptions: Object.freeze([]) as unknown as ReceiptOutcome['exceptions'],
+  paidNow: false,
+});
+
 export function createMatcher(invoices: readonly InvoiceState[]): Matcher {
   const state = new Map<string, InvoiceState>();
   for (const inv of invoices) state.set(inv.id, inv);
@@ -141,6 +149,8 @@ export function createMatcher(invoices: readonly InvoiceState[]): Matcher {
     add(r.destinationOwner);
     for (const k of r.references ?? []) add(k);
     for (const k of r.accountKeys ?? []) add(k);
+    // Money to an address no invoice knows (most transfers a scanner sees): nothing to decide, nothing allocated.
+    if (candidates === NONE) return UNWATCHED;
     const { outcome, next } = matchReceipt(r, candidates);
     if (next) state.set(next.id, next);
     return outcome;

@@ -61,6 +61,11 @@ describe('indexer/match', () => {
     expect(matchReceipt(rc({ destination: 'ELSEWHERE', references: ['NOPE'] }), [r]).outcome.exceptions).to.deep.equal(
       [],
     );
+    // In a batch, money no invoice could claim gets the same outcome as matchReceipt without candidates.
+    const elsewhere = rc({ destination: 'ELSEWHERE', references: ['NOPE'] });
+    const [o] = matchBatch([elsewhere], [r]).outcomes;
+    expect(o).to.deep.equal(matchReceipt(elsewhere, []).outcome);
+    expect(o.invoiceId).to.equal(null);
   });
 
   it('fills the oldest open invoice at a shared address first, then pays the next, then is late', () => {
