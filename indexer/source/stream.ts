@@ -149,6 +149,8 @@ export function createStreamSource(deps: StreamDeps, options: Pick<StreamOptions
     ];
     const onAbort = (): void => stream.destroy();
     signal.addEventListener('abort', onAbort);
+    // A stop that came while this session connected has fired its event already: end the stream now.
+    if (signal.aborted) onAbort();
 
     /** Receipts per confirmed slot, waiting for that slot's FINALIZED update. */
     const pending = new Map<number, Receipt[]>();

@@ -116,6 +116,8 @@ export function createWsSource(deps: WsDeps, options: Pick<WsOptions, 'cluster'>
       ws.on('open', onOpen);
       ws.on('error', onError);
       ws.on('close', onClose);
+      // Stopped before this socket was asked for (the event has fired already): close it at once.
+      if (signal.aborted) onAbort();
     });
   }
 
@@ -141,6 +143,8 @@ export function createWsSource(deps: WsDeps, options: Pick<WsOptions, 'cluster'>
       ac.signal.addEventListener('abort', () => reject(failure ?? new Error('stopped')), { once: true }),
     );
     ended.catch(() => undefined);
+    // A stop that came while the socket opened has fired its event already.
+    if (signal.aborted) onStop();
     const guard = <T>(p: Promise<T>): Promise<T> => Promise.race([p, ended]);
 
     // ---- requests and subscriptions over the socket ----
