@@ -133,6 +133,16 @@ export function causes(e: unknown): string {
 }
 
 /**
+ * Calls `stop` when `signal` aborts — or at once when it has aborted already, since an abort event fired before
+ * anyone listened is never seen again (a SIGTERM that lands while a session connects). Returns the unsubscribe.
+ */
+export function onStop(signal: AbortSignal, stop: () => void): () => void {
+  signal.addEventListener('abort', stop, { once: true });
+  if (signal.aborted) stop();
+  return () => signal.removeEventListener('abort', stop);
+}
+
+/**
  * Run `session` again and again until `signal` aborts: a session returns when the signal aborts and throws when its
  * connection fails; the next one starts after a capped exponential backoff with jitter (reset by `healthy`).
  */

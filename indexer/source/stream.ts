@@ -19,7 +19,7 @@ import {
 import bs58 from 'bs58';
 import { decodeTransaction, parseJsonExact, type Receipt } from '../decode';
 import { SYSTEM_PROGRAM, TOKEN_2022_PROGRAM, TOKEN_PROGRAM } from '../decode/programs';
-import { createObservedSink, runSessions, SessionCounts, sessionCounts, SubscriptionDeps } from './observed';
+import { createObservedSink, onStop, runSessions, SessionCounts, sessionCounts, SubscriptionDeps } from './observed';
 import { NO_METRICS, toSlotNumber } from './ports';
 import { DEFAULT_STREAM, STREAM_SOURCE, type StreamOptions } from './stream-options';
 
@@ -147,10 +147,7 @@ export function createStreamSource(deps: StreamDeps, options: Pick<StreamOptions
           .catch((e) => log?.warn({ err: (e as Error).message }, 'could not read the watched addresses'));
       }, o.refreshMs),
     ];
-    const onAbort = (): void => stream.destroy();
-    signal.addEventListener('abort', onAbort);
-    // A stop that came while this session connected has fired its event already: end the stream now.
-    if (signal.aborted) onAbort();
+    const unlisten = onStop(signal, () => stream.destroy());
 
     /** Receipts per confirmed slot, waiting for that slot's FINALIZED update. */
     const pending = new Map<number, Receipt[]>();
@@ -189,7 +186,7 @@ export function createStreamSource(deps: StreamDeps, options: Pick<StreamOptions
       }
       throw e;
     } finally {
-      signal.removeEventListener('abort', onAbort);
+      unlisten();
       for (const t of timers) clearInterval(t);
       stream.destroy();
     }

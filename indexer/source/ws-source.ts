@@ -22,7 +22,7 @@ import WebSocket from 'ws';
 import { isOncepayError, OncepayError, SOURCE_CODES } from '../../common/errors';
 import { decodeTransaction, type Receipt } from '../decode';
 import { abortableSleep, backoffDelay, type RpcClient } from '../rpc';
-import { createObservedSink, runSessions, SessionCounts, sessionCounts, SubscriptionDeps } from './observed';
+import { createObservedSink, onStop, runSessions, SessionCounts, sessionCounts, SubscriptionDeps } from './observed';
 import { NO_METRICS, toSlotNumber } from './ports';
 import {
   catchUpFrom,
@@ -100,10 +100,9 @@ export function createWsSource(deps: WsDeps, options: Pick<WsOptions, 'cluster'>
   function open(signal: AbortSignal): Promise<WebSocket> {
     return new Promise((resolve, reject) => {
       const ws = deps.connect ? deps.connect(deps.url) : new WebSocket(deps.url, { handshakeTimeout: o.idleTimeoutMs });
-      const onAbort = (): void => ws.terminate();
-      signal.addEventListener('abort', onAbort, { once: true });
+      let unlisten = (): void => undefined;
       const settle = (e?: Error): void => {
-        signal.removeEventListener('abort', onAbort);
+        unlisten();
         ws.off('open', onOpen);
         ws.off('error', onError);
         ws.off('close', onClose);
@@ -116,8 +115,7 @@ export function createWsSource(deps: WsDeps, options: Pick<WsOptions, 'cluster'>
       ws.on('open', onOpen);
       ws.on('error', onError);
       ws.on('close', onClose);
-      // Stopped before this socket was asked for (the event has fired already): close it at once.
-      if (signal.aborted) onAbort();
+      unlisten = onStop(signal, () => ws.terminate());
     });
   }
 
@@ -137,14 +135,11 @@ export function createWsSource(deps: WsDeps, options: Pick<WsOptions, 'cluster'>
       failure = e;
       ac.abort();
     };
-    const onStop = (): void => ac.abort();
-    signal.addEventListener('abort', onStop, { once: true });
     const ended = new Promise<never>((_, reject) =>
       ac.signal.addEventListener('abort', () => reject(failure ?? new Error('stopped')), { once: true }),
     );
     ended.catch(() => undefined);
-    // A stop that came while the socket opened has fired its event already.
-    if (signal.aborted) onStop();
+    const unlistenStop = onStop(signal, () => ac.abort());
     const guard = <T>(p: Promise<T>): Promise<T> => Promise.race([p, ended]);
 
     // ---- requests and subscriptions over the socket ----
@@ -485,7 +480,7 @@ export function createWsSource(deps: WsDeps, options: Pick<WsOptions, 'cluster'>
       throw failure ?? e;
     } finally {
       ac.abort();
-      signal.removeEventListener('abort', onStop);
+      unlistenStop();
       for (const t of timers) clearInterval(t);
       for (const a of answers.values()) a.reject(new Error('session ended'));
       // A graceful stop lets the ledger batch in flight commit (its RPC calls are aborted: nothing half-applied).
