@@ -84,6 +84,8 @@ export const ONCEPAY_ERROR_MESSAGES: Readonly<Record<OncepayErrorCode, string>> 
   ONCEPAY__LEDGER__INVALID_CHECKPOINT: 'A checkpoint slot is not a non-negative integer.',
   ONCEPAY__LEDGER__SCHEMA_MISSING:
     "The ledger's tables are not in the database (or schema): run `oncepay migrate` first.",
+  ONCEPAY__LEDGER__PIPELINE_BROKEN:
+    'An earlier batch of the same ledger pipeline failed, so this one was not applied (nor any after it): a checkpoint never passes a batch that did not commit. Start again from the checkpoint.',
   // outbox
   ONCEPAY__OUTBOX__NO_TARGET:
     'No webhook URL for the merchant (no webhook_endpoints row and no --url). The attempt fails and is retried.',

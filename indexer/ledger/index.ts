@@ -1,6 +1,6 @@
-// The indexer's ledger. `createLedger({ db })` → { applyBatch, getCheckpoint, setCheckpoint, createInvoice, getInvoice, report }.
+// The indexer's ledger. `createLedger({ db })` → { applyBatch, pipeline, getCheckpoint, setCheckpoint, createInvoice, getInvoice, report }.
 export { createLedger } from './ledger';
-export type { Ledger, LedgerDeps } from './ledger';
+export type { BatchPipeline, Ledger, LedgerDeps } from './ledger';
 export { LEDGER_CODES } from '../../common/errors/codes';
 export { fulfilmentOpId, invoicePaidPayload } from './fulfilment';
 export { RECEIPT_SOURCES } from './types';

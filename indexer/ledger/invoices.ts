@@ -86,12 +86,18 @@ export function createInvoices(db: Pool): Invoices {
   return { createInvoice, getInvoice };
 }
 
+/** What the invoice lock looks invoices up by: deposit addresses (or owners) and reference keys, repeats kept. */
+export interface LockKeys {
+  addresses: string[];
+  refs: string[];
+}
+
 /**
- * Lock (FOR UPDATE, by id) the invoices the receipts could pay: by deposit address or owner, or by reference. The
+ * The lock's keys for the invoices the receipts could pay: by deposit address or owner, or by reference (pure). The
  * receipts may be a batch as delivered, not validated yet: a key is taken only where it is a string, so a malformed
  * receipt can at most add a key (an invoice locked for nothing until the batch ends), never break the lock.
  */
-export async function lockCandidates(client: PoolClient, receipts: readonly Receipt[]): Promise<InvoiceState[]> {
+export function lockKeys(receipts: readonly Receipt[]): LockKeys {
   // Repeated keys stay in the lists: PostgreSQL hashes the array for `= ANY` anyway, and a set of them built here
   // (a hash of each fresh key string) cost node more than sending the repeats costs the server, which is idle now.
   const addresses: string[] = [];
@@ -104,13 +110,23 @@ export async function lockCandidates(client: PoolClient, receipts: readonly Rece
     // the invoice's deposit address, and that address is already in `addresses`.
     if (Array.isArray(r.references)) for (const k of r.references) if (typeof k === 'string') refs.push(k);
   }
-  const locked = await rows(client, q.lockCandidateInvoices(addresses, refs));
+  return { addresses, refs };
+}
+
+/** Lock (FOR UPDATE, in id order) the invoices `keys` name, as the matcher's states. */
+export async function lockInvoices(client: PoolClient, keys: LockKeys): Promise<InvoiceState[]> {
+  const locked = await rows(client, q.lockCandidateInvoices(keys.addresses, keys.refs));
   // The creation order is set on the object invoiceFields made (a spread into a new object costs 5x as much here).
   return locked.map((x) => {
     const invoice = invoiceFields(x) as InvoiceState;
     invoice.createdSeq = Number(x.created_epoch);
     return invoice;
   });
+}
+
+/** Lock the invoices the receipts could pay (lockKeys, then lockInvoices). */
+export function lockCandidates(client: PoolClient, receipts: readonly Receipt[]): Promise<InvoiceState[]> {
+  return lockInvoices(client, lockKeys(receipts));
 }
 
 /**

@@ -8,15 +8,19 @@ import { failpoint } from '../../common/failpoint';
 import { exec, one, rows, withTransaction } from '../../db/sql';
 import { logger } from '../../common/log';
 import type { Receipt } from '../decode/receipt';
+import type { InvoiceState } from '../match/types';
 import type { IndexerMetrics } from '../metrics';
 import { readReport } from '../report';
 import { LEDGER_CODES } from '../../common/errors/codes';
 import {
   type CreditRows,
   Invoices,
+  type LockKeys,
   createInvoices,
   creditRows,
   lockCandidates,
+  lockInvoices,
+  lockKeys,
   planReceipts,
   type Planning,
   rematchInserted,
@@ -40,8 +44,20 @@ export interface LedgerDeps {
   metrics?: IndexerMetrics;
 }
 
+export interface BatchPipeline {
+  /** Resolves once this batch committed (after every batch given before it), as applyBatch does. */
+  apply(input: ApplyBatchInput): Promise<ApplyBatchResult>;
+}
+
 export interface Ledger extends Invoices {
   applyBatch(input: ApplyBatchInput): Promise<ApplyBatchResult>;
+  /**
+   * Batches of one stream applied in the order given, one transaction each, the next begun only after the last
+   * committed; while one commits, node prepares the next (validation, chain order, the lock's keys). When a batch
+   * fails, it and every batch given after it reject (PIPELINE_BROKEN), unapplied: a checkpoint never passes a batch
+   * that did not commit. A caller keeps two or so in flight (give the next, then await the one before).
+   */
+  pipeline(): BatchPipeline;
   getCheckpoint(cluster: string, source: ReceiptSource): Promise<bigint | null>;
   setCheckpoint(cluster: string, source: ReceiptSource, slot: bigint | number): Promise<bigint>;
   /** The ledger's totals (indexer/report.ts). */
@@ -62,10 +78,24 @@ const COPY_MIN = 32;
 const COPY_CHUNK_ROWS = 500;
 const COPY_FIRST_CHUNK_ROWS = 100;
 
-/** A batch validated: the `good` receipts, the `rejected` ones set aside (and logged). */
-interface Prepared {
-  good: Receipt[];
-  rejected: RejectedReceipt[];
+/**
+ * A batch on its way in: what was delivered, and what node works out from it once (a retried transaction, or a
+ * pipeline that prepared it while the batch before committed, reuses each part).
+ */
+interface Staged {
+  cluster: string;
+  source: ReceiptSource;
+  receipts: readonly Receipt[];
+  checkpoint: string | undefined;
+  /** `cluster NUL source`: the path whose history predicts the probe. */
+  path: string;
+  /** Validated: the good receipts, the rejected ones set aside (and logged). */
+  good?: Receipt[];
+  rejected?: RejectedReceipt[];
+  /** The good receipts in chain order, repeats dropped (the path without the probe). */
+  chain?: Receipt[];
+  /** The invoice lock's keys, from the batch as delivered. */
+  keys?: LockKeys;
 }
 
 /** What the last batch (of PREDICT_MIN receipts or more) of a path was: all new, mostly new, or mostly known. */
@@ -79,37 +109,55 @@ export function createLedger(deps: LedgerDeps): Ledger {
   // go in by COPY, which fails on the first identity already there (then INSERT … ON CONFLICT runs instead). Only a
   // prediction: either way the unique constraint decides what is new, and a wrong guess costs time, never a credit.
   const history = new Map<string, PathHistory>();
+  const probes = (path: string): boolean => {
+    const last = history.get(path);
+    return last !== 'all' && last !== 'most';
+  };
 
-  async function applyBatch(input: ApplyBatchInput): Promise<ApplyBatchResult> {
+  function stage(input: ApplyBatchInput): Staged {
     assertCluster(input.cluster);
     assertSource(input.source);
-    const checkpoint = input.checkpoint === undefined ? undefined : slotText(input.checkpoint.slot);
-    // Validation, made once (a retried transaction reuses it), inside the first transaction: there it runs while
-    // PostgreSQL takes the invoice locks when the probe is skipped (applyInTransaction).
-    let prepared: Prepared | undefined;
-    const prepare = (): Prepared => {
-      if (prepared) return prepared;
-      const { good, rejected } = partitionReceipts(input.receipts, input.cluster);
-      for (const r of rejected)
-        log.error({ code: r.code, index: r.index, cluster: input.cluster, source: input.source }, r.message);
-      return (prepared = { good, rejected });
+    return {
+      cluster: input.cluster,
+      source: input.source,
+      receipts: input.receipts,
+      checkpoint: input.checkpoint === undefined ? undefined : slotText(input.checkpoint.slot),
+      path: `${input.cluster}\u0000${input.source}`,
     };
-    const path = `${input.cluster}\u0000${input.source}`;
-    const last = history.get(path);
-    const probe = last !== 'all' && last !== 'most';
-    const copy = probe || last === 'all';
+  }
+
+  function validated(s: Staged): Receipt[] {
+    if (s.good === undefined) {
+      const { good, rejected } = partitionReceipts(s.receipts, s.cluster);
+      for (const r of rejected)
+        log.error({ code: r.code, index: r.index, cluster: s.cluster, source: s.source }, r.message);
+      s.good = good;
+      s.rejected = rejected;
+    }
+    return s.good;
+  }
+
+  /** Everything node can do for a batch before its transaction: while the batch before it commits (pipeline). */
+  function prepare(s: Staged): void {
+    s.keys ??= lockKeys(s.receipts);
+    validated(s);
+    if (!probes(s.path)) s.chain ??= dropRepeats(chainOrder(s.good!));
+  }
+
+  /** One batch, in one transaction (tried again on a deadlock); `aside` runs once while it commits. */
+  async function run(s: Staged, aside?: () => void): Promise<ApplyBatchResult> {
+    const probe = probes(s.path);
+    const copy = probe || history.get(s.path) === 'all';
     for (let tries = 1; ; tries++) {
       try {
-        const { result, distinct } = await withTransaction(db, (c) =>
-          applyInTransaction(c, input.cluster, input.source, input.receipts, prepare, checkpoint, probe, copy),
-        );
+        const { result, distinct } = await withTransaction(db, (c) => applyInTransaction(c, s, probe, copy, aside));
         if (distinct >= PREDICT_MIN)
-          history.set(path, result.inserted === distinct ? 'all' : result.inserted * 2 > distinct ? 'most' : 'few');
+          history.set(s.path, result.inserted === distinct ? 'all' : result.inserted * 2 > distinct ? 'most' : 'few');
         failpoint('ledger.after_commit');
-        result.rejected = prepare().rejected;
+        result.rejected = s.rejected!;
         if (metrics) {
-          metrics.receiptsTotal.inc({ cluster: input.cluster, source: input.source }, result.inserted);
-          metrics.duplicatesTotal.inc({ cluster: input.cluster, source: input.source }, result.duplicates);
+          metrics.receiptsTotal.inc({ cluster: s.cluster, source: s.source }, result.inserted);
+          metrics.duplicatesTotal.inc({ cluster: s.cluster, source: s.source }, result.duplicates);
           for (const e of result.exceptions) metrics.exceptionsTotal.inc({ kind: e.kind });
         }
         return result;
@@ -125,16 +173,68 @@ export function createLedger(deps: LedgerDeps): Ledger {
     }
   }
 
+  function applyBatch(input: ApplyBatchInput): Promise<ApplyBatchResult> {
+    try {
+      return run(stage(input));
+    } catch (e) {
+      return Promise.reject(e);
+    }
+  }
+
+  function pipeline(): BatchPipeline {
+    // Batches not started yet, in order; `tail` settles when the last one given has.
+    const waiting: Staged[] = [];
+    let tail: Promise<unknown> = Promise.resolve();
+    let broken: { cause: unknown } | undefined;
+    function apply(input: ApplyBatchInput): Promise<ApplyBatchResult> {
+      let s: Staged;
+      try {
+        s = stage(input);
+      } catch (e) {
+        return Promise.reject(e);
+      }
+      waiting.push(s);
+      const done = tail.then(() => {
+        waiting.shift();
+        if (broken) {
+          throw new OncepayError(
+            LEDGER_CODES.PIPELINE_BROKEN,
+            'an earlier batch of this pipeline failed; this one was not applied',
+            {
+              cluster: s.cluster,
+              source: s.source,
+              cause: broken.cause instanceof Error ? broken.cause.message : String(broken.cause),
+            },
+          );
+        }
+        // While this batch commits, node prepares the next one given by then (if any), once.
+        let prepared = false;
+        return run(s, () => {
+          if (prepared || waiting.length === 0) return;
+          prepared = true;
+          try {
+            prepare(waiting[0]);
+          } catch {
+            // Not this batch's failure: the next one prepares again in its own transaction, and fails there.
+          }
+        });
+      });
+      tail = done.catch((e: unknown) => {
+        broken ??= { cause: e };
+      });
+      return done;
+    }
+    return { apply };
+  }
+
   async function applyInTransaction(
     client: PoolClient,
-    cluster: string,
-    source: ReceiptSource,
-    receipts: readonly Receipt[],
-    prepare: () => Prepared,
-    checkpoint: string | undefined,
+    s: Staged,
     probe: boolean,
     copy: boolean,
+    aside: (() => void) | undefined,
   ): Promise<{ result: ApplyBatchResult; distinct: number }> {
+    const { cluster, source } = s;
     const result: ApplyBatchResult = {
       inserted: 0,
       duplicates: 0,
@@ -147,11 +247,14 @@ export function createLedger(deps: LedgerDeps): Ledger {
     //    mostly-duplicate batch cheap; when this path's last batch was mostly new it is skipped: every receipt is a
     //    candidate, and the insert below decides, as it does anyway.
     //    Without the probe the invoice lock (step 2) goes out first, for the keys of the batch as delivered
-    //    (lockCandidates takes only well-formed keys; a rejected or repeated receipt can only add one), and node
-    //    validates, sorts and drops repeats while PostgreSQL takes the locks.
-    let locking = probe ? undefined : lockCandidates(client, receipts);
-    locking?.catch(() => undefined); // awaited below
-    const { good } = prepare();
+    //    (lockKeys takes only well-formed keys; a rejected or repeated receipt can only add one), and node
+    //    validates, sorts and drops repeats while PostgreSQL takes the locks (unless that was done already).
+    let locking: Promise<InvoiceState[]> | undefined;
+    if (!probe) {
+      locking = lockInvoices(client, (s.keys ??= lockKeys(s.receipts)));
+      locking.catch(() => undefined); // awaited below
+    }
+    const good = validated(s);
     const delivered = good.length;
     let chain: Receipt[];
     let distinct: number;
@@ -167,7 +270,7 @@ export function createLedger(deps: LedgerDeps): Ledger {
       }
       chain = chainOrder(candidates);
     } else {
-      chain = dropRepeats(chainOrder(good));
+      chain = s.chain ??= dropRepeats(chainOrder(good));
       distinct = chain.length;
     }
     // Lock order for every batch: invoices (by id) → receipts (in chain order: slot, then identity, as the COPY
@@ -213,15 +316,22 @@ export function createLedger(deps: LedgerDeps): Ledger {
         }
         credits = creditRows(inserted, plan);
       }
-      await writeCredits(client, credits!, idOf);
+      // The credit UPDATE is on its way (writeCredits sends it before it first waits): node's turn for `aside`.
+      const writing = writeCredits(client, credits!, idOf);
+      aside?.();
+      await writing;
       result.exceptions = credits!.raised;
       result.fulfilled = credits!.fulfilled;
       result.credited = credits!.credited;
     }
     result.inserted = inserted.length;
     result.duplicates = delivered - inserted.length;
-    if (delivered > 0) await exec(client, q.bumpDeliveryCounts(cluster, source, delivered, inserted.length));
-    if (checkpoint !== undefined) await exec(client, q.advanceCheckpoint(cluster, source, checkpoint));
+    if (delivered > 0) {
+      const counting = exec(client, q.bumpDeliveryCounts(cluster, source, delivered, inserted.length));
+      aside?.();
+      await counting;
+    }
+    if (s.checkpoint !== undefined) await exec(client, q.advanceCheckpoint(cluster, source, s.checkpoint));
     failpoint('ledger.after_insert_before_commit');
     return { result, distinct };
   }
@@ -239,7 +349,14 @@ export function createLedger(deps: LedgerDeps): Ledger {
     return (await getCheckpoint(cluster, source))!;
   }
 
-  return { applyBatch, getCheckpoint, setCheckpoint, ...createInvoices(db), report: () => readReport(db) };
+  return {
+    applyBatch,
+    pipeline,
+    getCheckpoint,
+    setCheckpoint,
+    ...createInvoices(db),
+    report: () => readReport(db),
+  };
 }
 
 /** The receipts of a batch not in the ledger yet (in batch order). */

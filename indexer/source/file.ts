@@ -5,7 +5,7 @@ import { isOncepayError } from '../../common/errors';
 import { decodeTransaction, readTransactionsInputLenient } from '../decode';
 import type { Receipt } from '../decode/receipt';
 import type { Ledger } from '../ledger/ledger';
-import type { ReceiptSource } from '../ledger/types';
+import type { ApplyBatchResult, ReceiptSource } from '../ledger/types';
 
 export interface InputProblem {
   line?: number;
@@ -79,16 +79,7 @@ export async function ingestReceipts(
     fulfilled: [],
   };
   const credited = new Map<string, bigint>();
-  for (let i = 0; i < input.receipts.length; i += opts.batchSize) {
-    const batch = input.receipts.slice(i, i + opts.batchSize);
-    let max: bigint | null = null;
-    for (const r of batch) if (typeof r.slot === 'bigint' && (max === null || r.slot > max)) max = r.slot;
-    const res = await ledger.applyBatch({
-      cluster: opts.cluster,
-      source: opts.source,
-      receipts: batch,
-      ...(max === null ? {} : { checkpoint: { slot: max } }),
-    });
+  const tally = (res: ApplyBatchResult) => {
     s.batches += 1;
     s.inserted += res.inserted;
     s.duplicates += res.duplicates;
@@ -97,7 +88,29 @@ export async function ingestReceipts(
     for (const e of res.exceptions) s.exceptions[e.kind] = (s.exceptions[e.kind] ?? 0) + 1;
     s.fulfilled.push(...res.fulfilled);
     opts.log?.debug({ batch: s.batches, inserted: res.inserted, duplicates: res.duplicates }, 'batch applied');
+  };
+  // Pipelined: the next batch is given before the one before is awaited, so the ledger prepares it while that one
+  // commits. Batches still commit one after another, in order; the first failure ends the run (and the batches
+  // given after it are not applied: the checkpoint stays at the last one committed).
+  const pipe = ledger.pipeline();
+  let before: Promise<void> | undefined;
+  for (let i = 0; i < input.receipts.length; i += opts.batchSize) {
+    const batch = input.receipts.slice(i, i + opts.batchSize);
+    let max: bigint | null = null;
+    for (const r of batch) if (typeof r.slot === 'bigint' && (max === null || r.slot > max)) max = r.slot;
+    const applying = pipe
+      .apply({
+        cluster: opts.cluster,
+        source: opts.source,
+        receipts: batch,
+        ...(max === null ? {} : { checkpoint: { slot: max } }),
+      })
+      .then(tally);
+    applying.catch(() => undefined); // awaited next turn (or below); the error that ends the run is the first one
+    await before;
+    before = applying;
   }
+  await before;
   s.credited = Object.fromEntries([...credited].map(([k, v]) => [k, v.toString()]));
   return s;
 }

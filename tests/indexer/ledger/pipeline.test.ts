@@ -1,0 +1,195 @@
+// ledger.pipeline(): batches of one stream applied in the order given, one transaction each, the next prepared
+// while the one before commits; a failed batch takes every batch given after it down with it, unapplied. Against
+// the real PostgreSQL server.
+import { expect } from 'chai';
+import pino from 'pino';
+import { Writable } from 'stream';
+import { createTestDb, TestDb } from '../../../testkit/test-db';
+import { createLedger, type Ledger } from '../../../indexer/ledger';
+import { LEDGER_CODES } from '../../../common/errors/codes';
+import type { Receipt } from '../../../indexer/decode/receipt';
+import { ingestReceipts } from '../../../indexer/source/file';
+import { addr, receipt, sig } from './fixtures';
+
+const MINT = addr('mint-usdc');
+
+/** `n` receipts of `amount` each to `to`, in slot `slot`. */
+function payments(label: string, n: number, to: string, amount: bigint, slot: bigint): Receipt[] {
+  return Array.from({ length: n }, (_, i) =>
+    receipt({ signature: sig(`${label}-${i}`), destination: addr(to), amount, slot }),
+  );
+}
+
+async function settled<T>(p: Promise<T>): Promise<{ ok: true; value: T } | { ok: false; error: unknown }> {
+  try {
+    return { ok: true, value: await p };
+  } catch (error) {
+    return { ok: false, error };
+  }
+}
+
+/** A receipt the database refuses (a trigger of this test): its batch fails in PostgreSQL, after validation. */
+async function refuseBoom(t: TestDb): Promise<void> {
+  await t.pool.query(`
+    CREATE FUNCTION refuse_boom() RETURNS trigger LANGUAGE plpgsql AS $$
+    BEGIN
+      IF NEW.signature = '${sig('boom')}' THEN RAISE EXCEPTION 'refused by the test' USING ERRCODE = 'P0001'; END IF;
+      RETURN NEW;
+    END $$;
+    CREATE TRIGGER refuse_boom BEFORE INSERT ON receipts FOR EACH ROW EXECUTE FUNCTION refuse_boom();`);
+}
+
+describe('indexer/ledger pipeline (batches in order, the next prepared while one commits)', () => {
+  let t: TestDb;
+  let ledger: Ledger;
+  beforeEach(async () => {
+    t = await createTestDb('ledger_pipeline');
+    ledger = createLedger({ db: t.pool, log: pino({ level: 'silent' }) });
+    await ledger.createInvoice({ id: 'A', mint: MINT, expectedAmount: 100n, depositAddress: addr('dep-a') });
+    await ledger.createInvoice({ id: 'B', mint: MINT, expectedAmount: 1_000n, depositAddress: addr('dep-b') });
+  });
+  afterEach(async () => t.drop());
+
+  it('applies batches given before the last one committed, in order, with what each one credited', async () => {
+    const pipe = ledger.pipeline();
+    const given = [
+      pipe.apply({
+        cluster: 'localnet',
+        source: 'file',
+        receipts: payments('one', 3, 'dep-a', 20n, 10n),
+        checkpoint: { slot: 10 },
+      }),
+      pipe.apply({
+        cluster: 'localnet',
+        source: 'file',
+        receipts: payments('two', 3, 'dep-a', 20n, 11n),
+        checkpoint: { slot: 11 },
+      }),
+      pipe.apply({
+        cluster: 'localnet',
+        source: 'file',
+        receipts: [...payments('three', 2, 'dep-b', 7n, 12n), ...payments('one', 1, 'dep-a', 20n, 10n)],
+        checkpoint: { slot: 12 },
+      }),
+    ];
+    const [one, two, three] = await Promise.all(given);
+    expect(one.credited).to.deep.equal([{ invoiceId: 'A', amount: 60n }]);
+    // The second batch completes A (40 of its 60) and its last payment came after: it saw the first one's credit.
+    expect(two.credited).to.deep.equal([{ invoiceId: 'A', amount: 40n }]);
+    expect(two.fulfilled).to.deep.equal(['A']);
+    expect(two.exceptions.map((e) => [e.kind, e.amount])).to.deep.equal([['late_payment', 20n]]);
+    expect(three.inserted).to.equal(2);
+    expect(three.duplicates).to.equal(1);
+    expect(three.credited).to.deep.equal([{ invoiceId: 'B', amount: 14n }]);
+    expect((await ledger.getInvoice('A'))!.creditedAmount).to.equal(100n);
+    expect(await ledger.getCheckpoint('localnet', 'file')).to.equal(12n);
+    // One transaction after another: each batch's rows were written by a later transaction than the one before.
+    const xids = await t.pool.query(
+      `SELECT slot, max(xmin::text::bigint) AS x FROM receipts GROUP BY slot ORDER BY slot`,
+    );
+    const order = xids.rows.map((r) => Number(r.x));
+    expect(order).to.have.length(3);
+    expect(order[0]).to.be.below(order[1]);
+    expect(order[1]).to.be.below(order[2]);
+  });
+
+  it('prepares the next batch while the one before commits (its rejected receipt is logged before that commit ends)', async () => {
+    const events: string[] = [];
+    const sink = new Writable({
+      write(chunk: Buffer, _enc, done) {
+        const line = JSON.parse(chunk.toString()) as { code?: string; index?: number };
+        if (line.code === LEDGER_CODES.INVALID_RECEIPT) events.push(`batch 2 validated (receipt ${line.index})`);
+        done();
+      },
+    });
+    const l = createLedger({ db: t.pool, log: pino({ level: 'error' }, sink) });
+    const bad = { ...payments('bad', 1, 'dep-b', 1n, 21n)[0], amount: -1n } as unknown as Receipt;
+    const pipe = l.pipeline();
+    const first = pipe.apply({ cluster: 'localnet', source: 'file', receipts: payments('p1', 50, 'dep-b', 1n, 20n) });
+    const second = pipe.apply({
+      cluster: 'localnet',
+      source: 'file',
+      receipts: [...payments('p2', 5, 'dep-b', 1n, 21n), bad],
+    });
+    await first.then(() => events.push('batch 1 committed'));
+    const r2 = await second;
+    await new Promise((resolve) => setImmediate(resolve)); // pino writes asynchronously
+    expect(r2.rejected.map((x) => x.index)).to.deep.equal([5]);
+    expect(r2.inserted).to.equal(5);
+    expect(events).to.deep.equal(['batch 2 validated (receipt 5)', 'batch 1 committed']);
+  });
+
+  it('a failed batch takes down the batches given after it, unapplied; the checkpoint stays at the last commit', async () => {
+    // A receipt the database refuses (a trigger of this test): its batch fails in PostgreSQL, after validation.
+    await refuseBoom(t);
+    const pipe = ledger.pipeline();
+    const batch = (label: string, slot: bigint, extra: Receipt[] = []) =>
+      pipe.apply({
+        cluster: 'localnet',
+        source: 'file',
+        receipts: [...payments(label, 40, 'dep-b', 1n, slot), ...extra],
+        checkpoint: { slot },
+      });
+    const outcomes = await Promise.all([
+      settled(batch('ok', 30n)),
+      settled(
+        batch('fails', 31n, [receipt({ signature: sig('boom'), destination: addr('dep-b'), amount: 1n, slot: 31n })]),
+      ),
+      settled(batch('after', 32n)),
+    ]);
+    expect(outcomes[0].ok).to.equal(true);
+    expect(outcomes[1].ok).to.equal(false);
+    expect((outcomes[1] as { error: { message: string } }).error.message).to.contain('refused by the test');
+    expect(outcomes[2].ok).to.equal(false);
+    expect((outcomes[2] as { error: { code: string } }).error.code).to.equal(LEDGER_CODES.PIPELINE_BROKEN);
+    // And every batch given later, too: the pipeline stays broken.
+    const later = await settled(batch('later', 33n));
+    expect((later as { error: { code: string } }).error.code).to.equal(LEDGER_CODES.PIPELINE_BROKEN);
+    const kept = await t.pool.query(`SELECT min(slot) AS lo, max(slot) AS hi, count(*)::int AS n FROM receipts`);
+    expect(kept.rows[0]).to.deep.equal({ lo: '30', hi: '30', n: 40 });
+    expect((await ledger.getInvoice('B'))!.creditedAmount).to.equal(40n);
+    expect(await ledger.getCheckpoint('localnet', 'file')).to.equal(30n);
+    // A new pipeline starts again from there.
+    await t.pool.query(`DROP TRIGGER refuse_boom ON receipts`);
+    const again = await ledger.pipeline().apply({
+      cluster: 'localnet',
+      source: 'file',
+      receipts: payments('after', 40, 'dep-b', 1n, 32n),
+      checkpoint: { slot: 32 },
+    });
+    expect(again.inserted).to.equal(40);
+    expect(await ledger.getCheckpoint('localnet', 'file')).to.equal(32n);
+  });
+
+  it('refuses a malformed batch at once, without breaking the pipeline', async () => {
+    const pipe = ledger.pipeline();
+    const bad = await settled(pipe.apply({ cluster: '', source: 'file', receipts: [] }));
+    expect((bad as { error: { code: string } }).error.code).to.equal(LEDGER_CODES.INVALID_CLUSTER);
+    const ok = await pipe.apply({ cluster: 'localnet', source: 'file', receipts: payments('x', 2, 'dep-b', 3n, 40n) });
+    expect(ok.credited).to.deep.equal([{ invoiceId: 'B', amount: 6n }]);
+  });
+
+  it('ingest (the file source, pipelined) ends at the first failed batch with its own error; the batches before it stay', async () => {
+    await refuseBoom(t);
+    const receipts = [
+      ...payments('i1', 10, 'dep-b', 2n, 50n),
+      ...payments('i2', 10, 'dep-b', 2n, 51n),
+      receipt({ signature: sig('boom'), destination: addr('dep-b'), amount: 2n, slot: 52n }),
+      ...payments('i3', 9, 'dep-b', 2n, 52n),
+      ...payments('i4', 10, 'dep-b', 2n, 53n),
+    ];
+    const run = await settled(
+      ingestReceipts(
+        ledger,
+        { transactions: 0, receipts, problems: [] },
+        { cluster: 'localnet', source: 'file', batchSize: 10 },
+      ),
+    );
+    expect(run.ok).to.equal(false);
+    expect((run as { error: { message: string } }).error.message).to.contain('refused by the test');
+    const kept = await t.pool.query(`SELECT count(*)::int AS n, max(slot) AS hi FROM receipts`);
+    expect(kept.rows[0]).to.deep.equal({ n: 20, hi: '51' });
+    expect((await ledger.getInvoice('B'))!.creditedAmount).to.equal(40n);
+    expect(await ledger.getCheckpoint('localnet', 'file')).to.equal(51n);
+  });
+});
