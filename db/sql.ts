@@ -55,16 +55,19 @@ export async function exec(db: Db, q: Query): Promise<number> {
 /**
  * Runs `work` in one transaction on one pooled client: BEGIN, the work, COMMIT; on any error ROLLBACK (best effort)
  * and rethrow; the client always goes back to the pool. `begin` may name an isolation level or other modes
- * (e.g. 'BEGIN ISOLATION LEVEL SERIALIZABLE').
+ * (e.g. 'BEGIN ISOLATION LEVEL SERIALIZABLE'). `whileCommitting` runs (synchronously) once the COMMIT is on its
+ * way, before its answer: node work of the caller's that overlaps the commit's flush. It must not throw (an error
+ * from it is ignored: the transaction's outcome is the COMMIT's).
  */
 export async function withTransaction<T>(
   pool: Pool,
   work: (c: PoolClient) => Promise<T>,
   begin: string = 'BEGIN',
+  whileCommitting?: () => void,
 ): Promise<T> {
   const c = await pool.connect();
   try {
-    return await withTransactionOn(c, work, begin);
+    return await withTransactionOn(c, work, begin, whileCommitting);
   } finally {
     c.release();
   }
@@ -79,11 +82,21 @@ export async function withTransactionOn<C extends ClientBase, T>(
   c: C,
   work: (c: C) => Promise<T>,
   begin: string = 'BEGIN',
+  whileCommitting?: () => void,
 ): Promise<T> {
   await c.query(begin);
   try {
     const out = await work(c);
-    await c.query('COMMIT');
+    const committing = c.query('COMMIT');
+    if (whileCommitting) {
+      committing.catch(() => undefined); // awaited below
+      try {
+        whileCommitting();
+      } catch {
+        // Its contract: it must not throw. The transaction's outcome is the COMMIT's, whatever this did.
+      }
+    }
+    await committing;
     return out;
   } catch (e) {
     await c.query('ROLLBACK').catch(() => undefined);

@@ -2,7 +2,7 @@
 // invoices its new receipts could pay, matching receipts to them (match/match.ts) and writing what the match
 // decided: credits, exceptions, and for each invoice paid now its one fulfilment + outbox row.
 import type { Pool, PoolClient, QueryResultRow } from 'pg';
-import { exec, one, rows } from '../../db/sql';
+import { exec, one, type Query, rows } from '../../db/sql';
 import { isBaseUnits } from '../../common/amount';
 import { OncepayError } from '../../common/errors';
 import type { Receipt } from '../decode/receipt';
@@ -86,20 +86,15 @@ export function createInvoices(db: Pool): Invoices {
   return { createInvoice, getInvoice };
 }
 
-/** What the invoice lock looks invoices up by: deposit addresses (or owners) and reference keys, repeats kept. */
-export interface LockKeys {
-  addresses: string[];
-  refs: string[];
-}
-
 /**
- * The lock's keys for the invoices the receipts could pay: by deposit address or owner, or by reference (pure). The
- * receipts may be a batch as delivered, not validated yet: a key is taken only where it is a string, so a malformed
- * receipt can at most add a key (an invoice locked for nothing until the batch ends), never break the lock.
+ * The statement that locks the invoices the receipts could pay: by deposit address or owner, or by reference (pure:
+ * built before its transaction when the ledger can). The receipts may be a batch as delivered, not validated yet: a
+ * key is taken only where it is a string, so a malformed receipt can at most add a key (an invoice locked for
+ * nothing until the batch ends), never break the lock.
  */
-export function lockKeys(receipts: readonly Receipt[]): LockKeys {
+export function lockStatement(receipts: readonly Receipt[]): Query {
   // Repeated keys stay in the lists: PostgreSQL hashes the array for `= ANY` anyway, and a set of them built here
-  // (a hash of each fresh key string) cost node more than sending the repeats costs the server, which is idle now.
+  // (a hash of each fresh key string) cost node more than sending the repeats costs the server.
   const addresses: string[] = [];
   const refs: string[] = [];
   for (const r of receipts) {
@@ -110,12 +105,12 @@ export function lockKeys(receipts: readonly Receipt[]): LockKeys {
     // the invoice's deposit address, and that address is already in `addresses`.
     if (Array.isArray(r.references)) for (const k of r.references) if (typeof k === 'string') refs.push(k);
   }
-  return { addresses, refs };
+  return q.lockCandidateInvoices(addresses, refs);
 }
 
-/** Lock (FOR UPDATE, in id order) the invoices `keys` name, as the matcher's states. */
-export async function lockInvoices(client: PoolClient, keys: LockKeys): Promise<InvoiceState[]> {
-  const locked = await rows(client, q.lockCandidateInvoices(keys.addresses, keys.refs));
+/** Lock (FOR UPDATE, in id order) the invoices of a lockStatement, as the matcher's states. */
+export async function lockInvoices(client: PoolClient, statement: Query): Promise<InvoiceState[]> {
+  const locked = await rows(client, statement);
   // The creation order is set on the object invoiceFields made (a spread into a new object costs 5x as much here).
   return locked.map((x) => {
     const invoice = invoiceFields(x) as InvoiceState;
@@ -124,9 +119,9 @@ export async function lockInvoices(client: PoolClient, keys: LockKeys): Promise<
   });
 }
 
-/** Lock the invoices the receipts could pay (lockKeys, then lockInvoices). */
+/** Lock the invoices the receipts could pay (lockStatement, then lockInvoices). */
 export function lockCandidates(client: PoolClient, receipts: readonly Receipt[]): Promise<InvoiceState[]> {
-  return lockInvoices(client, lockKeys(receipts));
+  return lockInvoices(client, lockStatement(receipts));
 }
 
 /**

@@ -5,7 +5,7 @@ import type { Pool, PoolClient } from 'pg';
 import type { Logger } from 'pino';
 import { OncepayError } from '../../common/errors';
 import { failpoint } from '../../common/failpoint';
-import { exec, one, rows, withTransaction } from '../../db/sql';
+import { exec, one, type Query, rows, withTransaction } from '../../db/sql';
 import { logger } from '../../common/log';
 import type { Receipt } from '../decode/receipt';
 import type { InvoiceState } from '../match/types';
@@ -15,12 +15,11 @@ import { LEDGER_CODES } from '../../common/errors/codes';
 import {
   type CreditRows,
   Invoices,
-  type LockKeys,
   createInvoices,
   creditRows,
   lockCandidates,
   lockInvoices,
-  lockKeys,
+  lockStatement,
   planReceipts,
   type Planning,
   rematchInserted,
@@ -53,7 +52,7 @@ export interface Ledger extends Invoices {
   applyBatch(input: ApplyBatchInput): Promise<ApplyBatchResult>;
   /**
    * Batches of one stream applied in the order given, one transaction each, the next begun only after the last
-   * committed; while one commits, node prepares the next (validation, chain order, the lock's keys). When a batch
+   * committed; while one commits, node prepares the next (validation, chain order, the invoice lock). When a batch
    * fails, it and every batch given after it reject (PIPELINE_BROKEN), unapplied: a checkpoint never passes a batch
    * that did not commit. A caller keeps two or so in flight (give the next, then await the one before).
    */
@@ -94,8 +93,8 @@ interface Staged {
   rejected?: RejectedReceipt[];
   /** The good receipts in chain order, repeats dropped (the path without the probe). */
   chain?: Receipt[];
-  /** The invoice lock's keys, from the batch as delivered. */
-  keys?: LockKeys;
+  /** The invoice lock (its keys from the batch as delivered). */
+  lock?: Query;
 }
 
 /** What the last batch (of PREDICT_MIN receipts or more) of a path was: all new, mostly new, or mostly known. */
@@ -137,20 +136,44 @@ export function createLedger(deps: LedgerDeps): Ledger {
     return s.good;
   }
 
-  /** Everything node can do for a batch before its transaction: while the batch before it commits (pipeline). */
-  function prepare(s: Staged): void {
-    s.keys ??= lockKeys(s.receipts);
-    validated(s);
-    if (!probes(s.path)) s.chain ??= dropRepeats(chainOrder(s.good!));
+  /**
+   * What node can do for a batch before its transaction, in two parts (each made once): in a pipeline, while the
+   * batch before it sends its credits (the lock and validation), then while that batch commits (the chain order).
+   * Never throws: what fails here fails again in the batch's own transaction, where the error belongs.
+   */
+  function prepareEarly(s: Staged | undefined): void {
+    if (s === undefined) return;
+    try {
+      s.lock ??= lockStatement(s.receipts);
+      validated(s);
+    } catch {
+      // made again (and fails) in its own transaction
+    }
+  }
+  function prepareLate(s: Staged | undefined): void {
+    if (s === undefined || s.good === undefined || probes(s.path)) return;
+    try {
+      s.chain ??= dropRepeats(chainOrder(s.good));
+    } catch {
+      // made again (and fails) in its own transaction
+    }
   }
 
-  /** One batch, in one transaction (tried again on a deadlock); `aside` runs once while it commits. */
-  async function run(s: Staged, aside?: () => void): Promise<ApplyBatchResult> {
+  /**
+   * One batch, in one transaction (tried again on a deadlock). `next()` names the batch a pipeline will run after
+   * this one, prepared while this one waits on PostgreSQL.
+   */
+  async function run(s: Staged, next?: () => Staged | undefined): Promise<ApplyBatchResult> {
     const probe = probes(s.path);
     const copy = probe || history.get(s.path) === 'all';
     for (let tries = 1; ; tries++) {
       try {
-        const { result, distinct } = await withTransaction(db, (c) => applyInTransaction(c, s, probe, copy, aside));
+        const { result, distinct } = await withTransaction(
+          db,
+          (c) => applyInTransaction(c, s, probe, copy, next && (() => prepareEarly(next()))),
+          'BEGIN',
+          next && (() => prepareLate(next())),
+        );
         if (distinct >= PREDICT_MIN)
           history.set(s.path, result.inserted === distinct ? 'all' : result.inserted * 2 > distinct ? 'most' : 'few');
         failpoint('ledger.after_commit');
@@ -207,17 +230,8 @@ export function createLedger(deps: LedgerDeps): Ledger {
             },
           );
         }
-        // While this batch commits, node prepares the next one given by then (if any), once.
-        let prepared = false;
-        return run(s, () => {
-          if (prepared || waiting.length === 0) return;
-          prepared = true;
-          try {
-            prepare(waiting[0]);
-          } catch {
-            // Not this batch's failure: the next one prepares again in its own transaction, and fails there.
-          }
-        });
+        // While this batch waits on PostgreSQL, node prepares the one given after it (if any by then).
+        return run(s, () => waiting[0]);
       });
       tail = done.catch((e: unknown) => {
         broken ??= { cause: e };
@@ -247,11 +261,11 @@ export function createLedger(deps: LedgerDeps): Ledger {
     //    mostly-duplicate batch cheap; when this path's last batch was mostly new it is skipped: every receipt is a
     //    candidate, and the insert below decides, as it does anyway.
     //    Without the probe the invoice lock (step 2) goes out first, for the keys of the batch as delivered
-    //    (lockKeys takes only well-formed keys; a rejected or repeated receipt can only add one), and node
+    //    (lockStatement takes only well-formed keys; a rejected or repeated receipt can only add one), and node
     //    validates, sorts and drops repeats while PostgreSQL takes the locks (unless that was done already).
     let locking: Promise<InvoiceState[]> | undefined;
     if (!probe) {
-      locking = lockInvoices(client, (s.keys ??= lockKeys(s.receipts)));
+      locking = lockInvoices(client, (s.lock ??= lockStatement(s.receipts)));
       locking.catch(() => undefined); // awaited below
     }
     const good = validated(s);
@@ -316,7 +330,8 @@ export function createLedger(deps: LedgerDeps): Ledger {
         }
         credits = creditRows(inserted, plan);
       }
-      // The credit UPDATE is on its way (writeCredits sends it before it first waits): node's turn for `aside`.
+      // The credit UPDATE is on its way (writeCredits sends it before it first waits): node's turn for `aside`
+      // (the counters below call it too, for a batch with nothing to credit: what it made once, it does not redo).
       const writing = writeCredits(client, credits!, idOf);
       aside?.();
       await writing;

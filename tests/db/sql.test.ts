@@ -80,6 +80,43 @@ describe('db/sql: the one SQL seam', () => {
     expect(level).to.equal('serializable');
   });
 
+  it('withTransaction runs whileCommitting once the COMMIT is sent, before its answer; a throw there changes nothing', async () => {
+    const events: string[] = [];
+    const out = await withTransaction(
+      db.pool,
+      async (c) => {
+        await c.query('INSERT INTO seam (n) VALUES (7)');
+        events.push('work');
+        return 'kept';
+      },
+      'BEGIN',
+      () => {
+        events.push('while committing');
+        throw new Error('ignored: the outcome is the COMMIT’s');
+      },
+    ).then((x) => {
+      events.push('committed');
+      return x;
+    });
+    expect(out).to.equal('kept');
+    expect(events).to.deep.equal(['work', 'while committing', 'committed']);
+    expect(await count()).to.equal(1);
+    // Not run for a transaction that rolls back.
+    let ran = false;
+    await withTransaction(
+      db.pool,
+      async () => {
+        throw new Error('rolled back');
+      },
+      'BEGIN',
+      () => {
+        ran = true;
+      },
+    ).catch(() => undefined);
+    expect(ran).to.equal(false);
+    await db.pool.query('DELETE FROM seam');
+  });
+
   it('withTransactionOn keeps the session it was given: its state before and after the transaction is the caller’s', async () => {
     const c = await db.pool.connect();
     try {
