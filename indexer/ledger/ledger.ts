@@ -97,6 +97,24 @@ interface Staged {
   lock?: Query;
 }
 
+/** A pipeline's batch: given, begun (its transaction started) or not, settled through `done`. */
+interface Entry {
+  s: Staged;
+  begun: boolean;
+  done: Promise<ApplyBatchResult>;
+  resolve(result: ApplyBatchResult): void;
+  reject(error: unknown): void;
+}
+
+function entry(s: Staged): Entry {
+  const e = { s, begun: false } as Entry;
+  e.done = new Promise<ApplyBatchResult>((resolve, reject) => {
+    e.resolve = resolve;
+    e.reject = reject;
+  });
+  return e;
+}
+
 /** What the last batch (of PREDICT_MIN receipts or more) of a path was: all new, mostly new, or mostly known. */
 type PathHistory = 'all' | 'most' | 'few';
 
@@ -144,7 +162,8 @@ export function createLedger(deps: LedgerDeps): Ledger {
   function prepareEarly(s: Staged | undefined): void {
     if (s === undefined) return;
     try {
-      s.lock ??= lockStatement(s.receipts);
+      // The lock for the batch as delivered is only sent where the probe is skipped (applyInTransaction).
+      if (!probes(s.path)) s.lock ??= lockStatement(s.receipts);
       validated(s);
     } catch {
       // made again (and fails) in its own transaction
@@ -160,19 +179,30 @@ export function createLedger(deps: LedgerDeps): Ledger {
   }
 
   /**
-   * One batch, in one transaction (tried again on a deadlock). `next()` names the batch a pipeline will run after
-   * this one, prepared while this one waits on PostgreSQL.
+   * One batch, in one transaction (tried again on a deadlock). In a pipeline: `next()` names the batch given after
+   * this one, prepared while this one waits on PostgreSQL; `gate` settles when the batch before this one has (the
+   * transaction sends its invoice lock, then waits for it: a rejected gate rolls it back); `onCommitting` runs once
+   * this one's COMMIT is on its way.
    */
-  async function run(s: Staged, next?: () => Staged | undefined): Promise<ApplyBatchResult> {
+  async function run(
+    s: Staged,
+    next?: () => Staged | undefined,
+    gate?: Promise<void>,
+    onCommitting?: () => void,
+  ): Promise<ApplyBatchResult> {
     const probe = probes(s.path);
     const copy = probe || history.get(s.path) === 'all';
     for (let tries = 1; ; tries++) {
       try {
         const { result, distinct } = await withTransaction(
           db,
-          (c) => applyInTransaction(c, s, probe, copy, next && (() => prepareEarly(next()))),
+          (c) => applyInTransaction(c, s, probe, copy, next && (() => prepareEarly(next())), gate),
           'BEGIN',
-          next && (() => prepareLate(next())),
+          next &&
+            (() => {
+              onCommitting?.();
+              prepareLate(next());
+            }),
         );
         if (distinct >= PREDICT_MIN)
           history.set(s.path, result.inserted === distinct ? 'all' : result.inserted * 2 > distinct ? 'most' : 'few');
@@ -205,10 +235,71 @@ export function createLedger(deps: LedgerDeps): Ledger {
   }
 
   function pipeline(): BatchPipeline {
-    // Batches not started yet, in order; `tail` settles when the last one given has.
-    const waiting: Staged[] = [];
-    let tail: Promise<unknown> = Promise.resolve();
+    // The batches given and not settled yet, in order: the first is running; the second may have begun too (below).
+    const queue: Entry[] = [];
     let broken: { cause: unknown } | undefined;
+    const brokenError = (s: Staged, cause: unknown) =>
+      new OncepayError(
+        LEDGER_CODES.PIPELINE_BROKEN,
+        'an earlier batch of this pipeline failed; this one was not applied',
+        {
+          cluster: s.cluster,
+          source: s.source,
+          cause: cause instanceof Error ? cause.message : String(cause),
+        },
+      );
+
+    /**
+     * Runs `e` once `gate` has resolved, except its invoice lock: that goes out at once, so a batch begun while the
+     * one before commits waits on that batch's row locks inside PostgreSQL and takes them the moment it ends. Nothing
+     * else of `e` runs before the batch before it committed (`gate`), and if that one failed, `e` rolls back.
+     */
+    function begin(e: Entry, gate: Promise<void>): void {
+      e.begun = true;
+      const after = () => queue[queue.indexOf(e) + 1];
+      const outcome = run(
+        e.s,
+        () => after()?.s,
+        gate,
+        () => {
+          // This batch's COMMIT is on its way: begin the next one given (if any, and not begun).
+          const n = after();
+          if (n && !n.begun)
+            begin(
+              n,
+              e.done.then(
+                () => undefined,
+                (cause: unknown) => {
+                  throw brokenError(n.s, cause);
+                },
+              ),
+            );
+        },
+      );
+      // Settled in order: a batch that fails before its gate (its lock refused) settles after the one before it.
+      void Promise.allSettled([gate, outcome]).then(([, o]) =>
+        o.status === 'fulfilled'
+          ? settle(e, o.value, undefined)
+          : settle(e, undefined, o.reason ?? new Error('failed')),
+      );
+    }
+
+    function settle(e: Entry, result: ApplyBatchResult | undefined, error: unknown): void {
+      queue.shift(); // e: batches settle in order (each one's work waits for the gate of the one before)
+      if (error === undefined) e.resolve(result!);
+      else {
+        broken ??= { cause: error };
+        e.reject(error);
+      }
+      const n = queue[0];
+      if (n && !n.begun) {
+        if (broken) {
+          // Not begun: it, and every batch after it, fails here without a transaction.
+          for (const x of queue.splice(0)) x.reject(brokenError(x.s, broken.cause));
+        } else begin(n, Promise.resolve());
+      }
+    }
+
     function apply(input: ApplyBatchInput): Promise<ApplyBatchResult> {
       let s: Staged;
       try {
@@ -216,27 +307,11 @@ export function createLedger(deps: LedgerDeps): Ledger {
       } catch (e) {
         return Promise.reject(e);
       }
-      waiting.push(s);
-      const done = tail.then(() => {
-        waiting.shift();
-        if (broken) {
-          throw new OncepayError(
-            LEDGER_CODES.PIPELINE_BROKEN,
-            'an earlier batch of this pipeline failed; this one was not applied',
-            {
-              cluster: s.cluster,
-              source: s.source,
-              cause: broken.cause instanceof Error ? broken.cause.message : String(broken.cause),
-            },
-          );
-        }
-        // While this batch waits on PostgreSQL, node prepares the one given after it (if any by then).
-        return run(s, () => waiting[0]);
-      });
-      tail = done.catch((e: unknown) => {
-        broken ??= { cause: e };
-      });
-      return done;
+      if (broken) return Promise.reject(brokenError(s, broken.cause));
+      const e = entry(s);
+      queue.push(e);
+      if (queue.length === 1) begin(e, Promise.resolve());
+      return e.done;
     }
     return { apply };
   }
@@ -247,6 +322,7 @@ export function createLedger(deps: LedgerDeps): Ledger {
     probe: boolean,
     copy: boolean,
     aside: (() => void) | undefined,
+    gate: Promise<void> | undefined,
   ): Promise<{ result: ApplyBatchResult; distinct: number }> {
     const { cluster, source } = s;
     const result: ApplyBatchResult = {
@@ -268,6 +344,9 @@ export function createLedger(deps: LedgerDeps): Ledger {
       locking = lockInvoices(client, (s.lock ??= lockStatement(s.receipts)));
       locking.catch(() => undefined); // awaited below
     }
+    // A pipeline's batch begun early does nothing more until the batch before it committed (its rows locked by
+    // that batch, the lock above waits inside PostgreSQL and takes them as it ends).
+    if (gate) await gate;
     const good = validated(s);
     const delivered = good.length;
     let chain: Receipt[];

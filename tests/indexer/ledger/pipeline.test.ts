@@ -192,4 +192,89 @@ describe('indexer/ledger pipeline (batches in order, the next prepared while one
     expect((await ledger.getInvoice('B'))!.creditedAmount).to.equal(40n);
     expect(await ledger.getCheckpoint('localnet', 'file')).to.equal(51n);
   });
+
+  it('begins the next batch while the one before commits: its invoice lock waits inside PostgreSQL for that commit', async () => {
+    // The first batch's COMMIT is slowed by a deferred trigger of this test (0.6 s), so the next one's lock can be seen
+    // waiting on the invoice row the first one holds.
+    await t.pool.query(`
+      CREATE FUNCTION slow_commit() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN
+        IF NEW.signature = '${sig('slow')}' THEN PERFORM pg_sleep(0.6); END IF;
+        RETURN NULL;
+      END $$;
+      CREATE CONSTRAINT TRIGGER slow_commit AFTER INSERT ON receipts DEFERRABLE INITIALLY DEFERRED
+        FOR EACH ROW EXECUTE FUNCTION slow_commit();`);
+    const pipe = ledger.pipeline();
+    // A batch all new (64 receipts or more) first: the path's batches after it skip the probe and lock first.
+    await pipe.apply({ cluster: 'localnet', source: 'file', receipts: payments('s0', 70, 'dep-a', 1n, 59n) });
+    const slow = receipt({ signature: sig('slow'), destination: addr('dep-b'), amount: 1n, slot: 60n });
+    const first = pipe.apply({
+      cluster: 'localnet',
+      source: 'file',
+      receipts: [...payments('s1', 40, 'dep-b', 1n, 60n), slow],
+    });
+    const second = pipe.apply({ cluster: 'localnet', source: 'file', receipts: payments('s2', 40, 'dep-b', 1n, 61n) });
+    let committed = false;
+    void first.then(() => (committed = true));
+    let sawWaitingLock = false;
+    while (!committed) {
+      const { rows } = await t.pool.query(
+        `SELECT count(*)::int AS n FROM pg_stat_activity
+          WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE '%FROM invoices%FOR UPDATE%'`,
+      );
+      if (rows[0].n > 0) sawWaitingLock = true;
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    const [one, two] = await Promise.all([first, second]);
+    expect(sawWaitingLock).to.equal(true);
+    expect(one.credited).to.deep.equal([{ invoiceId: 'B', amount: 41n }]);
+    // The second saw the first's credit (the lock it waited for gave it the committed row).
+    expect(two.credited).to.deep.equal([{ invoiceId: 'B', amount: 40n }]);
+    expect((await ledger.getInvoice('B'))!.creditedAmount).to.equal(81n);
+  });
+
+  it('a batch whose COMMIT fails takes down the next one, begun while it committed: rolled back, nothing of it kept', async () => {
+    // The refusal is deferred to COMMIT (a constraint trigger of this test): the next batch has begun by then.
+    await t.pool.query(`
+      CREATE FUNCTION refuse_at_commit() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN
+        IF NEW.signature = '${sig('late-boom')}' THEN RAISE EXCEPTION 'refused at commit' USING ERRCODE = 'P0001'; END IF;
+        RETURN NULL;
+      END $$;
+      CREATE CONSTRAINT TRIGGER refuse_at_commit AFTER INSERT ON receipts DEFERRABLE INITIALLY DEFERRED
+        FOR EACH ROW EXECUTE FUNCTION refuse_at_commit();`);
+    const pipe = ledger.pipeline();
+    // 70 receipts each: after the first, the path skips the probe, so the third batch, begun while the second
+    // commits, has its invoice lock out (waiting for the second) when that COMMIT fails.
+    const batch = (label: string, slot: bigint, extra: Receipt[] = []) =>
+      pipe.apply({
+        cluster: 'localnet',
+        source: 'file',
+        receipts: [...payments(label, 70, 'dep-b', 1n, slot), ...extra],
+        checkpoint: { slot },
+      });
+    const late = receipt({ signature: sig('late-boom'), destination: addr('dep-b'), amount: 1n, slot: 71n });
+    const outcomes = await Promise.all([
+      settled(batch('c1', 70n)),
+      settled(batch('c2', 71n, [late])),
+      settled(batch('c3', 72n)),
+      settled(batch('c4', 73n)),
+    ]);
+    expect(outcomes.map((o) => o.ok)).to.deep.equal([true, false, false, false]);
+    expect((outcomes[1] as { error: { message: string } }).error.message).to.contain('refused at commit');
+    for (const o of outcomes.slice(2))
+      expect((o as { error: { code: string } }).error.code).to.equal(LEDGER_CODES.PIPELINE_BROKEN);
+    const kept = await t.pool.query(`SELECT count(*)::int AS n, max(slot) AS hi FROM receipts`);
+    expect(kept.rows[0]).to.deep.equal({ n: 70, hi: '70' });
+    expect((await ledger.getInvoice('B'))!.creditedAmount).to.equal(70n);
+    expect(await ledger.getCheckpoint('localnet', 'file')).to.equal(70n);
+    // No transaction of the pipeline is left holding a lock: the invoice takes a new batch at once.
+    await t.pool.query(`DROP TRIGGER refuse_at_commit ON receipts`);
+    const again = await ledger.applyBatch({
+      cluster: 'localnet',
+      source: 'file',
+      receipts: payments('c3', 40, 'dep-b', 1n, 72n),
+    });
+    expect(again.credited).to.deep.equal([{ invoiceId: 'B', amount: 40n }]);
+  });
 });
