@@ -102,7 +102,8 @@ function registerIngest(program: Command): void {
           const decoded = decodeInput(readInput(file), { cluster: o.cluster });
           for (const p of decoded.problems)
             log.error({ code: p.code, line: p.line, index: p.index, transaction: p.transaction }, p.message);
-          await withPoolFromEnv({ max: 1 }, async (db) => {
+          // Two connections: the ledger's pipeline begins the next batch on the second while one commits.
+          await withPoolFromEnv({ max: 2 }, async (db) => {
             const ledger = createLedger({ db, log });
             const summary = await ingestReceipts(ledger, decoded, {
               cluster: o.cluster,
