@@ -51,10 +51,12 @@ export interface BatchPipeline {
 export interface Ledger extends Invoices {
   applyBatch(input: ApplyBatchInput): Promise<ApplyBatchResult>;
   /**
-   * Batches of one stream applied in the order given, one transaction each, the next begun only after the last
-   * committed; while one commits, node prepares the next (validation, chain order, the invoice lock). When a batch
-   * fails, it and every batch given after it reject (PIPELINE_BROKEN), unapplied: a checkpoint never passes a batch
-   * that did not commit. A caller keeps two or so in flight (give the next, then await the one before).
+   * Batches of one stream applied in the order given, one transaction each, settled in that order. While one waits
+   * on PostgreSQL, node prepares the next (its invoice lock, validation, chain order); once its COMMIT is sent, the
+   * next begins on a second connection with its invoice lock alone, and runs the rest only after that commit
+   * succeeded. When a batch fails, it and every batch given after it reject (PIPELINE_BROKEN), unapplied: a
+   * checkpoint never passes a batch that did not commit. A caller keeps two in flight (give the next, then await
+   * the one before).
    */
   pipeline(): BatchPipeline;
   getCheckpoint(cluster: string, source: ReceiptSource): Promise<bigint | null>;
