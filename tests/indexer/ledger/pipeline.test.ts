@@ -5,7 +5,7 @@ import { expect } from 'chai';
 import pino from 'pino';
 import { Writable } from 'stream';
 import { createTestDb, TestDb } from '../../../testkit/test-db';
-import { createLedger, type Ledger } from '../../../indexer/ledger';
+import { type BatchPipeline, createLedger, type Ledger } from '../../../indexer/ledger';
 import { LEDGER_CODES } from '../../../common/errors/codes';
 import type { Receipt } from '../../../indexer/decode/receipt';
 import { ingestReceipts } from '../../../indexer/source/file';
@@ -26,6 +26,17 @@ async function settled<T>(p: Promise<T>): Promise<{ ok: true; value: T } | { ok:
   } catch (error) {
     return { ok: false, error };
   }
+}
+
+/** A file-source batch of `n` payments of 1 to `to` in `slot` (and `extra`), checkpointed at that slot. */
+function batchesTo(pipe: BatchPipeline, to: string, n: number) {
+  return (label: string, slot: bigint, extra: Receipt[] = []) =>
+    pipe.apply({
+      cluster: 'localnet',
+      source: 'file',
+      receipts: [...payments(label, n, to, 1n, slot), ...extra],
+      checkpoint: { slot },
+    });
 }
 
 /** A receipt the database refuses (a trigger of this test): its batch fails in PostgreSQL, after validation. */
@@ -123,13 +134,7 @@ describe('indexer/ledger pipeline (batches in order, the next prepared while one
     // A receipt the database refuses (a trigger of this test): its batch fails in PostgreSQL, after validation.
     await refuseBoom(t);
     const pipe = ledger.pipeline();
-    const batch = (label: string, slot: bigint, extra: Receipt[] = []) =>
-      pipe.apply({
-        cluster: 'localnet',
-        source: 'file',
-        receipts: [...payments(label, 40, 'dep-b', 1n, slot), ...extra],
-        checkpoint: { slot },
-      });
+    const batch = batchesTo(pipe, 'dep-b', 40);
     const outcomes = await Promise.all([
       settled(batch('ok', 30n)),
       settled(
@@ -246,13 +251,7 @@ describe('indexer/ledger pipeline (batches in order, the next prepared while one
     const pipe = ledger.pipeline();
     // 70 receipts each: after the first, the path skips the probe, so the third batch, begun while the second
     // commits, has its invoice lock out (waiting for the second) when that COMMIT fails.
-    const batch = (label: string, slot: bigint, extra: Receipt[] = []) =>
-      pipe.apply({
-        cluster: 'localnet',
-        source: 'file',
-        receipts: [...payments(label, 70, 'dep-b', 1n, slot), ...extra],
-        checkpoint: { slot },
-      });
+    const batch = batchesTo(pipe, 'dep-b', 70);
     const late = receipt({ signature: sig('late-boom'), destination: addr('dep-b'), amount: 1n, slot: 71n });
     const outcomes = await Promise.all([
       settled(batch('c1', 70n)),
