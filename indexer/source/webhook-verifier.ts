@@ -191,11 +191,32 @@ export function createChainVerifier(opts: ChainVerifierOptions) {
 
   async function checkLeased(hints: ClaimedHint[], signal?: AbortSignal): Promise<CheckSummary> {
     const sum = { ...EMPTY };
-    for (const h of hints) {
-      const r = await checkOne(h, signal);
+    for (let i = 0; i < hints.length; i++) {
+      let r: CheckSummary;
+      try {
+        r = await checkOne(hints[i], signal);
+      } catch (e) {
+        // The check failed (the database went away mid-way, most likely): this hint and the rest of the round go
+        // back to the queue now, not when their lease ends (a minute of credits held back after a blip). Checking
+        // one again is safe: the ledger applies a receipt once. Where the database is still away, the release
+        // fails too and the lease's end gives them back, as before.
+        await releaseLeases(hints.slice(i));
+        throw e;
+      }
       for (const k of Object.keys(sum) as Array<keyof CheckSummary>) sum[k] += r[k];
     }
     return sum;
+  }
+
+  async function releaseLeases(hints: ClaimedHint[]): Promise<void> {
+    for (const h of hints) {
+      try {
+        await store.release(h.id);
+      } catch (e) {
+        log?.warn({ hint: h.id, err: (e as Error).message }, 'webhook hint lease not released; it ends on its own');
+        return; // the database is away: the rest would fail the same way
+      }
+    }
   }
 
   async function refreshPending(): Promise<number> {
