@@ -20,7 +20,7 @@ import pino from 'pino';
 import { defaultDataDir, isRunning, resolveDatabaseUrl, stopLocalServer } from '../db/local-server';
 import { migrate, quoteIdent } from '../db/migrate';
 import { createPool } from '../db/pool';
-import { createLedger } from '../indexer/ledger';
+import { applyInOrder, createLedger, type ApplyBatchInput } from '../indexer/ledger';
 import { copyIn, receiptCopyText } from '../indexer/ledger/copy';
 import { COPY_RECEIPTS } from '../indexer/ledger/queries';
 import type { Receipt } from '../indexer/decode/receipt';
@@ -77,6 +77,12 @@ function stream(unique: number, dup: number, seed: number): Receipt[] {
     [out[i], out[j]] = [out[j], out[i]];
   }
   return out;
+}
+
+/** The stream in ledger batches of BATCH deliveries. */
+function* batchesOf(deliveries: Receipt[]): Generator<ApplyBatchInput> {
+  for (let i = 0; i < deliveries.length; i += BATCH)
+    yield { cluster: 'bench', source: 'scanner', receipts: deliveries.slice(i, i + BATCH) };
 }
 
 const COLUMNS =
@@ -154,24 +160,8 @@ async function bench(url: string) {
       await reset();
       const c0 = process.cpuUsage();
       const t0 = process.hrtime.bigint();
-      if (pipelined) {
-        const pipe = ledger.pipeline();
-        let before: Promise<unknown> | undefined;
-        for (let i = 0; i < deliveries.length; i += BATCH) {
-          const applying = pipe.apply({
-            cluster: 'bench',
-            source: 'scanner',
-            receipts: deliveries.slice(i, i + BATCH),
-          });
-          await before;
-          before = applying;
-        }
-        await before;
-      } else {
-        for (let i = 0; i < deliveries.length; i += BATCH) {
-          await ledger.applyBatch({ cluster: 'bench', source: 'scanner', receipts: deliveries.slice(i, i + BATCH) });
-        }
-      }
+      if (pipelined) await applyInOrder(ledger, batchesOf(deliveries));
+      else for (const input of batchesOf(deliveries)) await ledger.applyBatch(input);
       const t = Number(process.hrtime.bigint() - t0) / 1e9;
       const c = process.cpuUsage(c0);
       ledgerCpu.push((c.user + c.system) / deliveries.length);

@@ -1,5 +1,5 @@
 // The indexer's ledger. `createLedger({ db })` → { applyBatch, pipeline, getCheckpoint, setCheckpoint, createInvoice, getInvoice, report }.
-export { createLedger } from './ledger';
+export { applyInOrder, createLedger } from './ledger';
 export type { BatchPipeline, Ledger, LedgerDeps } from './ledger';
 export { LEDGER_CODES } from '../../common/errors/codes';
 export { fulfilmentOpId, invoicePaidPayload } from './fulfilment';

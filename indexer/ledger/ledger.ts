@@ -455,6 +455,26 @@ export function createLedger(deps: LedgerDeps): Ledger {
   };
 }
 
+/**
+ * `inputs` through one pipeline of `ledger`, two in flight (the next given before the one before is awaited), with
+ * `each` called on every result in order. Rejects with the first failure; the batches after it are not applied.
+ */
+export async function applyInOrder(
+  ledger: Pick<Ledger, 'pipeline'>,
+  inputs: Iterable<ApplyBatchInput>,
+  each: (result: ApplyBatchResult) => void = () => undefined,
+): Promise<void> {
+  const pipe = ledger.pipeline();
+  let before: Promise<void> | undefined;
+  for (const input of inputs) {
+    const applying = pipe.apply(input).then(each);
+    applying.catch(() => undefined); // awaited next turn (or below); the error that ends the run is the first one
+    await before;
+    before = applying;
+  }
+  await before;
+}
+
 /** The receipts of a batch not in the ledger yet (in batch order). */
 async function unknownReceipts(client: PoolClient, cluster: string, batch: Receipt[]): Promise<Receipt[]> {
   const unknown = await rows<{ ord: number }>(client, q.selectUnknownReceipts(cluster, identities(batch)));

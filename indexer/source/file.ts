@@ -4,8 +4,8 @@ import type { Logger } from 'pino';
 import { isOncepayError } from '../../common/errors';
 import { decodeTransaction, readTransactionsInputLenient } from '../decode';
 import type { Receipt } from '../decode/receipt';
-import type { Ledger } from '../ledger/ledger';
-import type { ApplyBatchResult, ReceiptSource } from '../ledger/types';
+import { applyInOrder, type Ledger } from '../ledger/ledger';
+import type { ApplyBatchInput, ApplyBatchResult, ReceiptSource } from '../ledger/types';
 
 export interface InputProblem {
   line?: number;
@@ -89,28 +89,28 @@ export async function ingestReceipts(
     s.fulfilled.push(...res.fulfilled);
     opts.log?.debug({ batch: s.batches, inserted: res.inserted, duplicates: res.duplicates }, 'batch applied');
   };
-  // Pipelined: the next batch is given before the one before is awaited, so the ledger prepares it while that one
-  // commits. Batches still commit one after another, in order; the first failure ends the run (and the batches
-  // given after it are not applied: the checkpoint stays at the last one committed).
-  const pipe = ledger.pipeline();
-  let before: Promise<void> | undefined;
-  for (let i = 0; i < input.receipts.length; i += opts.batchSize) {
-    const batch = input.receipts.slice(i, i + opts.batchSize);
-    let max: bigint | null = null;
-    for (const r of batch) if (typeof r.slot === 'bigint' && (max === null || r.slot > max)) max = r.slot;
-    const applying = pipe
-      .apply({
-        cluster: opts.cluster,
-        source: opts.source,
-        receipts: batch,
-        ...(max === null ? {} : { checkpoint: { slot: max } }),
-      })
-      .then(tally);
-    applying.catch(() => undefined); // awaited next turn (or below); the error that ends the run is the first one
-    await before;
-    before = applying;
-  }
-  await before;
+  // Pipelined: the ledger prepares each batch while the one before commits. Batches still commit one after another,
+  // in order; the first failure ends the run (and the batches after it are not applied: the checkpoint stays at the
+  // last one committed).
+  await applyInOrder(ledger, batches(input.receipts, opts), tally);
   s.credited = Object.fromEntries([...credited].map(([k, v]) => [k, v.toString()]));
   return s;
+}
+
+/** The receipts in batches of `batchSize`, each checkpointed at its highest slot (when it has one). */
+function* batches(
+  receipts: Receipt[],
+  opts: { cluster: string; source: ReceiptSource; batchSize: number },
+): Generator<ApplyBatchInput> {
+  for (let i = 0; i < receipts.length; i += opts.batchSize) {
+    const batch = receipts.slice(i, i + opts.batchSize);
+    let max: bigint | null = null;
+    for (const r of batch) if (typeof r.slot === 'bigint' && (max === null || r.slot > max)) max = r.slot;
+    yield {
+      cluster: opts.cluster,
+      source: opts.source,
+      receipts: batch,
+      ...(max === null ? {} : { checkpoint: { slot: max } }),
+    };
+  }
 }
