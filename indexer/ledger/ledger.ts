@@ -279,19 +279,15 @@ export function createLedger(deps: LedgerDeps): Ledger {
         },
       );
       // Settled in order: a batch that fails before its gate (its lock refused) settles after the one before it.
-      void Promise.allSettled([gate, outcome]).then(([, o]) =>
-        o.status === 'fulfilled'
-          ? settle(e, o.value, undefined)
-          : settle(e, undefined, o.reason ?? new Error('failed')),
-      );
+      void Promise.allSettled([gate, outcome]).then(([, o]) => settle(e, o));
     }
 
-    function settle(e: Entry, result: ApplyBatchResult | undefined, error: unknown): void {
+    function settle(e: Entry, o: PromiseSettledResult<ApplyBatchResult>): void {
       queue.shift(); // e: batches settle in order (each one's work waits for the gate of the one before)
-      if (error === undefined) e.resolve(result!);
+      if (o.status === 'fulfilled') e.resolve(o.value);
       else {
-        broken ??= { cause: error };
-        e.reject(error);
+        broken ??= { cause: o.reason };
+        e.reject(o.reason);
       }
       const n = queue[0];
       if (n && !n.begun) {
