@@ -89,7 +89,6 @@ export async function withTransactionOn<C extends ClientBase, T>(
     const out = await work(c);
     const committing = c.query('COMMIT');
     if (whileCommitting) {
-      committing.catch(() => undefined); // awaited below
       try {
         whileCommitting();
       } catch {
