@@ -1,5 +1,5 @@
 // Deterministic test data: base58 addresses and signatures from labels, receipts, and getTransaction results in
-// the RPC's jsonParsed wire format (what `oncepay decode|ingest` reads).
+// the RPC's jsonParsed wire format (what `oncepay decode|ingest` reads); and the error a statement is refused with.
 import * as crypto from 'crypto';
 import bs58 from 'bs58';
 import type { BaseUnits } from '../../../common/amount';
@@ -14,6 +14,16 @@ export function addr(label: string): string {
 
 export function sig(label: string): string {
   return bs58.encode(crypto.createHash('sha512').update(`sig:${label}`).digest());
+}
+
+/** The error a statement's promise rejects with (fails the test if it resolves): pg's code, constraint, detail. */
+export async function rejection(p: Promise<unknown>): Promise<{ code?: string; constraint?: string; detail?: string }> {
+  try {
+    await p;
+  } catch (e) {
+    return e as { code?: string; constraint?: string; detail?: string };
+  }
+  throw new Error('expected the statement to fail');
 }
 
 export function receipt(

@@ -6,7 +6,7 @@ import type { PoolClient } from 'pg';
 import { createTestDb, TestDb } from '../../../testkit/test-db';
 import { selectReceiptIds, selectUnknownReceipts } from '../../../indexer/ledger/queries';
 import { settleProvisionalReceipts } from '../../../indexer/source/queries';
-import { sig } from './fixtures';
+import { rejection, sig } from './fixtures';
 
 const UNIQUE_VIOLATION = '23505';
 
@@ -17,16 +17,6 @@ function insertReceipt(db: TestDb['pool'] | PoolClient, cluster: string, signatu
      VALUES ($1, $2, $3, $4, 'spl-token', 'transfer', 'SRC', 'DEST', 5, 'scanner')`,
     [cluster, signature, ix, inner],
   );
-}
-
-/** The error a promise rejects with (fails the test if it resolves). */
-async function rejection(p: Promise<unknown>): Promise<{ code?: string; constraint?: string }> {
-  try {
-    await p;
-  } catch (e) {
-    return e as { code?: string; constraint?: string };
-  }
-  throw new Error('expected the statement to fail');
 }
 
 /** The plan of a query as text, with sequential scans off: shows whether an index can serve it at all. */

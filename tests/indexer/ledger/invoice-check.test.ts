@@ -5,19 +5,9 @@ import type { PoolClient } from 'pg';
 import { createTestDb, TestDb } from '../../../testkit/test-db';
 import { copyIn, receiptCopyText } from '../../../indexer/ledger/copy';
 import { COPY_RECEIPTS } from '../../../indexer/ledger/queries';
-import { addr, receipt, sig } from './fixtures';
+import { addr, receipt, rejection, sig } from './fixtures';
 
 const FK_VIOLATION = '23503';
-
-/** The error a promise rejects with (fails the test if it resolves). */
-async function rejection(p: Promise<unknown>): Promise<{ code?: string; constraint?: string; detail?: string }> {
-  try {
-    await p;
-  } catch (e) {
-    return e as { code?: string; constraint?: string; detail?: string };
-  }
-  throw new Error('expected the statement to fail');
-}
 
 function insertReceipt(db: TestDb['pool'] | PoolClient, signature: string, invoiceId: string | null) {
   return db.query(
