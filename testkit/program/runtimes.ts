@@ -53,7 +53,7 @@ export interface Runtime {
    * panics; so bankrun moves the Clock sysvar, which is what the program observes.
    */
   warpToSlot(slot: bigint): Promise<void>;
-  /** A recent blockhash; distinct after every `send` (LiteSVM) or warp, so retries are new transactions. */
+  /** A recent blockhash, distinct from the one of the last `send`/`sendAll`, so retries are new transactions. */
   blockhash(): Promise<string>;
   send(tx: Transaction): Promise<TxResult>;
   /** Submits every transaction before any result is awaited (they were all built against the same state). */
@@ -190,15 +190,29 @@ async function createBankrun(binary: ProgramBinary, elf: Buffer): Promise<Runtim
       computeUnits: r.meta?.computeUnitsConsumed ?? 0n,
     };
   };
-  const blockhash = async () => {
+  const latestBlockhash = async () => {
     // Not context.lastBlockhash: it goes stale after a few hundred transactions and after a warp.
     const latest = await client.getLatestBlockhash();
     if (!latest) throw new Error('bankrun: no latest blockhash');
     return latest[0];
   };
+  // The bank registers a new blockhash every few milliseconds of wall time (6-8 ms measured here), not after each
+  // transaction: a repeat built right after a send could get the same one, be the same bytes, and be refused as
+  // "already processed" instead of running (LiteSVM expires its blockhash after each send for the same reason).
+  // So wait for the next one.
+  let lastSent: string | undefined;
+  const blockhash = async () => {
+    const deadline = Date.now() + 30_000;
+    for (;;) {
+      const latest = await latestBlockhash();
+      if (latest !== lastSent) return latest;
+      if (Date.now() > deadline) throw new Error(`bankrun: no blockhash after ${lastSent} in 30 s`);
+      await new Promise((r) => setTimeout(r, 2));
+    }
+  };
 
-  // The bank registers a new blockhash every slot (400 ms) of wall time, and one is valid for 150 of them: a
-  // process starved that long between reading a blockhash and sending (the niced programs group on a machine at
+  // A blockhash is valid only for the next few hundred the bank registers (one every few milliseconds, above): a
+  // process starved for seconds between reading a blockhash and sending (the niced programs group on a machine at
   // load 30+) gets "Blockhash not found". The deploy is set-up, not a case: it is signed again with a fresh one.
   let deployed: TxResult;
   for (let attempt = 1; ; attempt++) {
@@ -218,11 +232,13 @@ async function createBankrun(binary: ProgramBinary, elf: Buffer): Promise<Runtim
     payer: context.payer,
     blockhash,
     async send(tx) {
+      lastSent = tx.recentBlockhash;
       const r = toResult(await client.tryProcessTransaction(tx));
       recordTransactions(runtime, [tx], [r]);
       return r;
     },
     async sendAll(txs) {
+      lastSent = txs.at(-1)?.recentBlockhash;
       const results = await Promise.all(txs.map((tx) => client.tryProcessTransaction(tx)));
       // bankrun runs concurrent transactions in parallel batches; one that loses an account lock is refused with
       // "Account in use" without executing. A client rebroadcasts the same bytes, so do that (bounded).
