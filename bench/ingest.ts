@@ -17,7 +17,8 @@
 import * as os from 'os';
 import type { PoolClient } from 'pg';
 import pino from 'pino';
-import { defaultDataDir, isRunning, resolveDatabaseUrl, stopLocalServer } from '../db/local-server';
+import { resolveDatabaseUrl } from '../db/local-server';
+import { leavingServerAsFound } from '../testkit/test-db';
 import { migrate, quoteIdent } from '../db/migrate';
 import { createPool } from '../db/pool';
 import { applyInOrder, createLedger, type ApplyBatchInput } from '../indexer/ledger';
@@ -94,13 +95,7 @@ function copyLine(r: Receipt): string {
 }
 
 async function main() {
-  // The embedded server, when this run is what starts it, is stopped again at the end (as bench/payout does).
-  const startsServer = !process.env.DATABASE_URL && !isRunning(defaultDataDir());
-  try {
-    await bench(resolveDatabaseUrl());
-  } finally {
-    if (startsServer) stopLocalServer();
-  }
+  await leavingServerAsFound(() => bench(resolveDatabaseUrl()));
 }
 
 async function bench(url: string) {

@@ -32,7 +32,7 @@ import * as os from 'os';
 import * as path from 'path';
 import { Connection, Keypair, PublicKey } from '@solana/web3.js';
 import { Client, Pool } from 'pg';
-import { defaultDataDir, isRunning, resolveDatabaseUrl, stopLocalServer } from '../db/local-server';
+import { defaultDataDir, resolveDatabaseUrl } from '../db/local-server';
 import { migrate, quoteIdent } from '../db/migrate';
 import { createPool } from '../db/pool';
 import { hashApiKey } from '../app/api/api-key-auth';
@@ -49,6 +49,7 @@ import { startLocalnet } from '../localnet';
 import { bankrunChain, bankrunIo, startBankrun } from '../testkit/payout/bankrun-chain';
 import { requireProgramSo } from '../common/program-binary';
 import { MerchantSetup, SetupIo, connectionIo, createTokenAccount, setupMerchant } from '../testkit/payout/setup';
+import { leavingServerAsFound } from '../testkit/test-db';
 
 // 100 × (3 rounds × 3 modes) + warm-up stays under the ~1,400 transactions after which bankrun retires blockhashes
 // (the journal survives that, see testkit/payout/bankrun-chain.ts; the direct baseline would not).
@@ -446,14 +447,10 @@ function machine(): string {
 async function main() {
   console.log(`payout: machine ${machine()} at start`);
   if (profile) profileSql();
-  // The embedded server, when this run is what starts it, is stopped again at the end.
-  const startsServer = !process.env.DATABASE_URL && !isRunning(defaultDataDir());
-  try {
-    // CPU of the embedded server is measured; a server named by DATABASE_URL may be elsewhere.
-    await bench(resolveDatabaseUrl(), process.env.DATABASE_URL ? undefined : defaultDataDir());
-  } finally {
-    if (startsServer) stopLocalServer();
-  }
+  // CPU of the embedded server is measured; a server named by DATABASE_URL may be elsewhere.
+  await leavingServerAsFound(() =>
+    bench(resolveDatabaseUrl(), process.env.DATABASE_URL ? undefined : defaultDataDir()),
+  );
 }
 
 async function bench(url: string, pgDataDir: string | undefined) {

@@ -3,8 +3,7 @@
 // ratio to the one-block-per-transaction, one-request-at-a-time baseline. Also the cost of a re-scan pass
 // (every receipt already there) relative to a first pass.
 import * as os from 'os';
-import { defaultDataDir, isRunning, stopLocalServer } from '../db/local-server';
-import { createTestDb } from '../testkit/test-db';
+import { createTestDb, leavingServerAsFound } from '../testkit/test-db';
 import { blockAt, startReplayRpc, transferCheckedTx, randomAddress } from '../testkit/replay-rpc';
 import { createLedger } from '../indexer/ledger';
 import { decodeBlock } from '../indexer/decode';
@@ -16,8 +15,6 @@ const BLOCKS = Number(process.env.BENCH_SCAN_BLOCKS ?? 600);
 const PER_BLOCK = 4;
 
 async function main(): Promise<void> {
-  // The embedded server, when this run is what starts it, is stopped again at the end (as the other benches do).
-  const startedHere = !process.env.DATABASE_URL && !isRunning(defaultDataDir());
   const db = await createTestDb('bench_scan');
   const rpc = await startReplayRpc();
   try {
@@ -120,11 +117,10 @@ async function main(): Promise<void> {
   } finally {
     await rpc.close();
     await db.drop();
-    if (startedHere) stopLocalServer();
   }
 }
 
-main().catch((e) => {
+leavingServerAsFound(main).catch((e) => {
   console.error(e);
   process.exit(1);
 });

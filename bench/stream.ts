@@ -14,11 +14,10 @@ import {
   createTransferCheckedInstruction,
   getAssociatedTokenAddressSync,
 } from '@solana/spl-token';
-import { defaultDataDir, isRunning, stopLocalServer } from '../db/local-server';
 import { createLedger } from '../indexer/ledger';
 import { startLocalnet } from '../localnet';
 import { airdrop, mintWithSource, send } from '../testkit/cluster';
-import { createTestDb } from '../testkit/test-db';
+import { createTestDb, leavingServerAsFound } from '../testkit/test-db';
 
 const K = Number(process.env.BENCH_STREAM_K ?? 500);
 const SLOT_MS = Number(process.env.BENCH_STREAM_SLOT_MS ?? 100);
@@ -43,7 +42,6 @@ async function until<T>(what: string, fn: () => Promise<T | null | undefined | f
 }
 
 async function main() {
-  const startedHere = !process.env.DATABASE_URL && !isRunning(defaultDataDir());
   // A schema of its own, migrated, dropped at the end (as each test suite gets).
   const db = await createTestDb('bench_stream');
   const pool = db.pool;
@@ -133,11 +131,10 @@ async function main() {
     child?.kill('SIGKILL');
     await net.stop();
     await db.drop();
-    if (startedHere) stopLocalServer();
   }
 }
 
-main().catch((e) => {
+leavingServerAsFound(main).catch((e) => {
   console.error(e);
   process.exit(1);
 });

@@ -4,7 +4,7 @@ import * as crypto from 'crypto';
 import { Pool } from 'pg';
 import { migrate, quoteIdent } from '../db/migrate';
 import { createPool } from '../db/pool';
-import { resolveDatabaseUrl } from '../db/local-server';
+import { defaultDataDir, isRunning, resolveDatabaseUrl, stopLocalServer } from '../db/local-server';
 
 export interface TestDb {
   url: string;
@@ -13,6 +13,20 @@ export interface TestDb {
   /** DATABASE_URL-style settings for a child process that must see the same schema. */
   env: Record<string, string>;
   drop(): Promise<void>;
+}
+
+/**
+ * Runs `fn`, which may start the embedded server (`resolveDatabaseUrl`, `createTestDb`), and leaves the server as it
+ * found it: one that was not running, with no DATABASE_URL set, is stopped again when `fn` ends, however it ends. A
+ * server started by someone else (`make test`, `oncepay db start`) stays up.
+ */
+export async function leavingServerAsFound<T>(fn: () => Promise<T>): Promise<T> {
+  const startsServer = !process.env.DATABASE_URL && !isRunning(defaultDataDir());
+  try {
+    return await fn();
+  } finally {
+    if (startsServer) stopLocalServer();
+  }
 }
 
 /** `url`: another server than the suite's (a fault test restarts a server of its own). */
