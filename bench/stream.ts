@@ -18,6 +18,7 @@ import { createLedger } from '../indexer/ledger';
 import { startLocalnet } from '../localnet';
 import { airdrop, mintWithSource, send } from '../testkit/cluster';
 import { createTestDb, leavingServerAsFound } from '../testkit/test-db';
+import { until } from '../testkit/until';
 
 const K = Number(process.env.BENCH_STREAM_K ?? 500);
 const SLOT_MS = Number(process.env.BENCH_STREAM_SLOT_MS ?? 100);
@@ -28,18 +29,6 @@ const IN_FLIGHT = 16;
 const PER_BLOCKHASH = 200;
 const CLUSTER = 'bench-stream';
 const BIN = path.resolve(__dirname, '../bin/oncepay');
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-async function until<T>(what: string, fn: () => Promise<T | null | undefined | false>, ms: number): Promise<T> {
-  const end = Date.now() + ms;
-  for (;;) {
-    const v = await fn();
-    if (v) return v;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await sleep(20);
-  }
-}
 
 async function main() {
   // A schema of its own, migrated, dropped at the end (as each test suite gets).
@@ -87,7 +76,7 @@ async function main() {
       'the stream source to apply its first finalized slot',
       async () =>
         (await pool.query(`SELECT 1 FROM checkpoints WHERE cluster = $1 AND source = 'stream'`, [CLUSTER])).rowCount,
-      120_000,
+      { timeoutMs: 120_000, intervalMs: 20 },
     );
 
     const amounts = Array.from({ length: K }, (_, i) => BigInt(1 + i));
@@ -108,7 +97,10 @@ async function main() {
     const sent = (performance.now() - t0) / 1000;
     const count = async () =>
       (await pool.query(`SELECT count(*)::int AS n FROM receipts WHERE cluster = $1`, [CLUSTER])).rows[0].n as number;
-    await until(`${K} receipts in the ledger`, async () => (await count()) >= K, 300_000);
+    await until(`${K} receipts in the ledger`, async () => (await count()) >= K, {
+      timeoutMs: 300_000,
+      intervalMs: 20,
+    });
     const elapsed = (performance.now() - t0) / 1000;
 
     const { rows } = await pool.query(

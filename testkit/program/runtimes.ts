@@ -17,6 +17,7 @@ import { Clock as LiteSvmClock, FailedTransactionMetadata, LiteSVM, Rent as Lite
 import { address, getTransactionDecoder, lamports as kitLamports, type Address } from '@solana/kit';
 import { deployWithMaxDataLenIx, LOADER_V3 } from '../upgradeable-loader';
 import type { ProgramBinary } from '../../common/program-binary';
+import { until } from '../until';
 import { requireBinary } from './binaries';
 import { keypair } from './keys';
 import { recordRuntime, recordTransactions } from './differential';
@@ -201,15 +202,15 @@ async function createBankrun(binary: ProgramBinary, elf: Buffer): Promise<Runtim
   // "already processed" instead of running (LiteSVM expires its blockhash after each send for the same reason).
   // So wait for the next one.
   let lastSent: string | undefined;
-  const blockhash = async () => {
-    const deadline = Date.now() + 30_000;
-    for (;;) {
-      const latest = await latestBlockhash();
-      if (latest !== lastSent) return latest;
-      if (Date.now() > deadline) throw new Error(`bankrun: no blockhash after ${lastSent} in 30 s`);
-      await new Promise((r) => setTimeout(r, 2));
-    }
-  };
+  const blockhash = () =>
+    until(
+      `a bankrun blockhash after ${lastSent}`,
+      async () => {
+        const latest = await latestBlockhash();
+        return latest !== lastSent && latest;
+      },
+      { timeoutMs: 30_000, intervalMs: 2 },
+    );
 
   // A blockhash is valid only for the next few hundred the bank registers (one every few milliseconds, above): a
   // process starved for seconds between reading a blockhash and sending (the niced programs group on a machine at

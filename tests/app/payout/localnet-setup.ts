@@ -15,6 +15,7 @@ import { insertMerchant, listAttempts, MerchantRow, PayoutRow } from '../../../a
 import { address } from '../../../app/types';
 import { createTestDb, TestDb } from '../../../testkit/test-db';
 import { scaledWait, startTestNode, TestNode } from '../../../testkit/node';
+import { until as untilTruthy } from '../../../testkit/until';
 import {
   connectionIo,
   createTokenAccount,
@@ -121,17 +122,7 @@ export async function expectJournalConsistent(db: TestDb, connection: Connection
   expect(await successfulOpTransactions(connection, row.opPda)).to.deep.equal([landed[0].signature]);
 }
 
-export async function until<T>(
-  f: () => Promise<T | undefined | null | false>,
-  what: string,
-  timeoutMs = 60_000,
-): Promise<T> {
-  timeoutMs = scaledWait(timeoutMs);
-  const start = performance.now();
-  for (;;) {
-    const v = await f();
-    if (v) return v;
-    if (performance.now() - start > timeoutMs) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
+/** testkit's until, every 20 ms, for `timeoutMs` (longer on a real validator: testkit/node scaledWait). */
+export function until<T>(f: () => Promise<T | undefined | null | false>, what: string, timeoutMs = 60_000): Promise<T> {
+  return untilTruthy(what, f, { timeoutMs: scaledWait(timeoutMs), intervalMs: 20 });
 }

@@ -11,16 +11,11 @@ import { createLedger } from '../../../indexer/ledger';
 import type { TestDb } from '../../../testkit/test-db';
 import { airdrop, mintWithSource, send } from '../../../testkit/cluster';
 import { scaledWait } from '../../../testkit/node';
+import { until as untilTruthy } from '../../../testkit/until';
 
-export async function until<T>(what: string, fn: () => Promise<T | null | undefined | false>, ms = 30_000): Promise<T> {
-  ms = scaledWait(ms); // longer on a real validator (testkit/node)
-  const end = Date.now() + ms;
-  for (;;) {
-    const v = await fn();
-    if (v) return v;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 25));
-  }
+/** testkit's until, every 25 ms, for `ms` (longer on a real validator: testkit/node scaledWait). */
+export function until<T>(what: string, fn: () => Promise<T | null | undefined | false>, ms = 30_000): Promise<T> {
+  return untilTruthy(what, fn, { timeoutMs: scaledWait(ms), intervalMs: 25 });
 }
 
 export interface Merchant {
