@@ -11,6 +11,7 @@ import type { BatchOutcome, InvoiceState, ReceiptOutcome } from '../match/types'
 import { LEDGER_CODES } from '../../common/errors/codes';
 import { fulfilmentOpId, invoicePaidPayload } from './fulfilment';
 import * as q from './queries';
+import { isStorableText } from './validate';
 import type { CreditedAmount, InvoiceRow, NewInvoice, RaisedException } from './types';
 
 export interface Invoices {
@@ -89,8 +90,8 @@ export function createInvoices(db: Pool): Invoices {
 /**
  * The statement that locks the invoices the receipts could pay: by deposit address or owner, or by reference (pure:
  * built before its transaction when the ledger can). The receipts may be a batch as delivered, not validated yet: a
- * key is taken only where it is a string, so a malformed receipt can at most add a key (an invoice locked for
- * nothing until the batch ends), never break the lock.
+ * key is taken only where it is a string PostgreSQL can hold (no NUL), so a malformed receipt can at most add a key
+ * (an invoice locked for nothing until the batch ends), never break the lock.
  */
 export function lockStatement(receipts: readonly Receipt[]): Query {
   // Repeated keys stay in the lists: PostgreSQL hashes the array for `= ANY` anyway, and a set of them built here
@@ -99,11 +100,11 @@ export function lockStatement(receipts: readonly Receipt[]): Query {
   const refs: string[] = [];
   for (const r of receipts) {
     if (typeof r !== 'object' || r === null) continue;
-    if (typeof r.destination === 'string') addresses.push(r.destination);
-    if (typeof r.destinationOwner === 'string' && r.destinationOwner !== '') addresses.push(r.destinationOwner);
+    if (isStorableText(r.destination)) addresses.push(r.destination);
+    if (isStorableText(r.destinationOwner) && r.destinationOwner !== '') addresses.push(r.destinationOwner);
     // Account keys need not be looked up: a reference found only among them counts when the money went to
     // the invoice's deposit address, and that address is already in `addresses`.
-    if (Array.isArray(r.references)) for (const k of r.references) if (typeof k === 'string') refs.push(k);
+    if (Array.isArray(r.references)) for (const k of r.references) if (isStorableText(k)) refs.push(k);
   }
   return q.lockCandidateInvoices(addresses, refs);
 }

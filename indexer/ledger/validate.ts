@@ -6,8 +6,22 @@ import type { Receipt } from '../decode/receipt';
 import { LEDGER_CODES } from '../../common/errors/codes';
 import { RECEIPT_SOURCES, ReceiptSource, RejectedReceipt } from './types';
 
+/** PostgreSQL's text holds any character but NUL: a string with one fails the statement that carries it. */
+export function isStorableText(x: unknown): x is string {
+  return typeof x === 'string' && !x.includes('\u0000');
+}
+
 function isText(x: unknown): x is string {
-  return typeof x === 'string' && x.length > 0;
+  return isStorableText(x) && x.length > 0;
+}
+
+/** The largest value of the receipts' integer (ix_index, inner_index) and bigint (slot, block_time) columns. */
+const INT4_MAX = 2 ** 31 - 1;
+const INT8_MAX = (1n << 63n) - 1n;
+const MAX_SIGNATURE_LENGTH = 256;
+
+function isKeyList(x: unknown): boolean {
+  return x === undefined || (Array.isArray(x) && x.every(isText));
 }
 
 /** Returns null if the receipt can be stored, else why not. */
@@ -16,8 +30,11 @@ export function receiptProblem(r: Receipt, cluster?: string): string | null {
   if (cluster !== undefined && r.cluster !== undefined && r.cluster !== cluster)
     return `receipt is from cluster ${r.cluster}, batch is for ${cluster}`;
   if (!isText(r.signature)) return 'signature missing';
-  if (!Number.isSafeInteger(r.ixIndex) || r.ixIndex < 0) return `ixIndex ${String(r.ixIndex)} is not an index`;
-  if (!Number.isSafeInteger(r.innerIndex) || r.innerIndex < -1)
+  // Far above a base58 signature's 88 characters, far below what one entry of the identity index may hold.
+  if (r.signature.length > MAX_SIGNATURE_LENGTH) return `signature longer than ${MAX_SIGNATURE_LENGTH} characters`;
+  if (!Number.isSafeInteger(r.ixIndex) || r.ixIndex < 0 || r.ixIndex > INT4_MAX)
+    return `ixIndex ${String(r.ixIndex)} is not an index`;
+  if (!Number.isSafeInteger(r.innerIndex) || r.innerIndex < -1 || r.innerIndex > INT4_MAX)
     return `innerIndex ${String(r.innerIndex)} is not -1 or an index`;
   if (typeof r.amount !== 'bigint') return `amount must be a bigint, got ${typeof r.amount}`;
   if (!isBaseUnits(r.amount)) return `amount ${r.amount} is not a u64`;
@@ -25,9 +42,13 @@ export function receiptProblem(r: Receipt, cluster?: string): string | null {
   if (r.mint !== null && !isText(r.mint)) return 'mint must be a string or null';
   if (r.destinationOwner !== null && r.destinationOwner !== undefined && !isText(r.destinationOwner))
     return 'destinationOwner must be a string or null';
-  if (r.slot !== null && r.slot !== undefined && (typeof r.slot !== 'bigint' || r.slot < 0n))
-    return 'slot must be a non-negative bigint or null';
+  if (r.slot !== null && r.slot !== undefined && (typeof r.slot !== 'bigint' || r.slot < 0n || r.slot > INT8_MAX))
+    return 'slot must be a non-negative bigint (at most 2^63 - 1) or null';
+  if (r.blockTime !== null && r.blockTime !== undefined && !Number.isSafeInteger(r.blockTime))
+    return 'blockTime must be a whole number of seconds or null';
   if (!isText(r.program) || !isText(r.kind)) return 'program / kind missing';
+  if (!isKeyList(r.references) || !isKeyList(r.accountKeys))
+    return 'references / accountKeys must be lists of addresses';
   return null;
 }
 

@@ -1,6 +1,7 @@
 // The ledger's pure checks on a batch (indexer/ledger/validate.ts), without a database.
 import { expect } from 'chai';
-import { compareReceipts, dropRepeats, uniqueReceipts } from '../../../indexer/ledger/validate';
+import { compareReceipts, dropRepeats, receiptProblem, uniqueReceipts } from '../../../indexer/ledger/validate';
+import type { Receipt } from '../../../indexer/decode/receipt';
 import { receipt } from './fixtures';
 
 describe('indexer/ledger validate (pure)', () => {
@@ -41,5 +42,28 @@ describe('indexer/ledger validate (pure)', () => {
     const amounts = (xs: { amount: bigint }[]) => xs.map((x) => String(x.amount)).sort();
     expect(amounts(dropRepeats(chain))).to.deep.equal(amounts(uniqueReceipts(delivered)));
     expect(dropRepeats([])).to.deep.equal([]);
+  });
+
+  it('receiptProblem: a receipt is storable only when every column can hold its value (the largest ones accepted)', () => {
+    const r = receipt({ signature: 's', destination: 'D', amount: 1n });
+    const problem = (x: Partial<Record<keyof Receipt, unknown>>) => receiptProblem({ ...r, ...x } as Receipt);
+    expect(problem({ ixIndex: 2 ** 31 - 1, innerIndex: 2 ** 31 - 1, slot: (1n << 63n) - 1n, blockTime: -1 })).to.equal(
+      null,
+    );
+    expect(problem({ signature: 'x'.repeat(256), references: [], accountKeys: ['K'] })).to.equal(null);
+    for (const bad of [
+      { ixIndex: 2 ** 31 },
+      { innerIndex: 2 ** 31 },
+      { slot: 1n << 63n },
+      { blockTime: 1.5 },
+      { blockTime: '1' },
+      { signature: 'x'.repeat(257) },
+      { signature: 's\u0000' },
+      { mint: 'm\u0000' },
+      { destinationOwner: 'o\u0000' },
+      { references: 'K' },
+      { accountKeys: [1] },
+    ])
+      expect(problem(bad), Object.keys(bad).join()).to.be.a('string');
   });
 });
