@@ -22,7 +22,10 @@ export interface ReceiptColumns {
 /**
  * Insert a batch of receipts; rows whose identity exists already are skipped, and the answer lists only the rows
  * this statement inserted (RETURNING), which are the only ones the ledger may credit: each as its 1-based position
- * in the arrays and its new id (joined back on the server, so no signature travels back). Rows go in in chain order
+ * in the arrays and its new id (joined back on the server, so no signature travels back). The join takes the slot
+ * too: a batch may hold one identity twice at two slots (a source that got it wrong; the ledger drops repeats only
+ * as neighbours in chain order), and only the position that was inserted (the lower slot: it goes in first) may
+ * answer for the row, else both would be credited. Rows go in in chain order
  * (slot, no slot last, then identity bytewise), the order the ledger's COPY sends them in, so two overlapping
  * batches wait on each other's unique-index entries in the same order instead of deadlocking.
  */
@@ -41,8 +44,9 @@ export function insertReceipts(cluster: string, firstSource: string, c: ReceiptC
                FROM u
               ORDER BY u.slot NULLS LAST, u.signature COLLATE "C", u.ix_index, u.inner_index
              ON CONFLICT ON CONSTRAINT receipts_identity DO NOTHING
-             RETURNING id, signature, ix_index, inner_index)
-           SELECT u.ord::int AS ord, ins.id FROM ins JOIN u USING (signature, ix_index, inner_index)`,
+             RETURNING id, signature, ix_index, inner_index, slot)
+           SELECT u.ord::int AS ord, ins.id FROM ins JOIN u USING (signature, ix_index, inner_index)
+            WHERE ins.slot IS NOT DISTINCT FROM u.slot`,
     values: [
       cluster,
       firstSource,

@@ -406,7 +406,45 @@ describe('indexer/ledger', () => {
     expect(rows.rows).to.deep.equal([{ slot: good.slot!.toString() }]);
   });
 
-  // Found by the property test against the reference ledger (reference.test.ts): values a receipt's columns cannot hold passed validation and failed the whole
+  // Found while writing the reference ledger (reference.ts; its property test catches it too): without the probe,
+  // repeats are dropped as neighbours in chain order, so one identity at two slots with a receipt between them
+  // stayed twice, and the INSERT's RETURNING, joined back by identity alone, answered the one row for both
+  // positions: both were credited (200 for one 100-unit row) and counted as inserted.
+  for (const path of ['probe', 'no probe'] as const) {
+    it(`one identity delivered at two slots in one batch, a receipt between them (${path}): one row, credited once`, async () => {
+      await ledger.createInvoice({ id: 'S', mint: USDC, expectedAmount: 1000n, depositAddress: addr('s') });
+      if (path === 'no probe') {
+        await ledger.applyBatch({ cluster: CLUSTER, source: 'file', receipts: fillerOf('two-slots', 64) });
+      }
+      const sent = recordStatements(t);
+      const paid = receipt({ signature: sig('two-slots'), destination: addr('s'), amount: 100n, slot: 100n });
+      const between = receipt({
+        signature: sig('two-slots-between'),
+        destination: addr('nobody'),
+        amount: 1n,
+        slot: 101n,
+      });
+      const res = await ledger.applyBatch({
+        cluster: CLUSTER,
+        source: 'file',
+        receipts: [{ ...paid, slot: 102n }, between, paid],
+      });
+      expect(sent.some((x) => x.includes('WHERE x.id IS NULL'))).to.equal(path === 'probe');
+      expect([res.inserted, res.duplicates]).to.deep.equal([2, 1]);
+      expect(res.credited).to.deep.equal([{ invoiceId: 'S', amount: 100n }]);
+      expect((await ledger.getInvoice('S'))!.creditedAmount).to.equal(100n);
+      const rows = await t.pool.query(`SELECT count(*)::int AS n FROM receipts WHERE signature = $1`, [paid.signature]);
+      expect(rows.rows[0].n).to.equal(1);
+      const counts = await t.pool.query(
+        `SELECT inserted::int, duplicates::int FROM receipt_delivery_counts WHERE source = 'file'`,
+      );
+      expect(counts.rows[0]).to.deep.equal(
+        path === 'probe' ? { inserted: 2, duplicates: 1 } : { inserted: 66, duplicates: 1 },
+      );
+    });
+  }
+
+  // Also found by the property test: values a receipt's columns cannot hold passed validation and failed the whole
   // batch's statement (22003 out of range, 22021 a NUL in text, 22P02 not a number, 54000 an index entry too large),
   // the good receipts with them. On both paths they are now set aside with their code; the lock statement, built
   // before validation on the path without the probe, skips a key PostgreSQL cannot hold.
