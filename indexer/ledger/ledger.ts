@@ -32,8 +32,10 @@ import {
   assertCluster,
   assertSource,
   compareReceipts,
+  compareSlot,
   dropRepeats,
   partitionReceipts,
+  slotText,
   uniqueReceipts,
 } from './validate';
 
@@ -576,24 +578,6 @@ function chainOrder(receipts: readonly Receipt[]): Receipt[] {
     : (a: number, b: number) => compareSlot(receipts[a].slot ?? null, receipts[b].slot ?? null);
   order.sort((a, b) => bySlot(a, b) || compareReceipts(receipts[a], receipts[b]));
   return order.map((i) => receipts[i]);
-}
-
-function compareSlot(a: bigint | null, b: bigint | null): number {
-  if (a === b) return 0;
-  if (a === null) return 1;
-  if (b === null) return -1;
-  return a < b ? -1 : 1;
-}
-
-function slotText(slot: bigint | number): string {
-  const s = typeof slot === 'number' ? (Number.isSafeInteger(slot) ? BigInt(slot) : -1n) : slot;
-  if (typeof s !== 'bigint' || s < 0n || s > (1n << 63n) - 1n) {
-    throw new OncepayError(
-      LEDGER_CODES.INVALID_CHECKPOINT,
-      `checkpoint slot ${String(slot)} is not a non-negative integer`,
-    );
-  }
-  return s.toString();
 }
 
 /** The batch as statement columns, in one pass (the receipt's planned invoice id from the match). */

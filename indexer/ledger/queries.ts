@@ -69,6 +69,40 @@ export function insertReceipts(cluster: string, firstSource: string, c: ReceiptC
   };
 }
 
+/**
+ * One receipt, with the invoice the match gave it: its new id, or no row when its identity is in the ledger already
+ * (the reference ledger, reference.ts: the rule one receipt at a time).
+ */
+export function insertReceipt(cluster: string, firstSource: string, r: ReceiptRow): Query {
+  return {
+    text: `INSERT INTO receipts (cluster, signature, ix_index, inner_index, slot, block_time, program, kind, mint,
+                                  source, destination, destination_owner, amount, invoice_id, first_source)
+           VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15::receipt_source)
+           ON CONFLICT ON CONSTRAINT receipts_identity DO NOTHING
+           RETURNING id`,
+    values: [
+      cluster,
+      r.signature,
+      r.ixIndex,
+      r.innerIndex,
+      r.slot,
+      r.blockTime,
+      r.program,
+      r.kind,
+      r.mint,
+      r.source,
+      r.destination,
+      r.destinationOwner,
+      r.amount,
+      r.invoiceId,
+      firstSource,
+    ],
+  };
+}
+
+/** One receipt's columns (ReceiptColumns for a single row). */
+export type ReceiptRow = { [K in keyof ReceiptColumns]: ReceiptColumns[K][number] };
+
 /** A batch of new receipts in COPY's text format (copy.ts receiptCopyText writes its rows, in these columns). */
 export const COPY_RECEIPTS = `COPY receipts (cluster, signature, ix_index, inner_index, slot, block_time, program, kind, mint,
                        source, destination, destination_owner, amount, invoice_id, first_source) FROM STDIN`;

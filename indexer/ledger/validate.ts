@@ -79,6 +79,26 @@ export function assertCluster(cluster: string): void {
   if (!isText(cluster)) throw new OncepayError(LEDGER_CODES.INVALID_CLUSTER, 'cluster must be a non-empty string');
 }
 
+/** A slot's order in the chain: no slot (null) after every slot. */
+export function compareSlot(a: bigint | null, b: bigint | null): number {
+  if (a === b) return 0;
+  if (a === null) return 1;
+  if (b === null) return -1;
+  return a < b ? -1 : 1;
+}
+
+/** A checkpoint's slot as the statements take it (decimal text), or INVALID_CHECKPOINT. */
+export function slotText(slot: bigint | number): string {
+  const s = typeof slot === 'number' ? (Number.isSafeInteger(slot) ? BigInt(slot) : -1n) : slot;
+  if (typeof s !== 'bigint' || s < 0n || s > (1n << 63n) - 1n) {
+    throw new OncepayError(
+      LEDGER_CODES.INVALID_CHECKPOINT,
+      `checkpoint slot ${String(slot)} is not a non-negative integer`,
+    );
+  }
+  return s.toString();
+}
+
 /** Identity order (signature, ix index, inner index): breaks ties of chain order, so a batch matches the same way every time. */
 export function compareReceipts(a: Receipt, b: Receipt): number {
   if (a.signature !== b.signature) return a.signature < b.signature ? -1 : 1;
