@@ -7,10 +7,11 @@ import { Logger } from 'pino';
 import { OncepayError } from '../../common/errors';
 import { failpoint } from '../../common/failpoint';
 import { logger } from '../../common/log';
-import { PAYOUT_CODES, RPC_CODES } from '../../common/errors/codes';
+import { PAYOUT_CODES } from '../../common/errors/codes';
 import { buildAttemptTransaction } from './build-attempt';
 import { PayoutChain, SignatureStatus } from './chain';
 import { lockPayout } from './lock';
+import { aborted, ChainCallFailed, chainUnavailable, markedChain, sleep } from './run-control';
 import { SharedChain } from './shared-chain';
 import { payoutMetrics } from './metrics';
 import {
@@ -105,28 +106,6 @@ export function payoutResult(p: PayoutRow, attempts: number): PayoutResult {
   };
 }
 
-function sleep(ms: number, signal?: AbortSignal): Promise<void> {
-  return new Promise((resolve, reject) => {
-    if (signal?.aborted) return reject(aborted());
-    const t = setTimeout(() => {
-      signal?.removeEventListener('abort', onAbort);
-      resolve();
-    }, ms);
-    const onAbort = () => {
-      clearTimeout(t);
-      reject(aborted());
-    };
-    signal?.addEventListener('abort', onAbort, { once: true });
-  });
-}
-
-function aborted(): OncepayError {
-  return new OncepayError(
-    PAYOUT_CODES.ABORTED,
-    'payout execution aborted; the journal keeps every attempt, run it again or `oncepay payout resume`',
-  );
-}
-
 /**
  * Execute (or finish executing) one payout. Returns the final result, or null when `lock: 'skip'` and another
  * worker holds the row. Network failures are retried until `signal` aborts; they never decide an outcome.
@@ -139,36 +118,6 @@ export async function runPayout(row: Pick<PayoutRow, 'id'>, deps: RunPayoutDeps)
   } finally {
     await lock.release();
   }
-}
-
-/** A chain call failed (timeout, 429, dropped connection): it decides nothing. */
-class ChainCallFailed extends Error {}
-
-/** The RPC failures (app/payout/json-rpc.ts) that are a chain call failing: everything but a misconfigured endpoint. */
-const RETRIED_RPC_CODES: ReadonlySet<string> = new Set(
-  Object.values(RPC_CODES).filter((c) => c !== RPC_CODES.INVALID_ENDPOINT && c !== RPC_CODES.ABORTED),
-);
-
-/**
- * The chain, with every failure marked as a chain failure, so the loop below retries exactly those and lets
- * everything else through: a database error (the connection that holds the lock is gone: stop at once), an
- * OncepayError that is not about the call's transport (e.g. an op account whose data is malformed), a bug.
- */
-function markedChain(chain: PayoutChain): PayoutChain {
-  const mark = (e: unknown) => {
-    throw e instanceof OncepayError && !RETRIED_RPC_CODES.has(e.code)
-      ? e
-      : new ChainCallFailed((e as Error)?.message ?? String(e));
-  };
-  return {
-    latestBlockhash: () => chain.latestBlockhash().catch(mark),
-    sendRawTransaction: (bytes) => chain.sendRawTransaction(bytes),
-    signatureStatuses: (sigs) => chain.signatureStatuses(sigs).catch(mark),
-    blockhashExpired: (l) => chain.blockhashExpired(l).catch(mark),
-    getOpAccount: (pda, program, commitment) => chain.getOpAccount(pda, program, commitment).catch(mark),
-    opAccountsData: (pdas, program, commitment) => chain.opAccountsData(pdas, program, commitment).catch(mark),
-    opAccountSignatures: (pda) => chain.opAccountSignatures(pda).catch(mark),
-  };
 }
 
 /**
@@ -233,11 +182,7 @@ async function runRounds(run: RunState, id: string, deps: LockedDeps, log: Logge
       // RPC trouble (timeouts, 429s, dropped connections): it decides nothing. Look again after a pause.
       chainFailures += 1;
       if (chainFailures >= maxChainFailures) {
-        throw new OncepayError(
-          PAYOUT_CODES.CHAIN_UNAVAILABLE,
-          `${chainFailures} chain calls in a row failed (last: ${e.message}); the journal keeps every attempt`,
-          { id },
-        );
+        throw chainUnavailable(id, chainFailures, e.message);
       }
       log.warn({ err: e.message }, 'chain call failed; retrying');
       end = 'pause';

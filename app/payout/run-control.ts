@@ -1,0 +1,68 @@
+// How a payout run pauses, retries and stops, the same in both executors (run-payout.ts, plain-executor.ts). A chain
+// call that fails decides nothing: a timeout, a 429, a dropped connection is marked ChainCallFailed, retried after a
+// pause and counted (the run gives the payout back after maxChainFailures in a row); anything else goes through
+// unmarked and stops the run: a database error (the connection that holds the lock may be gone), an OncepayError
+// that is not about the call's transport (an op account whose data is malformed), a bug. An abort (SIGTERM's drain,
+// a timeout) stops it at its next pause.
+import { OncepayError } from '../../common/errors';
+import { PAYOUT_CODES, RPC_CODES } from '../../common/errors/codes';
+import { PayoutChain } from './chain';
+
+/** A chain call failed (timeout, 429, dropped connection): it decides nothing. */
+export class ChainCallFailed extends Error {}
+
+/** The RPC failures (app/payout/json-rpc.ts) that are a chain call failing: everything but a misconfigured endpoint. */
+const RETRIED_RPC_CODES: ReadonlySet<string> = new Set(
+  Object.values(RPC_CODES).filter((c) => c !== RPC_CODES.INVALID_ENDPOINT && c !== RPC_CODES.ABORTED),
+);
+
+/** The chain, with every failure of a call marked ChainCallFailed (see above); sends are left as they are. */
+export function markedChain(chain: PayoutChain): PayoutChain {
+  const mark = (e: unknown) => {
+    throw e instanceof OncepayError && !RETRIED_RPC_CODES.has(e.code)
+      ? e
+      : new ChainCallFailed((e as Error)?.message ?? String(e));
+  };
+  return {
+    latestBlockhash: () => chain.latestBlockhash().catch(mark),
+    sendRawTransaction: (bytes) => chain.sendRawTransaction(bytes),
+    signatureStatuses: (sigs) => chain.signatureStatuses(sigs).catch(mark),
+    blockhashExpired: (l) => chain.blockhashExpired(l).catch(mark),
+    getOpAccount: (pda, program, commitment) => chain.getOpAccount(pda, program, commitment).catch(mark),
+    opAccountsData: (pdas, program, commitment) => chain.opAccountsData(pdas, program, commitment).catch(mark),
+    opAccountSignatures: (pda) => chain.opAccountSignatures(pda).catch(mark),
+  };
+}
+
+/** After `failures` chain calls failed in a row, out of `max`: the run gives up (the journal keeps every attempt). */
+export function chainUnavailable(id: string, failures: number, last: string): OncepayError {
+  return new OncepayError(
+    PAYOUT_CODES.CHAIN_UNAVAILABLE,
+    `${failures} chain calls in a row failed (last: ${last}); the journal keeps every attempt`,
+    { id },
+  );
+}
+
+/** The run was asked to stop (SIGTERM's drain, a timeout): the journal keeps every attempt. */
+export function aborted(): OncepayError {
+  return new OncepayError(
+    PAYOUT_CODES.ABORTED,
+    'payout execution aborted; the journal keeps every attempt, run it again or `oncepay payout resume`',
+  );
+}
+
+/** A pause of `ms`, ended by `signal` (rejecting with aborted()). */
+export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal?.aborted) return reject(aborted());
+    const t = setTimeout(() => {
+      signal?.removeEventListener('abort', onAbort);
+      resolve();
+    }, ms);
+    const onAbort = () => {
+      clearTimeout(t);
+      reject(aborted());
+    };
+    signal?.addEventListener('abort', onAbort, { once: true });
+  });
+}
