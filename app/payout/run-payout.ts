@@ -10,6 +10,7 @@ import { logger } from '../../common/log';
 import { PAYOUT_CODES } from '../../common/errors/codes';
 import { buildAttemptTransaction } from './build-attempt';
 import { PayoutChain, SignatureStatus } from './chain';
+import { deferSends, DeferredSends } from './deferred-sends';
 import { lockPayout } from './lock';
 import { aborted, ChainCallFailed, chainUnavailable, markedChain, sleep } from './run-control';
 import { SharedChain } from './shared-chain';
@@ -146,15 +147,14 @@ export async function runPayoutLocked(
     lastSend: new Map(),
     reopened: false,
     awaitingWinner: false,
-    unrecorded: new Map(),
-    writing: undefined,
+    sends: deferSends((attemptId, n) => markAttemptSent(db, attemptId, n)),
   };
   try {
     return await runRounds(run, id, deps, log);
   } catch (e) {
     // Aborted, or the chain unreachable: the connection is fine, so the sends not yet recorded are written now
     // (operators and the next claim see the attempt as sent). After a database error nothing more is tried.
-    if (e instanceof OncepayError) await recordSends(run, deps, () => true).catch(() => undefined);
+    if (e instanceof OncepayError) await run.sends.record(() => true).catch(() => undefined);
     throw e;
   }
 }
@@ -168,10 +168,7 @@ async function runRounds(run: RunState, id: string, deps: LockedDeps, log: Logge
   let seen: Seen | undefined;
   for (;;) {
     if (deps.signal?.aborted) throw aborted();
-    if (run.writing) {
-      await run.writing;
-      run.writing = undefined;
-    }
+    await run.sends.written();
     run.journal ??= await readJournal(deps.db, id);
     let end: RoundEnd;
     try {
@@ -191,7 +188,7 @@ async function runRounds(run: RunState, id: string, deps: LockedDeps, log: Logge
     if (typeof end === 'object') return end;
     if (end === 'pause') {
       const now = performance.now();
-      void recordSends(run, deps, (since) => now - since >= rebroadcastMs);
+      void run.sends.record((since) => now - since >= rebroadcastMs);
       seen = await pauseBetweenLooks(run, deps, poll);
     }
   }
@@ -230,37 +227,8 @@ interface RunState {
   lastSend: Map<string, number>;
   reopened: boolean;
   awaitingWinner: boolean;
-  /**
-   * Sends not yet recorded in the journal (attempt id → how many, since when): bookkeeping only (a built attempt
-   * is resolved exactly like a sent one), so it rides on the attempt's settling write, or is written at a pause
-   * once the attempt has been out for a rebroadcast interval (operators then see it sent), or when the run stops.
-   */
-  unrecorded: Map<string, { sends: number; since: number }>;
-  /**
-   * A bookkeeping write in flight on our connection (markAttemptSent): the connection runs it before any later
-   * query; awaited before the next round, so its failure stops the run there.
-   */
-  writing: Promise<void> | undefined;
-}
-
-/** Write the unrecorded sends `due` says are due, without waiting (see RunState.writing). */
-function recordSends(run: RunState, deps: LockedDeps, due: (since: number) => boolean): Promise<void> {
-  for (const [id, u] of run.unrecorded) {
-    if (!due(u.since)) continue;
-    run.unrecorded.delete(id);
-    const marking = markAttemptSent(deps.db, id, u.sends);
-    const before = run.writing;
-    run.writing = before ? Promise.all([before, marking]).then(() => undefined) : marking;
-    run.writing.catch(() => undefined); // handled where it is awaited
-  }
-  return run.writing ?? Promise.resolve();
-}
-
-/** The sends of attempt `id` not yet recorded, for its settling write to record. */
-function takeUnrecorded(run: RunState, id: string): number {
-  const n = run.unrecorded.get(id)?.sends ?? 0;
-  run.unrecorded.delete(id);
-  return n;
+  /** Sends not yet recorded in the journal: bookkeeping deferred (deferred-sends.ts). */
+  sends: DeferredSends;
 }
 
 /** This round's observations (next-action.ts Round), as the loop fills them in. */
@@ -300,7 +268,7 @@ async function playRound(
   const j = (): Journal => run.journal!;
   /** Apply a settled attempt as written; null: not as we left it, read the journal again. */
   const settle = async (a: AttemptRow, r: Parameters<typeof settleAttempt>[2]) => {
-    const row = await settleAttempt(deps.db, a.id, r, takeUnrecorded(run, a.id));
+    const row = await settleAttempt(deps.db, a.id, r, run.sends.take(a.id));
     if (!row) run.journal = undefined;
     else run.journal = withAttempt(j(), row);
   };
@@ -385,9 +353,8 @@ async function playRound(
           log.warn({ attempt: a.attemptNo, err: (e as Error).message }, 'send failed; delivery unknown');
         }
         failpoint('payout.after_send_before_record');
-        // Recorded later (RunState.unrecorded): the look at the chain after the pause does not depend on it.
-        const u = run.unrecorded.get(a.id);
-        run.unrecorded.set(a.id, { sends: (u?.sends ?? 0) + 1, since: u?.since ?? performance.now() });
+        // Recorded later (RunState.sends): the look at the chain after the pause does not depend on it.
+        run.sends.sent(a.id, performance.now());
         // What markAttemptSent will write (status only ever moves built → sent here).
         const sent = { ...a, status: 'sent' as const, sendCount: a.sendCount + 1 };
         run.journal = withAttempt(run.journal, sent);
@@ -395,7 +362,7 @@ async function playRound(
       }
       case 'settle_landed': {
         const a = action.attempt;
-        const sends = takeUnrecorded(run, a.id);
+        const sends = run.sends.take(a.id);
         const done = await finishLanded(deps.db, p.id, a.id, { signature: a.signature, slot: action.slot }, sends);
         m.attempts.inc({ outcome: 'landed' });
         if (done) {
