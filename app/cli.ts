@@ -1,7 +1,7 @@
 // `oncepay payout …`: create, execute, resume, show and derive payouts from the command line. Output is JSON on
 // stdout (one object; `--json` keeps it on one line), logs are JSON on stderr.
 import * as crypto from 'crypto';
-import { Command } from 'commander';
+import { Command, Option } from 'commander';
 import { Connection } from '@solana/web3.js';
 import { Pool } from 'pg';
 import { register as metricsRegistry } from 'prom-client';
@@ -17,6 +17,7 @@ import { PAYOUT_CODES } from '../common/errors/codes';
 import { deriveOperation } from './op-id';
 import { createConnectionChain } from './payout/chain';
 import { createPayout } from './payout/create-payout';
+import { EXECUTOR_NAMES, executorNamed } from './payout/executor';
 import { RunPayoutDeps, runPayout } from './payout/run-payout';
 import { DEFAULT_BLOCKHASH_MAX_AGE_MS, PayoutWorkerOptions, startPayoutWorker } from './payout/worker';
 import { readKeypairFile } from './payout/keypair';
@@ -37,6 +38,7 @@ interface ChainOpts {
   pollMs: number;
   timeoutMs?: number;
   commitment: string;
+  executor?: string;
 }
 
 /** No JSON-RPC request waits longer than this: a hung node is a failed call (retried), and a drain stays bounded. */
@@ -60,8 +62,19 @@ function chainDeps(db: Pool, o: ChainOpts): RunPayoutDeps {
     pollIntervalMs: o.pollMs,
     signal,
     log: logger('payout'),
+    executor: executorNamed(o.executor ?? 'fast'),
   };
 }
+
+/** --executor, on every command that runs payouts (app/payout/executor.ts). */
+const executorOption = () =>
+  new Option(
+    '--executor <name>',
+    'who performs the journal rules: fast (shared chain calls, deferred bookkeeping) or plain (the reference: ' +
+      'one payout, one connection, every write before the next step)',
+  )
+    .choices(EXECUTOR_NAMES)
+    .default('fast');
 
 /**
  * `payout serve` runs a worker pool when given --authority, on the endpoint of --rpc or ONCEPAY_RPC_URL. A --rpc
@@ -89,6 +102,7 @@ function chainOptions(c: Command): Command {
       'commitment at which an attempt counts as landed: confirmed | finalized',
       'confirmed',
     )
+    .addOption(executorOption())
     .option('--json', 'one-line JSON output');
 }
 
@@ -377,7 +391,8 @@ function workerFlagOptions(c: Command): Command {
       'on SIGTERM: how long in-flight payouts may take to finish before they are handed back',
       intOption('--drain-ms'),
       DEFAULT_DRAIN_MS,
-    );
+    )
+    .addOption(executorOption());
 }
 
 interface WorkerFlags {
@@ -392,7 +407,10 @@ function workerOptions(
   db: Pool,
   o: Omit<ChainOpts, 'timeoutMs' | 'commitment'> & { commitment?: string } & WorkerFlags,
 ): PayoutWorkerOptions {
-  const { chain, authority, payer, pollIntervalMs } = chainDeps(db, { ...o, commitment: o.commitment ?? 'confirmed' });
+  const { chain, authority, payer, pollIntervalMs, executor } = chainDeps(db, {
+    ...o,
+    commitment: o.commitment ?? 'confirmed',
+  });
   return {
     db,
     chain,
@@ -403,6 +421,7 @@ function workerOptions(
     idleMs: o.idleMs,
     blockhashMaxAgeMs: o.blockhashMaxAgeMs,
     maxChainFailures: o.maxChainFailures,
+    executor,
     log: logger('payout-worker'),
   };
 }

@@ -11,6 +11,7 @@ import { PAYOUT_CODES } from '../../common/errors/codes';
 import { buildAttemptTransaction } from './build-attempt';
 import { PayoutChain, SignatureStatus } from './chain';
 import { deferSends, DeferredSends } from './deferred-sends';
+import type { PayoutExecutor } from './executor';
 import { lockPayout } from './lock';
 import { aborted, ChainCallFailed, chainUnavailable, markedChain, sleep } from './run-control';
 import { SharedChain } from './shared-chain';
@@ -68,6 +69,8 @@ export interface RunPayoutDeps {
    * every attempt and the next run resolves them. Default: never (retry until `signal` aborts).
    */
   maxChainFailures?: number;
+  /** Who performs the rules (executor.ts): this file's fast executor by default, or the plain one. */
+  executor?: PayoutExecutor;
 }
 
 /** Between two sends of the same bytes while the blockhash is valid (RunPayoutDeps.rebroadcastIntervalMs). */
@@ -115,7 +118,8 @@ export async function runPayout(row: Pick<PayoutRow, 'id'>, deps: RunPayoutDeps)
   const lock = await lockPayout(deps.db, row.id, deps.lock ?? 'wait', deps.lockTimeoutMs);
   if (!lock) return null;
   try {
-    return await runPayoutLocked(lock.client, row.id, deps);
+    const run = deps.executor?.runLocked ?? runPayoutLocked;
+    return await run(lock.client, row.id, deps);
   } finally {
     await lock.release();
   }

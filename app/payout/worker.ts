@@ -20,10 +20,10 @@ import { isDatabaseUnavailable } from '../../db/unavailable';
 import { logger } from '../../common/log';
 import { backoffDelay } from '../../indexer/rpc/backoff';
 import { PAYOUT_CODES } from '../../common/errors/codes';
-import { PayoutResult, RunLockedDeps, runPayoutLocked } from './run-payout';
+import { PayoutResult, RunLockedDeps } from './run-payout';
+import { fastExecutor, PayoutExecutor } from './executor';
 import { listenForDuePayouts } from './due-listener';
 import { DedicatedConnection, checkoutDedicated, unlockPayout } from './lock';
-import { shareChainCalls } from './shared-chain';
 import { isOpenAttempt } from './next-action';
 import { payoutMetrics, watchOpenAttempts } from './metrics';
 import { claimDuePayout, deferPayout, listAttempts, openAttemptStats } from './store';
@@ -62,6 +62,8 @@ export interface PayoutWorkerOptions extends Omit<RunLockedDeps, 'signal' | 'ret
    * 250; 0: one fetch per attempt). See shared-chain.ts: a lifetime shorter by at most this age, journaled as ever.
    */
   blockhashMaxAgeMs?: number;
+  /** Who runs each claimed payout (executor.ts): the fast executor by default. */
+  executor?: PayoutExecutor;
 }
 
 export interface DrainReport {
@@ -125,12 +127,13 @@ export function startPayoutWorker(opts: PayoutWorkerOptions): PayoutWorker {
   const wakeups = listenForDuePayouts(opts.db, () => waker.wakeOne(), log, databaseBackoff);
 
   const blockhashMaxAgeMs = opts.blockhashMaxAgeMs ?? DEFAULT_BLOCKHASH_MAX_AGE_MS;
-  // The slots' status looks and op-account reads merged into one call while another is in flight, a pausing
-  // slot's signatures carried by the calls of the others, and a shared recent blockhash.
-  const chain = shareChainCalls(opts.chain, { blockhashMaxAgeMs });
+  // The chain as the executor's slots share it: for the fast one, status looks and op-account reads merged into one
+  // call while another is in flight, a pausing slot's signatures carried by the others' calls, a shared blockhash.
+  const executor = opts.executor ?? fastExecutor;
+  const { chain, pauseLooking } = executor.shareChain(opts.chain, { blockhashMaxAgeMs });
   const runDeps: RunLockedDeps = {
     chain,
-    pauseLooking: chain.pauseLooking,
+    pauseLooking,
     authority: opts.authority,
     payer: opts.payer,
     pollIntervalMs: opts.pollIntervalMs,
@@ -209,7 +212,7 @@ export function startPayoutWorker(opts: PayoutWorkerOptions): PayoutWorker {
     waker.wakeOne(); // more may be due
     inFlight.add(row.id);
     try {
-      const r = await runPayoutLocked(conn.client, row.id, runDeps, row);
+      const r = await executor.runLocked(conn.client, row.id, runDeps, row);
       opts.onFinished?.(r);
       // Final and committed: the lock goes with the next claim on this connection (or when the slot stops).
       return { step: 'ran', kept: { conn, finished: row.id } };
@@ -312,7 +315,7 @@ export function startPayoutWorker(opts: PayoutWorkerOptions): PayoutWorker {
 
   const concurrency = Math.max(1, Math.floor(opts.concurrency));
   const slots = Array.from({ length: concurrency }, () => slot());
-  log.info({ concurrency, idleMs, blockhashMaxAgeMs }, 'payout worker started');
+  log.info({ concurrency, idleMs, blockhashMaxAgeMs, executor: executor.name }, 'payout worker started');
 
   return {
     name,

@@ -1,13 +1,14 @@
-// The executor against the localnet (JSON-RPC over LiteSVM running the program ONCEPAY_PROGRAM selects) with its fault
-// injection: lost responses, failing RPC calls, blockhash expiry, and real SIGKILLs of the CLI at the failpoints. On a
-// node given by ANCHOR_PROVIDER_URL (testkit/node) the cases that inject faults are skipped; the crashes, races and
-// the API run there too.
+// The payout journal suite, run on each executor (app/payout/executor.ts: the fast one, and the plain one that
+// performs the same rules in their most readable form), against the localnet (JSON-RPC over LiteSVM running the
+// program ONCEPAY_PROGRAM selects) with its fault injection: lost responses, failing RPC calls, blockhash expiry, and
+// real SIGKILLs of the CLI at the failpoints. On a node given by ANCHOR_PROVIDER_URL (testkit/node) the cases that
+// inject faults are skipped; the crashes, races and the API run there too.
 import { expect } from 'chai';
 import { spawn } from 'child_process';
 import * as path from 'path';
 import { Connection, Keypair, PublicKey } from '@solana/web3.js';
 import { Pool } from 'pg';
-import type { Context } from 'mocha';
+import type { Context, Suite } from 'mocha';
 import { requireLocalnet, TestNode } from '../../../testkit/node';
 import { createPool } from '../../../db/pool';
 import { createTestDb, TestDb } from '../../../testkit/test-db';
@@ -15,6 +16,7 @@ import { oncepay } from '../../indexer/cli/run-cli';
 import { hashApiKey } from '../../../app/api/api-key-auth';
 import { createConnectionChain, ConnectionChainOptions, PayoutChain } from '../../../app/payout/chain';
 import { createPayout } from '../../../app/payout/create-payout';
+import { ExecutorName, EXECUTOR_NAMES, executorNamed } from '../../../app/payout/executor';
 import { RunPayoutDeps, runPayout } from '../../../app/payout/run-payout';
 import { payoutMetrics } from '../../../app/payout/metrics';
 import { getPayout, insertMerchant, listAttempts, MerchantRow, PayoutRow } from '../../../app/payout/store';
@@ -24,9 +26,14 @@ import { expectExactlyOneTransfer as exactlyOne, PayoutLocalnet, startPayoutLoca
 
 const ROOT = path.resolve(__dirname, '..', '..', '..');
 
-describe('app/payout on the localnet (fault injection, crashes)', function () {
+for (const executor of EXECUTOR_NAMES)
+  describe(`app/payout on the localnet (fault injection, crashes): the ${executor} executor`, function () {
+    journalSuite(this, executor);
+  });
+
+function journalSuite(suite: Suite, executor: ExecutorName): void {
   // The crash tests spawn the CLI twice; each start compiles it from source (tens of seconds on a loaded machine).
-  this.timeout(300_000);
+  suite.timeout(300_000);
   let L: PayoutLocalnet;
   let net: TestNode;
   let connection: Connection;
@@ -37,7 +44,7 @@ describe('app/payout on the localnet (fault injection, crashes)', function () {
   let seq = 0;
 
   before(async () => {
-    L = await startPayoutLocalnet('app_localnet');
+    L = await startPayoutLocalnet(`app_localnet_${executor}`);
     ({ net, connection, m, db, merchant, authorityFile } = L);
   });
   after(async () => {
@@ -48,12 +55,14 @@ describe('app/payout on the localnet (fault injection, crashes)', function () {
   const faults = (ctx: Context, what: string) => requireLocalnet(ctx, net, `injects ${what} (localnet's fault API)`);
 
   const chain = (o: Partial<ConnectionChainOptions> = {}) => createConnectionChain({ connection, ...o });
+  const cliExecutor = ['--executor', executor];
   const deps = (o: Partial<RunPayoutDeps> = {}): RunPayoutDeps => ({
     db: db.pool,
     chain: chain(),
     authority: m.authority,
     pollIntervalMs: 20,
     rebroadcastIntervalMs: 100,
+    executor: executorNamed(executor),
     ...o,
   });
 
@@ -135,7 +144,11 @@ describe('app/payout on the localnet (fault injection, crashes)', function () {
       const { row, recipient } = await newPayout();
       const env = { ...db.env, ONCEPAY_FAILPOINT: fp };
       const crashed = await oncepay(
-        ['payout', 'execute', row.id, '--rpc', net.url, '--authority', authorityFile, '--poll-ms', '20', '--json'],
+        [
+          ...['payout', 'execute', row.id, '--rpc', net.url, '--authority', authorityFile, '--poll-ms', '20'],
+          ...cliExecutor,
+          '--json',
+        ],
         { env },
       );
       expect(crashed.signal, crashed.stderr).to.equal('SIGKILL');
@@ -146,7 +159,11 @@ describe('app/payout on the localnet (fault injection, crashes)', function () {
       expect((await getPayout(db.pool, row.id))!.state).to.equal('executing');
 
       const resumed = await oncepay(
-        ['payout', 'resume', '--rpc', net.url, '--authority', authorityFile, '--poll-ms', '20', '--json'],
+        [
+          ...['payout', 'resume', '--rpc', net.url, '--authority', authorityFile, '--poll-ms', '20'],
+          ...cliExecutor,
+          '--json',
+        ],
         { env: db.env },
       );
       expect(resumed.code, resumed.stderr).to.equal(0);
@@ -180,6 +197,7 @@ describe('app/payout on the localnet (fault injection, crashes)', function () {
       authorityFile,
       '--poll-ms',
       '20',
+      ...cliExecutor,
       '--json',
     ];
     const [a, b] = await Promise.all([oncepay(args, { env: db.env }), oncepay(args, { env: db.env })]);
@@ -214,6 +232,7 @@ describe('app/payout on the localnet (fault injection, crashes)', function () {
         authorityFile,
         '--poll-ms',
         '20',
+        ...cliExecutor,
       ],
       {
         cwd: ROOT,
@@ -291,7 +310,7 @@ describe('app/payout on the localnet (fault injection, crashes)', function () {
 
   it('two journals racing on the same op: the loser gets 6000 on chain and names the same winning signature', async () => {
     const { row, recipient } = await newPayout();
-    const other = await createTestDb('app_localnet_b');
+    const other = await createTestDb(`app_localnet_b_${executor}`);
     try {
       const mb = await insertMerchant(other.pool, {
         name: 'm',
@@ -346,4 +365,4 @@ describe('app/payout on the localnet (fault injection, crashes)', function () {
       await other.drop();
     }
   });
-});
+}
