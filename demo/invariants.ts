@@ -1,7 +1,21 @@
-// Pure: the exactly-once invariants, each checked against the gathered evidence. No I/O, unit-tested on its own.
+// Pure: the demo's checks, each against the gathered evidence and each under the section of docs/guarantees.md
+// whose promise it checks. No I/O, unit-tested on its own.
 import type { DemoEvidence } from './evidence';
 
+/** The sections of docs/guarantees.md, by their titles there (tests/docs/guarantees.test.ts holds the page to them). */
+export const GUARANTEES = {
+  payoutOnChain: '1. Payout on chain',
+  journal: '2. Payout journal and worker pool',
+  api: '3. API Idempotency-Key',
+  ledger: '4. Receipts ledger',
+  exceptions: '5. Exceptions and refunds',
+  fulfilment: '6. Fulfilment and outbox delivery',
+} as const;
+export type Guarantee = (typeof GUARANTEES)[keyof typeof GUARANTEES];
+
 export interface Check {
+  /** The section of docs/guarantees.md this check is evidence for. */
+  guarantee: Guarantee;
   name: string;
   ok: boolean;
   detail: string;
@@ -11,9 +25,11 @@ const big = (s: string) => BigInt(s);
 
 export function checkInvariants(e: DemoEvidence): Check[] {
   const checks: Check[] = [];
-  const add = (name: string, ok: boolean, detail: string) => checks.push({ name, ok, detail });
+  let guarantee: Guarantee = GUARANTEES.ledger;
+  const add = (name: string, ok: boolean, detail: string) => checks.push({ guarantee, name, ok, detail });
 
   // Receipts: one row per transfer instruction the chain holds, none twice, none lost.
+  guarantee = GUARANTEES.ledger;
   const chainTransfers = e.chainPayments.reduce((n, p) => n + p.transfers, 0);
   add(
     'payments landed on chain',
@@ -42,11 +58,13 @@ export function checkInvariants(e: DemoEvidence): Check[] {
   // Money: every invoice credited exactly its amount; every unit on chain is credited or an exception.
   for (const inv of e.invoices) {
     const exc = inv.exceptions.reduce((n, x) => n + big(x.amount), 0n);
+    guarantee = GUARANTEES.ledger;
     add(
       `${inv.id} credited exactly`,
       big(inv.credited) === big(inv.expected) && inv.status === 'paid',
       `credited ${inv.credited} of ${inv.expected}, ${inv.status}`,
     );
+    guarantee = GUARANTEES.exceptions;
     add(
       `${inv.id} money accounted`,
       big(inv.credited) + exc === big(inv.paidOnChain) && big(inv.paidOnChain) === big(inv.sentByCustomers),
@@ -62,6 +80,7 @@ export function checkInvariants(e: DemoEvidence): Check[] {
   );
 
   // Crash: nothing half-applied, and the restart applies it once.
+  guarantee = GUARANTEES.ledger;
   const c = e.crash;
   add(
     'SIGKILL mid-batch left nothing half-applied',
@@ -83,6 +102,7 @@ export function checkInvariants(e: DemoEvidence): Check[] {
   );
 
   // Fulfilment: one operation per paid invoice, applied once by the merchant, one key per invoice.
+  guarantee = GUARANTEES.fulfilment;
   for (const inv of e.invoices) {
     const keys = new Set(inv.deliveries.map((d) => d.key));
     const ok =
@@ -110,6 +130,7 @@ export function checkInvariants(e: DemoEvidence): Check[] {
   );
 
   // API idempotency.
+  guarantee = GUARANTEES.api;
   const created = e.api.filter((a) => a.status === 201 && !a.replayed);
   const replay = e.api.find((a) => a.replayed);
   const conflict = e.api.find((a) => a.status === 409 && a.code === 'IDEMPOTENCY_CONFLICT');
@@ -130,7 +151,8 @@ export function checkInvariants(e: DemoEvidence): Check[] {
     `${e.payoutRows} rows for ${requested.size} payoutIds`,
   );
 
-  // Payouts: executed on chain exactly once each.
+  // Payouts: each run to succeeded through faults and racing workers, its op executed once on chain.
+  guarantee = GUARANTEES.journal;
   let paidOut = 0n;
   for (const p of e.payouts) {
     paidOut += big(p.amount);
@@ -148,6 +170,7 @@ export function checkInvariants(e: DemoEvidence): Check[] {
       `${p.state}, ${p.successfulOpTransactions.length} successful tx on op PDA, recipient holds ${p.recipientBalance}`,
     );
   }
+  guarantee = GUARANTEES.payoutOnChain;
   add(
     'vault paid out exactly the payouts',
     big(e.vault.funded) - paidOut === big(e.vault.balance),

@@ -57,7 +57,7 @@ function logsLine(dir: string): string {
 
 export const RESULT_PREFIX = 'DEMO_RESULT ';
 
-/** Runs the story; resolves with the process exit code (0 = exactly-once holds). */
+/** Runs the story; resolves with the process exit code (0 = every guarantee it checked holds). */
 export async function runDemo(o: DemoOptions): Promise<number> {
   const started = performance.now();
   if (o.logDir) {
@@ -142,7 +142,7 @@ export async function runDemo(o: DemoOptions): Promise<number> {
     if (o.ci) process.stdout.write(`${RESULT_PREFIX}${JSON.stringify(result)}\n`);
     say.raw(`(${((performance.now() - started) / 1000).toFixed(1)} s)`);
     if (o.logDir) say.raw(logsLine(o.logDir));
-    code = result.exactlyOnce === 'HOLDS' ? 0 : 1;
+    code = result.verdict === 'HOLDS' ? 0 : 1;
 
     if (o.keep) {
       // The password stays in its file: the lines below read it when the person runs them.
@@ -165,11 +165,11 @@ export async function runDemo(o: DemoOptions): Promise<number> {
   } catch (e) {
     const msg = isOncepayError(e) ? `${e.code}: ${e.message}` : ((e as Error).stack ?? String(e));
     log.error({ err: (e as Error).message, code: (e as { code?: string }).code }, 'demo failed');
-    say.raw(`\nexactly-once: NOT ESTABLISHED — the demo failed before the final table\n  ${msg}`);
+    say.raw(`\nguarantees: NOT ESTABLISHED — the demo failed before the final table\n  ${msg}`);
     if (o.logDir) say.raw(logsLine(o.logDir));
     if (o.ci)
       process.stdout.write(
-        `${RESULT_PREFIX}${JSON.stringify({ exactlyOnce: 'BROKEN', broken: [`demo failed: ${(e as Error).message}`] })}\n`,
+        `${RESULT_PREFIX}${JSON.stringify({ verdict: 'BROKEN', broken: [`demo failed: ${(e as Error).message}`] })}\n`,
       );
     code = 1;
   } finally {

@@ -1,11 +1,21 @@
 // Pure: the final table a person can check, and the one-line JSON result, from evidence + checks.
 import type { DemoEvidence } from './evidence';
-import type { Check } from './invariants';
-import { brokenOf } from './invariants';
+import type { Check, Guarantee } from './invariants';
+import { brokenOf, GUARANTEES } from './invariants';
 import { short, tokens } from './narrator';
 
+/** One section of docs/guarantees.md as the demo checked it. */
+export interface GuaranteeChecked {
+  guarantee: Guarantee;
+  holds: boolean;
+  checks: number;
+  failed: number;
+}
+
 export interface DemoResult {
-  exactlyOnce: 'HOLDS' | 'BROKEN';
+  /** HOLDS when every guarantee the demo checked held. */
+  verdict: 'HOLDS' | 'BROKEN';
+  guarantees: GuaranteeChecked[];
   broken: string[];
   evidence: DemoEvidence;
   checks: Check[];
@@ -13,7 +23,13 @@ export interface DemoResult {
 
 export function demoResult(evidence: DemoEvidence, checks: Check[]): DemoResult {
   const broken = brokenOf(checks);
-  return { exactlyOnce: broken.length === 0 ? 'HOLDS' : 'BROKEN', broken, evidence, checks };
+  const guarantees = Object.values(GUARANTEES).map((guarantee) => {
+    const own = checks.filter((c) => c.guarantee === guarantee);
+    const failed = own.filter((c) => !c.ok).length;
+    return { guarantee, holds: own.length > 0 && failed === 0, checks: own.length, failed };
+  });
+  const verdict = broken.length === 0 && guarantees.every((g) => g.holds) ? 'HOLDS' : 'BROKEN';
+  return { verdict, guarantees, broken, evidence, checks };
 }
 
 function pad(rows: string[][]): string[] {
@@ -101,10 +117,15 @@ export function renderTable(r: DemoResult, decimals: number): string {
   );
   out.push('Checks');
   for (const c of r.checks) out.push(`  ${c.ok ? 'ok  ' : 'FAIL'}  ${c.name} — ${c.detail}`);
+  out.push('Guarantees checked (docs/guarantees.md)');
+  for (const g of r.guarantees) {
+    const failed = g.failed > 0 ? `, ${g.failed} failed` : g.checks === 0 ? ', none ran' : '';
+    out.push(`  ${g.holds ? 'HOLDS ' : 'BROKEN'}  ${g.guarantee} (${g.checks} checks${failed})`);
+  }
   out.push(
-    r.broken.length === 0
-      ? 'exactly-once: HOLDS'
-      : `exactly-once: BROKEN\n${r.broken.map((b) => `  - ${b}`).join('\n')}`,
+    r.verdict === 'HOLDS'
+      ? `guarantees: HOLD (${r.guarantees.length} of ${r.guarantees.length} sections)`
+      : `guarantees: BROKEN\n${r.broken.map((b) => `  - ${b}`).join('\n')}`,
   );
   return out.join('\n');
 }

@@ -8,6 +8,7 @@ import * as path from 'path';
 import { resolveDatabaseUrl } from '../../db/local-server';
 import { requireProgramSo } from '../../common/program-binary';
 import type { DemoResult } from '../../demo/table';
+import { GUARANTEES } from '../../demo/invariants';
 
 const ROOT = path.resolve(__dirname, '..', '..');
 
@@ -55,10 +56,14 @@ describe('oncepay demo --ci', function () {
     result = JSON.parse(line.slice('DEMO_RESULT '.length)) as DemoResult;
   });
 
-  it('exits 0 and says exactly-once: HOLDS, with every check passing', () => {
+  it('exits 0 and names each guarantee of docs/guarantees.md it checked as holding, with every check passing', () => {
     expect(result.broken, result.broken.join('\n')).to.deep.equal([]);
-    expect(result.exactlyOnce).to.equal('HOLDS');
-    expect(run.stdout).to.match(/^exactly-once: HOLDS$/m);
+    expect(result.verdict).to.equal('HOLDS');
+    expect(result.guarantees.map((g) => [g.guarantee, g.holds])).to.deep.equal(
+      Object.values(GUARANTEES).map((g) => [g, true]),
+    );
+    expect(run.stdout).to.match(/^Guarantees checked \(docs\/guarantees\.md\)$/m);
+    expect(run.stdout).to.match(/^guarantees: HOLD \(6 of 6 sections\)$/m);
     expect(run.code, run.stderr.slice(-2000)).to.equal(0);
     expect(result.checks.length).to.be.greaterThan(20);
     expect(result.checks.every((c) => c.ok)).to.equal(true);

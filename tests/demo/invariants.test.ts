@@ -1,8 +1,10 @@
-// The demo's checks, without I/O: a consistent set of evidence passes, and each way exactly-once can break is
-// caught by the check that names it.
+// The demo's checks, without I/O: a consistent set of evidence passes, each way a guarantee can break is caught by
+// the check that names it, and the table names the sections of docs/guarantees.md it checked.
 import { expect } from 'chai';
+import * as fs from 'fs';
+import * as path from 'path';
 import type { DemoEvidence } from '../../demo/evidence';
-import { brokenOf, checkInvariants } from '../../demo/invariants';
+import { brokenOf, checkInvariants, GUARANTEES } from '../../demo/invariants';
 import { short, tokens } from '../../demo/narrator';
 import { demoResult, renderTable } from '../../demo/table';
 
@@ -112,12 +114,25 @@ function failing(e: DemoEvidence): string[] {
 }
 
 describe('demo invariants (pure)', () => {
-  it('consistent evidence: every check passes and the table says HOLDS', () => {
+  it('consistent evidence: every check passes, and the table names each guarantee of docs/guarantees.md it checked', () => {
     const checks = checkInvariants(good());
     expect(brokenOf(checks)).to.deep.equal([]);
     const r = demoResult(good(), checks);
-    expect(r.exactlyOnce).to.equal('HOLDS');
-    expect(renderTable(r, 6)).to.match(/^exactly-once: HOLDS$/m);
+    expect(r.verdict).to.equal('HOLDS');
+    expect(r.guarantees.map((g) => [g.guarantee, g.holds])).to.deep.equal(
+      Object.values(GUARANTEES).map((g) => [g, true]),
+    );
+    expect(r.guarantees.every((g) => g.checks > 0)).to.equal(true);
+    const table = renderTable(r, 6);
+    for (const g of Object.values(GUARANTEES))
+      expect(table).to.match(new RegExp(`^  HOLDS   ${g.replace('.', '\\.')} \\(`, 'm'));
+    expect(table).to.match(/^guarantees: HOLD \(6 of 6 sections\)$/m);
+    expect(table).to.not.match(/exactly-once/);
+  });
+
+  it('each guarantee name is a section title of docs/guarantees.md', () => {
+    const page = fs.readFileSync(path.resolve(__dirname, '..', '..', 'docs', 'guarantees.md'), 'utf8');
+    for (const g of Object.values(GUARANTEES)) expect(page).to.match(new RegExp(`^## ${g.replace('.', '\\.')}$`, 'm'));
   });
 
   it('a transfer credited twice (two receipt rows for one instruction) breaks "one receipt per on-chain transfer"', () => {
@@ -190,7 +205,10 @@ describe('demo narration helpers (pure)', () => {
     const e = good();
     e.payouts[0].successfulOpTransactions = ['payA', 'payB'];
     const r = demoResult(e, checkInvariants(e));
-    expect(r.exactlyOnce).to.equal('BROKEN');
-    expect(renderTable(r, 6)).to.match(/exactly-once: BROKEN\n {2}- p1 executed once on chain/);
+    expect(r.verdict).to.equal('BROKEN');
+    expect(r.guarantees.filter((g) => !g.holds).map((g) => g.guarantee)).to.deep.equal([GUARANTEES.journal]);
+    const table = renderTable(r, 6);
+    expect(table).to.match(/^ {2}BROKEN {2}2\. Payout journal and worker pool \(\d+ checks, 1 failed\)$/m);
+    expect(table).to.match(/guarantees: BROKEN\n {2}- p1 executed once on chain/);
   });
 });
