@@ -8,11 +8,29 @@ import { RECEIPT_SOURCES, ReceiptSource, RejectedReceipt } from './types';
 
 /** PostgreSQL's text holds any character but NUL: a string with one fails the statement that carries it. */
 export function isStorableText(x: unknown): x is string {
-  return typeof x === 'string' && !x.includes('\u0000');
+  return typeof x === 'string' && x.indexOf('\u0000') === -1;
 }
 
 function isText(x: unknown): x is string {
-  return isStorableText(x) && x.length > 0;
+  return typeof x === 'string' && x.length > 0;
+}
+
+/** A NUL in a text that is a string (null and undefined hold none). */
+function hasNul(s: string | null | undefined): boolean {
+  return typeof s === 'string' && s.indexOf('\u0000') !== -1;
+}
+
+/** No NUL in the receipt's stored texts (checked once they are known to be strings or null). */
+function storable(r: Receipt): boolean {
+  return !(
+    hasNul(r.signature) ||
+    hasNul(r.source) ||
+    hasNul(r.destination) ||
+    hasNul(r.destinationOwner) ||
+    hasNul(r.mint) ||
+    hasNul(r.program) ||
+    hasNul(r.kind)
+  );
 }
 
 /** The largest value of the receipts' integer (ix_index, inner_index) and bigint (slot, block_time) columns. */
@@ -20,8 +38,9 @@ const INT4_MAX = 2 ** 31 - 1;
 const INT8_MAX = (1n << 63n) - 1n;
 const MAX_SIGNATURE_LENGTH = 256;
 
+/** Keys the matcher compares in node (never stored: a NUL in one matches nothing and is never sent). */
 function isKeyList(x: unknown): boolean {
-  return x === undefined || (Array.isArray(x) && x.every(isText));
+  return x === undefined || (Array.isArray(x) && x.every((k) => typeof k === 'string'));
 }
 
 /** Returns null if the receipt can be stored, else why not. */
@@ -49,6 +68,7 @@ export function receiptProblem(r: Receipt, cluster?: string): string | null {
   if (!isText(r.program) || !isText(r.kind)) return 'program / kind missing';
   if (!isKeyList(r.references) || !isKeyList(r.accountKeys))
     return 'references / accountKeys must be lists of addresses';
+  if (!storable(r)) return 'a text field holds a NUL character';
   return null;
 }
 
