@@ -3,7 +3,7 @@
 import { FastifyInstance, FastifyRequest } from 'fastify';
 import { Pool } from 'pg';
 import { preparePayout, sameTerms } from '../payout/create-payout';
-import { getPayout, insertPayout, listAttempts } from '../payout/store';
+import { getPayoutOfMerchantById, insertPayout, listAttempts } from '../payout/store';
 import { payoutView } from '../payout/view';
 import { authenticatedMerchant } from './api-key-auth';
 import { ApiError } from './errors';
@@ -125,9 +125,10 @@ export async function payoutRoutes(app: FastifyInstance, opts: PayoutRoutesOptio
       },
     },
     async (req) => {
-      const p = await getPayout(db, req.params.id);
-      // Another merchant's payout is "not found", not "forbidden": ids leak nothing across merchants.
-      if (!p || p.merchantId !== authenticatedMerchant(req).id) throw new ApiError('PAYOUT_NOT_FOUND');
+      // Read with the merchant in the key: another merchant's payout is "not found", not "forbidden" (ids leak
+      // nothing across merchants), and its row is never read for this request.
+      const p = await getPayoutOfMerchantById(db, authenticatedMerchant(req).id, req.params.id);
+      if (!p) throw new ApiError('PAYOUT_NOT_FOUND');
       return payoutView(p, await listAttempts(db, p.id));
     },
   );

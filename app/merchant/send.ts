@@ -2,17 +2,9 @@
 // account) and wait until it is confirmed. These operations are idempotent by nature — a second
 // initialize_merchant fails with MerchantAlreadyInitialized, setting a flag twice leaves it set — so after an
 // expired blockhash it is safe to sign again; no journal is needed (payouts have one: app/payout).
-import {
-  Commitment,
-  Connection,
-  Keypair,
-  Transaction,
-  TransactionError,
-  TransactionInstruction,
-} from '@solana/web3.js';
-import idl from '../../idl/oncepay.json';
+import { Commitment, Connection, Keypair, Transaction, TransactionInstruction } from '@solana/web3.js';
 import { OncepayError } from '../../common/errors';
-import { customErrorCode } from '../payout/program';
+import { programErrorName } from '../payout/program';
 import { MERCHANT_CODES } from '../../common/errors/codes';
 
 export interface SendOptions {
@@ -27,16 +19,6 @@ export interface SendOptions {
 export interface Landed {
   signature: string;
   slot: bigint;
-}
-
-const PROGRAM_ERROR_NAMES = new Map<number, string>(
-  (idl.errors as Array<{ code: number; name: string }>).map((e) => [e.code, e.name]),
-);
-
-/** The oncepay program's error name for a transaction error (e.g. "MerchantAlreadyInitialized"), if it is one. */
-export function programErrorName(err: TransactionError | null | unknown): string | undefined {
-  const n = customErrorCode(err);
-  return n === undefined ? undefined : PROGRAM_ERROR_NAMES.get(n);
 }
 
 /** A transaction that landed with an error: `programError` names the oncepay error when there is one. */

@@ -1,6 +1,6 @@
 // Pure rules of the attempt journal: what an observation of the chain means for one attempt and for the payout.
 // No I/O here; next-action.ts applies them to the whole journal, run-payout.ts gathers the observations and writes.
-import { customErrorCode, OpAccount, PROGRAM_ERRORS } from './program';
+import { customErrorCode, describeTransactionError, OpAccount, PROGRAM_ERRORS } from './program';
 import { SignatureStatus } from './chain';
 
 export type AttemptStatus = 'built' | 'sent' | 'landed' | 'failed' | 'expired';
@@ -10,6 +10,11 @@ export type AttemptStep =
   | { kind: 'landed'; slot: bigint }
   /** Landed with OperationAlreadyConsumed: another attempt executed this op_id. Read the op account. */
   | { kind: 'consumed'; slot: bigint }
+  /**
+   * Landed with Unauthorized: the signer is not the merchant's payout authority (a worker started with the wrong
+   * key, or the authority was rotated). Nothing moved, and the payout is not at fault: hand it back.
+   */
+  | { kind: 'unauthorized'; slot: bigint; error: string }
   /** Landed with another error: this attempt changed nothing (transactions are atomic). */
   | { kind: 'failed'; slot: bigint; error: string }
   /** Seen but not settled yet: poll again, do not re-sign. */
@@ -32,8 +37,12 @@ export function decideAttempt(obs: {
   if (s.found) {
     if (!s.settled) return { kind: 'wait' };
     if (s.err === null) return { kind: 'landed', slot: s.slot };
-    if (customErrorCode(s.err) === PROGRAM_ERRORS.OperationAlreadyConsumed) return { kind: 'consumed', slot: s.slot };
-    return { kind: 'failed', slot: s.slot, error: JSON.stringify(s.err) };
+    const code = customErrorCode(s.err);
+    if (code === PROGRAM_ERRORS.OperationAlreadyConsumed) return { kind: 'consumed', slot: s.slot };
+    // Stored as the IDL names it, e.g. "MerchantPaused (6002)".
+    const error = describeTransactionError(s.err);
+    if (code === PROGRAM_ERRORS.Unauthorized) return { kind: 'unauthorized', slot: s.slot, error };
+    return { kind: 'failed', slot: s.slot, error };
   }
   // A timeout, a dropped response or an expired blockhash alone never proves non-execution: only a finalized
   // height past lastValidBlockHeight followed by an absent op account does (see check_op).

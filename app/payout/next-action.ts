@@ -107,6 +107,12 @@ export type Action =
   | { kind: 'settle_consumed'; attempt: AttemptRow; slot: bigint }
   /** Landed with another error: nothing moved. The payout fails only if no other attempt is open. */
   | { kind: 'settle_failed'; attempt: AttemptRow; slot: bigint; error: string; failPayout: boolean }
+  /**
+   * Landed with Unauthorized and no other attempt is open: nothing moved and the signer, not the payout, is wrong.
+   * Settle the attempt and hand the payout back (still due, never failed) for a worker holding the merchant's
+   * payout authority; rule 1 signs its next attempt.
+   */
+  | { kind: 'hand_back_unauthorized'; attempt: AttemptRow; slot: bigint; error: string }
   /** Rule 4: not found after expiry: read the op account at finalized. */
   | { kind: 'read_expired_op'; attempt: AttemptRow }
   /** Rule 4: expired unlanded and the op account absent at finalized: the attempt is expired. */
@@ -192,6 +198,12 @@ export function nextAction(p: PayoutRow, attempts: readonly AttemptRow[], o: Obs
       case 'failed':
         // Atomic transaction: nothing moved. Another attempt could still be open; only fail when none is.
         return { kind: 'settle_failed', attempt: a, slot: step.slot, error: step.error, failPayout: open.length === 1 };
+      case 'unauthorized':
+        // Nothing moved either, but a wrong signer never fails the payout: with another attempt open, that one
+        // decides; with none, the payout goes back to the queue.
+        if (open.length === 1)
+          return { kind: 'hand_back_unauthorized', attempt: a, slot: step.slot, error: step.error };
+        return { kind: 'settle_failed', attempt: a, slot: step.slot, error: step.error, failPayout: false };
       case 'send':
         return { kind: 'send', attempt: a, first: a.sendCount === 0 && last === undefined };
       case 'check_op':

@@ -13,7 +13,7 @@ import { buildAttemptTransaction } from './build-attempt';
 import { PayoutChain, SignatureStatus } from './chain';
 import { payoutMetrics } from './metrics';
 import { Action, nextAction, Observation, Round, winnerAmongAttempts, winnerInHistory } from './next-action';
-import { aborted, ChainCallFailed, chainUnavailable, markedChain, sleep } from './run-control';
+import { aborted, ChainCallFailed, chainUnavailable, handBackUnauthorized, markedChain, sleep } from './run-control';
 import { PayoutResult, payoutResult, RunLockedDeps } from './run-payout';
 import * as store from './store';
 
@@ -163,6 +163,16 @@ async function perform(r: Run, p: store.PayoutRow, attempts: store.AttemptRow[],
       await settle(action.attempt, { status: 'failed', slot: action.slot, error: action.error }, 'failed');
       if (action.failPayout) await finish({ state: 'failed', error: action.error });
       return true;
+    case 'hand_back_unauthorized': {
+      const settled = await store.settleAttempt(db, action.attempt.id, {
+        status: 'failed',
+        slot: action.slot,
+        error: action.error,
+      });
+      m.attempts.inc({ outcome: 'unauthorized' });
+      if (!settled) return true; // not as the journal said: read it again
+      throw await handBackUnauthorized(db, p, action, r.deps.authority, r.log);
+    }
     case 'read_expired_op': {
       const account = await chain.getOpAccount(p.opPda, p.programId, 'finalized');
       round.op = { read: 'expired', account, attemptId: action.attempt.id };

@@ -1,8 +1,11 @@
 // The oncepay program's interface as the SDK needs it: the initialize_merchant, set_paused, set_payout_authority and
 // execute_payout instructions, the
 // op account layout and the named errors. Anchor conventions (8-byte discriminators) so it matches idl/oncepay.json (checked by a test).
+// The named errors are read from the IDL's error table (the one anchor-lang writes from the program's
+// #[error_code] enum), never written here by hand.
 import { createHash } from 'crypto';
 import { PublicKey, SystemProgram, TransactionInstruction } from '@solana/web3.js';
+import idl from '../../idl/oncepay.json';
 import { OncepayError } from '../../common/errors';
 import { U64_MAX } from '../../common/amount';
 import { PAYOUT_CODES } from '../../common/errors/codes';
@@ -11,9 +14,23 @@ import { Address, address } from '../types';
 
 export const ONCEPAY_PROGRAM_ID = '5EjQQXLjWwmaZXgrv8tnwG7Gqwwrdzvcn7KjL1eAySUj';
 
-/** Named program errors (Anchor offset 6000). Only the ones the SDK branches on. */
+/** The program's error table, as the IDL states it: number → name (Anchor offset 6000). */
+const PROGRAM_ERROR_NAMES: ReadonlyMap<number, string> = new Map(
+  (idl.errors as ReadonlyArray<{ code: number; name: string }>).map((e) => [e.code, e.name]),
+);
+
+/** The number of the program error `name` in the IDL; throws (at load) if the IDL has no such error. */
+function programErrorNumber(name: string): number {
+  for (const [code, n] of PROGRAM_ERROR_NAMES) if (n === name) return code;
+  throw new Error(`idl/oncepay.json names no program error ${name}`);
+}
+
+/** The program errors the SDK branches on, numbered as the IDL numbers them. */
 export const PROGRAM_ERRORS = {
-  OperationAlreadyConsumed: 6000,
+  /** This op id was paid before: another attempt won (journal rule 2). */
+  OperationAlreadyConsumed: programErrorNumber('OperationAlreadyConsumed'),
+  /** The signer is not the merchant's payout authority: the payout is not at fault, its signer is. */
+  Unauthorized: programErrorNumber('Unauthorized'),
 } as const;
 
 function discriminator(preimage: string): Buffer {
@@ -181,6 +198,23 @@ export function decodeOpAccount(data: Uint8Array, opts: { discriminator?: Buffer
     slot: b.readBigUInt64LE(144),
     bump: b.readUInt8(152),
   };
+}
+
+/** The oncepay program's error name for a transaction error (e.g. "MerchantPaused"), if it is one of the IDL's. */
+export function programErrorName(err: unknown): string | undefined {
+  const n = customErrorCode(err);
+  return n === undefined ? undefined : PROGRAM_ERROR_NAMES.get(n);
+}
+
+/**
+ * A transaction error as stored and shown: the program's error name and number (e.g. "MerchantPaused (6002)")
+ * when the IDL names it, else the error's JSON (a runtime error such as InsufficientFundsForFee, or a custom
+ * number the IDL does not know).
+ */
+export function describeTransactionError(err: unknown): string {
+  const n = customErrorCode(err);
+  const name = n === undefined ? undefined : PROGRAM_ERROR_NAMES.get(n);
+  return name === undefined ? JSON.stringify(err) : `${name} (${n})`;
 }
 
 /** The custom program error number of a transaction error ({ InstructionError: [i, { Custom: n }] }), if any. */

@@ -86,6 +86,11 @@ export function getMerchant(id: string): Query {
   return { text: 'SELECT * FROM api_merchants WHERE id = $1', values: [id] };
 }
 
+/** Every registered merchant (the payout workers match them against their keys: app/payout/signers.ts). */
+export function listMerchants(): Query {
+  return { text: 'SELECT * FROM api_merchants ORDER BY id', values: [] };
+}
+
 export function getMerchantByAddress(merchantAddress: string): Query {
   return {
     text: 'SELECT * FROM api_merchants WHERE merchant_address = $1 ORDER BY id LIMIT 1',
@@ -144,8 +149,41 @@ export function getPayout(id: string): Query {
   return { text: 'SELECT * FROM payouts WHERE id = $1', values: [id] };
 }
 
-export function listPayoutsInStates(states: string[]): Query {
-  return { text: 'SELECT * FROM payouts WHERE state = ANY($1::payout_state[]) ORDER BY id', values: [states] };
+/** A payout by row id, only if it is this merchant's (another merchant's payout is not found, not forbidden). */
+export function getPayoutOfMerchantById(merchantId: string, id: string): Query {
+  return { text: 'SELECT * FROM payouts WHERE merchant_id = $1 AND id = $2', values: [merchantId, id] };
+}
+
+/** A merchant's payouts, newest first, optionally in one state. */
+export function listPayoutsOfMerchant(merchantId: string, state: string | null, limit: number): Query {
+  return {
+    text: `SELECT * FROM payouts WHERE merchant_id = $1 AND ($2::payout_state IS NULL OR state = $2)
+            ORDER BY id DESC LIMIT $3`,
+    values: [merchantId, state, limit],
+  };
+}
+
+/**
+ * An operator's retry of a merchant's failed payouts (`oncepay payout retry`): the given ids (null: all its failed
+ * ones) go back to executing, due now, with their backoff reset; a worker claims them and rule 1 signs a new attempt
+ * only if the op account is absent. Touches only failed payouts of this merchant.
+ */
+export function reopenFailedPayoutsOfMerchant(merchantId: string, ids: readonly string[] | null): Query {
+  return {
+    text: `UPDATE payouts SET state = 'executing', last_error = NULL, finished_at = NULL, next_attempt_at = now(), retries = 0,
+                  updated_at = now()
+            WHERE merchant_id = $1 AND state = 'failed' AND ($2::bigint[] IS NULL OR id = ANY($2::bigint[]))
+            RETURNING *`,
+    values: [merchantId, ids],
+  };
+}
+
+/** These merchants' payouts in these states. */
+export function listPayoutsInStates(merchantIds: readonly string[], states: readonly string[]): Query {
+  return {
+    text: 'SELECT * FROM payouts WHERE merchant_id = ANY($1::bigint[]) AND state = ANY($2::payout_state[]) ORDER BY id',
+    values: [merchantIds, states],
+  };
 }
 
 /** The outcome of a payout, as finishPayout / finishLanded write it. */
@@ -204,6 +242,17 @@ export function finishLanded(
       attemptId,
       unrecordedSends,
     ],
+  };
+}
+
+/**
+ * Why a payout still due was handed back (e.g. "Unauthorized (6001)": signed with a key that is not the merchant's
+ * payout authority): kept for operators; the state is unchanged.
+ */
+export function noteHandBack(id: string, error: string): Query {
+  return {
+    text: `UPDATE payouts SET last_error = $2, updated_at = now() WHERE id = $1 AND state IN ('pending', 'executing')`,
+    values: [id, error],
   };
 }
 
@@ -276,7 +325,8 @@ export function settleAttempt(
 
 /**
  * Claim the next due payout in one statement, on the connection that will execute it: due = pending or
- * executing (an attempt whose outcome is unknown) whose next_attempt_at has come, and not held by any session
+ * executing (an attempt whose outcome is unknown) whose next_attempt_at has come, of one of `merchantIds` (the
+ * merchants whose payout authority is one of the worker's keys: signers.ts), and not held by any session
  * (its advisory lock is free). FOR UPDATE SKIP LOCKED lets workers claim side by side without waiting on each
  * other; the payout's session advisory lock is taken in the same statement, so from the commit on every other
  * claim sees it held — until this connection unlocks it or closes (even by SIGKILL). `locked` is false only if
@@ -288,13 +338,14 @@ export function settleAttempt(
  * state already committed, so unlocking it now lets nobody act on a stale row): unlocked by this same
  * statement, claim or not, which spares a worker slot one round trip per payout.
  */
-export function claimDuePayout(worker: string, release?: string): Query {
+export function claimDuePayout(worker: string, merchantIds: readonly string[], release?: string): Query {
   return {
     name: 'oncepay_claim_due_payout',
     text: `WITH held AS MATERIALIZED (${HELD_ADVISORY_LOCKS}),
                 due AS (
                   SELECT p.id FROM payouts p
-                   WHERE p.state IN ('pending', 'executing') AND p.next_attempt_at <= now() AND NOT ${payoutLockAmong('held', 'p.id')}
+                   WHERE p.state IN ('pending', 'executing') AND p.next_attempt_at <= now() AND p.merchant_id = ANY($3::bigint[])
+                     AND NOT ${payoutLockAmong('held', 'p.id')}
                    ORDER BY p.next_attempt_at, p.id
                    LIMIT 1
                      FOR UPDATE OF p SKIP LOCKED),
@@ -305,7 +356,7 @@ export function claimDuePayout(worker: string, release?: string): Query {
                   RETURNING p.*, pg_try_advisory_lock(${payoutLockKey('p.id')}) AS locked)
            SELECT claimed.* FROM (SELECT CASE WHEN $2::bigint IS NOT NULL THEN pg_advisory_unlock(${payoutLockKey('$2::bigint')}) END) released
              LEFT JOIN claimed ON true`,
-    values: [worker, release ?? null],
+    values: [worker, release ?? null, merchantIds],
   };
 }
 

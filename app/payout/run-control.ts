@@ -3,10 +3,14 @@
 // pause and counted (the run gives the payout back after maxChainFailures in a row); anything else goes through
 // unmarked and stops the run: a database error (the connection that holds the lock may be gone), an OncepayError
 // that is not about the call's transport (an op account whose data is malformed), a bug. An abort (SIGTERM's drain,
-// a timeout) stops it at its next pause.
+// a timeout) stops it at its next pause. An attempt refused as Unauthorized stops it too: the payout is handed back.
+import { Keypair } from '@solana/web3.js';
+import { PoolClient } from 'pg';
+import { Logger } from 'pino';
 import { OncepayError } from '../../common/errors';
 import { PAYOUT_CODES, RPC_CODES } from '../../common/errors/codes';
 import { PayoutChain } from './chain';
+import { AttemptRow, noteHandBack, PayoutRow } from './store';
 
 /** A chain call failed (timeout, 429, dropped connection): it decides nothing. */
 export class ChainCallFailed extends Error {}
@@ -48,6 +52,31 @@ export function aborted(): OncepayError {
   return new OncepayError(
     PAYOUT_CODES.ABORTED,
     'payout execution aborted; the journal keeps every attempt, run it again or `oncepay payout resume`',
+  );
+}
+
+/**
+ * Payout `p`'s attempt was refused on chain as Unauthorized (its signer is not the merchant's payout authority) and
+ * is settled failed: the payout stays due with the reason noted, it is logged, and the error returned (the caller
+ * throws it) hands it back to the queue for a worker holding the merchant's payout authority.
+ */
+export async function handBackUnauthorized(
+  db: PoolClient,
+  p: PayoutRow,
+  refused: { attempt: AttemptRow; error: string },
+  authority: Keypair,
+  log: Logger,
+): Promise<OncepayError> {
+  await noteHandBack(db, p.id, refused.error);
+  const signer = authority.publicKey.toBase58();
+  log.error(
+    { attempt: refused.attempt.attemptNo, signature: refused.attempt.signature, signer, merchant: p.merchantAddress },
+    'attempt refused on chain as Unauthorized: the signer is not the merchant payout authority; payout handed back',
+  );
+  return new OncepayError(
+    PAYOUT_CODES.SIGNER_UNAUTHORIZED,
+    `payout ${p.id}: ${refused.error}: ${signer} is not the payout authority of merchant ${p.merchantAddress}; nothing moved, and the payout is still due for a worker holding that merchant's payout authority`,
+    { id: p.id, signer, merchant: p.merchantAddress, error: refused.error },
   );
 }
 

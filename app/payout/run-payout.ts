@@ -13,7 +13,7 @@ import { PayoutChain, SignatureStatus } from './chain';
 import { deferSends, DeferredSends } from './deferred-sends';
 import type { PayoutExecutor } from './executor';
 import { lockPayout } from './lock';
-import { aborted, ChainCallFailed, chainUnavailable, markedChain, sleep } from './run-control';
+import { aborted, ChainCallFailed, chainUnavailable, handBackUnauthorized, markedChain, sleep } from './run-control';
 import { SharedChain } from './shared-chain';
 import { payoutMetrics } from './metrics';
 import {
@@ -404,6 +404,11 @@ async function playRound(
         m.attempts.inc({ outcome: 'failed' });
         if (action.failPayout) await finish({ state: 'failed', error: action.error });
         return 'next';
+      case 'hand_back_unauthorized':
+        await settle(action.attempt, { status: 'failed', slot: action.slot, error: action.error });
+        m.attempts.inc({ outcome: 'unauthorized' });
+        if (!run.journal) return 'next';
+        throw await handBackUnauthorized(deps.db, p, action, deps.authority, log);
       case 'read_expired_op': {
         const account = await deps.chain.getOpAccount(p.opPda, p.programId, 'finalized');
         if (account) {

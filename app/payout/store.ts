@@ -208,6 +208,11 @@ export async function getMerchant(db: Db, id: string): Promise<MerchantRow | nul
   return merchantOrNull(await one<MerchantSqlRow>(db, q.getMerchant(id)));
 }
 
+/** Every registered merchant, by id. */
+export async function listMerchants(db: Db): Promise<MerchantRow[]> {
+  return (await rows<MerchantSqlRow>(db, q.listMerchants())).map(toMerchant);
+}
+
 export async function getMerchantByAddress(db: Db, merchantAddress: string): Promise<MerchantRow | null> {
   return merchantOrNull(await one<MerchantSqlRow>(db, q.getMerchantByAddress(merchantAddress)));
 }
@@ -232,9 +237,37 @@ export async function getPayout(db: Db, id: string): Promise<PayoutRow | null> {
   return payoutOrNull(await one<PayoutSqlRow>(db, q.getPayout(id)));
 }
 
-export async function listUnfinishedPayouts(db: Db, opts: { includePending: boolean }): Promise<PayoutRow[]> {
+/** A payout by row id, only if it belongs to this merchant. */
+export async function getPayoutOfMerchantById(db: Db, merchantId: string, id: string): Promise<PayoutRow | null> {
+  if (!/^[0-9]{1,18}$/.test(id)) return null;
+  return payoutOrNull(await one<PayoutSqlRow>(db, q.getPayoutOfMerchantById(merchantId, id)));
+}
+
+/** A merchant's payouts, newest first (at most `limit`), optionally in one state. */
+export async function listPayoutsOfMerchant(
+  db: Db,
+  merchantId: string,
+  o: { state?: PayoutState; limit: number },
+): Promise<PayoutRow[]> {
+  return (await rows<PayoutSqlRow>(db, q.listPayoutsOfMerchant(merchantId, o.state ?? null, o.limit))).map(toPayout);
+}
+
+/** Reopen a merchant's failed payouts (the given ids, or all of them): queries.ts reopenFailedPayoutsOfMerchant. */
+export async function reopenFailedPayoutsOfMerchant(
+  db: Db,
+  merchantId: string,
+  ids: readonly string[] | null,
+): Promise<PayoutRow[]> {
+  return (await rows<PayoutSqlRow>(db, q.reopenFailedPayoutsOfMerchant(merchantId, ids))).map(toPayout);
+}
+
+/** The unfinished payouts of these merchants (api_merchants ids). */
+export async function listUnfinishedPayouts(
+  db: Db,
+  opts: { includePending: boolean; merchants: readonly string[] },
+): Promise<PayoutRow[]> {
   const states = opts.includePending ? ['pending', 'executing'] : ['executing'];
-  return (await rows<PayoutSqlRow>(db, q.listPayoutsInStates(states))).map(toPayout);
+  return (await rows<PayoutSqlRow>(db, q.listPayoutsInStates(opts.merchants, states))).map(toPayout);
 }
 
 /**
@@ -254,6 +287,11 @@ export async function finishLanded(
   unrecordedSends = 0,
 ): Promise<PayoutRow | null> {
   return payoutOrNull(await one<PayoutSqlRow>(db, q.finishLanded(id, attemptId, landed, unrecordedSends)));
+}
+
+/** Why a payout still due was handed back (queries.ts noteHandBack); the state is unchanged. */
+export async function noteHandBack(db: Db, id: string, error: string): Promise<void> {
+  await exec(db, q.noteHandBack(id, error));
 }
 
 /** An operator's explicit retry of a failed payout (e.g. after topping up the vault): the row, or null if not failed. */
@@ -291,15 +329,16 @@ export async function settleAttempt(
 // ---- the worker pool (app/payout/worker.ts) ----
 
 /**
- * Claim the next due payout on `c`, the connection that will execute it, unlocking `release` (a finished payout
- * `c` still holds) in the same statement: see queries.ts claimDuePayout.
+ * Claim the next due payout of one of `merchantIds` on `c`, the connection that will execute it, unlocking
+ * `release` (a finished payout `c` still holds) in the same statement: see queries.ts claimDuePayout.
  */
 export async function claimDuePayout(
   c: PoolClient,
   worker: string,
+  merchantIds: readonly string[],
   release?: string,
 ): Promise<{ row: PayoutRow; locked: boolean } | null> {
-  const r = await one<PayoutSqlRow & { locked: boolean | null }>(c, q.claimDuePayout(worker, release));
+  const r = await one<PayoutSqlRow & { locked: boolean | null }>(c, q.claimDuePayout(worker, merchantIds, release));
   return r && r.id !== null ? { row: toPayout(r), locked: r.locked === true } : null;
 }
 

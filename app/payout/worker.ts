@@ -5,20 +5,28 @@
 // processes can share one database: a payout is held by exactly one connection at a time, and PostgreSQL frees
 // it when that connection ends, however the worker ended.
 //
+// A worker claims only the payouts of the merchants whose on-chain payout authority is one of its keys
+// (signers.ts: read at start, every `merchantsRefreshMs`, and at once after a refusal), so workers of several
+// merchants share one database without touching each other's payouts.
+//
 // The worker is a scheduler around the journal rules (run-payout.ts), which it never bypasses:
 // - chain unreachable for `maxChainFailures` calls in a row → the payout is handed back with a capped, jittered
 //   backoff stored in the row (next_attempt_at, retries), so the slot serves other payouts meanwhile;
+// - an attempt refused on chain as Unauthorized (the merchant rotated its payout authority since the last read)
+//   → the payout is handed back the same way, never failed, and the worker stops claiming that merchant;
 // - database trouble → the slot drops its connection (and with it the lock; the row stays due), backs off with
 //   jitter in memory and tries again: the process never exits for it;
 // - stop() (SIGTERM) → no new claims; payouts in flight get `graceMs` to finish, then are aborted at their next
 //   pause and handed back (unlocked, still due). An attempt already sent stays in the journal as built/sent and
 //   is resolved by the next claim with the same rules (found → settled; expired and op absent → re-signed).
 import * as os from 'os';
+import { Keypair } from '@solana/web3.js';
 import { Pool } from 'pg';
 import { OncepayError } from '../../common/errors';
 import { isDatabaseUnavailable } from '../../db/unavailable';
 import { logger } from '../../common/log';
 import { backoffDelay } from '../../indexer/rpc/backoff';
+import { abortableSleep } from '../../indexer/rpc/client';
 import { PAYOUT_CODES } from '../../common/errors/codes';
 import { PayoutResult, RunLockedDeps } from './run-payout';
 import { fastExecutor, PayoutExecutor } from './executor';
@@ -27,6 +35,7 @@ import { DedicatedConnection, checkoutDedicated, unlockPayout } from './lock';
 import { isOpenAttempt } from './next-action';
 import { payoutMetrics, watchOpenAttempts } from './metrics';
 import { claimDuePayout, deferPayout, listAttempts, openAttemptStats } from './store';
+import { NO_SIGNERS, readSigners, Signers } from './signers';
 
 export interface Backoff {
   baseMs: number;
@@ -39,9 +48,18 @@ export const CHAIN_BACKOFF: Backoff = { baseMs: 1_000, capMs: 300_000 };
 export const DATABASE_BACKOFF: Backoff = { baseMs: 200, capMs: 10_000 };
 /** Default of PayoutWorkerOptions.blockhashMaxAgeMs (and of `payout worker --blockhash-max-age-ms`). */
 export const DEFAULT_BLOCKHASH_MAX_AGE_MS = 250;
+/** Default of PayoutWorkerOptions.merchantsRefreshMs (and of `payout worker --merchants-refresh-ms`). */
+export const DEFAULT_MERCHANTS_REFRESH_MS = 30_000;
 
-export interface PayoutWorkerOptions extends Omit<RunLockedDeps, 'signal' | 'retryFailed'> {
+export interface PayoutWorkerOptions extends Omit<RunLockedDeps, 'signal' | 'retryFailed' | 'authority'> {
   db: Pool;
+  /**
+   * The payout-authority keys this worker signs with (one or several). It claims only the payouts of the
+   * registered merchants whose on-chain config names one of them, and signs each with that merchant's key.
+   */
+  authority: Keypair | readonly Keypair[];
+  /** How often the merchants the keys sign for are read again from the registry and the chain (default 30 s). */
+  merchantsRefreshMs?: number;
   /** Payouts executed at once by this process (each holds one connection of `db` while it runs). */
   concurrency: number;
   /**
@@ -75,6 +93,8 @@ export interface PayoutWorker {
   readonly name: string;
   /** Payouts being executed right now. */
   inFlight(): string[];
+  /** The registered merchants (api_merchants ids) whose payouts it claims now: their payout authority is one of its keys. */
+  merchants(): string[];
   /**
    * Stop claiming; let in-flight payouts finish for up to `graceMs`, then abort them at their next pause and
    * hand them back. Resolves when every slot has stopped (its connection returned to the pool).
@@ -123,6 +143,8 @@ export function startPayoutWorker(opts: PayoutWorkerOptions): PayoutWorker {
   const inFlight = new Set<string>();
   const handedBack: string[] = [];
   let stopping = false;
+  const halt = new AbortController(); // ends the merchants refresh loop at stop()
+  const keys: readonly Keypair[] = Array.isArray(opts.authority) ? opts.authority : [opts.authority as Keypair];
   const unwatch = watchOpenAttempts(() => openAttemptStats(opts.db));
   const wakeups = listenForDuePayouts(opts.db, () => waker.wakeOne(), log, databaseBackoff);
 
@@ -134,7 +156,7 @@ export function startPayoutWorker(opts: PayoutWorkerOptions): PayoutWorker {
   const runDeps: RunLockedDeps = {
     chain,
     pauseLooking,
-    authority: opts.authority,
+    authority: keys[0], // replaced per payout by its merchant's key
     payer: opts.payer,
     pollIntervalMs: opts.pollIntervalMs,
     rebroadcastIntervalMs: opts.rebroadcastIntervalMs,
@@ -142,6 +164,60 @@ export function startPayoutWorker(opts: PayoutWorkerOptions): PayoutWorker {
     signal: abort.signal,
     log: opts.log,
   };
+
+  /**
+   * The merchants this worker's keys sign for (signers.ts). Until the first read succeeds it claims nothing; a read
+   * that fails (database or chain away) keeps the last set and is retried with backoff.
+   */
+  let signers: Signers = NO_SIGNERS;
+  let signersRead = false;
+  let refreshing: Promise<void> | undefined;
+  let refreshFailures = 0;
+  const refreshMs = opts.merchantsRefreshMs ?? DEFAULT_MERCHANTS_REFRESH_MS;
+  const signingSummary = (s: Signers) =>
+    s.merchants.filter((x) => x.signable).map((x) => ({ id: x.id, name: x.name, merchant: x.merchant }));
+  function refreshSigners(): Promise<void> {
+    refreshing ??= readSigners(opts.db, opts.chain, keys)
+      .then((next) => {
+        refreshFailures = 0;
+        const before = JSON.stringify(signingSummary(signers));
+        const first = !signersRead;
+        signers = next;
+        signersRead = true;
+        const signs = signingSummary(next);
+        if (first || JSON.stringify(signs) !== before) {
+          log.info(
+            {
+              signs,
+              others: next.merchants.length - signs.length,
+              authorities: keys.map((k) => k.publicKey.toBase58()),
+            },
+            'payout worker merchants: claims the payouts of these merchants only (their payout authority is one of its keys)',
+          );
+        }
+        waker.wakeAll();
+      })
+      .catch((e: Error) => {
+        refreshFailures += 1;
+        log.warn({ err: e.message }, 'merchants not read (database or chain unavailable); keeping the last set');
+      })
+      .finally(() => (refreshing = undefined));
+    return refreshing;
+  }
+  /** A refusal showed that `merchantId`'s payout authority is no longer ours: stop claiming it now, then re-read. */
+  function forgetMerchant(merchantId: string): void {
+    const byMerchant = new Map(signers.byMerchant);
+    byMerchant.delete(merchantId);
+    signers = { ...signers, byMerchant };
+    void refreshSigners();
+  }
+  const refreshLoop = (async () => {
+    while (!stopping) {
+      await refreshSigners();
+      const pause = refreshFailures === 0 ? refreshMs : backoffDelay(refreshFailures, databaseBackoff, random());
+      await abortableSleep(pause, halt.signal).catch(() => undefined);
+    }
+  })();
 
   /** Give the claimed payout back after trouble: not before a backoff, counted in the row. */
   async function defer(conn: DedicatedConnection, id: string, retries: number, why: string): Promise<void> {
@@ -169,6 +245,9 @@ export function startPayoutWorker(opts: PayoutWorkerOptions): PayoutWorker {
       await letGo(kept);
       return { step: 'idle' };
     }
+    const merchantIds = [...signers.byMerchant.keys()];
+    // Nothing this worker may sign (yet): no claim, unless one is needed to unlock the payout a slot kept.
+    if (merchantIds.length === 0 && !kept) return { step: 'idle' };
     let conn: DedicatedConnection;
     if (kept) {
       conn = kept.conn;
@@ -183,7 +262,7 @@ export function startPayoutWorker(opts: PayoutWorkerOptions): PayoutWorker {
     }
     let claim: Awaited<ReturnType<typeof claimDuePayout>>;
     try {
-      claim = await claimDuePayout(conn.client, name, kept?.finished);
+      claim = await claimDuePayout(conn.client, name, merchantIds, kept?.finished);
     } catch (e) {
       conn.release(e as Error);
       m.claims.inc({ result: 'error' });
@@ -202,9 +281,11 @@ export function startPayoutWorker(opts: PayoutWorkerOptions): PayoutWorker {
       m.claims.inc({ result: 'busy' });
       return { step: 'ran' };
     }
-    if (stopping) {
-      // stop() came while the claim was in flight (another slot may just have handed this very row back): do not
-      // start it, and do not report it as handed back — it was never run here. The next worker claims it.
+    const signer = signers.byMerchant.get(row.merchantId);
+    if (stopping || !signer) {
+      // stop() came while the claim was in flight (another slot may just have handed this very row back), or a
+      // refusal took its merchant off this worker's list meanwhile: do not start it, and do not report it as handed
+      // back — it was never run here. The next worker claims it.
       await unlockPayout(conn, row.id);
       return { step: 'idle' };
     }
@@ -212,7 +293,7 @@ export function startPayoutWorker(opts: PayoutWorkerOptions): PayoutWorker {
     waker.wakeOne(); // more may be due
     inFlight.add(row.id);
     try {
-      const r = await executor.runLocked(conn.client, row.id, runDeps, row);
+      const r = await executor.runLocked(conn.client, row.id, { ...runDeps, authority: signer }, row);
       opts.onFinished?.(r);
       // Final and committed: the lock goes with the next claim on this connection (or when the slot stops).
       return { step: 'ran', kept: { conn, finished: row.id } };
@@ -234,10 +315,18 @@ export function startPayoutWorker(opts: PayoutWorkerOptions): PayoutWorker {
         return { step: 'ran' };
       }
       if (e instanceof OncepayError) {
-        // The chain stayed unreachable, or something about this payout needs a pause (logged): other payouts go on.
-        m.handbacks.inc({ reason: e.code === PAYOUT_CODES.CHAIN_UNAVAILABLE ? 'chain_unavailable' : 'error' });
-        if (e.code !== PAYOUT_CODES.CHAIN_UNAVAILABLE)
+        // The chain stayed unreachable, the merchant's payout authority is not ours (any more: it was rotated since
+        // we read it; run-payout logged it), or something about this payout needs a pause (logged): other payouts
+        // go on, and this one stays due for whichever worker can run it.
+        if (e.code === PAYOUT_CODES.CHAIN_UNAVAILABLE) {
+          m.handbacks.inc({ reason: 'chain_unavailable' });
+        } else if (e.code === PAYOUT_CODES.SIGNER_UNAUTHORIZED) {
+          m.handbacks.inc({ reason: 'unauthorized' });
+          forgetMerchant(row.merchantId);
+        } else {
+          m.handbacks.inc({ reason: 'error' });
           log.error({ payout: row.id, err: e.message }, 'payout run failed');
+        }
         try {
           await defer(conn, row.id, row.retries, e.message);
           await unlockPayout(conn, row.id);
@@ -315,20 +404,31 @@ export function startPayoutWorker(opts: PayoutWorkerOptions): PayoutWorker {
 
   const concurrency = Math.max(1, Math.floor(opts.concurrency));
   const slots = Array.from({ length: concurrency }, () => slot());
-  log.info({ concurrency, idleMs, blockhashMaxAgeMs, executor: executor.name }, 'payout worker started');
+  log.info(
+    {
+      concurrency,
+      idleMs,
+      blockhashMaxAgeMs,
+      executor: executor.name,
+      authorities: keys.map((k) => k.publicKey.toBase58()),
+    },
+    'payout worker started',
+  );
 
   return {
     name,
     inFlight: () => [...inFlight],
+    merchants: () => [...signers.byMerchant.keys()],
     async stop({ graceMs = 10_000 } = {}) {
       if (!stopping) {
         stopping = true;
+        halt.abort();
         waker.wakeAll();
         log.info({ inFlight: [...inFlight], graceMs }, 'payout worker stopping: no new claims');
       }
       const timer = setTimeout(() => abort.abort(), graceMs);
       try {
-        await Promise.all(slots);
+        await Promise.all([...slots, refreshLoop]);
       } finally {
         clearTimeout(timer);
         unwatch();

@@ -26,6 +26,7 @@ export const PAYOUT_CODES = {
   OPTION_INVALID: 'ONCEPAY__PAYOUT__OPTION_INVALID',
   AMOUNT_ZERO: 'ONCEPAY__PAYOUT__AMOUNT_ZERO',
   CHAIN_UNAVAILABLE: 'ONCEPAY__PAYOUT__CHAIN_UNAVAILABLE',
+  SIGNER_UNAUTHORIZED: 'ONCEPAY__PAYOUT__SIGNER_UNAUTHORIZED',
 } as const;
 
 /** The merchant API server (app/api); its HTTP answers are API_ERRORS (app/api/errors.ts). */
@@ -69,6 +70,7 @@ export const EXCEPTION_CODES = {
 /** The OncePay object (sdk/). */
 export const SDK_CODES = {
   RPC_MISSING: 'ONCEPAY__SDK__RPC_MISSING',
+  ARGUMENT_INVALID: 'ONCEPAY__SDK__ARGUMENT_INVALID',
 } as const;
 
 /** The decoder (indexer/decode). */
@@ -179,6 +181,12 @@ export const PROGRAM_BINARY_CODES = {
   MISSING: 'ONCEPAY__PROGRAM__BINARY_MISSING',
 } as const;
 
+/** The command line itself (cli/main.ts): a refusal commander makes before any command runs. */
+export const CLI_CODES = {
+  /** An unknown option or command, a missing required option or argument (commander's own refusals). */
+  USAGE: 'ONCEPAY__CLI__USAGE',
+} as const;
+
 /** The demo (demo/). */
 export const DEMO_CODES = {
   PROGRAM_MISSING: 'ONCEPAY__DEMO__PROGRAM_MISSING',
@@ -208,6 +216,7 @@ export const ONCEPAY_ERROR_AREAS = {
   LOCALNET_CODES,
   DB_CODES,
   PROGRAM_BINARY_CODES,
+  CLI_CODES,
   DEMO_CODES,
 } as const;
 

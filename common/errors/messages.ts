@@ -23,6 +23,8 @@ export const ONCEPAY_ERROR_MESSAGES: Readonly<Record<OncepayErrorCode, string>> 
   ONCEPAY__PAYOUT__AMOUNT_ZERO: 'A payout amount must be at least 1 base unit.',
   ONCEPAY__PAYOUT__CHAIN_UNAVAILABLE:
     'The chain could not be reached for too many calls in a row; the journal keeps the payout resumable.',
+  ONCEPAY__PAYOUT__SIGNER_UNAUTHORIZED:
+    "The key is not the merchant's payout authority (refused on chain as Unauthorized, or seen before signing): nothing moved, the payout stays due.",
   // api
   ONCEPAY__API__IDEMPOTENCY_RETENTION_TOO_SHORT: 'Idempotency keys must be kept at least 24 h.',
   // merchant
@@ -55,6 +57,8 @@ export const ONCEPAY_ERROR_MESSAGES: Readonly<Record<OncepayErrorCode, string>> 
   ONCEPAY__EXCEPTION__KIND_INVALID: '`--kind` is not an exception kind.',
   // sdk
   ONCEPAY__SDK__RPC_MISSING: 'An on-chain call on an OncePay made without rpcUrl / connection.',
+  ONCEPAY__SDK__ARGUMENT_INVALID:
+    'An OncePay method argument is not of the type or in the range it takes (context.field names it; nothing ran).',
   // decode
   ONCEPAY__DECODE__MALFORMED_JSON: 'Input text is not JSON / JSON lines; context has line, column, position.',
   ONCEPAY__DECODE__RPC_ERROR: 'An RPC envelope carried `error` instead of `result`.',
@@ -160,6 +164,9 @@ export const ONCEPAY_ERROR_MESSAGES: Readonly<Record<OncepayErrorCode, string>> 
   // program_binary
   ONCEPAY__PROGRAM__UNKNOWN_BINARY: 'A program binary name that is neither the Anchor program nor the lean twin.',
   ONCEPAY__PROGRAM__BINARY_MISSING: 'The chosen program binary is not built (run make program).',
+  // cli
+  ONCEPAY__CLI__USAGE:
+    'The command line was refused before anything ran: an unknown option or command, or a required option or argument missing.',
   // demo
   ONCEPAY__DEMO__PROGRAM_MISSING: 'The demo needs the compiled program (run make program).',
   ONCEPAY__DEMO__TRANSACTION_FAILED: 'A transaction the demo sent failed.',

@@ -253,7 +253,8 @@ describe('app/payout on the compiled program (solana-bankrun)', () => {
       deps(dbA),
     );
     expect(r!.state).to.equal('failed');
-    expect(JSON.parse(r!.error!)).to.deep.equal({ InstructionError: [0, { Custom: 6004 }] }); // InsufficientVaultBalance
+    // Stored as the IDL names it: name and number.
+    expect(r!.error).to.equal('InsufficientVaultBalance (6004)');
     expect(await balances()).to.deep.equal(before);
   });
 

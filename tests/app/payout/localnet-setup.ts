@@ -38,7 +38,19 @@ export interface PayoutLocalnet {
   tmp: string;
   /** A fresh recipient token account and a stored payout row for it. */
   newPayout(amount?: string): Promise<{ row: PayoutRow; recipient: PublicKey }>;
+  /**
+   * Another merchant on the same node and database: its own authority (also its payout authority), mint, funded
+   * vault and api_merchants row, with its own newPayout.
+   */
+  addMerchant(name: string): Promise<TenantMerchant>;
   stop(): Promise<void>;
+}
+
+export interface TenantMerchant {
+  m: MerchantSetup;
+  merchant: MerchantRow;
+  apiKey: string;
+  newPayout(amount?: string): Promise<{ row: PayoutRow; recipient: PublicKey }>;
 }
 
 export async function startPayoutLocalnet(
@@ -65,6 +77,23 @@ export async function startPayoutLocalnet(
   const authorityFile = path.join(tmp, 'authority.json');
   fs.writeFileSync(authorityFile, JSON.stringify([...m.authority.secretKey]), { mode: 0o600 });
   let seq = 0;
+  const payoutFor =
+    (ms: MerchantSetup, row: MerchantRow) =>
+    async (amount = '1000') => {
+      const recipient = await createTokenAccount(
+        connectionIo(connection),
+        ms.authority,
+        ms.mint,
+        Keypair.generate().publicKey,
+      );
+      const { row: payout } = await createPayout(db.pool, row, {
+        payoutId: `${label}-${++seq}`,
+        recipient: recipient.toBase58(),
+        mint: ms.mint.toBase58(),
+        amount,
+      });
+      return { row: payout, recipient };
+    };
   return {
     net,
     connection,
@@ -74,20 +103,18 @@ export async function startPayoutLocalnet(
     apiKey,
     authorityFile,
     tmp,
-    async newPayout(amount = '1000') {
-      const recipient = await createTokenAccount(
-        connectionIo(connection),
-        m.authority,
-        m.mint,
-        Keypair.generate().publicKey,
-      );
-      const { row } = await createPayout(db.pool, merchant, {
-        payoutId: `${label}-${++seq}`,
-        recipient: recipient.toBase58(),
-        mint: m.mint.toBase58(),
-        amount,
+    newPayout: payoutFor(m, merchant),
+    async addMerchant(name: string) {
+      const other = await setupMerchant(connectionIo(connection));
+      const key = `${label}-${name}-key-00000000`;
+      const row = await insertMerchant(db.pool, {
+        name,
+        apiKeyHash: hashApiKey(key),
+        programId: address(other.programId),
+        merchantAddress: address(other.merchant),
+        vault: address(other.vault),
       });
-      return { row, recipient };
+      return { m: other, merchant: row, apiKey: key, newPayout: payoutFor(other, row) };
     },
     async stop() {
       await db.drop();

@@ -236,7 +236,7 @@ describe('app/payout nextAction (pure: the journal rules)', () => {
         nextAction(payout(), after, obs({ awaitingWinner: true }, { op: { read: 'winner', account: op() } })),
       ).to.deep.equal({ kind: 'find_winner', op: op() });
     });
-    it('with another error → settle failed; the payout fails only when no other attempt is open', () => {
+    it('with another error → settle failed, named as the IDL names it; the payout fails only when no other attempt is open', () => {
       const err = { InstructionError: [0, { Custom: 6003 }] };
       const a1 = attempt(1);
       const a2 = attempt(2);
@@ -245,8 +245,14 @@ describe('app/payout nextAction (pure: the journal rules)', () => {
         kind: 'settle_failed',
         attempt: a1,
         slot: 5n,
-        error: JSON.stringify(err),
+        error: 'InvalidAmount (6003)',
         failPayout: true,
+      });
+      // An error the IDL does not name (a runtime error) is kept as the chain gave it.
+      const runtime = { InstructionError: [0, 'InvalidAccountData'] };
+      expect(nextAction(payout(), [a1], obs({}, { statuses: statuses([['a1', landed(5n, runtime)]]) }))).to.include({
+        kind: 'settle_failed',
+        error: JSON.stringify(runtime),
       });
       const two = nextAction(
         payout(),
@@ -262,6 +268,38 @@ describe('app/payout nextAction (pure: the journal rules)', () => {
         ),
       );
       expect(two).to.include({ kind: 'settle_failed', failPayout: false });
+    });
+    it('with Unauthorized (a key that is not the merchant payout authority) → hand the payout back, never fail it', () => {
+      const err = { InstructionError: [0, { Custom: 6001 }] };
+      const a1 = attempt(1);
+      const a2 = attempt(2);
+      const alone = nextAction(payout(), [a1], obs({}, { statuses: statuses([['a1', landed(7n, err)]]) }));
+      expect(alone).to.deep.equal({
+        kind: 'hand_back_unauthorized',
+        attempt: a1,
+        slot: 7n,
+        error: 'Unauthorized (6001)',
+      });
+      // Another attempt still open decides: this one is settled failed, the payout is not.
+      const withOther = nextAction(
+        payout(),
+        [a1, a2],
+        obs(
+          {},
+          {
+            statuses: statuses([
+              ['a1', landed(7n, err)],
+              ['a2', { found: true, settled: false, slot: 8n }],
+            ]),
+          },
+        ),
+      );
+      expect(withOther).to.include({ kind: 'settle_failed', error: 'Unauthorized (6001)', failPayout: false });
+      // Handed back (executing, its attempt settled failed): the next claim signs a new attempt by rule 1.
+      const after = [attempt(1, { status: 'failed', error: 'Unauthorized (6001)' })];
+      expect(nextAction(payout({ state: 'executing' }), after, obs())).to.deep.equal({
+        kind: 'read_op_before_signing',
+      });
     });
     it('seen but not settled → wait: never re-sign, no expiry call', () => {
       const a = attempt(1);

@@ -10,6 +10,8 @@ import {
   PROGRAM_ERRORS,
   customErrorCode,
   decodeOpAccount,
+  describeTransactionError,
+  programErrorName,
   encodeExecutePayoutData,
   executePayoutInstruction,
   initializeMerchantInstruction,
@@ -167,6 +169,35 @@ describe('app/payout pure parts', () => {
       expect(customErrorCode({ InstructionError: [1, { Custom: 6000 }] })).to.equal(6000);
       expect(customErrorCode('AccountInUse')).to.equal(undefined);
       expect(customErrorCode({ InstructionError: [0, 'InvalidArgument'] })).to.equal(undefined);
+    });
+    it("a program error is stored as the IDL's name and number, for every error of the IDL's table", () => {
+      for (const e of idl.errors) {
+        const err = { InstructionError: [0, { Custom: e.code }] };
+        expect(describeTransactionError(err)).to.equal(`${e.name} (${e.code})`);
+        expect(programErrorName(err)).to.equal(e.name);
+      }
+      expect(PROGRAM_ERRORS).to.deep.equal({
+        OperationAlreadyConsumed: idl.errors.find((e) => e.name === 'OperationAlreadyConsumed')!.code,
+        Unauthorized: idl.errors.find((e) => e.name === 'Unauthorized')!.code,
+      });
+      // Not the program's: kept as the chain gave it.
+      expect(describeTransactionError({ InstructionError: [0, { Custom: 1 }] })).to.equal(
+        '{"InstructionError":[0,{"Custom":1}]}',
+      );
+      expect(describeTransactionError('InsufficientFundsForFee')).to.equal('"InsufficientFundsForFee"');
+    });
+    it('Unauthorized (6001) is its own step: the signer is wrong, not the payout', () => {
+      const status = {
+        found: true,
+        settled: true,
+        slot: 4n,
+        err: { InstructionError: [0, { Custom: 6001 }] },
+      } as const;
+      expect(decideAttempt({ status, expired: undefined })).to.deep.equal({
+        kind: 'unauthorized',
+        slot: 4n,
+        error: 'Unauthorized (6001)',
+      });
     });
   });
 

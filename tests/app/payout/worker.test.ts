@@ -137,15 +137,15 @@ describe('app/payout worker pool (in-process, localnet)', () => {
     const a = await L.db.pool.connect();
     const b = await L.db.pool.connect();
     try {
-      const first = await claimDuePayout(a, 'test-a');
+      const first = await claimDuePayout(a, 'test-a', [L.merchant.id]);
       expect(first).to.not.equal(null);
       expect(first!.row.id).to.equal(free.row.id);
       expect(first!.locked).to.equal(true);
       expect(first!.row.claimedBy).to.equal('test-a');
       // a holds free's lock now, the test holds held's, later is not due: nothing for b.
-      expect(await claimDuePayout(b, 'test-b')).to.equal(null);
+      expect(await claimDuePayout(b, 'test-b', [L.merchant.id])).to.equal(null);
       await holder.release();
-      const second = await claimDuePayout(b, 'test-b');
+      const second = await claimDuePayout(b, 'test-b', [L.merchant.id]);
       expect(second!.row.id).to.equal(held.row.id);
       // A second session cannot take a claimed row's lock.
       expect(await lockPayout(L.db.pool, free.row.id, 'skip')).to.equal(null);
@@ -164,19 +164,19 @@ describe('app/payout worker pool (in-process, localnet)', () => {
       L.db.pool.query(`UPDATE payouts SET state = 'failed', last_error = 'test' WHERE id = $1`, [id]);
     const c = await L.db.pool.connect();
     try {
-      const a = await claimDuePayout(c, 'test-keep');
+      const a = await claimDuePayout(c, 'test-keep', [L.merchant.id]);
       expect(a!.row.id).to.equal(first.row.id);
       await finish(first.row.id);
       // Finished, and still held by c (another session cannot take it) until c's next claim lets it go.
       expect(await lockPayout(L.db.pool, first.row.id, 'skip')).to.equal(null);
-      const b = await claimDuePayout(c, 'test-keep', first.row.id);
+      const b = await claimDuePayout(c, 'test-keep', [L.merchant.id], first.row.id);
       expect(b!.row.id).to.equal(second.row.id);
       const firstLock = await lockPayout(L.db.pool, first.row.id, 'skip');
       expect(firstLock).to.not.equal(null);
       await firstLock!.release();
       await finish(second.row.id);
       // Nothing is due now: the claim finds nothing and still lets second go.
-      expect(await claimDuePayout(c, 'test-keep', second.row.id)).to.equal(null);
+      expect(await claimDuePayout(c, 'test-keep', [L.merchant.id], second.row.id)).to.equal(null);
       const secondLock = await lockPayout(L.db.pool, second.row.id, 'skip');
       expect(secondLock).to.not.equal(null);
       await secondLock!.release();
@@ -313,8 +313,9 @@ describe('app/payout worker pool (in-process, localnet)', () => {
       await blocker.query('LOCK TABLE payouts IN ACCESS EXCLUSIVE MODE');
       const w = startPayoutWorker(workerOptions({ db: smallPool(2), concurrency: 1 }));
       await until(async () => {
+        // The claim statement by its first words (pg_stat_activity keeps only the first 1 KiB of a statement).
         const { rows } = await L.db.pool.query(
-          `SELECT 1 FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE '%claimed_by%'`,
+          `SELECT 1 FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE 'WITH held AS MATERIALIZED%'`,
         );
         return rows.length > 0 || undefined;
       }, 'the claim to wait on the lock');
