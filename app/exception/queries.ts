@@ -1,7 +1,7 @@
 // Every SQL statement about ledger exceptions and how they were settled (exception_resolutions, migration 0140), as
 // Queries that db/sql runs (app/exception/store.ts). Amounts cross as decimal strings (NUMERIC ↔ bigint).
 import type { Query } from '../../db/sql';
-import type { ExceptionFilter } from './types';
+import type { ExceptionFilter, ExceptionScope } from './types';
 
 // The state is derived in SQL once, so list, show and report agree.
 const STATE_SQL = `CASE WHEN x.resolution IS NULL THEN 'open'
@@ -19,20 +19,37 @@ const SELECT = `SELECT e.id, e.kind, e.invoice_id, e.amount::text AS amount, e.d
              LEFT JOIN exception_resolutions x ON x.exception_id = e.id
              LEFT JOIN payouts p ON p.id = x.payout_id`;
 
-export function listExceptions(f: ExceptionFilter = {}): Query {
+/**
+ * SQL condition: the exception is merchant $n's (NULL: anyone's) — its money arrived in that merchant's vault, or
+ * that merchant's payout refunded it — or, when $n+1 is true, no registered merchant's (ExceptionScope.orUnowned).
+ * The one definition of an exception's merchant for list, show, refund, resolve and totals.
+ */
+function ofMerchant(n: number): string {
+  return `($${n}::bigint IS NULL OR r.destination = (SELECT m.vault FROM api_merchants m WHERE m.id = $${n}) OR p.merchant_id = $${n}
+           OR ($${n + 1}::boolean AND p.id IS NULL AND NOT EXISTS (SELECT 1 FROM api_merchants m WHERE m.vault = r.destination)))`;
+}
+
+const scopeValues = (s: ExceptionScope) => [s.merchantId ?? null, s.orUnowned === true];
+
+export function listExceptions(f: ExceptionFilter = {}, scope: ExceptionScope = {}): Query {
   return {
-    text: `SELECT * FROM (${SELECT}) s
-            WHERE ($1::exception_kind IS NULL OR kind = $1) AND ($2::text IS NULL OR invoice_id = $2) AND ($3::text IS NULL OR state = $3)
-            ORDER BY id`,
-    values: [f.kind ?? null, f.invoiceId ?? null, f.state ?? null],
+    text: `${SELECT}
+            WHERE ($1::exception_kind IS NULL OR e.kind = $1) AND ($2::text IS NULL OR e.invoice_id = $2)
+              AND ($3::text IS NULL OR ${STATE_SQL} = $3) AND ${ofMerchant(4)}
+            ORDER BY e.id`,
+    values: [f.kind ?? null, f.invoiceId ?? null, f.state ?? null, ...scopeValues(scope)],
   };
 }
 
-export function getException(id: string): Query {
-  return { text: `${SELECT} WHERE e.id = $1`, values: [id] };
+/** One exception, if it is in scope. */
+export function getException(id: string, scope: ExceptionScope = {}): Query {
+  return { text: `${SELECT} WHERE e.id = $1 AND ${ofMerchant(2)}`, values: [id, ...scopeValues(scope)] };
 }
 
-/** Inside a transaction: two settlers of one exception queue on this row lock. */
+/**
+ * Inside a transaction: two settlers of one exception queue on this row lock. Read the exception again after it
+ * (a new statement sees what the settler before committed).
+ */
 export function lockException(id: string): Query {
   return { text: 'SELECT id FROM exceptions WHERE id = $1 FOR UPDATE', values: [id] };
 }
@@ -58,10 +75,11 @@ export function merchantIdsByVault(vault: string): Query {
   return { text: 'SELECT id FROM api_merchants WHERE vault = $1 ORDER BY id LIMIT 2', values: [vault] };
 }
 
-/** Count and sum of exceptions per state (states with none are absent). */
-export function exceptionTotals(): Query {
+/** Count and sum of exceptions per state (states with none are absent), of one merchant or of all. */
+export function exceptionTotals(scope: ExceptionScope = {}): Query {
   return {
-    text: `SELECT state, count(*)::bigint AS n, COALESCE(sum(amount::numeric), 0)::text AS amount FROM (${SELECT}) s GROUP BY state`,
-    values: [],
+    text: `SELECT state, count(*)::bigint AS n, COALESCE(sum(amount::numeric), 0)::text AS amount
+             FROM (${SELECT} WHERE ${ofMerchant(1)}) s GROUP BY state`,
+    values: scopeValues(scope),
   };
 }

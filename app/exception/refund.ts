@@ -14,7 +14,9 @@ import { address } from '../types';
 import { EXCEPTION_CODES } from '../../common/errors/codes';
 import { getException, insertRefundLink, insertResolved, merchantIdByVault } from './store';
 import { refundPayoutId } from './refund-id';
-import { ExceptionRow } from './types';
+import { ExceptionRow, ExceptionScope } from './types';
+import { Keypair } from '@solana/web3.js';
+import { signerOfMerchant } from '../payout/signers';
 
 /** What the refund pays (pure): the exception's amount, in the receipt's mint, back to the sender (or `to`). */
 export function refundTerms(e: ExceptionRow, to?: string): PayoutInput {
@@ -45,17 +47,29 @@ function notFound(id: string): OncepayError {
   return new OncepayError(EXCEPTION_CODES.NOT_FOUND, `exception ${id} not found`, { id });
 }
 
+export interface RefundOptions {
+  /**
+   * Who pays the refund, and whose exceptions it may touch: its own (the money arrived in its vault, or it
+   * refunded it) and those of no registered merchant. Another merchant's exception is not found. Default: the
+   * registered merchant whose vault received the money.
+   */
+  merchant?: MerchantRow;
+  /** Refund to this token account instead of the sender's. */
+  to?: string;
+  /**
+   * Called with the paying merchant before the refund payout is stored (or an existing one returned): throws when
+   * the caller's keys cannot sign that merchant's payouts, so nothing is stored that this caller cannot pay.
+   */
+  authorize?: (merchant: MerchantRow) => Promise<unknown>;
+}
+
 /**
  * Store the refund payout and link it to the exception (once). A second call — concurrent, or after a crash —
  * finds the link and returns the same payout row; with other terms (another `to`) it refuses.
  */
-export async function prepareRefund(
-  pool: Pool,
-  id: string,
-  o: { merchant?: MerchantRow; to?: string } = {},
-): Promise<RefundPrepared> {
+export async function prepareRefund(pool: Pool, id: string, o: RefundOptions = {}): Promise<RefundPrepared> {
   return withTransaction(pool, async (c) => {
-    const e = await getException(c, id, { lock: true });
+    const e = await getException(c, id, { lock: true, merchantId: o.merchant?.id, orUnowned: true });
     if (!e) throw notFound(id);
     if (e.resolution?.kind === 'resolved') {
       throw new OncepayError(
@@ -66,6 +80,7 @@ export async function prepareRefund(
     }
     if (e.resolution?.kind === 'refund') {
       const payout = (await getPayout(c, e.resolution.payoutRowId!))!;
+      await o.authorize?.((await getMerchant(c, payout.merchantId))!);
       if (o.to && address(o.to, 'refund recipient') !== payout.recipientToken) {
         throw new OncepayError(
           EXCEPTION_CODES.REFUND_TERMS_DIFFER,
@@ -77,6 +92,7 @@ export async function prepareRefund(
     }
     const terms = refundTerms(e, o.to);
     const merchant = o.merchant ?? (await merchantForReceipt(c, e));
+    await o.authorize?.(merchant);
     const { row, created } = await createPayout(c, merchant, terms);
     if (!created && !sameTerms(row, preparePayout(merchant, terms))) {
       throw new OncepayError(
@@ -109,27 +125,43 @@ export interface RefundResult extends RefundPrepared {
 }
 
 /** prepareRefund, then execute (or finish executing) the refund payout with the payout SDK's rules. */
+/**
+ * prepareRefund, then execute (or finish executing) the refund payout with the payout SDK's rules, signed by the
+ * key among `keys` that is the paying merchant's payout authority (none is: ONCEPAY__PAYOUT__SIGNER_UNAUTHORIZED,
+ * before anything is stored).
+ */
 export async function refundException(
-  deps: RunPayoutDeps,
+  deps: RunPayoutDeps & { authorities?: readonly Keypair[] },
   id: string,
-  o: { merchant?: MerchantRow; to?: string } = {},
+  o: Omit<RefundOptions, 'authorize'> = {},
 ): Promise<RefundResult> {
-  const prepared = await prepareRefund(deps.db, id, o);
+  let authority = deps.authority;
+  const keys = deps.authorities ?? [deps.authority];
+  const prepared = await prepareRefund(deps.db, id, {
+    ...o,
+    authorize: async (m) => (authority = await signerOfMerchant(deps.chain, keys, m, `refund of exception ${id}`)),
+  });
   failpoint('exception.refund_after_link');
-  await runPayout(prepared.payout, deps);
+  await runPayout(prepared.payout, { ...deps, authority });
   const executed = (await getPayout(deps.db, prepared.payout.id))!;
-  return { ...prepared, exception: (await getException(deps.db, id))!, executed };
+  const exception = (await getException(deps.db, id, { merchantId: executed.merchantId }))!;
+  return { ...prepared, exception, executed };
 }
 
-/** Close an exception without moving money. Idempotent for a resolved one; refused for a refunded one. */
+/**
+ * Close an exception without moving money. Idempotent for a resolved one; refused for a refunded one. With a
+ * merchant in `scope`, only that merchant's exception (another's is not found).
+ */
 export async function resolveException(
   pool: Pool,
   id: string,
   note: string,
+  scope: ExceptionScope = {},
 ): Promise<{ exception: ExceptionRow; changed: boolean }> {
-  if (!note.trim()) throw new OncepayError(EXCEPTION_CODES.NOTE_MISSING, 'say why with --note');
+  if (!note.trim())
+    throw new OncepayError(EXCEPTION_CODES.NOTE_MISSING, 'note: say why (--note)', { field: 'note', flag: '--note' });
   return withTransaction(pool, async (c) => {
-    const e = await getException(c, id, { lock: true });
+    const e = await getException(c, id, { lock: true, ...scope });
     if (!e) throw notFound(id);
     if (e.resolution?.kind === 'refund') {
       throw new OncepayError(

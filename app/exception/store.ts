@@ -2,7 +2,14 @@
 // db/sql, rows mapped to ExceptionRow (amounts NUMERIC text → bigint).
 import { Db, exec, one, rows } from '../../db/sql';
 import * as q from './queries';
-import { EXCEPTION_STATES, ExceptionFilter, ExceptionRow, ExceptionState, ExceptionTotals } from './types';
+import {
+  EXCEPTION_STATES,
+  ExceptionFilter,
+  ExceptionRow,
+  ExceptionScope,
+  ExceptionState,
+  ExceptionTotals,
+} from './types';
 
 /** A row of queries.ts's exception SELECT. */
 interface ExceptionSqlRow {
@@ -59,15 +66,28 @@ function toException(r: ExceptionSqlRow): ExceptionRow {
   };
 }
 
-export async function listExceptions(db: Db, f: ExceptionFilter = {}): Promise<ExceptionRow[]> {
-  return (await rows<ExceptionSqlRow>(db, q.listExceptions(f))).map(toException);
+export async function listExceptions(
+  db: Db,
+  f: ExceptionFilter = {},
+  scope: ExceptionScope = {},
+): Promise<ExceptionRow[]> {
+  return (await rows<ExceptionSqlRow>(db, q.listExceptions(f, scope))).map(toException);
 }
 
-/** One exception; `lock` takes FOR UPDATE on it (inside a transaction) so two settlers queue. */
-export async function getException(db: Db, id: string, opts: { lock?: boolean } = {}): Promise<ExceptionRow | null> {
+/**
+ * One exception (of the scope's merchant, when given: another merchant's is null, as a missing one); `lock` takes
+ * FOR UPDATE on it (inside a transaction) so two settlers queue.
+ */
+export async function getException(
+  db: Db,
+  id: string,
+  opts: { lock?: boolean } & ExceptionScope = {},
+): Promise<ExceptionRow | null> {
   if (!/^[0-9]{1,18}$/.test(id)) return null;
+  // Locked only once it is known to be in scope: another merchant's exception is neither read nor locked.
+  if (opts.lock && (await one(db, q.getException(id, opts))) === null) return null;
   if (opts.lock) await exec(db, q.lockException(id));
-  const r = await one<ExceptionSqlRow>(db, q.getException(id));
+  const r = await one<ExceptionSqlRow>(db, q.getException(id, opts));
   return r ? toException(r) : null;
 }
 
@@ -87,9 +107,9 @@ export async function merchantIdByVault(db: Db, vault: string): Promise<string |
 }
 
 /** Count and sum of exceptions per state (every state present, zero when none). */
-export async function exceptionTotals(db: Db): Promise<ExceptionTotals> {
+export async function exceptionTotals(db: Db, scope: ExceptionScope = {}): Promise<ExceptionTotals> {
   const out = Object.fromEntries(EXCEPTION_STATES.map((s) => [s, { count: 0, amount: 0n }])) as ExceptionTotals;
-  for (const r of await rows<{ state: ExceptionState; n: string; amount: string }>(db, q.exceptionTotals()))
+  for (const r of await rows<{ state: ExceptionState; n: string; amount: string }>(db, q.exceptionTotals(scope)))
     out[r.state] = { count: Number(r.n), amount: BigInt(r.amount) };
   return out;
 }

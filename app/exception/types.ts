@@ -47,5 +47,18 @@ export interface ExceptionFilter {
   state?: ExceptionState;
 }
 
+/**
+ * Whose exceptions: a registered merchant's (api_merchants id) are those whose money arrived in its vault, and
+ * those it refunded. Absent: every exception (an operator of the whole deployment).
+ */
+export interface ExceptionScope {
+  merchantId?: string;
+  /**
+   * Also the exceptions of no registered merchant (their money arrived in no registered vault, and nobody refunded
+   * them): a refund with `--merchant` names who pays those. Another merchant's stay out of scope.
+   */
+  orUnowned?: boolean;
+}
+
 /** Count and sum (base units) of exceptions per state. */
 export type ExceptionTotals = Record<ExceptionState, { count: number; amount: bigint }>;
