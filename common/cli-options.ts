@@ -2,7 +2,10 @@
 // at parse time with the option's name, before anything runs) and the options that fall back to the environment.
 // An option with an environment fallback takes the flag first, then the variable, then its default; commander adds
 // "(env: NAME)" to its --help line.
+import bs58 from 'bs58';
 import { InvalidArgumentError, Option } from 'commander';
+import type { OncepayErrorCode } from './errors';
+import { AMOUNT_CODES, PAYOUT_CODES, SOURCE_CODES } from './errors/codes';
 
 /** A whole decimal number ≥ min (no sign, no exponent, no fraction), as a JS number: counts, ports, milliseconds. */
 export function intOption(name: string, min = 0): (v: string) => number {
@@ -24,7 +27,9 @@ export const CLUSTER_ENV = 'ONCEPAY_CLUSTER';
  * that cannot run without it says so when neither is given; `fallback`: the URL used when neither is given.
  */
 export function rpcOption(opts: { required?: boolean; fallback?: string; description?: string } = {}): Option {
-  const o = new Option('--rpc <url>', opts.description ?? 'Solana JSON-RPC endpoint').env(RPC_URL_ENV);
+  const o = new Option('--rpc <url>', opts.description ?? 'Solana JSON-RPC endpoint')
+    .env(RPC_URL_ENV)
+    .argParser(urlArg('--rpc', ['http:', 'https:']));
   if (opts.fallback !== undefined) o.default(opts.fallback);
   if (opts.required) o.makeOptionMandatory();
   return o;
@@ -45,4 +50,94 @@ export function pollMsOption(): Option {
 /** --timeout-ms <ms>: how long a command waits before it gives up (no limit unless given). */
 export function timeoutMsOption(description: string): Option {
   return new Option('--timeout-ms <ms>', description).argParser(intOption('--timeout-ms', 1));
+}
+
+/** Base58 of exactly 32 bytes (a Solana address), as app/types.ts isAddress checks it. */
+function isBase58Address(v: string): boolean {
+  if (v.length < 32 || v.length > 44) return false;
+  try {
+    return bs58.decode(v).length === 32;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * A flag's value refused at parse time: commander prints `error: option '<flags>' argument '<value>' is invalid.`
+ * and this message, which starts with the stable code and names the flag; nothing has run yet (exit 1).
+ */
+export function invalidFlag(code: OncepayErrorCode, message: string): InvalidArgumentError {
+  return new InvalidArgumentError(`${code}: ${message}`);
+}
+
+/** A value parser for an address flag: refused at parse time, naming the flag, before anything runs. */
+export function addressArg(name: string): (v: string) => string {
+  return (v: string): string => {
+    if (!isBase58Address(v))
+      throw invalidFlag(
+        PAYOUT_CODES.ADDRESS_MALFORMED,
+        `${name} must be a base58 32-byte address, got ${JSON.stringify(v)}`,
+      );
+    return v;
+  };
+}
+
+/** `<flags>` taking an address (`--mint <address>`), checked at parse time. */
+export function addressOption(flags: string, description: string): Option {
+  const name = flags.split(/[ ,]/)[0];
+  return new Option(flags, description).argParser(addressArg(name));
+}
+
+/** A merchant named by its api_merchants id (digits) or its merchant config address, checked at parse time. */
+export function merchantRefArg(name: string): (v: string) => string {
+  return (v: string): string => {
+    if (/^[0-9]{1,18}$/.test(v) || isBase58Address(v)) return v;
+    throw invalidFlag(
+      PAYOUT_CODES.ADDRESS_MALFORMED,
+      `${name} must be a registered merchant's id (digits) or its merchant config address (base58), got ${JSON.stringify(v)}`,
+    );
+  };
+}
+
+/** A row id argument (`<id>`: a payout's or an exception's), digits only, checked at parse time. */
+export function rowIdArg(name: string): (v: string) => string {
+  return (v: string): string => {
+    if (!/^[0-9]{1,18}$/.test(v))
+      throw invalidFlag(PAYOUT_CODES.OPTION_INVALID, `${name} must be a row id (digits), got ${JSON.stringify(v)}`);
+    return v;
+  };
+}
+
+/** An amount of base units (a decimal string, 0..u64::MAX), checked at parse time; the string is kept. */
+export function amountArg(name: string): (v: string) => string {
+  return (v: string): string => {
+    if (!/^(0|[1-9][0-9]*)$/.test(v))
+      throw invalidFlag(
+        AMOUNT_CODES.MALFORMED,
+        `${name} must be a decimal string of base units, got ${JSON.stringify(v)}`,
+      );
+    if (BigInt(v) > (1n << 64n) - 1n)
+      throw invalidFlag(AMOUNT_CODES.OUT_OF_RANGE, `${name} must be at most u64::MAX, got ${v}`);
+    return v;
+  };
+}
+
+/** A URL with one of `protocols` (e.g. ['http:', 'https:']), checked at parse time; the value is never echoed. */
+export function urlArg(name: string, protocols: readonly string[]): (v: string) => string {
+  return (v: string): string => {
+    let ok: boolean;
+    try {
+      ok = protocols.includes(new URL(v).protocol);
+    } catch {
+      ok = false;
+    }
+    // Not echoed: a URL may carry an API key or a password.
+    if (!ok) throw invalidFlag(SOURCE_CODES.INVALID_OPTION, `${name} must be a ${protocols.join(' or ')} URL`);
+    return v;
+  };
+}
+
+/** A repeatable flag (`--provider a --provider b`, or `--provider a,b`): its values in order. */
+export function collect(v: string, previous: string[] | undefined): string[] {
+  return [...(previous ?? []), ...v.split(',').filter((x) => x !== '')];
 }

@@ -3,8 +3,9 @@
 import * as fs from 'fs';
 import { Command, Option } from 'commander';
 import { baseUnits } from '../common/amount';
-import { clusterOption, intOption } from '../common/cli-options';
+import { addressArg, amountArg, clusterOption, intOption, urlArg } from '../common/cli-options';
 import { OncepayError } from '../common/errors';
+import { OUTBOX_CODES } from '../common/errors/codes';
 import { logger } from '../common/log';
 import { onStopSignals, shutdownHelp } from '../common/shutdown';
 import { createPoolFromEnv, withPoolFromEnv } from '../db/pool';
@@ -119,6 +120,12 @@ function registerIngest(program: Command): void {
     );
 }
 
+/** A mint flag: a base58 address, or 'SOL' for native transfers. */
+function mintArg(name: string): (v: string) => string {
+  const address = addressArg(name);
+  return (v) => (v === 'SOL' ? v : address(v));
+}
+
 function registerInvoice(program: Command): void {
   const invoice = program.command('invoice').description('invoices the ledger credits');
   invoice
@@ -127,10 +134,14 @@ function registerInvoice(program: Command): void {
       'create an invoice (idempotent: the same invoice again is a no-op; other fields under the same id are refused)',
     )
     .requiredOption('--id <id>', "the merchant's invoice id")
-    .requiredOption('--mint <address>', "mint address ('SOL' for native transfers)")
-    .requiredOption('--amount <baseUnits>', 'expected amount, a decimal string of base units')
-    .option('--deposit-address <address>', 'token account or owner wallet the payment goes to')
-    .option('--reference <key>', 'Solana Pay reference key')
+    .requiredOption('--mint <address>', "mint address ('SOL' for native transfers)", mintArg('--mint'))
+    .requiredOption('--amount <baseUnits>', 'expected amount, a decimal string of base units', amountArg('--amount'))
+    .option(
+      '--deposit-address <address>',
+      'token account or owner wallet the payment goes to',
+      addressArg('--deposit-address'),
+    )
+    .option('--reference <key>', 'Solana Pay reference key', addressArg('--reference'))
     .option('--merchant <id>', 'merchant id', 'default')
     .action(
       withSchemaHint(
@@ -193,7 +204,11 @@ function registerOutbox(program: Command): void {
     )
     .option('--once', 'one claim round, then exit')
     .option('--drain', 'run until nothing is pending or delivering (dead letters excepted), then exit')
-    .option('--url <url>', "webhook URL for every row (else the merchant's webhook_endpoints.url)")
+    .option(
+      '--url <url>',
+      "webhook URL for every row (else the merchant's webhook_endpoints.url)",
+      urlArg('--url', ['http:', 'https:']),
+    )
     .option('--secret <secret>', 'HMAC secret (else ONCEPAY_WEBHOOK_SECRET, else webhook_endpoints.secret)')
     .option('--batch-size <n>', 'rows claimed per round', intOption('--batch-size', 1), 10)
     .option(
@@ -281,7 +296,10 @@ function registerOutbox(program: Command): void {
     .option('--all-dead', 'every dead letter')
     .action(
       withSchemaHint(async (id: string | undefined, o: { allDead?: boolean }) => {
-        if ((id === undefined) === !o.allDead) throw new Error('give exactly one of <id> or --all-dead');
+        if ((id === undefined) === !o.allDead)
+          throw new OncepayError(OUTBOX_CODES.INVALID_OPTION, 'give exactly one of <id> or --all-dead', {
+            flag: '--all-dead',
+          });
         await withPoolFromEnv({ max: 1 }, async (db) => {
           const requeued = await replayDeadLetters(db, o.allDead ? { all: true } : { id: id! });
           process.stdout.write(`${JSON.stringify({ requeued })}\n`);
@@ -293,7 +311,7 @@ function registerOutbox(program: Command): void {
     .alias('set-target') // its name before migration 0160
     .description("set a merchant's fulfilment webhook URL and HMAC secret (the webhook_endpoints table)")
     .requiredOption('--merchant <id>', 'merchant id', 'default')
-    .requiredOption('--url <url>', 'webhook URL')
+    .requiredOption('--url <url>', 'webhook URL', urlArg('--url', ['http:', 'https:']))
     .requiredOption('--secret <secret>', 'HMAC-SHA256 secret')
     .action(
       withSchemaHint(async (o: { merchant: string; url: string; secret: string }) => {

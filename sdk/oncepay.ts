@@ -28,7 +28,9 @@ import { createConnectionChain } from '../app/payout/chain';
 import { createPayout } from '../app/payout/create-payout';
 import { RunLockedDeps, RunPayoutDeps, runPayout } from '../app/payout/run-payout';
 import { ONCEPAY_PROGRAM_ID, merchantAddress } from '../app/payout/program';
+import { signerOfMerchant } from '../app/payout/signers';
 import {
+  FINAL_STATES,
   MerchantRow,
   getMerchant,
   getMerchantByAddress,
@@ -39,6 +41,30 @@ import {
 import { resumePayouts } from '../app/payout/resume';
 import { startPayoutWorker } from '../app/payout/worker';
 import { address } from '../app/types';
+import { EXCEPTION_KINDS } from '../indexer/match/types';
+import { EXCEPTION_STATES, ExceptionScope } from '../app/exception/types';
+import {
+  abortSignalArg,
+  amountArg,
+  booleanArg,
+  connectionArg,
+  functionArg,
+  intArg,
+  invalid,
+  keypairArg,
+  keypairsArg,
+  objectArg,
+  optionalBooleanArg,
+  optionalIntArg,
+  optionalKeypairArg,
+  optionalOneOfArg,
+  optionalPubkeyArg,
+  payoutIdArg,
+  pubkeyArg,
+  rowIdArg,
+  stringArg,
+  urlArg,
+} from './arguments';
 import { VaultCheck, VaultCreated, checkVault, createVault } from '../app/vault/vault';
 import {
   ExceptionView,
@@ -51,7 +77,24 @@ import {
 } from './types';
 import { toExceptionView, toPayout, toRegistered } from './views';
 
-const key = (k: PublicKey | string) => (typeof k === 'string' ? new PublicKey(k) : k);
+/** What a method that signs payouts takes: its keys (one, or several), payer, signal and retry flag, checked. */
+function signersArg(s: PayoutSigners, field = 'signers') {
+  const o = objectArg(s, field);
+  return {
+    authorities: keypairsArg(o.authority, `${field}.authority`),
+    payer: optionalKeypairArg(o.payer, `${field}.payer`),
+    signal: abortSignalArg(o.signal, `${field}.signal`),
+    retryFailed: optionalBooleanArg(o.retryFailed, `${field}.retryFailed`),
+  };
+}
+
+/** A merchant reference: a RegisteredMerchant, its row id, or its merchant config address. */
+function merchantRefArg(m: unknown, field: string): string {
+  const ref = typeof m === 'object' && m !== null ? (m as { id?: unknown }).id : m;
+  if (typeof ref === 'string' && /^[0-9]{1,18}$/.test(ref)) return ref;
+  if (typeof ref === 'string' && typeof m === 'string') return pubkeyArg(ref, field).toBase58();
+  throw invalid(field, 'a RegisteredMerchant, its id, or its merchant config address', m);
+}
 
 export class OncePay {
   /** The oncepay program this instance talks to. */
@@ -61,13 +104,19 @@ export class OncePay {
   private readonly opts: OncePayOptions;
 
   private constructor(opts: OncePayOptions) {
+    const o = objectArg(opts, 'options');
+    urlArg(o.databaseUrl, 'options.databaseUrl', ['postgres:', 'postgresql:']);
+    stringArg(o.schema, 'options.schema', { optional: true, nonEmpty: true });
+    optionalIntArg(o.maxConnections, 'options.maxConnections', 1);
+    const rpcUrl = urlArg(o.rpcUrl, 'options.rpcUrl', ['http:', 'https:']);
+    const connection = connectionArg(o.connection, 'options.connection');
+    this.programId = optionalPubkeyArg(o.programId, 'options.programId') ?? new PublicKey(ONCEPAY_PROGRAM_ID);
+    optionalOneOfArg(o.commitment, 'options.commitment', ['confirmed', 'finalized'] as const);
+    optionalIntArg(o.pollIntervalMs, 'options.pollIntervalMs', 0);
     this.opts = opts;
-    this.programId = key(opts.programId ?? ONCEPAY_PROGRAM_ID);
     this.conn =
-      opts.connection ??
-      (opts.rpcUrl
-        ? new Connection(opts.rpcUrl, { commitment: 'confirmed', disableRetryOnRateLimit: true })
-        : undefined);
+      connection ??
+      (rpcUrl ? new Connection(rpcUrl, { commitment: 'confirmed', disableRetryOnRateLimit: true }) : undefined);
   }
 
   /** Open the database pool (lazily connected) and the RPC connection. Call `close()` when done. */
@@ -119,7 +168,7 @@ export class OncePay {
 
   /** The merchant config PDA of a merchant authority. */
   merchantAddress(authority: PublicKey | string): PublicKey {
-    return merchantAddress(this.programId, key(authority)).merchant;
+    return merchantAddress(this.programId, pubkeyArg(authority, 'authority')).merchant;
   }
 
   /**
@@ -127,51 +176,64 @@ export class OncePay {
    * exists already, nothing is sent and `created: false` says so, with `matches` telling whether its payout
    * authority is the one asked for.
    */
-  initMerchant(o: {
+  async initMerchant(o: {
     authority: Keypair;
     payoutAuthority?: PublicKey | string;
     payer?: Keypair;
   }): Promise<MerchantInit> {
-    return initMerchant(this.chain(), {
-      authority: o.authority,
-      payoutAuthority: key(o.payoutAuthority ?? o.authority.publicKey),
-      payer: o.payer,
-    });
+    const a = objectArg(o, 'options');
+    const authority = keypairArg(a.authority, 'authority');
+    const payoutAuthority = optionalPubkeyArg(a.payoutAuthority, 'payoutAuthority') ?? authority.publicKey;
+    const payer = optionalKeypairArg(a.payer, 'payer');
+    return initMerchant(this.chain(), { authority, payoutAuthority, payer });
   }
 
   /** The merchant config at a merchant PDA (see merchantAddress), or null when there is none. */
-  getMerchant(merchant: PublicKey | string): Promise<MerchantAccount | null> {
-    return readMerchantAccount(this.chain(), merchant);
+  async getMerchant(merchant: PublicKey | string): Promise<MerchantAccount | null> {
+    return readMerchantAccount(this.chain(), pubkeyArg(merchant, 'merchant'));
   }
 
   /** Stop (true) or resume (false) the merchant's payouts; a no-op when already so. */
-  setPaused(authority: Keypair, paused: boolean): Promise<MerchantChange> {
-    return setMerchantPaused(this.chain(), authority, paused);
+  async setPaused(authority: Keypair, paused: boolean): Promise<MerchantChange> {
+    return setMerchantPaused(this.chain(), keypairArg(authority, 'authority'), booleanArg(paused, 'paused'));
   }
 
   /** Rotate who signs payouts; a no-op when already so. */
-  setPayoutAuthority(authority: Keypair, payoutAuthority: PublicKey | string): Promise<MerchantChange> {
-    return setMerchantPayoutAuthority(this.chain(), authority, key(payoutAuthority));
+  async setPayoutAuthority(authority: Keypair, payoutAuthority: PublicKey | string): Promise<MerchantChange> {
+    const a = keypairArg(authority, 'authority');
+    return setMerchantPayoutAuthority(this.chain(), a, pubkeyArg(payoutAuthority, 'payoutAuthority'));
   }
 
   // ---- vaults ----
 
   /** The merchant PDA's token account for `mint` (SPL Token or Token-2022), created if missing. */
-  createVault(o: { payer: Keypair; merchant: PublicKey | string; mint: PublicKey | string }): Promise<VaultCreated> {
-    return createVault(this.chain(), { payer: o.payer, merchant: key(o.merchant), mint: key(o.mint) });
+  async createVault(o: {
+    payer: Keypair;
+    merchant: PublicKey | string;
+    mint: PublicKey | string;
+  }): Promise<VaultCreated> {
+    const a = objectArg(o, 'options');
+    const args = {
+      payer: keypairArg(a.payer, 'payer'),
+      merchant: pubkeyArg(a.merchant, 'merchant'),
+      mint: pubkeyArg(a.mint, 'mint'),
+    };
+    return createVault(this.chain(), args);
   }
 
   /** What the vault's and its mint's settings let others do, or do to payouts (delegates, fees, hooks, freezing…). */
-  checkVault(o: {
+  async checkVault(o: {
     merchant: PublicKey | string;
     vault?: PublicKey | string;
     mint?: PublicKey | string;
   }): Promise<VaultCheck> {
-    return checkVault(this.chain(), {
-      merchant: key(o.merchant),
-      vault: o.vault ? key(o.vault) : undefined,
-      mint: o.mint ? key(o.mint) : undefined,
-    });
+    const a = objectArg(o, 'options');
+    const args = {
+      merchant: pubkeyArg(a.merchant, 'merchant'),
+      vault: optionalPubkeyArg(a.vault, 'vault'),
+      mint: optionalPubkeyArg(a.mint, 'mint'),
+    };
+    return checkVault(this.chain(), args);
   }
 
   // ---- merchants in the database ----
@@ -187,34 +249,49 @@ export class OncePay {
     tokenProgram?: PublicKey | string;
     apiKey?: string;
   }): Promise<{ merchant: RegisteredMerchant; created: boolean; apiKey: string | null }> {
-    const merchantAddr = address(key(o.merchant), 'merchant');
+    const a = objectArg(o, 'options');
+    const name = stringArg(a.name, 'name', { nonEmpty: true })!;
+    const merchantAddr = address(pubkeyArg(a.merchant, 'merchant'), 'merchant');
+    const vault = pubkeyArg(a.vault, 'vault');
+    let tokenProgram = optionalPubkeyArg(a.tokenProgram, 'tokenProgram');
+    if (a.apiKey !== undefined && (typeof a.apiKey !== 'string' || !/^[\x21-\x7e]{16,512}$/.test(a.apiKey)))
+      // Not shown: it is a credential.
+      throw new OncepayError(SDK_CODES.ARGUMENT_INVALID, 'apiKey must be 16–512 visible ASCII characters', {
+        field: 'apiKey',
+      });
     const existing = await getMerchantByAddress(this.db, merchantAddr);
     if (existing && existing.programId === this.programId.toBase58())
       return { merchant: toRegistered(existing), created: false, apiKey: null };
-    let tokenProgram = o.tokenProgram ? key(o.tokenProgram) : undefined;
-    if (!tokenProgram && this.conn) tokenProgram = (await this.conn.getAccountInfo(key(o.vault), 'confirmed'))?.owner;
+    if (!tokenProgram && this.conn) tokenProgram = (await this.conn.getAccountInfo(vault, 'confirmed'))?.owner;
     // An API key is a credential, not an operation key: random is right here.
-    const apiKey = o.apiKey ?? `ok_${crypto.randomBytes(24).toString('base64url')}`;
+    const apiKey = a.apiKey ?? `ok_${crypto.randomBytes(24).toString('base64url')}`;
     const m = await insertMerchant(this.db, {
-      name: o.name,
+      name,
       apiKeyHash: hashApiKey(apiKey),
       programId: address(this.programId),
       merchantAddress: merchantAddr,
-      vault: address(key(o.vault), 'vault'),
+      vault: address(vault, 'vault'),
       tokenProgram: tokenProgram ? address(tokenProgram) : undefined,
     });
     return { merchant: toRegistered(m), created: true, apiKey };
   }
 
-  private async merchantRow(m: RegisteredMerchant | string): Promise<MerchantRow> {
-    const ref = typeof m === 'string' ? m : m.id;
+  /** The registered merchant `m` names (checked as `field` first). */
+  private async merchantRow(m: RegisteredMerchant | string, field = 'merchant'): Promise<MerchantRow> {
+    const ref = merchantRefArg(m, field);
     const row = /^[0-9]+$/.test(ref) ? await getMerchant(this.db, ref) : await getMerchantByAddress(this.db, ref);
     if (!row)
       throw new OncepayError(
         PAYOUT_CODES.MERCHANT_NOT_FOUND,
-        `no registered merchant ${ref}: registerMerchant() first`,
+        `${field}: no registered merchant ${ref}: registerMerchant() first`,
+        { field },
       );
     return row;
+  }
+
+  /** The exception scope of an optional `merchant` argument (absent: every merchant's). */
+  private async scopeOf(merchant: RegisteredMerchant | string | undefined, field: string): Promise<ExceptionScope> {
+    return merchant === undefined ? {} : { merchantId: (await this.merchantRow(merchant, field)).id };
   }
 
   // ---- payouts ----
@@ -224,18 +301,21 @@ export class OncePay {
     merchant: RegisteredMerchant | string,
     input: PayoutInput,
   ): Promise<{ payout: Payout; created: boolean }> {
+    const i = objectArg(input, 'input');
+    const terms = {
+      payoutId: payoutIdArg(i.payoutId, 'input.payoutId'),
+      recipient: pubkeyArg(i.recipient, 'input.recipient').toBase58(),
+      mint: pubkeyArg(i.mint, 'input.mint').toBase58(),
+      amount: amountArg(i.amount, 'input.amount'),
+    };
+    merchantRefArg(merchant, 'merchant');
     const m = await this.merchantRow(merchant);
-    const { row, created } = await createPayout(this.db, m, {
-      payoutId: input.payoutId,
-      recipient: key(input.recipient).toBase58(),
-      mint: key(input.mint).toBase58(),
-      amount: input.amount,
-    });
+    const { row, created } = await createPayout(this.db, m, terms);
     return { payout: toPayout(row, await listAttempts(this.db, row.id)), created };
   }
 
   /** What executing a payout needs, apart from the database (the worker pool brings its own connections). */
-  private runDeps(s: Pick<PayoutSigners, 'authority' | 'payer'>): RunLockedDeps {
+  private runDeps(s: { authorities: Keypair[]; payer?: Keypair }): RunLockedDeps & { authorities: Keypair[] } {
     return {
       chain: createConnectionChain({
         connection: this.connection,
@@ -243,30 +323,40 @@ export class OncePay {
         // A Connection the caller gave us may carry headers or a fetch of its own: its reads go through it.
         leanOpRead: this.opts.connection === undefined,
       }),
-      authority: s.authority,
+      authority: s.authorities[0],
+      authorities: s.authorities,
       payer: s.payer,
       pollIntervalMs: this.opts.pollIntervalMs,
       log: logger('sdk'),
     };
   }
 
-  private executeDeps(s: PayoutSigners): RunPayoutDeps {
+  private executeDeps(s: ReturnType<typeof signersArg>): RunPayoutDeps & { authorities: Keypair[] } {
     return { ...this.runDeps(s), db: this.db, signal: s.signal, retryFailed: s.retryFailed };
   }
 
   /**
    * Execute a payout, or finish executing it: every signed attempt is stored before it is sent and resolved from
-   * the chain. Call it again at any time, from any process, after any crash: it never pays twice.
+   * the chain. Call it again at any time, from any process, after any crash: it never pays twice. It is signed
+   * with the key among `signers.authority` that is the merchant's payout authority on chain; when none is, it
+   * throws ONCEPAY__PAYOUT__SIGNER_UNAUTHORIZED and signs nothing.
    */
   async executePayout(payout: Payout | string, signers: PayoutSigners): Promise<Payout> {
-    const id = typeof payout === 'string' ? payout : payout.id;
-    await runPayout({ id }, this.executeDeps(signers));
+    const id = rowIdArg(typeof payout === 'object' && payout !== null ? payout.id : payout, 'payout');
+    const deps = this.executeDeps(signersArg(signers));
+    const row = await getPayout(this.db, id);
+    if (!row) throw new OncepayError(PAYOUT_CODES.NOT_FOUND, `payout ${id} not found`, { field: 'payout' });
+    if (!FINAL_STATES.includes(row.state) || (deps.retryFailed && row.state === 'failed')) {
+      const m = (await getMerchant(this.db, row.merchantId))!;
+      deps.authority = await signerOfMerchant(deps.chain, deps.authorities, m, `payout ${id}`);
+    }
+    await runPayout(row, deps);
     return this.mustPayout(id);
   }
 
   /** A payout with its on-chain proof, or null. */
   async getPayout(id: string): Promise<Payout | null> {
-    const row = await getPayout(this.db, id);
+    const row = await getPayout(this.db, rowIdArg(id, 'id'));
     return row ? toPayout(row, await listAttempts(this.db, row.id)) : null;
   }
 
@@ -276,9 +366,14 @@ export class OncePay {
     return p;
   }
 
-  /** Finish every payout left uncertain by a crash (and, with includePending, start stored ones). */
+  /**
+   * Finish every payout left uncertain by a crash (and, with includePending, start stored ones) — of the merchants
+   * whose payout authority is one of `signers.authority`; other merchants' payouts are not touched.
+   */
   async resumePayouts(signers: PayoutSigners & { includePending?: boolean }): Promise<Payout[]> {
-    const r = await resumePayouts({ ...this.executeDeps(signers), includePending: signers.includePending });
+    const s = signersArg(signers);
+    const includePending = optionalBooleanArg(signers.includePending, 'signers.includePending');
+    const r = await resumePayouts({ ...this.executeDeps(s), includePending });
     return Promise.all(r.results.map((x) => this.mustPayout(x.id)));
   }
 
@@ -288,35 +383,56 @@ export class OncePay {
    * `stop({ graceMs })` drains it. Keep `maxConnections` above `concurrency`.
    */
   startWorker(o: {
-    authority: Keypair;
+    authority: Keypair | Keypair[];
     payer?: Keypair;
     concurrency: number;
     onFinished?: (p: Payout) => void;
   }): PayoutWorker {
+    const a = objectArg(o, 'options');
+    const authorities = keypairsArg(a.authority, 'authority');
+    const payer = optionalKeypairArg(a.payer, 'payer');
+    const concurrency = intArg(a.concurrency, 'concurrency', 1);
+    const onFinished = functionArg(a.onFinished, 'onFinished');
     const w = startPayoutWorker({
-      ...this.runDeps(o),
+      ...this.runDeps({ authorities, payer }),
+      authority: authorities,
       db: this.db,
-      concurrency: o.concurrency,
-      onFinished: o.onFinished ? (r) => void this.getPayout(r.id).then((p) => p && o.onFinished!(p)) : undefined,
+      concurrency,
+      onFinished: onFinished ? (r) => void this.getPayout(r.id).then((p) => p && onFinished(p)) : undefined,
     });
-    return { name: w.name, inFlight: () => w.inFlight(), stop: (s) => w.stop(s) };
+    return { name: w.name, inFlight: () => w.inFlight(), merchants: () => w.merchants(), stop: (s) => w.stop(s) };
   }
 
   // ---- exceptions (money the indexer kept: overpayments, late payments, unknown references…) ----
 
-  private async view(id: string): Promise<ExceptionView> {
-    const e = await getException(this.db, id);
-    if (!e) throw new OncepayError(EXCEPTION_CODES.NOT_FOUND, `exception ${id} not found`);
+  private async view(id: string, scope: ExceptionScope = {}): Promise<ExceptionView> {
+    const e = await getException(this.db, id, scope);
+    if (!e) throw new OncepayError(EXCEPTION_CODES.NOT_FOUND, `exception ${id} not found`, { field: 'id' });
     return toExceptionView(e, e.resolution?.payoutRowId ? await this.getPayout(e.resolution.payoutRowId) : null);
   }
 
-  async listExceptions(filter: ExceptionFilter = {}): Promise<ExceptionView[]> {
-    const rows = await listExceptions(this.db, filter);
-    return Promise.all(rows.map((e) => this.view(e.id)));
+  /** Exceptions, filtered; with `merchant`, only that merchant's (its vault received the money, or it refunded it). */
+  async listExceptions(
+    filter: ExceptionFilter & { merchant?: RegisteredMerchant | string } = {},
+  ): Promise<ExceptionView[]> {
+    const f = objectArg(filter, 'filter');
+    const checked: ExceptionFilter = {
+      kind: optionalOneOfArg(f.kind, 'filter.kind', EXCEPTION_KINDS),
+      invoiceId: stringArg(f.invoiceId, 'filter.invoiceId', { optional: true }),
+      state: optionalOneOfArg(f.state, 'filter.state', EXCEPTION_STATES),
+    };
+    if (f.merchant !== undefined) merchantRefArg(f.merchant, 'filter.merchant');
+    const scope = await this.scopeOf(f.merchant, 'filter.merchant');
+    const rows = await listExceptions(this.db, checked, scope);
+    return Promise.all(rows.map((e) => this.view(e.id, scope)));
   }
 
-  getException(id: string): Promise<ExceptionView> {
-    return this.view(id);
+  /** One exception; with `merchant`, only if it is that merchant's (another's is not found). */
+  async getException(id: string, o: { merchant?: RegisteredMerchant | string } = {}): Promise<ExceptionView> {
+    const eid = rowIdArg(id, 'id');
+    const a = objectArg(o, 'options');
+    if (a.merchant !== undefined) merchantRefArg(a.merchant, 'merchant');
+    return this.view(eid, await this.scopeOf(a.merchant, 'merchant'));
   }
 
   /**
@@ -328,9 +444,13 @@ export class OncePay {
     id: string,
     o: PayoutSigners & { to?: PublicKey | string; merchant?: RegisteredMerchant | string },
   ): Promise<{ exception: ExceptionView; created: boolean }> {
-    const merchant = o.merchant ? await this.merchantRow(o.merchant) : undefined;
-    const r = await refundException(this.executeDeps(o), id, { merchant, to: o.to ? key(o.to).toBase58() : undefined });
-    return { exception: await this.view(id), created: r.created };
+    const eid = rowIdArg(id, 'id');
+    const s = signersArg(o, 'options');
+    const to = optionalPubkeyArg(o.to, 'options.to')?.toBase58();
+    if (o.merchant !== undefined) merchantRefArg(o.merchant, 'options.merchant');
+    const merchant = o.merchant === undefined ? undefined : await this.merchantRow(o.merchant, 'options.merchant');
+    const r = await refundException(this.executeDeps(s), eid, { merchant, to });
+    return { exception: await this.view(eid, { merchantId: r.executed.merchantId }), created: r.created };
   }
 
   /** Store the refund payout and its link without executing it (executePayout / resumePayouts do that later). */
@@ -338,19 +458,38 @@ export class OncePay {
     id: string,
     o: { to?: PublicKey | string; merchant?: RegisteredMerchant | string } = {},
   ): Promise<{ exception: ExceptionView; payout: Payout; created: boolean }> {
-    const merchant = o.merchant ? await this.merchantRow(o.merchant) : undefined;
-    const r = await prepareRefund(this.db, id, { merchant, to: o.to ? key(o.to).toBase58() : undefined });
-    return { exception: await this.view(id), payout: await this.mustPayout(r.payout.id), created: r.created };
+    const eid = rowIdArg(id, 'id');
+    const a = objectArg(o, 'options');
+    const to = optionalPubkeyArg(a.to, 'options.to')?.toBase58();
+    if (a.merchant !== undefined) merchantRefArg(a.merchant, 'options.merchant');
+    const merchant = a.merchant === undefined ? undefined : await this.merchantRow(a.merchant, 'options.merchant');
+    const r = await prepareRefund(this.db, eid, { merchant, to });
+    const exception = await this.view(eid, { merchantId: r.payout.merchantId });
+    return { exception, payout: await this.mustPayout(r.payout.id), created: r.created };
   }
 
-  /** Close an exception without moving money (idempotent; refused once it has a refund). */
-  async resolveException(id: string, note: string): Promise<{ exception: ExceptionView; changed: boolean }> {
-    const r = await resolveException(this.db, id, note);
-    return { exception: await this.view(id), changed: r.changed };
+  /**
+   * Close an exception without moving money (idempotent; refused once it has a refund); with `merchant`, only
+   * that merchant's exception.
+   */
+  async resolveException(
+    id: string,
+    note: string,
+    o: { merchant?: RegisteredMerchant | string } = {},
+  ): Promise<{ exception: ExceptionView; changed: boolean }> {
+    const eid = rowIdArg(id, 'id');
+    stringArg(note, 'note'); // an empty one is EXCEPTION_CODES.NOTE_MISSING, below
+    const a = objectArg(o, 'options');
+    if (a.merchant !== undefined) merchantRefArg(a.merchant, 'options.merchant');
+    const scope = await this.scopeOf(a.merchant, 'options.merchant');
+    const r = await resolveException(this.db, eid, note, scope);
+    return { exception: await this.view(eid, scope), changed: r.changed };
   }
 
-  /** Count and sum of exceptions per state: open, refunding, refunded, refund_failed, resolved. */
-  exceptionTotals(): Promise<ExceptionTotals> {
-    return exceptionTotals(this.db);
+  /** Count and sum of exceptions per state: open, refunding, refunded, refund_failed, resolved (of one merchant, or all). */
+  async exceptionTotals(o: { merchant?: RegisteredMerchant | string } = {}): Promise<ExceptionTotals> {
+    const a = objectArg(o, 'options');
+    if (a.merchant !== undefined) merchantRefArg(a.merchant, 'options.merchant');
+    return exceptionTotals(this.db, await this.scopeOf(a.merchant, 'options.merchant'));
   }
 }

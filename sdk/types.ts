@@ -80,6 +80,11 @@ export interface PayoutWorker {
   readonly name: string;
   /** Row ids of the payouts being executed right now. */
   inFlight(): string[];
+  /**
+   * Ids of the registered merchants whose payouts it claims: those whose on-chain payout authority is one of its
+   * keys (read at start and every 30 s). Other merchants' payouts are never claimed.
+   */
+  merchants(): string[];
   /** Stop claiming; let in-flight payouts finish for up to graceMs, then hand the rest back for another worker. */
   stop(opts?: { graceMs?: number }): Promise<{ handedBack: string[] }>;
 }
@@ -96,8 +101,11 @@ export interface PayoutInput {
 
 /** Who signs payouts, and who pays fees. */
 export interface PayoutSigners {
-  /** The merchant's payout authority. */
-  authority: Keypair;
+  /**
+   * The merchant's payout authority; or several keys (e.g. of several merchants): each payout is signed with the
+   * one its merchant's on-chain config names, and a payout none of them may sign is refused before signing.
+   */
+  authority: Keypair | Keypair[];
   /** Fee payer (default: the authority). */
   payer?: Keypair;
   /** Stop waiting (the journal keeps every attempt: call again, or `resumePayouts`, later). */

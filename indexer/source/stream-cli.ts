@@ -6,7 +6,7 @@ import { getAssociatedTokenAddressSync, TOKEN_2022_PROGRAM_ID, TOKEN_PROGRAM_ID 
 import { PublicKey } from '@solana/web3.js';
 import { Command, Option } from 'commander';
 import type { Pool } from 'pg';
-import { intOption, rpcOption } from '../../common/cli-options';
+import { intOption, rpcOption, urlArg } from '../../common/cli-options';
 import { OncepayError } from '../../common/errors';
 import { onStopSignals, shutdownHelp } from '../../common/shutdown';
 import { DEFAULT_RETRY } from '../rpc/backoff';
@@ -91,11 +91,13 @@ export function registerStream(program: Command): void {
     .option(
       '--grpc <url>',
       'Yellowstone gRPC endpoint, e.g. https://host:443 (env ONCEPAY_GRPC_URL)',
+      urlArg('--grpc', ['http:', 'https:']),
       process.env.ONCEPAY_GRPC_URL,
     )
     .option(
       '--ws <url>',
       "instead of --grpc: the node's websocket endpoint, e.g. wss://host (env ONCEPAY_WS_URL)",
+      urlArg('--ws', ['ws:', 'wss:']),
       process.env.ONCEPAY_WS_URL,
     )
     .addOption(

@@ -1,9 +1,9 @@
 // `oncepay merchant init|show|pause|unpause|set-payout-authority`: the merchant config on-chain.
 import { Command } from 'commander';
-import { PublicKey } from '@solana/web3.js';
 import { OncepayError } from '../../common/errors';
+import { addressOption } from '../../common/cli-options';
 import { PAYOUT_CODES } from '../../common/errors/codes';
-import { readKeypairFile } from '../../app/payout/keypair';
+import { keypairFileArg, readKeypairFile } from '../../app/payout/keypair';
 import { ChainFlags, chainFlags, print, withOncePay } from './options';
 
 /** Exit code of `merchant init` when the existing config has another payout authority than asked. */
@@ -20,14 +20,22 @@ export function register(program: Command): void {
       .description(
         'initialize_merchant (idempotent: a second run reports the existing config and whether it matches; exit 3 when it does not)',
       )
-      .requiredOption('--authority <keypair>', 'merchant authority keypair file (Solana CLI JSON; chmod 600)')
-      .requiredOption('--payout-authority <pubkey>', 'who signs payouts')
-      .option('--payer <keypair>', 'fee and rent payer keypair file (default: the authority)'),
+      .requiredOption(
+        '--authority <keypair>',
+        'merchant authority keypair file (Solana CLI JSON; chmod 600)',
+        keypairFileArg('--authority'),
+      )
+      .addOption(addressOption('--payout-authority <pubkey>', 'who signs payouts').makeOptionMandatory())
+      .option(
+        '--payer <keypair>',
+        'fee and rent payer keypair file (default: the authority)',
+        keypairFileArg('--payer'),
+      ),
   ).action(async (o: ChainFlags & { authority: string; payoutAuthority: string; payer?: string }) => {
     const r = await withOncePay(o, (op) =>
       op.initMerchant({
         authority: readKeypairFile(o.authority),
-        payoutAuthority: new PublicKey(o.payoutAuthority),
+        payoutAuthority: o.payoutAuthority,
         payer: o.payer ? readKeypairFile(o.payer) : undefined,
       }),
     );
@@ -39,13 +47,16 @@ export function register(program: Command): void {
     merchant
       .command('show')
       .description('the merchant config: authorities, paused')
-      .option('--merchant <address>', 'merchant config PDA')
-      .option('--merchant-authority <pubkey>', 'or the merchant authority whose PDA to read'),
+      .addOption(addressOption('--merchant <address>', 'merchant config PDA'))
+      .addOption(addressOption('--merchant-authority <pubkey>', 'or the merchant authority whose PDA to read')),
   ).action(async (o: ChainFlags & { merchant?: string; merchantAuthority?: string }) => {
     await withOncePay(o, async (op) => {
       const address =
         o.merchant ?? (o.merchantAuthority ? op.merchantAddress(o.merchantAuthority).toBase58() : undefined);
-      if (!address) throw new OncepayError(PAYOUT_CODES.OPTION_INVALID, 'give --merchant or --merchant-authority');
+      if (!address)
+        throw new OncepayError(PAYOUT_CODES.OPTION_INVALID, 'give --merchant or --merchant-authority', {
+          flag: '--merchant',
+        });
       const account = await op.getMerchant(address);
       print({ merchant: address, exists: account !== null, account }, o.json);
     });
@@ -63,7 +74,7 @@ export function register(program: Command): void {
             ? 'set_paused(true): every payout fails with MerchantPaused until unpause'
             : 'set_paused(false): payouts run again',
         )
-        .requiredOption('--authority <keypair>', 'merchant authority keypair file'),
+        .requiredOption('--authority <keypair>', 'merchant authority keypair file', keypairFileArg('--authority')),
     ).action(async (o: ChainFlags & { authority: string }) => {
       print(await withOncePay(o, (op) => op.setPaused(readKeypairFile(o.authority), paused)), o.json);
     });
@@ -73,8 +84,8 @@ export function register(program: Command): void {
     merchant
       .command('set-payout-authority')
       .description('set_payout_authority: from now on only this key signs payouts')
-      .requiredOption('--authority <keypair>', 'merchant authority keypair file')
-      .requiredOption('--payout-authority <pubkey>', 'the new payout authority'),
+      .requiredOption('--authority <keypair>', 'merchant authority keypair file', keypairFileArg('--authority'))
+      .addOption(addressOption('--payout-authority <pubkey>', 'the new payout authority').makeOptionMandatory()),
   ).action(async (o: ChainFlags & { authority: string; payoutAuthority: string }) => {
     print(await withOncePay(o, (op) => op.setPayoutAuthority(readKeypairFile(o.authority), o.payoutAuthority)), o.json);
   });

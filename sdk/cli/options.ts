@@ -1,7 +1,7 @@
 // What every merchant / vault / exception command shares: the OncePay it runs on (from DATABASE_URL,
 // ONCEPAY_DB_SCHEMA and --rpc), keypair options, and JSON output on stdout (bigints as decimal strings).
 import { Command, Option } from 'commander';
-import { pollMsOption, rpcOption } from '../../common/cli-options';
+import { addressOption, pollMsOption, rpcOption } from '../../common/cli-options';
 import { ONCEPAY_PROGRAM_ID } from '../../app/payout/program';
 import { OncePay } from '../oncepay';
 
@@ -23,7 +23,7 @@ export function print(x: unknown, json?: boolean): void {
 export function chainFlags(c: Command, needsRpc = true): Command {
   return c
     .addOption(rpcOption({ required: needsRpc }))
-    .option('--program <address>', 'oncepay program id', ONCEPAY_PROGRAM_ID)
+    .addOption(addressOption('--program <address>', 'oncepay program id').default(ONCEPAY_PROGRAM_ID))
     .addOption(
       new Option('--commitment <level>', 'commitment at which a transaction counts as landed')
         .choices(['confirmed', 'finalized'])

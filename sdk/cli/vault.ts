@@ -1,6 +1,7 @@
 // `oncepay vault create|check`: the merchant PDA's token account for a mint, and what its settings mean.
 import { Command } from 'commander';
-import { readKeypairFile } from '../../app/payout/keypair';
+import { keypairFileArg, readKeypairFile } from '../../app/payout/keypair';
+import { addressOption } from '../../common/cli-options';
 import { ChainFlags, chainFlags, print, withOncePay } from './options';
 
 /** Exit code of `vault check` when a finding is a danger. */
@@ -17,9 +18,9 @@ export function register(program: Command): void {
       .description(
         "create the merchant PDA's associated token account for --mint (SPL Token or Token-2022); idempotent",
       )
-      .requiredOption('--merchant <address>', 'merchant config PDA')
-      .requiredOption('--mint <address>', 'token mint')
-      .requiredOption('--payer <keypair>', 'rent and fee payer keypair file'),
+      .addOption(addressOption('--merchant <address>', 'merchant config PDA').makeOptionMandatory())
+      .addOption(addressOption('--mint <address>', 'token mint').makeOptionMandatory())
+      .requiredOption('--payer <keypair>', 'rent and fee payer keypair file', keypairFileArg('--payer')),
   ).action(async (o: ChainFlags & { merchant: string; mint: string; payer: string }) => {
     print(
       await withOncePay(o, (op) =>
@@ -35,9 +36,9 @@ export function register(program: Command): void {
       .description(
         'flag what lets someone else move or lock the vault, or breaks payouts: delegates, close authority, permanent delegate, transfer fee, transfer hook, default-frozen accounts, freeze authority (exit 2 on a danger)',
       )
-      .requiredOption('--merchant <address>', 'merchant config PDA')
-      .option('--mint <address>', "check the merchant's vault for this mint")
-      .option('--vault <address>', 'or this token account'),
+      .addOption(addressOption('--merchant <address>', 'merchant config PDA').makeOptionMandatory())
+      .addOption(addressOption('--mint <address>', "check the merchant's vault for this mint"))
+      .addOption(addressOption('--vault <address>', 'or this token account')),
   ).action(async (o: ChainFlags & { merchant: string; mint?: string; vault?: string }) => {
     const r = await withOncePay(o, (op) => op.checkVault({ merchant: o.merchant, mint: o.mint, vault: o.vault }));
     print(r, o.json);

@@ -6,23 +6,7 @@ import { buildCli } from '../../cli/main';
 import { createTestDb, TestDb } from '../../testkit/test-db';
 import { deriveOpId } from '../../app/op-id';
 import { ONCEPAY_PROGRAM_ID } from '../../app/payout/program';
-
-async function run(args: string[]): Promise<string> {
-  const out: string[] = [];
-  const write = process.stdout.write.bind(process.stdout);
-  process.stdout.write = ((chunk: string | Uint8Array) => {
-    out.push(String(chunk));
-    return true;
-  }) as typeof process.stdout.write;
-  try {
-    await buildCli()
-      .exitOverride()
-      .parseAsync(['node', 'oncepay', ...args]);
-  } finally {
-    process.stdout.write = write;
-  }
-  return out.join('');
-}
+import { runCli as run } from '../contracts/cli-in-process';
 
 describe('app/cli (oncepay payout …)', () => {
   let db: TestDb;
@@ -49,10 +33,12 @@ describe('app/cli (oncepay payout …)', () => {
     expect(names).to.deep.equal([
       'create',
       'execute',
+      'list',
       'merchant-add',
       'opid',
       'prune-keys',
       'resume',
+      'retry',
       'serve',
       'show',
       'worker',
@@ -117,6 +103,66 @@ describe('app/cli (oncepay payout …)', () => {
 
     const shown = JSON.parse(await run(['payout', 'show', first.payout.id, '--json']));
     expect(shown).to.deep.equal(first.payout);
+  });
+
+  it("payout list / retry are scoped by --merchant: a failed payout goes back to the queue; another merchant's is not found", async () => {
+    const other = pk();
+    const add = (m: string, key: string) =>
+      run(['payout', 'merchant-add', '--name', 'm', '--merchant', m, '--vault', pk(), '--api-key', key, '--json']);
+    await add(other, 'cli-test-key-other-000');
+    const create = async (m: string, id: string) =>
+      JSON.parse(
+        await run([
+          'payout',
+          'create',
+          '--merchant',
+          m,
+          '--payout-id',
+          id,
+          '--recipient',
+          pk(),
+          '--mint',
+          pk(),
+          '--amount',
+          '5',
+          '--json',
+        ]),
+      ).payout.id as string;
+    const mine = [await create(merchant, 'retry-1'), await create(merchant, 'retry-2')];
+    const theirs = await create(other, 'retry-1');
+    await db.pool.query(
+      `UPDATE payouts SET state = 'failed', last_error = 'MerchantPaused (6002)', finished_at = now(), retries = 3 WHERE id = ANY($1::bigint[])`,
+      [[...mine, theirs]],
+    );
+    const failed = JSON.parse(await run(['payout', 'list', '--merchant', merchant, '--state', 'failed', '--json']));
+    expect(failed.map((p: { id: string }) => p.id).sort()).to.deep.equal([...mine].sort());
+    expect(failed[0].error).to.equal('MerchantPaused (6002)');
+
+    // Another merchant's payout: not found for this merchant, and left failed.
+    const refused = await run(['payout', 'retry', theirs, '--merchant', merchant]).catch((e: { code: string }) => e);
+    expect((refused as { code: string }).code).to.equal('ONCEPAY__PAYOUT__NOT_FOUND');
+    const one = JSON.parse(await run(['payout', 'retry', mine[0], '--merchant', merchant, '--json']));
+    expect(one.reopened).to.deep.equal([mine[0]]);
+    const rest = JSON.parse(await run(['payout', 'retry', '--all-failed', '--merchant', merchant, '--json']));
+    expect(rest.reopened).to.deep.equal([mine[1]]);
+    const { rows } = await db.pool.query(
+      `SELECT id::text, state::text, last_error, retries, next_attempt_at <= now() AS due FROM payouts WHERE id = ANY($1::bigint[]) ORDER BY id`,
+      [[...mine, theirs]],
+    );
+    expect(rows).to.deep.equal([
+      { id: mine[0], state: 'executing', last_error: null, retries: 0, due: true },
+      { id: mine[1], state: 'executing', last_error: null, retries: 0, due: true },
+      { id: theirs, state: 'failed', last_error: 'MerchantPaused (6002)', retries: 3, due: true },
+    ]);
+    // show scoped by --merchant: another merchant's payout is not found.
+    const hidden = await run(['payout', 'show', theirs, '--merchant', merchant]).catch((e: { code: string }) => e);
+    expect((hidden as { code: string }).code).to.equal('ONCEPAY__PAYOUT__NOT_FOUND');
+    const notFailed = await run(['payout', 'retry', mine[0], '--merchant', merchant]).catch((e: { code: string }) => e);
+    expect((notFailed as { code: string }).code).to.equal('ONCEPAY__PAYOUT__NOT_FOUND');
+    await db.pool.query(
+      `UPDATE payouts SET state = 'failed', last_error = 'test cleanup' WHERE id = ANY($1::bigint[])`,
+      [mine],
+    );
   });
 
   it('bad input fails with a specific error code, and nothing is stored', async () => {

@@ -5,6 +5,15 @@ import { Command, CommanderError, Option } from 'commander';
 import { buildCli } from '../../cli/main';
 import { CLUSTER_ENV, intOption, RPC_URL_ENV, rpcOption } from '../../common/cli-options';
 import { serveWorkerRpc } from '../../app/cli';
+import * as fs from 'fs';
+import * as os from 'os';
+import * as path from 'path';
+import { Keypair } from '@solana/web3.js';
+
+/** A keypair file the keypair flags accept (read at parse time): mode 600, 64 bytes. */
+const KEY_FILE = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'oncepay-cli-options-')), 'k.json');
+fs.writeFileSync(KEY_FILE, JSON.stringify([...Keypair.generate().secretKey]), { mode: 0o600 });
+after(() => fs.rmSync(path.dirname(KEY_FILE), { recursive: true, force: true }));
 
 /** Every command below `c`, with its path ("payout worker"). */
 function allCommands(c: Command, prefix: string[] = []): Array<{ path: string; cmd: Command }> {
@@ -86,7 +95,7 @@ describe('common/cli-options: shared flags, defined once', () => {
   });
 
   it('a payout command needs --rpc only when ONCEPAY_RPC_URL is unset; the flag wins over the variable', async () => {
-    const args = ['payout', 'execute', '1', '--authority', 'k.json'];
+    const args = ['payout', 'execute', '1', '--authority', KEY_FILE];
     const missing = await parse(args, 'payout execute', { [RPC_URL_ENV]: undefined });
     expect(missing.error?.code).to.equal('commander.missingMandatoryOptionValue');
     expect(missing.opts).to.equal(undefined);
@@ -97,7 +106,7 @@ describe('common/cli-options: shared flags, defined once', () => {
       [RPC_URL_ENV]: 'http://env.example:8899',
     });
     expect(flag.opts?.rpc).to.equal('http://flag.example:8899');
-    const worker = await parse(['payout', 'worker', '--authority', 'k.json'], 'payout worker', {
+    const worker = await parse(['payout', 'worker', '--authority', KEY_FILE], 'payout worker', {
       [RPC_URL_ENV]: 'http://env.example:8899',
     });
     expect(worker.opts?.rpc).to.equal('http://env.example:8899');
@@ -178,8 +187,8 @@ describe('app/cli payout serve: --rpc with --authority, ONCEPAY_RPC_URL standing
 describe('common/cli-options: --poll-ms and --timeout-ms of the payout and SDK commands', () => {
   it('are whole numbers of milliseconds, refused at parse time otherwise (was NaN: a busy loop or an instant abort)', async () => {
     const cases: Array<[string[], string]> = [
-      [['payout', 'execute', '1', '--rpc', 'http://x', '--authority', 'k.json'], 'payout execute'],
-      [['payout', 'worker', '--rpc', 'http://x', '--authority', 'k.json'], 'payout worker'],
+      [['payout', 'execute', '1', '--rpc', 'http://x', '--authority', KEY_FILE], 'payout execute'],
+      [['payout', 'worker', '--rpc', 'http://x', '--authority', KEY_FILE], 'payout worker'],
       [['merchant', 'show', '--rpc', 'http://x'], 'merchant show'],
     ];
     for (const [args, path] of cases) {
