@@ -2,6 +2,8 @@
 // so this file only lists the parts.
 import { Command } from 'commander';
 import { CLI_CODES } from '../common/errors/codes';
+import { redactUrlsIn, urlCarriesSecret } from '../common/redact';
+import { logger } from '../common/log';
 
 // Each part is required when buildCli() runs, not when this file is imported (importing it, as tests do, stays cheap).
 /* eslint-disable @typescript-eslint/no-require-imports -- lazy loading, see above */
@@ -21,10 +23,51 @@ const PARTS: Array<() => { register(program: Command): void }> = [
  * message (ONCEPAY__…), else ONCEPAY__CLI__USAGE — and the flag or argument it is about.
  */
 export function cliErrorLine(text: string): string {
-  const msg = text.replace(/^error: /, '').trim();
+  // Commander quotes the refused value: a URL in it may carry a key.
+  const msg = redactUrlsIn(text.replace(/^error: /, '').trim());
   const code = /ONCEPAY__[A-Z]+__[A-Z0-9_]+/.exec(msg)?.[0] ?? CLI_CODES.USAGE;
   const flag = /option '(-[-a-zA-Z0-9]+)/.exec(msg)?.[1] ?? /for argument '([^']+)'/.exec(msg)?.[1];
   return `${JSON.stringify({ level: 'error', msg, code, ...(flag ? { flag } : {}) })}\n`;
+}
+
+/**
+ * Flags whose value is a credential, by command: each has a way in that `ps` does not show (a file, the environment,
+ * or leaving it out). `indexer webhook --secret` and `indexer stream --x-token` warn in their own commands.
+ */
+const SECRET_FLAGS: Record<string, Record<string, string>> = {
+  'payout merchant-add': { apiKey: 'leave --api-key out: a key is generated and printed once' },
+  'outbox run': { secret: 'use ONCEPAY_WEBHOOK_SECRET or the stored webhook_endpoints.secret' },
+  'outbox set-endpoint': { secret: 'run it where no other user can list processes, then rotate if in doubt' },
+};
+
+/** The environment variable a URL flag also reads (a way in that `ps` does not show). */
+const URL_FLAG_ENV: Record<string, string> = {
+  rpc: 'ONCEPAY_RPC_URL',
+  grpc: 'ONCEPAY_GRPC_URL',
+  ws: 'ONCEPAY_WS_URL',
+};
+
+/**
+ * Warn (once per flag, at start) when a secret came in on the command line, where every user of the machine sees
+ * it in `ps`: a credential flag, or a URL flag whose value carries a password, a query (an API key) or a key in its
+ * path. The value itself is never printed.
+ */
+export function warnSecretsOnCommandLine(cmd: Command, path: string, warn: (o: object, msg: string) => void): void {
+  const secretFlags = SECRET_FLAGS[path] ?? {};
+  for (const o of cmd.options) {
+    const key = o.attributeName();
+    if (cmd.getOptionValueSource(key) !== 'cli') continue;
+    const v = cmd.getOptionValue(key) as unknown;
+    const why = secretFlags[key];
+    if (why) warn({ flag: o.long }, `${o.long} is visible to every user of this machine (ps): ${why}`);
+    else if (typeof v === 'string' && v.includes('://') && urlCarriesSecret(v)) {
+      const env = URL_FLAG_ENV[key];
+      warn(
+        { flag: o.long },
+        `${o.long} carries a credential (userinfo, a query or a key in its path) visible to every user of this machine (ps)${env ? `: put the URL in ${env} instead` : ''}`,
+      );
+    }
+  }
 }
 
 export function buildCli(): Command {
@@ -37,6 +80,12 @@ export function buildCli(): Command {
   for (const load of PARTS) {
     load().register(program);
   }
+  program.hook('preAction', (_root, action) => {
+    const names: string[] = [];
+    for (let c: Command | null = action; c && c !== program; c = c.parent) names.unshift(c.name());
+    const log = logger('cli');
+    warnSecretsOnCommandLine(action, names.join(' '), (o, msg) => log.warn(o, msg));
+  });
   return program;
 }
 
@@ -46,7 +95,8 @@ if (require.main === module || process.argv[1]?.endsWith('oncepay')) {
     .catch((e: Error) => {
       const { code, context } = e as { code?: string; context?: { flag?: string; field?: string } };
       const flag = context?.flag ?? context?.field;
-      process.stderr.write(`${JSON.stringify({ level: 'error', msg: e.message, code, ...(flag ? { flag } : {}) })}\n`);
+      const msg = redactUrlsIn(e.message); // an error may quote an endpoint's URL
+      process.stderr.write(`${JSON.stringify({ level: 'error', msg, code, ...(flag ? { flag } : {}) })}\n`);
       process.exit(1);
     });
 }

@@ -1,8 +1,25 @@
-// Structured JSON logs (pino) to stderr, so stdout stays machine-readable for CLI output.
+// Structured JSON logs (pino) to stderr, so stdout stays machine-readable for CLI output. Every URL in a log line —
+// in a field, in an error's message or stack, in the message itself — is redacted (common/redact.ts): no RPC API
+// key or database password reaches a log, whoever wrote the line.
 // With ONCEPAY_LOG_DIR set (the demo sets it), each component logs to <dir>/<component>.log instead, the
 // component being the name's first part ('localnet.chain' → localnet.log), so a terminal keeps only the story.
 import * as path from 'path';
 import pino, { Logger, LoggerOptions } from 'pino';
+import { redactUrlsIn } from './redact';
+
+/** A log line's fields with every URL in a string redacted (three levels deep: `{ err: { message } }`). */
+export function redactFields(v: unknown, depth = 0): unknown {
+  if (typeof v === 'string') return redactUrlsIn(v);
+  if (v === null || typeof v !== 'object' || depth > 3) return v;
+  if (v instanceof Error) {
+    return { type: v.name, message: redactUrlsIn(v.message), stack: v.stack && redactUrlsIn(v.stack) };
+  }
+  if (Array.isArray(v)) return v.map((x) => redactFields(x, depth + 1));
+  if (Object.getPrototypeOf(v) !== Object.prototype) return v;
+  const out: Record<string, unknown> = {};
+  for (const [k, x] of Object.entries(v)) out[k] = redactFields(x, depth + 1);
+  return out;
+}
 
 let root: Logger | undefined;
 const toFiles = new Map<string, Logger>();
@@ -11,6 +28,13 @@ function options(): LoggerOptions {
   return {
     level: process.env.ONCEPAY_LOG_LEVEL ?? (process.env.NODE_ENV === 'test' ? 'warn' : 'info'),
     base: { pid: process.pid },
+    formatters: { log: (o) => redactFields(o) as Record<string, unknown> },
+    hooks: {
+      logMethod(args, method) {
+        // The message (and any format arguments) too: a URL may sit in a message built from an error.
+        method.apply(this, args.map((a) => (typeof a === 'string' ? redactUrlsIn(a) : a)) as Parameters<typeof method>);
+      },
+    },
   };
 }
 
