@@ -128,7 +128,11 @@ export interface MetricsServer {
   close(): Promise<void>;
 }
 
-/** Serve `GET /metrics` on 127.0.0.1 (port 0 = ephemeral), and `GET /healthz`, `GET /readyz` for `db`. */
+/**
+ * Serve `GET /metrics` on 127.0.0.1 (port 0 = ephemeral), and `GET /healthz`, `GET /readyz` for `db`. None takes a
+ * body: a request that announces one (Content-Length > 0, or chunked) is refused 413 before a byte of it is read,
+ * and its connection closed, so nothing a stranger sends is buffered here.
+ */
 export function serveMetrics(opts: {
   port?: number;
   host?: string;
@@ -137,6 +141,12 @@ export function serveMetrics(opts: {
 }): Promise<MetricsServer> {
   const host = opts.host ?? '127.0.0.1';
   const server = http.createServer((req, res) => {
+    if (req.headers['transfer-encoding'] !== undefined || Number(req.headers['content-length'] ?? 0) > 0) {
+      res
+        .writeHead(413, { 'content-type': 'application/json', connection: 'close' })
+        .end(JSON.stringify({ code: 'BODY_TOO_LARGE', message: 'this server takes no request body' }));
+      return;
+    }
     const path = (req.url ?? '').split('?')[0];
     if (req.method === 'GET' && opts.db && isHealthPath(path)) {
       void answerHealth(path, opts.db).then((a) =>

@@ -107,6 +107,32 @@ export async function startReplayRpc(): Promise<ReplayRpc> {
         }
         return { result: null };
       }
+      case 'getSignatureStatuses': {
+        // Each signature's transaction in a stored block, with the highest commitment its slot has reached.
+        const sigs = Array.isArray(params[0]) ? (params[0] as unknown[]).map(String) : [];
+        const context = { slot: tip.processed || tip.confirmed || tip.finalized };
+        const statusOf = (signature: string) => {
+          for (const [slot, block] of blocks) {
+            if (skipped.has(slot) || slot > Math.max(tip.processed, tip.confirmed, tip.finalized)) continue;
+            const b = block as {
+              transactions?: Array<{ transaction?: { signatures?: string[] }; meta?: { err?: unknown } }>;
+            };
+            const tx = b.transactions?.find((t) => t.transaction?.signatures?.[0] === signature);
+            if (!tx) continue;
+            const level = slot <= tip.finalized ? 'finalized' : slot <= tip.confirmed ? 'confirmed' : 'processed';
+            const err = tx.meta?.err ?? null;
+            return {
+              slot,
+              confirmations: level === 'finalized' ? null : 0,
+              err,
+              status: err === null ? { Ok: null } : { Err: err },
+              confirmationStatus: level,
+            };
+          }
+          return null;
+        };
+        return { result: { context, value: sigs.map(statusOf) } };
+      }
       default:
         return { error: { code: -32601, message: 'Method not found' } };
     }

@@ -2,19 +2,18 @@
 // db/sql runs; app/api/idempotency.ts decides what to do with their answers. The payouts themselves are
 // app/payout/queries.ts's.
 import type { Query } from '../../db/sql';
+import { sessionGone, THIS_SESSION } from '../../db/session-holder';
 
 /** This session, as pg_stat_activity names it. */
-const ME = `(SELECT pid, backend_start FROM pg_stat_activity WHERE pid = pg_backend_pid())`;
+const ME = THIS_SESSION;
 
 /**
- * The holder of an in-flight key is gone when no session with its pid and start time exists. A row claimed before
- * migration 0110 has no holder: it is gone after `legacyStaleMs` ($3, the old rule). When this role may not read
- * another role's backend_start (NULL), a live pid counts as alive: a key is never taken from a living holder.
+ * The holder of an in-flight key is gone when no session with its pid and start time exists (db/session-holder.ts).
+ * A row claimed before migration 0110 has no holder: it is gone after `legacyStaleMs` ($3, the old rule).
  */
 const HOLDER_GONE = `(
   (holder_pid IS NULL AND locked_at < now() - make_interval(secs => $3::double precision / 1000))
-  OR (holder_pid IS NOT NULL AND NOT EXISTS (
-    SELECT 1 FROM pg_stat_activity a WHERE a.pid = holder_pid AND (a.backend_start IS NULL OR a.backend_start = holder_started))))`;
+  OR (holder_pid IS NOT NULL AND ${sessionGone('holder_pid', 'holder_started')}))`;
 
 /** A new in-flight key held by this session; returns no row when the key exists. */
 export function insertKeyClaim(merchantId: string, key: string, requestHash: string): Query {

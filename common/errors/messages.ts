@@ -140,6 +140,8 @@ export const ONCEPAY_ERROR_MESSAGES: Readonly<Record<OncepayErrorCode, string>> 
     'A transaction whose decoded transfers disagree with its own token balances (ONCEPAY__DECODE__BALANCE_MISMATCH).',
   ONCEPAY__WEBHOOK__CHAIN_TRANSACTION_REFUSED:
     "The chain's own answer for a signature a delivery named could not be decoded (dead letter origin 'chain').",
+  ONCEPAY__WEBHOOK__HINTS_OVER_CAPACITY:
+    "A provider's pending signatures are at their cap (--max-pending-hints): 429 with Retry-After, nothing stored.",
   // localnet
   ONCEPAY__LOCALNET__MALFORMED_TRANSACTION: 'The transaction bytes are not a Solana wire transaction.',
   ONCEPAY__LOCALNET__LOOKUP_TABLE_NOT_FOUND:

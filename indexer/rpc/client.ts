@@ -54,6 +54,39 @@ export interface RpcClient {
     commitment: Commitment,
     opts?: CallOptions,
   ): Promise<Record<string, unknown> | null>;
+  /**
+   * getSignatureStatuses for at most MAX_SIGNATURES_PER_STATUS_CALL signatures (searchTransactionHistory: true, so a
+   * transaction older than the node's status cache is found too): one entry per signature, in order, null when the
+   * node knows none.
+   */
+  getSignatureStatuses(signatures: readonly string[], opts?: CallOptions): Promise<Array<SignatureStatus | null>>;
+}
+
+/** A node answers getSignatureStatuses for at most this many signatures a call. */
+export const MAX_SIGNATURES_PER_STATUS_CALL = 256;
+
+/** One entry of a getSignatureStatuses answer, checked. */
+export interface SignatureStatus {
+  slot: number;
+  /** The transaction's error (null: it succeeded). */
+  err: unknown;
+  /** processed | confirmed | finalized (a node without the field: finalized when `confirmations` is null). */
+  confirmationStatus: Commitment;
+}
+
+function statusOf(v: unknown): SignatureStatus | null | undefined {
+  if (v === null) return null;
+  if (typeof v !== 'object' || Array.isArray(v)) return undefined;
+  const { slot, err, confirmationStatus, confirmations } = v as Record<string, unknown>;
+  if (typeof slot !== 'number' || !Number.isSafeInteger(slot) || slot < 0) return undefined;
+  const level =
+    confirmationStatus === undefined || confirmationStatus === null
+      ? confirmations === null
+        ? 'finalized'
+        : 'processed'
+      : confirmationStatus;
+  if (level !== 'processed' && level !== 'confirmed' && level !== 'finalized') return undefined;
+  return { slot, err: err ?? null, confirmationStatus: level };
 }
 
 /** The codes an RPC call fails with. */
@@ -265,6 +298,23 @@ export function createRpcClient(opts: RpcClientOptions): RpcClient {
         );
       }
       return tx as Record<string, unknown>;
+    },
+    async getSignatureStatuses(signatures, o) {
+      if (signatures.length === 0) return [];
+      if (signatures.length > MAX_SIGNATURES_PER_STATUS_CALL)
+        throw new Error(`getSignatureStatuses takes at most ${MAX_SIGNATURES_PER_STATUS_CALL} signatures a call`);
+      const r = await call<unknown>('getSignatureStatuses', [signatures, { searchTransactionHistory: true }], o);
+      const value = r !== null && typeof r === 'object' ? (r as { value?: unknown }).value : undefined;
+      const statuses = Array.isArray(value) && value.length === signatures.length ? value.map(statusOf) : undefined;
+      if (!statuses || statuses.some((x) => x === undefined)) {
+        throw new RpcCallError(
+          RPC_CODES.MALFORMED_RESPONSE,
+          'malformed',
+          `getSignatureStatuses: not one status (or null) per signature asked (${signatures.length})`,
+          { method: 'getSignatureStatuses' },
+        );
+      }
+      return statuses as Array<SignatureStatus | null>;
     },
   };
 }

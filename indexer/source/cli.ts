@@ -1,7 +1,7 @@
 // `oncepay indexer run | backfill | webhook`: the sources, wired to the real RPC client, ledger and metrics.
 import * as fs from 'fs';
 import { Command, Option } from 'commander';
-import { clusterOption, intOption, rpcOption } from '../../common/cli-options';
+import { clusterOption, collect, intOption, invalidFlag, rpcOption } from '../../common/cli-options';
 import * as cliProgress from 'cli-progress';
 import { OncepayError } from '../../common/errors';
 import { logger } from '../../common/log';
@@ -18,11 +18,23 @@ import { createSourceMetrics } from './metrics';
 import { SourceMetrics } from './ports';
 import { createProvisionalTracker } from './provisional';
 import { createScanner, DEFAULT_SCANNER } from './scanner';
-import { buildWebhookApp, DEFAULT_BODY_LIMIT, DEFAULT_INLINE_CHECK_MS } from './webhook';
+import {
+  buildWebhookApp,
+  DEFAULT_BODY_LIMIT,
+  DEFAULT_INLINE_CHECK_MS,
+  PROVIDER_NAME,
+  UNKNOWN_PROVIDER,
+} from './webhook';
 import { DEFAULT_TOLERANCE_S } from './webhook-auth';
 import { DEFAULT_RECHECK } from './webhook-hint-plan';
 import { createWebhookMetrics } from './webhook-metrics';
-import { createChainVerifier, DEFAULT_HINT_MAX_AGE_MS } from './webhook-verifier';
+import {
+  createChainVerifier,
+  DEFAULT_HINT_CONCURRENCY,
+  DEFAULT_HINT_MAX_AGE_MS,
+  DEFAULT_HINT_RETENTION_MS,
+  DEFAULT_MAX_PENDING_HINTS,
+} from './webhook-verifier';
 import type { DecodeBlockFn } from './block-reader';
 
 const DEFAULT_RPC = 'http://127.0.0.1:8899';
@@ -386,6 +398,34 @@ export function registerSources(program: Command): void {
       intOption('--inline-check-ms', 0),
       DEFAULT_INLINE_CHECK_MS,
     )
+    .option(
+      '--provider <name>',
+      `a provider name deliveries come under (POST /v1/webhooks/<name>; repeatable, or comma-separated): its own metric label, cap and turn in the checks. Every other name is accepted when authenticated, but labelled, capped and checked as "${UNKNOWN_PROVIDER}"`,
+      providerArg,
+    )
+    .option(
+      '--max-pending-hints <n>',
+      'signatures one provider (or all unknown ones together) may have waiting for the chain; a delivery past it gets 429 + Retry-After and nothing is stored',
+      intOption('--max-pending-hints', 1),
+      DEFAULT_MAX_PENDING_HINTS,
+    )
+    .option(
+      '--hint-round <n>',
+      'signatures one background round checks at most (default --max-pending-hints × (providers + 1): every pending one)',
+      intOption('--hint-round', 1),
+    )
+    .option(
+      '--hint-concurrency <n>',
+      'getSignatureStatuses (256 signatures each) and getTransaction calls of one check in flight at once',
+      intOption('--hint-concurrency', 1),
+      DEFAULT_HINT_CONCURRENCY,
+    )
+    .option(
+      '--hint-retention <seconds>',
+      'settled signatures (credited, refuted) are deleted this long after settling; unconfirmed ones when they expire',
+      intOption('--hint-retention', 1),
+      DEFAULT_HINT_RETENTION_MS / 1000,
+    )
     .option('--trust-provider', 'DANGEROUS: credit what deliveries say without asking the chain (the old behaviour)')
     .option(
       '--body-limit <bytes>',
@@ -417,6 +457,11 @@ export function registerSources(program: Command): void {
           inlineCheckMs: number;
           trustProvider?: boolean;
           bodyLimit: number;
+          provider?: string[];
+          maxPendingHints: number;
+          hintRound?: number;
+          hintConcurrency: number;
+          hintRetention: number;
         },
       ) => {
         // A credit is final: at confirmed a fork could take back money the ledger already credited and the outbox
@@ -431,7 +476,8 @@ export function registerSources(program: Command): void {
           w.log.warn(
             '--secret is visible to every user of this machine (ps); use --secret-file or ONCEPAY_WEBHOOK_SECRET',
           );
-        const webhookMetrics = createWebhookMetrics(w.indexerMetrics.registry);
+        const providers = [...new Set(o.provider ?? [])];
+        const webhookMetrics = createWebhookMetrics(w.indexerMetrics.registry, providers);
         const verifier = o.trustProvider
           ? undefined
           : createChainVerifier({
@@ -441,6 +487,11 @@ export function registerSources(program: Command): void {
               cluster: o.cluster,
               maxAgeMs: o.hintMaxAge * 1000,
               recheck: { baseMs: o.recheckMs, capMs: Math.max(o.recheckMs, DEFAULT_RECHECK.capMs) },
+              providers,
+              maxPendingHints: o.maxPendingHints,
+              roundSize: o.hintRound,
+              concurrency: o.hintConcurrency,
+              retentionMs: o.hintRetention * 1000,
               log: w.log,
               metrics: webhookMetrics,
             });
@@ -456,6 +507,8 @@ export function registerSources(program: Command): void {
           inlineCheckMs: o.inlineCheckMs,
           trustProvider: o.trustProvider,
           bodyLimit: o.bodyLimit,
+          providers,
+          maxPendingHints: o.maxPendingHints,
           log: w.log,
           metrics: w.metrics,
           webhookMetrics,
@@ -464,7 +517,14 @@ export function registerSources(program: Command): void {
         const stop = onStopSignals(w.log);
         const address = await app.listen({ port: o.port, host: o.host });
         w.log.info(
-          { address, verified: !o.trustProvider, rpc: o.trustProvider ? undefined : o.rpc, commitment: o.commitment },
+          {
+            address,
+            verified: !o.trustProvider,
+            rpc: o.trustProvider ? undefined : o.rpc,
+            commitment: o.commitment,
+            providers,
+            maxPendingHints: o.maxPendingHints,
+          },
           'webhook receiver listening',
         );
         process.stdout.write(`${JSON.stringify({ listening: address })}\n`);
@@ -478,6 +538,18 @@ export function registerSources(program: Command): void {
         await w.pool.end();
       },
     );
+}
+
+/** --provider, repeatable or comma-separated: each name as the route accepts it, and never the reserved `unknown`. */
+function providerArg(v: string, previous: string[] | undefined): string[] {
+  const names = collect(v, undefined);
+  for (const n of names)
+    if (!PROVIDER_NAME.test(n) || n === UNKNOWN_PROVIDER)
+      throw invalidFlag(
+        SOURCE_CODES.INVALID_OPTION,
+        `--provider must be [a-z0-9][a-z0-9_-]{0,39} and not "${UNKNOWN_PROVIDER}", got ${JSON.stringify(n)}`,
+      );
+  return [...(previous ?? []), ...names];
 }
 
 /** The webhook's secrets: --secret-file (one per line), else ONCEPAY_WEBHOOK_SECRET, else --secret. */

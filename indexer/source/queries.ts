@@ -2,6 +2,7 @@
 // runs: the confirmed-mode provisional receipts (migration 0051) and the webhook receiver's events, dead letters
 // and hints (webhook-store.ts runs those).
 import type { Query } from '../../db/sql';
+import { sessionGone, THIS_SESSION } from '../../db/session-holder';
 import type { Receipt } from '../decode/receipt';
 import type { ClaimedTransfer, DropReason } from './webhook-hint-plan';
 
@@ -158,29 +159,80 @@ export function hintStates(cluster: string, signatures: string[]): Query {
 }
 
 /**
- * Lease pending hints for one check: the given ids, or else those due (ids null). SKIP LOCKED + the lease let
- * several verifiers share the table; a holder that dies only delays its hints until the lease ends.
+ * SQL expression: a hint's bucket — its provider when that is one of the configured names ($known, a text[]),
+ * else 'unknown': the caps and the fairness of the checks are per bucket, so names a sender makes up share one.
  */
-export function leaseHints(cluster: string, ids: string[] | null, limit: number, leaseMs: number): Query {
+function bucketOf(known: string): string {
+  return `(CASE WHEN provider = ANY(${known}::text[]) THEN provider ELSE 'unknown' END)`;
+}
+
+/**
+ * Before hints are held, in the same transaction: serialize the holds of one (cluster, bucket) (a transaction-level
+ * advisory lock, so the cap is exact under concurrent deliveries) and count the bucket's pending hints (at most
+ * `cap` + 1 rows are read) and how many of `signatures` would be new (not pending, credited or refuted already).
+ */
+export function hintCapacity(
+  cluster: string,
+  bucket: string,
+  known: readonly string[],
+  signatures: readonly string[],
+  cap: number,
+): Query {
   return {
-    text: `WITH due AS (
-             SELECT id FROM webhook_hints
-              WHERE cluster = $1 AND state = 'pending' AND (lease_until IS NULL OR lease_until < now())
-                AND (CASE WHEN $2::bigint[] IS NULL THEN next_check_at <= now() ELSE id = ANY($2::bigint[]) END)
-              ORDER BY next_check_at
-              LIMIT $3
-              FOR UPDATE SKIP LOCKED)
+    text: `SELECT pg_advisory_xact_lock(hashtextextended('oncepay:webhook-hints:' || current_schema() || ':' || $1 || ':' || $2, 0)) IS NULL AS locked,
+                  (SELECT count(*)::int FROM (SELECT 1 FROM webhook_hints
+                                               WHERE cluster = $1 AND state = 'pending' AND ${bucketOf('$3')} = $2
+                                               LIMIT $5 + 1) p) AS pending,
+                  (SELECT count(*)::int FROM unnest($4::text[]) AS u(signature)
+                    WHERE NOT EXISTS (SELECT 1 FROM webhook_hints h
+                                       WHERE h.cluster = $1 AND h.signature = u.signature
+                                         AND NOT (h.state = 'dropped' AND h.drop_reason IN ('not_found', 'rpc_error')))) AS new`,
+    values: [cluster, bucket, known, signatures, cap],
+  };
+}
+
+/**
+ * Lease pending hints for one check: the given ids, or else those due (ids null), at most `limit`. A hint is free
+ * when no lease holds it, its lease has passed, or the session that leased it is gone (db/session-holder.ts: a
+ * killed verifier's or a restarted server's hints are free at once). The lease names this session; run it on the
+ * connection that will settle the hints. Due hints are taken round-robin across the provider buckets and, in a
+ * bucket, least-checked first and newest-due first among equals (a fresh notification before an old unconfirmed
+ * one); `rank` is that order. SKIP LOCKED lets several verifiers share the table.
+ */
+export function leaseHints(
+  cluster: string,
+  ids: string[] | null,
+  limit: number,
+  leaseMs: number,
+  known: readonly string[],
+): Query {
+  const free = `(lease_until IS NULL OR lease_until < now() OR holder_pid IS NULL OR ${sessionGone('holder_pid', 'holder_started')})`;
+  return {
+    text: `WITH ranked AS (
+             SELECT id, row_number() OVER (PARTITION BY ${bucketOf('$5')} ORDER BY checks, next_check_at DESC, id) AS rank
+               FROM webhook_hints
+              WHERE cluster = $1 AND state = 'pending' AND ${free}
+                AND (CASE WHEN $2::bigint[] IS NULL THEN next_check_at <= now() ELSE id = ANY($2::bigint[]) END)),
+           picked AS (
+             SELECT h.id, r.rank FROM webhook_hints h
+               JOIN (SELECT id, rank FROM ranked ORDER BY rank, id LIMIT $3) r ON r.id = h.id
+              WHERE h.state = 'pending' AND ${free} -- again under the row lock: another verifier may have leased it since
+                FOR UPDATE OF h SKIP LOCKED)
            UPDATE webhook_hints h
-              SET lease_until = now() + make_interval(secs => $4::double precision / 1000), checks = h.checks + 1
-             FROM due WHERE h.id = due.id
-           RETURNING h.id::text, h.signature, h.provider, h.event_id, h.claimed, h.checks, (h.expires_at <= now()) AS expired`,
-    values: [cluster, ids, limit, leaseMs],
+              SET lease_until = now() + make_interval(secs => $4::double precision / 1000), checks = h.checks + 1,
+                  holder_pid = me.pid, holder_started = me.backend_start
+             FROM picked, ${THIS_SESSION} me
+            WHERE h.id = picked.id
+           RETURNING h.id::text, h.signature, h.provider, h.event_id, h.claimed, h.checks, (h.expires_at <= now()) AS expired,
+                     picked.rank`,
+    values: [cluster, ids, limit, leaseMs, known],
   };
 }
 
 export function settleHintCredited(id: string, slot: bigint | null, receipts: number, inserted: number): Query {
   return {
-    text: `UPDATE webhook_hints SET state = 'credited', settled_at = now(), lease_until = NULL, last_error = NULL, slot = $2, receipts = $3, inserted = $4
+    text: `UPDATE webhook_hints SET state = 'credited', settled_at = now(), lease_until = NULL, holder_pid = NULL, holder_started = NULL,
+                  last_error = NULL, slot = $2, receipts = $3, inserted = $4
             WHERE id = $1 AND state = 'pending'`,
     values: [id, slot === null ? null : slot.toString(), receipts, inserted],
   };
@@ -188,25 +240,52 @@ export function settleHintCredited(id: string, slot: bigint | null, receipts: nu
 
 export function settleHintDropped(id: string, reason: DropReason, detail: string): Query {
   return {
-    text: `UPDATE webhook_hints SET state = 'dropped', settled_at = now(), lease_until = NULL, drop_reason = $2, last_error = $3
+    text: `UPDATE webhook_hints SET state = 'dropped', settled_at = now(), lease_until = NULL, holder_pid = NULL, holder_started = NULL,
+                  drop_reason = $2, last_error = $3
             WHERE id = $1 AND state = 'pending'`,
     values: [id, reason, detail],
   };
 }
 
-export function recheckHintLater(id: string, delayMs: number, lastError: string): Query {
+/** Several hints not (yet) confirmed by the chain: each checked again after its own delay, with its last error. */
+export function recheckHintsLater(ids: string[], delaysMs: number[], lastErrors: string[]): Query {
   return {
-    text: `UPDATE webhook_hints SET next_check_at = now() + make_interval(secs => $2::double precision / 1000), lease_until = NULL, last_error = $3
-            WHERE id = $1 AND state = 'pending'`,
-    values: [id, delayMs, lastError],
+    text: `UPDATE webhook_hints h SET next_check_at = now() + make_interval(secs => u.delay / 1000), lease_until = NULL,
+                  holder_pid = NULL, holder_started = NULL, last_error = u.last_error
+             FROM unnest($1::bigint[], $2::double precision[], $3::text[]) AS u(id, delay, last_error)
+            WHERE h.id = u.id AND h.state = 'pending'`,
+    values: [ids, delaysMs, lastErrors],
   };
 }
 
-/** A leased hint given back unchecked: the check it counted did not happen. */
-export function releaseHint(id: string): Query {
+/**
+ * Hints the chain never confirmed before they expired (not_found, rpc_error): deleted, not kept (a signature a sender
+ * made up would otherwise stay forever); a later delivery of the signature holds it again. Returns the ids deleted.
+ */
+export function deleteExpiredHints(ids: string[]): Query {
   return {
-    text: `UPDATE webhook_hints SET lease_until = NULL, checks = greatest(checks - 1, 0) WHERE id = $1 AND state = 'pending'`,
-    values: [id],
+    text: `DELETE FROM webhook_hints WHERE id = ANY($1::bigint[]) AND state = 'pending' AND expires_at <= now() RETURNING id::text`,
+    values: [ids],
+  };
+}
+
+/** Settled hints older than the retention: deleted, at most `limit` a statement (the verifier's housekeeping). */
+export function pruneSettledHints(cluster: string, retentionMs: number, limit: number): Query {
+  return {
+    text: `DELETE FROM webhook_hints WHERE id IN (
+             SELECT id FROM webhook_hints
+              WHERE cluster = $1 AND state <> 'pending' AND settled_at < now() - make_interval(secs => $2::double precision / 1000)
+              LIMIT $3)`,
+    values: [cluster, retentionMs, limit],
+  };
+}
+
+/** Leased hints given back unchecked: the check each counted did not happen. */
+export function releaseHints(ids: string[]): Query {
+  return {
+    text: `UPDATE webhook_hints SET lease_until = NULL, holder_pid = NULL, holder_started = NULL, checks = greatest(checks - 1, 0)
+            WHERE id = ANY($1::bigint[]) AND state = 'pending'`,
+    values: [ids],
   };
 }
 

@@ -119,6 +119,25 @@ function authenticateLegacy(
   return { ok: true, via: 'legacy' };
 }
 
+/**
+ * What the headers alone already decide, before a byte of the body is read: the failure `authenticate` would give
+ * whatever the body (no credentials at all, a malformed signature header, a legacy scheme while legacy is off), or
+ * null when only the body can tell. A request refused here costs no body buffer.
+ */
+export function precheckCredentials(
+  cfg: AuthConfig,
+  headers: Record<string, string | string[] | undefined>,
+): AuthFailure | null {
+  if (cfg.secrets.length === 0) return 'no_credentials';
+  const sig = one(headers[SIGNATURE_HEADER]);
+  const timestamped = sig !== undefined && /(^|,)\s*(t|v1)=/.test(sig);
+  if (timestamped) return parseSignatureHeader(sig!) ? null : 'malformed_signature';
+  const presentedLegacy =
+    sig !== undefined || headers[SECRET_HEADER] !== undefined || headers.authorization !== undefined;
+  if (!presentedLegacy) return 'no_credentials';
+  return cfg.legacy ? null : 'legacy_scheme';
+}
+
 /** Authenticate a delivery's raw bytes at unix time `nowS`. */
 export function authenticate(
   cfg: AuthConfig,

@@ -4,10 +4,13 @@ import { isOncepayError } from '../../common/errors';
 import { DECODE_CODES } from '../../common/errors/codes';
 import type { Receipt } from '../decode/receipt';
 import { backoffDelay } from '../rpc/backoff';
+import type { SignatureStatus } from '../rpc/client';
 
 /** What `getTransaction` at finalized said about a signature. */
 export type ChainAnswer =
   | { kind: 'not_found' }
+  /** The node has it, but not finalized yet: it is real and close, so it is looked at again soon (no backoff). */
+  | { kind: 'not_final'; confirmationStatus: string }
   | { kind: 'rpc_error'; message: string }
   | { kind: 'failed_on_chain'; err: unknown }
   /** The chain has it, but the decoder refuses its transaction (e.g. a balance mismatch): never credited. */
@@ -33,6 +36,18 @@ export const DEFAULT_RECHECK: RecheckPolicy = { baseMs: 1_000, capMs: 60_000 };
 
 function isRecord(v: unknown): v is Record<string, unknown> {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+/**
+ * What a getSignatureStatuses entry (searchTransactionHistory) says about a hinted signature, before any
+ * getTransaction: unknown to the node, seen but not final, failed at finalized, or `fetch` — finalized without error,
+ * the only case worth a getTransaction. So a flood of made-up signatures costs one status call per 256 of them.
+ */
+export function classifyStatus(s: SignatureStatus | null): ChainAnswer | { kind: 'fetch' } {
+  if (s === null) return { kind: 'not_found' };
+  if (s.confirmationStatus !== 'finalized') return { kind: 'not_final', confirmationStatus: s.confirmationStatus };
+  if (s.err !== null && s.err !== undefined) return { kind: 'failed_on_chain', err: s.err };
+  return { kind: 'fetch' };
 }
 
 /** Classify a getTransaction result (null = not found at that commitment) with the given decoder. */
@@ -82,6 +97,12 @@ export function nextHintStep(
         reason: answer.code === DECODE_CODES.BALANCE_MISMATCH ? 'balance_mismatch' : 'malformed',
         detail: answer.message,
       };
+    case 'not_final': {
+      const lastError = `seen ${answer.confirmationStatus}, not finalized yet`;
+      if (hint.expired) return { action: 'drop', reason: 'not_found', detail: `${lastError} when it expired` };
+      // Real and about to be final: looked at again after the first step of the backoff, not a doubled one.
+      return { action: 'recheck', delayMs: backoffDelay(1, policy, random), lastError };
+    }
     case 'not_found':
     case 'rpc_error': {
       const lastError = answer.kind === 'not_found' ? 'not found at finalized' : answer.message;

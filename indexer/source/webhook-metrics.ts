@@ -5,6 +5,8 @@
 //     with the transaction's own token balances), malformed (a transaction the decoder refuses).
 //   oncepay_webhook_provisional_dropped_total{reason}    counter: hints dropped — DROP_REASONS.
 //   oncepay_webhook_provisional_pending                  gauge: hints waiting for the chain.
+//   oncepay_webhook_hints_over_capacity_total{provider}  counter: deliveries refused 429, their provider's pending hints
+//     at its cap (the label: a configured provider name or `unknown`, never a name a sender chose).
 import { Counter, Gauge, Registry } from 'prom-client';
 import { DROP_REASONS, type DropReason } from './webhook-hint-plan';
 
@@ -23,15 +25,19 @@ export interface WebhookMetrics {
   countVerificationFailure(reason: VerificationFailure): void;
   countDropped(reason: DropReason): void;
   setPending(n: number): void;
+  /** A delivery refused 429: `provider` is a configured name or `unknown`. */
+  countOverCapacity(provider: string): void;
 }
 
 export const NO_WEBHOOK_METRICS: WebhookMetrics = {
   countVerificationFailure() {},
   countDropped() {},
   setPending() {},
+  countOverCapacity() {},
 };
 
-export function createWebhookMetrics(registry: Registry): WebhookMetrics {
+/** `providers`: the configured names, exported at 0 from the start (with `unknown`), so an increase is visible. */
+export function createWebhookMetrics(registry: Registry, providers: readonly string[] = []): WebhookMetrics {
   const failures = new Counter({
     name: 'oncepay_webhook_verification_failures_total',
     help: 'Webhook deliveries or hinted transactions that failed verification (credentials, timestamp, chain, balances), by reason',
@@ -49,12 +55,20 @@ export function createWebhookMetrics(registry: Registry): WebhookMetrics {
     help: 'Webhook hints (transaction signatures) held until the chain confirms them',
     registers: [registry],
   });
+  const overCapacity = new Counter({
+    name: 'oncepay_webhook_hints_over_capacity_total',
+    help: "Webhook deliveries refused 429: their provider's pending hints were at the cap (--max-pending-hints), by provider (configured name or unknown)",
+    labelNames: ['provider'],
+    registers: [registry],
+  });
   // Every series exists from the start, so rate() and absent-series alerts see a 0 rather than nothing.
   for (const reason of VERIFICATION_FAILURE_REASONS) failures.inc({ reason }, 0);
   for (const reason of DROP_REASONS) dropped.inc({ reason }, 0);
+  for (const provider of [...providers, 'unknown']) overCapacity.inc({ provider }, 0);
   return {
     countVerificationFailure: (reason) => failures.inc({ reason }),
     countDropped: (reason) => dropped.inc({ reason }),
     setPending: (n) => pending.set(n),
+    countOverCapacity: (provider) => overCapacity.inc({ provider }),
   };
 }

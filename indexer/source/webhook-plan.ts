@@ -67,26 +67,29 @@ function refusalOf(e: OncepayError): { code: string; reason: VerificationFailure
     : { code: WEBHOOK_CODES.MALFORMED_TRANSACTION, reason: 'malformed' };
 }
 
+/** The 401 plan of an authentication failure (before the body is read, or after). */
+export function unauthorizedPlan(reason: AuthFailure): Extract<DeliveryPlan, { action: 'unauthorized' }> {
+  const failure = authFailureReason(reason);
+  return reason === 'timestamp_outside_window'
+    ? {
+        action: 'unauthorized',
+        reason,
+        failure,
+        code: WEBHOOK_CODES.TIMESTAMP_OUTSIDE_WINDOW,
+        message: 'the signature timestamp is outside the accepted window (a replayed delivery, or a clock far off)',
+      }
+    : {
+        action: 'unauthorized',
+        reason,
+        failure,
+        code: WEBHOOK_CODES.UNAUTHORIZED,
+        message: 'missing or wrong webhook credentials',
+      };
+}
+
 export function planDelivery(raw: Buffer, headers: Headers, policy: DeliveryPolicy): DeliveryPlan {
   const auth = authenticate(policy.auth, headers, raw, policy.nowS);
-  if (!auth.ok) {
-    const failure = authFailureReason(auth.reason);
-    return auth.reason === 'timestamp_outside_window'
-      ? {
-          action: 'unauthorized',
-          reason: auth.reason,
-          failure,
-          code: WEBHOOK_CODES.TIMESTAMP_OUTSIDE_WINDOW,
-          message: 'the signature timestamp is outside the accepted window (a replayed delivery, or a clock far off)',
-        }
-      : {
-          action: 'unauthorized',
-          reason: auth.reason,
-          failure,
-          code: WEBHOOK_CODES.UNAUTHORIZED,
-          message: 'missing or wrong webhook credentials',
-        };
-  }
+  if (!auth.ok) return unauthorizedPlan(auth.reason);
 
   const parsed = parseDelivery(raw);
   const headerId = eventIdOf(headers, parsed.ok ? parsed.bodyEventId : null);

@@ -15,6 +15,8 @@ export interface ClaimedHint {
   claimed: ClaimedTransfer[] | null;
   checks: number;
   expired: boolean;
+  /** Its place in the lease's order (round-robin across provider buckets, least-checked first): 1 = first. */
+  rank: number;
 }
 
 export type HintState = 'pending' | 'credited' | 'dropped';
@@ -58,24 +60,49 @@ export function createWebhookStore(db: Db) {
     },
 
     /**
-     * Lease pending hints for one check: the given ids (a delivery checking its own hints at once), or else those
-     * due. SKIP LOCKED + the lease let several verifiers (processes) share the table; a holder that dies only
-     * delays its hints until the lease ends.
+     * Before holding a delivery's hints, in its transaction: the bucket's pending count and how many of these
+     * signatures would be new (queries.ts hintCapacity; holds of one bucket wait for each other from here on).
+     */
+    async hintCapacity(
+      cluster: string,
+      bucket: string,
+      known: readonly string[],
+      signatures: readonly string[],
+      cap: number,
+    ): Promise<{ pending: number; fresh: number }> {
+      const r = (await one<{ pending: number; new: number }>(
+        db,
+        q.hintCapacity(cluster, bucket, known, signatures, cap),
+      ))!;
+      return { pending: r.pending, fresh: r.new };
+    },
+
+    /**
+     * Lease pending hints for one check, for this connection's session: the given ids (a delivery checking its own
+     * hints at once), or else those due, in the order of queries.ts leaseHints. SKIP LOCKED + the lease let several
+     * verifiers (processes) share the table; a holder whose session ends (killed, disconnected, the server
+     * restarted) frees its hints at once.
      */
     async leaseHints(
       cluster: string,
-      opts: { ids?: string[]; limit: number; leaseMs: number },
+      opts: { ids?: string[]; limit: number; leaseMs: number; known: readonly string[] },
     ): Promise<ClaimedHint[]> {
-      const leased = await rows<LeasedHintRow>(db, q.leaseHints(cluster, opts.ids ?? null, opts.limit, opts.leaseMs));
-      return leased.map((r) => ({
-        id: r.id,
-        signature: r.signature,
-        provider: r.provider,
-        eventId: r.event_id,
-        claimed: r.claimed,
-        checks: r.checks,
-        expired: r.expired,
-      }));
+      const leased = await rows<LeasedHintRow>(
+        db,
+        q.leaseHints(cluster, opts.ids ?? null, opts.limit, opts.leaseMs, opts.known),
+      );
+      return leased
+        .map((r) => ({
+          id: r.id,
+          signature: r.signature,
+          provider: r.provider,
+          eventId: r.event_id,
+          claimed: r.claimed,
+          checks: r.checks,
+          expired: r.expired,
+          rank: Number(r.rank),
+        }))
+        .sort((a, b) => a.rank - b.rank);
     },
     async settleCredited(id: string, r: { slot: bigint | null; receipts: number; inserted: number }): Promise<void> {
       await exec(db, q.settleHintCredited(id, r.slot, r.receipts, r.inserted));
@@ -83,12 +110,31 @@ export function createWebhookStore(db: Db) {
     async settleDropped(id: string, reason: DropReason, detail: string): Promise<void> {
       await exec(db, q.settleHintDropped(id, reason, detail));
     },
-    async recheckLater(id: string, delayMs: number, lastError: string): Promise<void> {
-      await exec(db, q.recheckHintLater(id, delayMs, lastError));
+    /** Several hints to check again, each after its own delay (one statement). */
+    async recheckLater(later: ReadonlyArray<{ id: string; delayMs: number; lastError: string }>): Promise<void> {
+      if (later.length === 0) return;
+      await exec(
+        db,
+        q.recheckHintsLater(
+          later.map((x) => x.id),
+          later.map((x) => x.delayMs),
+          later.map((x) => x.lastError),
+        ),
+      );
     },
-    /** Give a leased hint back unchecked (the check was interrupted). */
-    async release(id: string): Promise<void> {
-      await exec(db, q.releaseHint(id));
+    /** Delete hints that expired unconfirmed; returns how many were deleted. */
+    async deleteExpired(ids: string[]): Promise<number> {
+      if (ids.length === 0) return 0;
+      return (await rows(db, q.deleteExpiredHints(ids))).length;
+    },
+    /** Delete settled hints older than `retentionMs` (at most `limit`); returns how many. */
+    async pruneSettled(cluster: string, retentionMs: number, limit: number): Promise<number> {
+      return exec(db, q.pruneSettledHints(cluster, retentionMs, limit));
+    },
+    /** Give leased hints back unchecked (the check was interrupted). */
+    async release(ids: string[]): Promise<void> {
+      if (ids.length === 0) return;
+      await exec(db, q.releaseHints(ids));
     },
     async countPending(cluster: string): Promise<number> {
       return (await one<{ n: number }>(db, q.countPendingHints(cluster)))!.n;
@@ -105,6 +151,7 @@ interface LeasedHintRow {
   claimed: ClaimedTransfer[] | null;
   checks: number;
   expired: boolean;
+  rank: string;
 }
 
 export type WebhookStore = ReturnType<typeof createWebhookStore>;

@@ -12,6 +12,12 @@
 // `trustProvider` (`--trust-provider`) opts out: the delivery's own transactions are decoded (their transfers
 // still cross-checked against their token balances) and applied at once, as before verification existed.
 //
+// Nothing a stranger sends is kept or counted under a name of theirs: a request the headers alone refuse (no
+// credentials, a malformed signature, a provider name outside the pattern) is answered before its body is read, with
+// `Connection: close`; metric labels are configured provider names or the fixed `unknown`; refusal log lines are
+// throttled per kind. A provider bucket (a configured name, or `unknown` for every other) holds at most
+// `maxPendingHints` pending hints: a delivery past it is refused 429 with Retry-After, nothing stored, counted.
+//
 // A redelivered event id is answered 2xx with `duplicate: true`; anything authenticated but unusable is kept in
 // webhook_dead_letters, never lost. The body is read as raw bytes (not by fastify's JSON parser) because the HMAC
 // covers the exact bytes and a malformed body must be authenticated before it is stored; so the body is validated
@@ -21,6 +27,7 @@ import type { Pool } from 'pg';
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
 import { OncepayError } from '../../common/errors';
+import { throttledWarn } from '../../common/throttled-log';
 import { fastifyRefusal, HttpError, httpErrorBodySchema, sendHttpError } from '../../common/errors/http';
 import { failpoint } from '../../common/failpoint';
 import { healthRoutes, replyIfDatabaseUnavailable } from '../../db/health-http';
@@ -28,15 +35,21 @@ import { decodeTransaction } from '../decode';
 import type { Receipt } from '../decode/receipt';
 import { SOURCE_CODES, WEBHOOK_CODES } from '../../common/errors/codes';
 import { LedgerPort, NO_METRICS, SourceMetrics } from './ports';
-import { DEFAULT_TOLERANCE_S } from './webhook-auth';
+import { DEFAULT_TOLERANCE_S, precheckCredentials } from './webhook-auth';
 import { NO_WEBHOOK_METRICS, WebhookMetrics } from './webhook-metrics';
-import { ItemRefusal, planDelivery } from './webhook-plan';
+import { ItemRefusal, planDelivery, unauthorizedPlan } from './webhook-plan';
 import { withTransaction } from '../../db/sql';
 import { createWebhookStore, DeadLetter } from './webhook-store';
-import type { ChainVerifier } from './webhook-verifier';
+import { DEFAULT_MAX_PENDING_HINTS, type ChainVerifier } from './webhook-verifier';
 
 export const DEFAULT_BODY_LIMIT = 1024 * 1024;
 export const DEFAULT_INLINE_CHECK_MS = 2_000;
+/** What a provider is told to wait after a 429 (its bucket of pending hints is full). */
+export const HINTS_RETRY_AFTER_S = 30;
+/** A provider name in the URL: the pattern the route accepts (anything else is 400 before the body). */
+export const PROVIDER_NAME = /^[a-z0-9][a-z0-9_-]{0,39}$/;
+/** The metric label and cap bucket of every provider name that is not configured. */
+export const UNKNOWN_PROVIDER = 'unknown';
 
 export interface WebhookAppOptions {
   db: Pool;
@@ -57,6 +70,13 @@ export interface WebhookAppOptions {
   /** Opt out of chain verification: credit the delivery's own (balance-checked) transactions. */
   trustProvider?: boolean;
   bodyLimit?: number;
+  /**
+   * The provider names configured (`--provider`): each has its own metric label and its own cap of pending hints;
+   * every other name is labelled and capped as `unknown` (its deliveries are still accepted when authenticated).
+   */
+  providers?: readonly string[];
+  /** Pending hints one provider bucket may hold (default 1000); a delivery past it is refused 429. */
+  maxPendingHints?: number;
   log?: Logger;
   metrics?: SourceMetrics;
   webhookMetrics?: WebhookMetrics;
@@ -151,6 +171,11 @@ export function buildWebhookApp(opts: WebhookAppOptions): FastifyInstance {
     decode,
   };
   const app = Fastify({ logger: false, bodyLimit: opts.bodyLimit ?? DEFAULT_BODY_LIMIT });
+  const known = [...(opts.providers ?? [])];
+  /** The label (and cap bucket) of a provider name: configured, or `unknown` — never a name a sender chose. */
+  const label = (provider: string) => (known.includes(provider) ? provider : UNKNOWN_PROVIDER);
+  const maxPendingHints = opts.maxPendingHints ?? DEFAULT_MAX_PENDING_HINTS;
+  const refusalLog = throttledWarn(log);
 
   if (opts.trustProvider)
     log?.warn(
@@ -190,7 +215,9 @@ export function buildWebhookApp(opts: WebhookAppOptions): FastifyInstance {
       );
     const e = toHttpError(err);
     if (e.status >= 500) log?.error({ err: err.message, url: req.url }, 'webhook request failed');
-    else log?.warn({ code: e.code, status: e.status, url: req.url }, err.message);
+    // A refusal anyone can provoke: one line per kind per interval, never one per request.
+    else refusalLog(e.code, { code: e.code, status: e.status, url: req.url.slice(0, 200) }, err.message);
+    if (e.status === 429) reply.header('retry-after', String(HINTS_RETRY_AFTER_S));
     void sendHttpError(reply, e);
   });
   app.setNotFoundHandler((req, reply) => {
@@ -211,6 +238,33 @@ export function buildWebhookApp(opts: WebhookAppOptions): FastifyInstance {
   app.post<{ Params: { provider: string } }>(
     '/v1/webhooks/:provider',
     {
+      // Before the body is read (fastify parses it after onRequest): what the URL and the headers alone refuse costs
+      // no body buffer, and `Connection: close` spares reading the rest of it at all.
+      onRequest: async (req, reply) => {
+        const provider = (req.params as { provider?: string }).provider ?? '';
+        if (!PROVIDER_NAME.test(provider)) {
+          reply.header('connection', 'close');
+          metrics.countWebhook(UNKNOWN_PROVIDER, 'invalid_provider');
+          throw new HttpError(
+            400,
+            WEBHOOK_CODES.INVALID_REQUEST,
+            'the provider name must match [a-z0-9][a-z0-9_-]{0,39}',
+          );
+        }
+        const failure = precheckCredentials(policy.auth, req.headers);
+        if (failure !== null) {
+          const plan = unauthorizedPlan(failure);
+          reply.header('connection', 'close');
+          metrics.countWebhook(label(provider), 'unauthorized');
+          webhookMetrics.countVerificationFailure(plan.failure);
+          refusalLog(
+            plan.code,
+            { provider: label(provider), reason: plan.reason, ip: req.ip },
+            'webhook delivery refused: authentication',
+          );
+          throw new HttpError(401, plan.code, plan.message);
+        }
+      },
       schema: {
         params: {
           type: 'object',
@@ -233,24 +287,30 @@ export function buildWebhookApp(opts: WebhookAppOptions): FastifyInstance {
           404: errorBody,
           413: errorBody,
           415: errorBody,
+          429: errorBody,
           500: errorBody,
         },
       },
     },
     async (req, reply) => {
       const provider = req.params.provider;
+      const bucket = label(provider);
       const raw = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
       const plan = planDelivery(raw, req.headers, { ...policy, nowS: nowS() });
       if (plan.action === 'unauthorized') {
-        metrics.countWebhook(provider, 'unauthorized');
+        metrics.countWebhook(bucket, 'unauthorized');
         webhookMetrics.countVerificationFailure(plan.failure);
-        log?.warn({ provider, reason: plan.reason, ip: req.ip }, 'webhook delivery refused: authentication');
+        refusalLog(
+          plan.code,
+          { provider: bucket, reason: plan.reason, ip: req.ip },
+          'webhook delivery refused: authentication',
+        );
         throw new HttpError(401, plan.code, plan.message);
       }
       if (plan.action === 'refuse') {
         const { code, message, eventId } = plan;
         await store.deadLetter([{ provider, eventId, itemIndex: null, reason: code, detail: message, rawBody: raw }]);
-        metrics.countWebhook(provider, 'dead_letter');
+        metrics.countWebhook(bucket, 'dead_letter');
         log?.warn({ provider, code, eventId }, `webhook delivery dead-lettered: ${message}`);
         return sendError(reply, 400, code, `${message} (the delivery is kept in webhook_dead_letters)`);
       }
@@ -277,7 +337,7 @@ export function buildWebhookApp(opts: WebhookAppOptions): FastifyInstance {
       if (eventId !== null) {
         const known = await store.findEvent(provider, eventId);
         if (known === plan.bodySha256) {
-          metrics.countWebhook(provider, 'duplicate');
+          metrics.countWebhook(bucket, 'duplicate');
           return answer(200, { duplicate: true });
         }
         // Same event id, other bytes: a provider bug or a re-signed payload. Processing it is safe (hints and
@@ -303,7 +363,7 @@ export function buildWebhookApp(opts: WebhookAppOptions): FastifyInstance {
         }));
       };
       const allRefused = () => {
-        metrics.countWebhook(provider, 'dead_letter');
+        metrics.countWebhook(bucket, 'dead_letter');
         return sendError(
           reply,
           400,
@@ -327,9 +387,21 @@ export function buildWebhookApp(opts: WebhookAppOptions): FastifyInstance {
           return allRefused();
         }
         const verifier = opts.verifier!;
-        // Durable first: the hints, the dead letters and the event commit together, before anything is checked.
+        // Durable first: the hints, the dead letters and the event commit together, before anything is checked —
+        // unless the provider's bucket would hold more than its cap: then nothing is stored and the answer is 429.
         const { held, duplicate } = await withTransaction(opts.db, async (c) => {
           const s = createWebhookStore(c);
+          const signatures = plan.hints.map((h) => h.signature);
+          const room = await s.hintCapacity(opts.cluster, bucket, known, signatures, maxPendingHints);
+          if (room.pending + room.fresh > maxPendingHints) {
+            metrics.countWebhook(bucket, 'over_capacity');
+            webhookMetrics.countOverCapacity(bucket);
+            throw new HttpError(
+              429,
+              WEBHOOK_CODES.HINTS_OVER_CAPACITY,
+              `provider ${bucket} holds ${room.pending} signatures waiting for the chain; ${room.fresh} more would pass its cap of ${maxPendingHints}: retry after ${HINTS_RETRY_AFTER_S} s (nothing was stored)`,
+            );
+          }
           const held = await s.holdHints(opts.cluster, provider, eventId, plan.hints, verifier.maxAgeMs);
           await s.deadLetter(deadLetters());
           const duplicate = eventId !== null && !reused && !(await s.recordEvent(event(0, 0)));
@@ -342,7 +414,7 @@ export function buildWebhookApp(opts: WebhookAppOptions): FastifyInstance {
         const credited = held.filter((h) => h.state === 'credited').length + sum.credited;
         const dropped = held.filter((h) => h.state === 'dropped').length + sum.dropped;
         metrics.countWebhook(
-          provider,
+          bucket,
           duplicate ? 'duplicate' : pending > 0 ? 'pending' : bad.length > 0 ? 'partial' : 'applied',
         );
         log?.info(
@@ -393,7 +465,7 @@ export function buildWebhookApp(opts: WebhookAppOptions): FastifyInstance {
 
       if (plan.items > 0 && bad.length === plan.items) return allRefused();
       const duplicate = eventId !== null && !reused && !(await store.recordEvent(event(receipts.length, inserted)));
-      metrics.countWebhook(provider, duplicate ? 'duplicate' : bad.length > 0 ? 'partial' : 'applied');
+      metrics.countWebhook(bucket, duplicate ? 'duplicate' : bad.length > 0 ? 'partial' : 'applied');
       log?.info(
         {
           provider,

@@ -38,6 +38,8 @@ describe('indexer/source webhook receiver (verified against localnet)', () => {
   /** Signatures of real finalized transfers by amount, made once (the chain keeps them across tests). */
   const paid = new Map<bigint, string>();
 
+  /** Every verifier built: each holds a connection of its own once it leased, given back after the suite. */
+  const verifiers: ChainVerifier[] = [];
   /** An app with its own verifier and metrics registry. */
   const build = (o: Partial<WebhookAppOptions> & { maxAgeMs?: number } = {}) => {
     const registry = new Registry();
@@ -53,6 +55,7 @@ describe('indexer/source webhook receiver (verified against localnet)', () => {
       recheck: { baseMs: 20, capMs: 100 },
       metrics: webhookMetrics,
     });
+    verifiers.push(verifier);
     return {
       app: buildWebhookApp({
         db: db.pool,
@@ -80,6 +83,7 @@ describe('indexer/source webhook receiver (verified against localnet)', () => {
   });
   after(async () => {
     await app?.close();
+    for (const v of verifiers) v.close();
     await chain?.stop();
     await db?.drop();
   });
@@ -116,11 +120,11 @@ describe('indexer/source webhook receiver (verified against localnet)', () => {
   }
   const invoice = (id: string, expectedAmount: bigint) =>
     createLedger({ db: db.pool }).createInvoice({ id, mint: payee.mint, expectedAmount, depositAddress: payee.owner });
-  /** Run the verifier's background rounds until the hint of `signature` is settled. */
+  /** Run the verifier's background rounds until the hint of `signature` is settled (or deleted: `state: 'deleted'`). */
   async function settle(signature: string, v = verifier): Promise<Json> {
     for (let i = 0; i < 2000; i++) {
       await v.checkDue();
-      const h = await hint(signature);
+      const h = (await hint(signature)) ?? { state: 'deleted' };
       if (h.state !== 'pending') return h;
       await new Promise((r) => setTimeout(r, 10));
     }
@@ -201,7 +205,7 @@ describe('indexer/source webhook receiver (verified against localnet)', () => {
     expect(await count('webhook_events')).to.equal(1);
   });
 
-  it('a signature that exists on no chain is never credited: held (202), re-checked with backoff, dropped as not_found, counted', async () => {
+  it('a signature that exists on no chain is never credited: held (202), re-checked with backoff, deleted when it expires, counted as dropped not_found', async () => {
     const { app: short, verifier: shortVerifier, registry: shortRegistry } = build({ maxAgeMs: 300 });
     try {
       await invoice('inv-forged', 1_000_000n);
@@ -213,9 +217,11 @@ describe('indexer/source webhook receiver (verified against localnet)', () => {
       const res = await post(body, signed(body), 'helius', short);
       expect(res.statusCode, res.body).to.equal(202);
       expect(res.json()).to.deep.include({ pending: 1, credited: 0, inserted: 0 });
+      const checked = await hint(forged);
+      expect(checked).to.deep.include({ state: 'pending', checks: 1 });
       const h = await settle(forged, shortVerifier);
-      expect(h).to.deep.include({ state: 'dropped', drop_reason: 'not_found' });
-      expect(h.checks).to.be.greaterThan(1);
+      // Expired unconfirmed: the row is gone (nothing a sender made up stays in the table), the drop is counted.
+      expect(h).to.deep.equal({ state: 'deleted' });
       expect(await credited('inv-forged')).to.equal(0n);
       expect(await count('receipts')).to.equal(0);
       expect(await metric('oncepay_webhook_provisional_dropped_total', 'not_found', shortRegistry)).to.equal(1);
@@ -476,6 +482,8 @@ describe('indexer/source webhook receiver (verified against localnet)', () => {
         chain.net.url,
         '--recheck-ms',
         '50',
+        '--provider',
+        'test',
         ...args,
       ],
       {
@@ -539,6 +547,42 @@ describe('indexer/source webhook receiver (verified against localnet)', () => {
     expect(await credited('inv-crash')).to.equal(77n);
     expect(await count('exceptions')).to.equal(0);
     expect(await count('webhook_events')).to.equal(1);
+  });
+
+  it('SIGKILL while its hints are leased (mid-check): the restarted process takes them at once, before their lease would end', async () => {
+    await invoice('inv-leased', 8n);
+    const body = JSON.stringify([await txItem(8n)]);
+    const headers = { 'content-type': 'application/json', ...signed(body), 'webhook-id': 'evt-leased' };
+    const crashed = startWebhook({ ONCEPAY_FAILPOINT: 'webhook.after_hints_leased' });
+    const url = await crashed.address;
+    await fetch(`${url}/v1/webhooks/p`, { method: 'POST', headers, body }).catch(() => 'no answer');
+    expect((await crashed.exited).signal).to.equal('SIGKILL');
+    const leased = (
+      await db.pool.query(
+        `SELECT state::text, lease_until, holder_pid IS NOT NULL AS held FROM webhook_hints WHERE signature = $1`,
+        [paid.get(8n)!],
+      )
+    ).rows[0];
+    // Killed holding the lease: a minute of it left.
+    expect(leased).to.deep.include({ state: 'pending', held: true });
+    expect(leased.lease_until.getTime()).to.be.greaterThan(Date.now() + 30_000);
+
+    const again = startWebhook({});
+    try {
+      await again.address;
+      for (let i = 0; i < 2000 && (await hint(paid.get(8n)!)).state === 'pending'; i++)
+        await new Promise((r) => setTimeout(r, 20));
+      expect(await credited('inv-leased')).to.equal(8n);
+      const { settled_at } = (
+        await db.pool.query(`SELECT settled_at FROM webhook_hints WHERE signature = $1`, [paid.get(8n)!])
+      ).rows[0];
+      expect(settled_at.getTime(), 'credited before the dead holder lease would have ended').to.be.below(
+        leased.lease_until.getTime(),
+      );
+    } finally {
+      again.child.kill('SIGTERM');
+    }
+    expect((await again.exited).code).to.equal(0);
   });
 
   it('`oncepay indexer webhook` verifies deliveries, serves /metrics with the verification series, warns on --trust-provider, stops on SIGTERM', async () => {
