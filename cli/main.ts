@@ -6,16 +6,33 @@ import { redactUrlsIn, urlCarriesSecret } from '../common/redact';
 import { logger } from '../common/log';
 
 // Each part is required when buildCli() runs, not when this file is imported (importing it, as tests do, stays cheap).
+// A part with `sourceOnly` (its module, checked without loading it) is a command of a source checkout only: the local
+// chain and the demo need the development toolchain (LiteSVM, the compiled programs under target/, PostgreSQL's
+// server binaries), so their modules are not in the npm package and the installed `oncepay` does not list them (its
+// --help says where they are).
 /* eslint-disable @typescript-eslint/no-require-imports -- lazy loading, see above */
-const PARTS: Array<() => { register(program: Command): void }> = [
-  () => require('../db/cli'),
-  () => require('../indexer/cli'),
-  () => require('../localnet/cli'),
-  () => require('../app/cli'),
-  () => require('../sdk/cli'),
-  () => require('./demo'),
+const PARTS: Array<{
+  load: () => { register(program: Command): void };
+  sourceOnly?: { name: string; module: string };
+}> = [
+  { load: () => require('../db/cli') },
+  { load: () => require('../indexer/cli') },
+  { load: () => require('../localnet/cli'), sourceOnly: { name: 'localnet', module: '../localnet/index' } },
+  { load: () => require('../app/cli') },
+  { load: () => require('../sdk/cli') },
+  { load: () => require('./demo'), sourceOnly: { name: 'demo', module: '../demo/run-demo' } },
 ];
 /* eslint-enable @typescript-eslint/no-require-imports */
+
+/** Whether a module ships with this copy of oncepay (a source checkout, or a build of one), without loading it. */
+function present(module: string): boolean {
+  try {
+    require.resolve(module);
+    return true;
+  } catch {
+    return false;
+  }
+}
 
 /**
  * A refusal commander prints (a value an option's parser refused, an unknown or missing option) as the one JSON
@@ -77,9 +94,16 @@ export function buildCli(): Command {
     .enablePositionalOptions()
     // Set before the parts register their commands: each command made afterwards inherits it.
     .configureOutput({ outputError: (text, write) => write(cliErrorLine(text)) });
-  for (const load of PARTS) {
-    load().register(program);
+  const missing: string[] = [];
+  for (const part of PARTS) {
+    if (part.sourceOnly && !present(part.sourceOnly.module)) missing.push(part.sourceOnly.name);
+    else part.load().register(program);
   }
+  if (missing.length > 0)
+    program.addHelpText(
+      'after',
+      `\nNot in the installed package: ${missing.join(', ')} (they need the development toolchain: a source checkout of oncepay runs them, e.g. \`make demo\`).`,
+    );
   program.hook('preAction', (_root, action) => {
     const names: string[] = [];
     for (let c: Command | null = action; c && c !== program; c = c.parent) names.unshift(c.name());

@@ -24,6 +24,8 @@ import { createTokenAccount, send, tokenBalance } from '../../testkit/cluster';
 import { Keys, ROOT, createMint, fundedKeypair, startNet } from './helpers';
 
 const run = promisify(execFile);
+/** A leftover of an earlier build, planted in dist/ before packing: it must not reach the tarball. */
+const STALE = "'use strict';\n//# sourceMappingURL=stale-leftover.js.map\n";
 const TSC = path.join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc');
 const TYPES_NODE = `@types/node@${
   (
@@ -50,6 +52,7 @@ describe('sdk: the packed package, installed into a fresh project (README exampl
   let tmp: string;
   let app: string;
   let files: string[];
+  let unpacked: string;
   const keys = new Keys();
   const databases: string[] = [];
   let admin: ReturnType<typeof createPool>; // made in before(): loading the file (mocha --dry-run) starts nothing
@@ -58,6 +61,11 @@ describe('sdk: the packed package, installed into a fresh project (README exampl
     admin = createPool({ url: resolveDatabaseUrl(), max: 1 });
     ({ net, connection } = await startNet());
     tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'oncepay-pkg-'));
+    // Whatever was built before must not matter: a leftover of an earlier build (a module since deleted, with a
+    // source map comment) and an incremental build-info in dist/ — as `make build` and an old prepack left them.
+    fs.mkdirSync(path.join(ROOT, 'dist', 'app'), { recursive: true });
+    fs.writeFileSync(path.join(ROOT, 'dist', 'app', 'stale-leftover.js'), STALE);
+    fs.writeFileSync(path.join(ROOT, 'dist', '.tsbuildinfo.build'), '{"program":{}}');
     const packed = await run('npm', ['pack', '--json', '--pack-destination', tmp, '--loglevel=error'], {
       cwd: ROOT,
       maxBuffer: 64 << 20,
@@ -67,6 +75,9 @@ describe('sdk: the packed package, installed into a fresh project (README exampl
       files: Array<{ path: string }>;
     }>;
     files = info[0].files.map((f) => f.path);
+    unpacked = path.join(tmp, 'unpacked');
+    fs.mkdirSync(unpacked);
+    await run('tar', ['-xzf', path.join(tmp, info[0].filename), '-C', unpacked]);
     app = path.join(tmp, 'merchant-app');
     fs.mkdirSync(app);
     fs.writeFileSync(
@@ -119,6 +130,73 @@ describe('sdk: the packed package, installed into a fresh project (README exampl
     const pkg = JSON.parse(fs.readFileSync(path.join(app, 'node_modules', 'oncepay', 'package.json'), 'utf8'));
     for (const dev of ['mocha', 'chai', 'litesvm', 'solana-bankrun', 'ts-node', 'typescript', '@coral-xyz/anchor'])
       expect(pkg.dependencies).to.not.have.property(dev);
+  });
+
+  it('packed from a clean build whatever was built before: no leftover, no build-info, no source-map comment without its map', () => {
+    expect(files).to.not.include('dist/app/stale-leftover.js');
+    expect(files.filter((f) => /tsbuildinfo/.test(f))).to.deep.equal([]);
+    const js = files.filter((f) => f.endsWith('.js'));
+    expect(js.length).to.be.greaterThan(50);
+    const dangling = js.filter((f) => {
+      const m = /\/\/# sourceMappingURL=(\S+)/.exec(fs.readFileSync(path.join(unpacked, 'package', f), 'utf8'));
+      return m !== null && !files.includes(path.posix.join(path.posix.dirname(f), m[1]));
+    });
+    expect(dangling, 'a sourceMappingURL to a map the package does not ship').to.deep.equal([]);
+  });
+
+  it('every command `oncepay --help` lists works from the installed package; localnet and demo are left out, and --help says so', async () => {
+    // In one process: the installed CLI's whole command tree, each command's --help text, and every compiled module
+    // of the package loaded (a command whose module, or a module it loads on use, is not shipped fails here).
+    const probe = `
+      const path = require('path');
+      const fs = require('fs');
+      const root = path.join(process.cwd(), 'node_modules', 'oncepay', 'dist');
+      const { buildCli } = require(path.join(root, 'cli', 'main.js'));
+      const program = buildCli();
+      const commands = [];
+      const walk = (c, prefix) => {
+        for (const sub of c.commands) {
+          const name = [...prefix, sub.name()].join(' ');
+          if (!sub.helpInformation().includes('--help')) throw new Error('no --help: ' + name);
+          commands.push(name);
+          walk(sub, [...prefix, sub.name()]);
+        }
+      };
+      walk(program, []);
+      const failed = [];
+      const each = (dir) => {
+        for (const e of fs.readdirSync(dir, { withFileTypes: true })) {
+          const p = path.join(dir, e.name);
+          if (e.isDirectory()) each(p);
+          else if (e.name.endsWith('.js')) {
+            try { require(p); } catch (err) { failed.push(path.relative(root, p) + ': ' + err.message.split('\\n')[0]); }
+          }
+        }
+      };
+      each(root);
+      console.log(JSON.stringify({ commands, failed, help: program.helpInformation() }));`;
+    const out = JSON.parse((await run(process.execPath, ['-e', probe], { cwd: app, maxBuffer: 16 << 20 })).stdout);
+    expect(out.failed).to.deep.equal([]);
+    expect(out.commands).to.include.members([
+      'migrate',
+      'indexer run',
+      'indexer webhook',
+      'indexer stream',
+      'payout worker',
+      'payout retry',
+      'merchant init',
+      'exception refund',
+    ]);
+    expect(out.commands.filter((c: string) => /^(localnet|demo)\b/.test(c))).to.deep.equal([]);
+    // The installed binary itself: its --help leaves them out and says where they are.
+    const bin = path.join(app, 'node_modules', '.bin', 'oncepay');
+    const help = (await run(bin, ['--help'], { cwd: app })).stdout;
+    expect(help).to.not.match(/^\s+(localnet|demo)\b/m);
+    expect(help.replace(/\s+/g, ' ')).to.contain('Not in the installed package: localnet, demo');
+    for (const c of ['payout worker', 'indexer webhook', 'vault check']) {
+      const r = await run(bin, [...c.split(' '), '--help'], { cwd: app });
+      expect(r.stdout, c).to.contain('Usage: oncepay');
+    }
   });
 
   it('one public entry: require and import give the same names and the same class; internal files are not importable', async () => {
