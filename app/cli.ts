@@ -23,7 +23,7 @@ import { logger } from '../common/log';
 import { onStopSignals, shutdownHelp } from '../common/shutdown';
 import { hashApiKey } from './api/api-key-auth';
 import { pruneIdempotencyKeys } from './api/idempotency';
-import { PAYOUT_CODES } from '../common/errors/codes';
+import { CLI_CODES, PAYOUT_CODES } from '../common/errors/codes';
 import { deriveOperation } from './op-id';
 import { createConnectionChain } from './payout/chain';
 import { createPayout } from './payout/create-payout';
@@ -60,6 +60,13 @@ function print(x: unknown, json?: boolean): void {
   process.stdout.write(`${JSON.stringify(x, null, json ? undefined : 2)}\n`);
 }
 
+/** --commitment: at which an attempt counts as landed (a value outside the two was silently taken as confirmed). */
+function settleCommitmentOption(): Option {
+  return new Option('--commitment <level>', 'commitment at which an attempt counts as landed')
+    .choices(['confirmed', 'finalized'])
+    .default('confirmed');
+}
+
 /** Exit code of `payout execute` when the payout ended failed (a program error such as MerchantPaused) or in conflict. */
 export const EXIT_PAYOUT_NOT_PAID = 4;
 
@@ -94,7 +101,7 @@ function payoutIdFlag(name: string): (v: string) => string {
 function apiKeyFlag(name: string): (v: string) => string {
   return (v) => {
     if (/^[\x21-\x7e]{16,512}$/.test(v)) return v;
-    throw invalidFlag(PAYOUT_CODES.OPTION_INVALID, `${name} must be 16–512 visible ASCII characters`);
+    throw invalidFlag(CLI_CODES.VALUE_INVALID, `${name} must be 16–512 visible ASCII characters`);
   };
 }
 
@@ -168,11 +175,7 @@ function chainOptions(c: Command): Command {
     .option('--payer <path>', 'keypair file of the fee payer (default: the authority)', keypairFileArg('--payer'))
     .addOption(pollMsOption())
     .addOption(timeoutMsOption('give up after this long (the journal keeps every attempt; resume later)'))
-    .option(
-      '--commitment <level>',
-      'commitment at which an attempt counts as landed: confirmed | finalized',
-      'confirmed',
-    )
+    .addOption(settleCommitmentOption())
     .addOption(executorOption())
     .option('--json', 'one-line JSON output');
 }
@@ -521,11 +524,7 @@ function workerFlagOptions(c: Command): Command {
   return c
     .option('--payer <path>', 'keypair file of the fee payer (default: the authority)', keypairFileArg('--payer'))
     .addOption(pollMsOption())
-    .option(
-      '--commitment <level>',
-      'commitment at which an attempt counts as landed: confirmed | finalized',
-      'confirmed',
-    )
+    .addOption(settleCommitmentOption())
     .option(
       '--concurrency <n>',
       'payouts executed at once (each holds one database connection while it runs)',

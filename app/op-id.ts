@@ -42,7 +42,11 @@ export interface OpIdInput {
 
 /** op_id = sha256("oncepay:payout:v1" ‖ program_id[32] ‖ merchant[32] ‖ utf8(payout_id)). */
 export function deriveOpId(input: OpIdInput): OpId {
-  assertIsAddress(input.programId, 'program id');
+  if (typeof input !== 'object' || input === null)
+    throw new OncepayError(PAYOUT_CODES.OPTION_INVALID, 'input must be { programId, merchant, payoutId }', {
+      field: 'input',
+    });
+  assertIsAddress(input.programId, 'programId');
   assertIsAddress(input.merchant, 'merchant');
   assertIsPayoutId(input.payoutId);
   const h = createHash('sha256');
@@ -60,7 +64,7 @@ export interface OpPda {
 
 /** The op account: PDA(["op", merchant, op_id], program_id) with the canonical (highest valid) bump. */
 export function deriveOpPda(input: { programId: Address | string; merchant: Address | string; opId: OpId }): OpPda {
-  assertIsAddress(input.programId, 'program id');
+  assertIsAddress(input.programId, 'programId');
   assertIsAddress(input.merchant, 'merchant');
   assertIsOpId(input.opId);
   const [pda, bump] = PublicKey.findProgramAddressSync(

@@ -31,9 +31,8 @@ export function assertIsAddress(x: unknown, what = 'address'): asserts x is Addr
     throw new OncepayError(
       PAYOUT_CODES.ADDRESS_MALFORMED,
       `${what} is not a base58 32-byte address: ${JSON.stringify(x)}`,
-      {
-        what,
-      },
+      // `field`: the argument it came in as (the SDK's name for it), as every refusal of bad input names it.
+      { what, field: what },
     );
 }
 export function address(x: string | PublicKey, what?: string): Address {
@@ -70,7 +69,8 @@ export function assertIsPayoutId(x: unknown): asserts x is PayoutId {
   if (!isPayoutId(x)) {
     throw new OncepayError(
       PAYOUT_CODES.ID_MALFORMED,
-      `payout id must be 1–${PAYOUT_ID_MAX_BYTES} bytes of valid UTF-8 without control characters: ${JSON.stringify(x)}`,
+      `payoutId must be 1–${PAYOUT_ID_MAX_BYTES} bytes of valid UTF-8 without control characters: ${JSON.stringify(x)}`,
+      { field: 'payoutId' },
     );
   }
 }

@@ -42,9 +42,20 @@ function present(module: string): boolean {
 export function cliErrorLine(text: string): string {
   // Commander quotes the refused value: a URL in it may carry a key.
   const msg = redactUrlsIn(text.replace(/^error: /, '').trim());
-  const code = /ONCEPAY__[A-Z]+__[A-Z0-9_]+/.exec(msg)?.[0] ?? CLI_CODES.USAGE;
-  const flag = /option '(-[-a-zA-Z0-9]+)/.exec(msg)?.[1] ?? /for argument '([^']+)'/.exec(msg)?.[1];
+  const { code, flag } = cliRefusal(msg);
   return `${JSON.stringify({ level: 'error', msg, code, ...(flag ? { flag } : {}) })}\n`;
+}
+
+/**
+ * The stable code and the flag (or argument) of a refusal commander worded: the ONCEPAY__… code our parsers start
+ * their reason with; else VALUE_INVALID for a value commander itself refused (a choice), USAGE for the rest.
+ */
+export function cliRefusal(message: string): { code: string; flag?: string } {
+  const code =
+    /ONCEPAY__[A-Z]+__[A-Z0-9_]+/.exec(message)?.[0] ??
+    (/argument '.*' is invalid|value '.*' is invalid/s.test(message) ? CLI_CODES.VALUE_INVALID : CLI_CODES.USAGE);
+  const flag = /option '(-[-a-zA-Z0-9]+)/.exec(message)?.[1] ?? /for argument '([^']+)'/.exec(message)?.[1];
+  return { code, ...(flag ? { flag } : {}) };
 }
 
 /**

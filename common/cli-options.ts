@@ -5,14 +5,14 @@
 import bs58 from 'bs58';
 import { InvalidArgumentError, Option } from 'commander';
 import type { OncepayErrorCode } from './errors';
-import { AMOUNT_CODES, PAYOUT_CODES, SOURCE_CODES } from './errors/codes';
+import { AMOUNT_CODES, CLI_CODES, PAYOUT_CODES } from './errors/codes';
 
 /** A whole decimal number ≥ min (no sign, no exponent, no fraction), as a JS number: counts, ports, milliseconds. */
 export function intOption(name: string, min = 0): (v: string) => number {
   return (v: string): number => {
     const n = Number(v);
     if (!/^[0-9]+$/.test(v) || !Number.isSafeInteger(n) || n < min)
-      throw new InvalidArgumentError(`${name} must be an integer ≥ ${min}, got ${JSON.stringify(v)}`);
+      throw invalidFlag(CLI_CODES.VALUE_INVALID, `${name} must be an integer ≥ ${min}, got ${JSON.stringify(v)}`);
     return n;
   };
 }
@@ -103,7 +103,7 @@ export function merchantRefArg(name: string): (v: string) => string {
 export function rowIdArg(name: string): (v: string) => string {
   return (v: string): string => {
     if (!/^[0-9]{1,18}$/.test(v))
-      throw invalidFlag(PAYOUT_CODES.OPTION_INVALID, `${name} must be a row id (digits), got ${JSON.stringify(v)}`);
+      throw invalidFlag(CLI_CODES.VALUE_INVALID, `${name} must be a row id (digits), got ${JSON.stringify(v)}`);
     return v;
   };
 }
@@ -132,7 +132,7 @@ export function urlArg(name: string, protocols: readonly string[]): (v: string) 
       ok = false;
     }
     // Not echoed: a URL may carry an API key or a password.
-    if (!ok) throw invalidFlag(SOURCE_CODES.INVALID_OPTION, `${name} must be a ${protocols.join(' or ')} URL`);
+    if (!ok) throw invalidFlag(CLI_CODES.VALUE_INVALID, `${name} must be a ${protocols.join(' or ')} URL`);
     return v;
   };
 }

@@ -7,14 +7,18 @@ import { KEYPAIR_CODES, PAYOUT_CODES } from '../../common/errors/codes';
 import { invalidFlag } from '../../common/cli-options';
 
 export function readKeypairFile(path: string): Keypair {
+  if (typeof path !== 'string' || path === '')
+    throw new OncepayError(PAYOUT_CODES.KEYPAIR_MALFORMED, "path must be the keypair file's path (a string)", {
+      field: 'path',
+    });
   let text: string;
   try {
     const mode = fs.statSync(path).mode & 0o777;
     if (mode & 0o077) {
       throw new OncepayError(
         KEYPAIR_CODES.PERMISSIONS_TOO_OPEN,
-        `keypair file ${path} is open to group or others (mode ${mode.toString(8)}): chmod 600 it`,
-        { path },
+        `keypair file at path ${path} is open to group or others (mode ${mode.toString(8)}): chmod 600 it`,
+        { path, field: 'path' },
       );
     }
     text = fs.readFileSync(path, 'utf8');
@@ -22,8 +26,8 @@ export function readKeypairFile(path: string): Keypair {
     if (e instanceof OncepayError) throw e;
     throw new OncepayError(
       PAYOUT_CODES.KEYPAIR_MALFORMED,
-      `cannot read keypair file ${path}: ${(e as NodeJS.ErrnoException).code ?? 'unreadable'}`,
-      { path },
+      `cannot read keypair file at path ${path}: ${(e as NodeJS.ErrnoException).code ?? 'unreadable'}`,
+      { path, field: 'path' },
     );
   }
   let bytes: unknown;
@@ -31,12 +35,20 @@ export function readKeypairFile(path: string): Keypair {
     bytes = JSON.parse(text);
   } catch {
     // Not the parser's message: it quotes the file's content, which is a secret key.
-    throw new OncepayError(PAYOUT_CODES.KEYPAIR_MALFORMED, `keypair file ${path} is not valid JSON`, { path });
+    throw new OncepayError(PAYOUT_CODES.KEYPAIR_MALFORMED, `keypair file at path ${path} is not valid JSON`, {
+      path,
+      field: 'path',
+    });
   }
   if (!Array.isArray(bytes) || bytes.length !== 64 || !bytes.every((b) => Number.isInteger(b) && b >= 0 && b <= 255)) {
-    throw new OncepayError(PAYOUT_CODES.KEYPAIR_MALFORMED, `keypair file ${path} is not a JSON array of 64 bytes`, {
-      path,
-    });
+    throw new OncepayError(
+      PAYOUT_CODES.KEYPAIR_MALFORMED,
+      `keypair file at path ${path} is not a JSON array of 64 bytes`,
+      {
+        path,
+        field: 'path',
+      },
+    );
   }
   return Keypair.fromSecretKey(Uint8Array.from(bytes as number[]));
 }

@@ -65,6 +65,7 @@ export const EXCEPTION_CODES = {
   MERCHANT_UNKNOWN: 'ONCEPAY__EXCEPTION__MERCHANT_UNKNOWN',
   NOTE_MISSING: 'ONCEPAY__EXCEPTION__NOTE_MISSING',
   KIND_INVALID: 'ONCEPAY__EXCEPTION__KIND_INVALID',
+  RECEIPT_KEY_INVALID: 'ONCEPAY__EXCEPTION__RECEIPT_KEY_INVALID',
 } as const;
 
 /** The OncePay object (sdk/). */
@@ -186,6 +187,8 @@ export const PROGRAM_BINARY_CODES = {
 export const CLI_CODES = {
   /** An unknown option or command, a missing required option or argument (commander's own refusals). */
   USAGE: 'ONCEPAY__CLI__USAGE',
+  /** A flag's or argument's value of the wrong form (a number, a URL, a row id…; addresses and amounts have theirs). */
+  VALUE_INVALID: 'ONCEPAY__CLI__VALUE_INVALID',
 } as const;
 
 /** The demo (demo/). */

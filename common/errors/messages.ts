@@ -55,6 +55,8 @@ export const ONCEPAY_ERROR_MESSAGES: Readonly<Record<OncepayErrorCode, string>> 
     'No registered merchant holds the vault the money went to: name one with --merchant.',
   ONCEPAY__EXCEPTION__NOTE_MISSING: '`resolve` needs a non-empty note saying why.',
   ONCEPAY__EXCEPTION__KIND_INVALID: '`--kind` is not an exception kind.',
+  ONCEPAY__EXCEPTION__RECEIPT_KEY_INVALID:
+    "refundPayoutId's receipt is not a receipt key (cluster, signature, ixIndex ≥ 0, innerIndex ≥ -1).",
   // sdk
   ONCEPAY__SDK__RPC_MISSING: 'An on-chain call on an OncePay made without rpcUrl / connection.',
   ONCEPAY__SDK__ARGUMENT_INVALID:
@@ -169,6 +171,8 @@ export const ONCEPAY_ERROR_MESSAGES: Readonly<Record<OncepayErrorCode, string>> 
   // cli
   ONCEPAY__CLI__USAGE:
     'The command line was refused before anything ran: an unknown option or command, or a required option or argument missing.',
+  ONCEPAY__CLI__VALUE_INVALID:
+    "A flag's or argument's value is not of the form it takes (the message names the flag); nothing ran.",
   // demo
   ONCEPAY__DEMO__PROGRAM_MISSING: 'The demo needs the compiled program (run make program).',
   ONCEPAY__DEMO__TRANSACTION_FAILED: 'A transaction the demo sent failed.',

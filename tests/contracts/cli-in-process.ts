@@ -4,11 +4,13 @@
 // OncepayError's own `code`, or, for a value refused at parse time, the ONCEPAY__… code commander's message
 // starts its reason with.
 import { Command, CommanderError } from 'commander';
-import { buildCli } from '../../cli/main';
+import { buildCli, cliRefusal } from '../../cli/main';
 
 export interface CliRefusal extends Error {
-  /** ONCEPAY__<AREA>__<WHAT>, or commander's own (commander.missingMandatoryOptionValue, …) when it has none. */
+  /** ONCEPAY__<AREA>__<WHAT>: the CLI's own refusal code (cli/main.ts cliRefusal) or the OncepayError's. */
   code: string;
+  /** The flag or argument it names (commander's refusals; an OncepayError's context.flag or context.field). */
+  flag?: string;
   /** What the CLI printed on stderr for it (commander's line), if anything. */
   stderr: string;
 }
@@ -35,11 +37,9 @@ export async function runCli(args: string[]): Promise<string> {
     await program.parseAsync(['node', 'oncepay', ...args]);
   } catch (e) {
     const stderr = err.join('');
-    if (e instanceof CommanderError) {
-      const code = /ONCEPAY__[A-Z]+__[A-Z0-9_]+/.exec(e.message)?.[0] ?? e.code;
-      throw Object.assign(new Error(e.message), { code, stderr }) as CliRefusal;
-    }
-    throw Object.assign(e as Error, { stderr }) as CliRefusal;
+    if (e instanceof CommanderError) throw Object.assign(new Error(e.message), { ...cliRefusal(e.message), stderr });
+    const context = (e as { context?: { flag?: string; field?: string } }).context;
+    throw Object.assign(e as Error, { stderr, flag: context?.flag ?? context?.field }) as CliRefusal;
   } finally {
     process.stdout.write = write;
   }
