@@ -8,6 +8,7 @@ import { hashApiKey } from '../../app/api/api-key-auth';
 import { insertMerchant } from '../../app/payout/store';
 import { ONCEPAY_PROGRAM_ID } from '../../app/payout/program';
 import { address } from '../../app/types';
+import { currentSuite, expectNoSecretShown, passwordOf } from './secrets';
 import { FaultDb, getJson, Proc, startFaultDb, startOncepay, waitFor } from './support';
 
 const API_KEY = 'fault-test-api-key-0000000001';
@@ -176,5 +177,9 @@ describe('faults: merchant API (payout serve) through database restarts and term
     expect(
       (await db.pool.query(`SELECT count(*)::int AS n FROM payouts WHERE merchant_payout_id = 'po-500'`)).rows[0].n,
     ).to.equal(1);
+  });
+
+  it('no process of this suite showed a secret it was configured with: not the database password or an API key, in its output or its command line', () => {
+    expectNoSecretShown(currentSuite(), [passwordOf(db.url), API_KEY]);
   });
 });

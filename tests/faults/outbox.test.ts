@@ -9,6 +9,7 @@ import { createLedger, fulfilmentOpId, Ledger } from '../../indexer/ledger';
 import { addr, receipt, sig } from '../indexer/ledger/fixtures';
 import { startMerchantServer } from '../indexer/outbox/merchant-server';
 import { FaultDb, freePort, getJson, startFaultDb, startOncepay, waitFor } from './support';
+import { currentSuite, expectNoSecretShown, passwordOf } from './secrets';
 
 const SECRET = 'whsec-outbox-fault';
 const APP = 'oncepay-outbox-run';
@@ -48,14 +49,14 @@ describe('faults: outbox worker through database restarts and terminated session
     ledger = createLedger({ db: db.pool });
   });
   after(async () => db?.close());
+  /** The HMAC secret in the environment, never on the command line (`ps`): the suite's last case checks it. */
+  const secretEnv = () => ({ ...db.env, ONCEPAY_WEBHOOK_SECRET: SECRET });
 
   const args = (url: string, port: number) => [
     'outbox',
     'run',
     '--url',
     url,
-    '--secret',
-    SECRET,
     '--poll-ms',
     '50',
     '--lease-seconds',
@@ -71,7 +72,7 @@ describe('faults: outbox worker through database restarts and terminated session
   it('stays up through a restart and a pg_terminate_backend while invoices are paid; every fulfilment delivered under its own key', async () => {
     const merchant = await startMerchantServer();
     const port = await freePort();
-    const worker = startOncepay(args(merchant.url, port), db.env);
+    const worker = startOncepay(args(merchant.url, port), secretEnv());
     const base = `http://127.0.0.1:${port}`;
     try {
       await waitFor(async () => (await getJson(`${base}/readyz`)).status === 200, 'the worker to be ready');
@@ -126,7 +127,7 @@ describe('faults: outbox worker through database restarts and terminated session
     });
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
     const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`;
-    const worker = startOncepay(args(url, await freePort()), db.env);
+    const worker = startOncepay(args(url, await freePort()), secretEnv());
     try {
       await pay(ledger, ['T-1']);
       await waitFor(() => held.length === 1, 'the delivery to be in flight');
@@ -149,5 +150,9 @@ describe('faults: outbox worker through database restarts and terminated session
       server.closeAllConnections();
       server.close();
     }
+  });
+
+  it('no process of this suite showed a secret it was configured with: not the HMAC secret or the database password, in its output or its command line', () => {
+    expectNoSecretShown(currentSuite(), [SECRET, passwordOf(db.url)]);
   });
 });

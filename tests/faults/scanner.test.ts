@@ -6,6 +6,7 @@ import { expect } from 'chai';
 import { ReplayRpc, startReplayRpc } from '../../testkit/replay-rpc';
 import { buildChain, Chain, createChainInvoice, totals } from '../indexer/source/chain-fixture';
 import { FaultDb, freePort, getJson, Proc, startFaultDb, startOncepay, waitFor } from './support';
+import { currentSuite, expectNoSecretShown, passwordOf, RPC_API_KEY, withApiKey } from './secrets';
 
 const CLUSTER = 'faults';
 const APP = 'oncepay-indexer-run';
@@ -16,6 +17,11 @@ describe('faults: scanner and backfill through database restarts and terminated 
   this.timeout(600_000);
   let db: FaultDb;
   let rpc: ReplayRpc;
+  /**
+   * The processes' environment: the database, and the RPC URL with a provider's API key (ONCEPAY_RPC_URL, not --rpc),
+   * at info level, so the lines that name the endpoint ("scanner starting") are written and checked.
+   */
+  const rpcEnv = () => ({ ...db.env, ONCEPAY_RPC_URL: withApiKey(rpc.url), ONCEPAY_LOG_LEVEL: 'info' });
   let chain: Chain;
   let scanner: Proc;
   let metrics: string;
@@ -52,8 +58,6 @@ describe('faults: scanner and backfill through database restarts and terminated 
       [
         'indexer',
         'run',
-        '--rpc',
-        rpc.url,
         '--cluster',
         CLUSTER,
         '--from-slot',
@@ -69,7 +73,7 @@ describe('faults: scanner and backfill through database restarts and terminated 
         '--metrics-port',
         String(port),
       ],
-      db.env,
+      rpcEnv(),
     );
     await waitFor(async () => (await checkpoint()) >= 10, 'the first blocks');
     for (let tip = 20; tip <= TIP; tip += 10) {
@@ -106,8 +110,6 @@ describe('faults: scanner and backfill through database restarts and terminated 
         [
           'indexer',
           'backfill',
-          '--rpc',
-          rpc.url,
           '--cluster',
           CLUSTER,
           '--from-slot',
@@ -117,7 +119,7 @@ describe('faults: scanner and backfill through database restarts and terminated 
           '--chunk-size',
           '10',
         ],
-        db.env,
+        rpcEnv(),
       );
       await waitFor(
         () => backfill!.stderr().includes('database unavailable; backing off'),
@@ -168,8 +170,6 @@ describe('faults: scanner and backfill through database restarts and terminated 
         [
           'indexer',
           'backfill',
-          '--rpc',
-          rpc.url,
           '--cluster',
           CLUSTER,
           '--from-slot',
@@ -179,7 +179,7 @@ describe('faults: scanner and backfill through database restarts and terminated 
           '--chunk-size',
           '10',
         ],
-        { ...db.env, ONCEPAY_LOG_LEVEL: 'info' },
+        rpcEnv(),
       );
       await waitFor(
         async () => (await db.waiting('oncepay-indexer-backfill')) > 0,
@@ -203,5 +203,9 @@ describe('faults: scanner and backfill through database restarts and terminated 
       .slice(0, 10);
     expect(r.interrupted).to.deep.equal({ resumeFromSlot: firstTen[9] + 1 });
     expect([r.blocks, r.duplicates, r.inserted]).to.deep.equal([10, 20, 0]);
+  });
+
+  it('no process of this suite showed a secret it was configured with: not the RPC API key or the database password, in its output or its command line', () => {
+    expectNoSecretShown(currentSuite(), [RPC_API_KEY, passwordOf(db.url)]);
   });
 });

@@ -9,6 +9,7 @@ import { freePort } from '../../common/free-port';
 import { startLocalServer, stopLocalServer } from '../../db/local-server';
 import { migrate } from '../../db/migrate';
 import { createPool } from '../../db/pool';
+import { currentSuite, recordProcess } from './secrets';
 
 export { freePort };
 
@@ -96,8 +97,13 @@ export interface Proc {
   stderr(): string;
 }
 
-export function startOncepay(args: string[], env: Record<string, string>): Proc {
-  const child = spawn(process.execPath, [BIN, ...args], {
+/**
+ * `oncepay <args>` from source, its output captured. `suite`: the suite it is recorded under for its secrets check
+ * (secrets.ts); the default is the current spec file.
+ */
+export function startOncepay(args: string[], env: Record<string, string>, suite = currentSuite()): Proc {
+  const argv = [process.execPath, BIN, ...args];
+  const child = spawn(argv[0], argv.slice(1), {
     cwd: ROOT,
     env: { ...process.env, NODE_ENV: 'test', ONCEPAY_LOG_LEVEL: 'warn', ...env, ONCEPAY_FROM_SOURCE: '1' },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -112,6 +118,7 @@ export function startOncepay(args: string[], env: Record<string, string>): Proc 
     if (nl >= 0) resolveLine(JSON.parse(stdout.slice(0, nl)));
   });
   child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
+  recordProcess(suite, argv, () => stdout + stderr);
   const done = new Promise<{ code: number | null; signal: NodeJS.Signals | null; stdout: string; stderr: string }>(
     (resolve) => child.on('close', (code, signal) => resolve({ code, signal, stdout, stderr })),
   );

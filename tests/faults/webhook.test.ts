@@ -7,6 +7,7 @@ import { expect } from 'chai';
 import { createLedger } from '../../indexer/ledger';
 import { blockAt, randomAddress, startReplayRpc, transferCheckedTx } from '../../testkit/replay-rpc';
 import { FaultDb, getJson, Proc, startFaultDb, startOncepay, waitFor } from './support';
+import { currentSuite, expectNoSecretShown, passwordOf, RPC_API_KEY, withApiKey } from './secrets';
 
 const SECRET = 'whsec-fault-0123456789';
 const APP = 'oncepay-indexer-webhook';
@@ -26,19 +27,9 @@ describe('faults: webhook receiver through database restarts and terminated sess
     // These deliveries are synthetic transactions on no chain, so this suite runs the receiver in its opt-out mode
     // (--trust-provider, and the deprecated bare secret): what it proves is about the database, not the chain.
     hook = startOncepay(
-      [
-        'indexer',
-        'webhook',
-        '--port',
-        '0',
-        '--secret',
-        SECRET,
-        '--cluster',
-        CLUSTER,
-        '--trust-provider',
-        '--legacy-signature',
-      ],
-      db.env,
+      ['indexer', 'webhook', '--port', '0', '--cluster', CLUSTER, '--trust-provider', '--legacy-signature'],
+      // The secret in the environment, never on the command line (`ps`): the suite's last case checks it.
+      { ...db.env, ONCEPAY_WEBHOOK_SECRET: SECRET },
     );
     const line = await hook.firstLine;
     expect(line.listening, JSON.stringify(line)).to.be.a('string');
@@ -212,19 +203,17 @@ describe('faults: webhook receiver through database restarts and terminated sess
         'webhook',
         '--port',
         '0',
-        '--secret',
-        SECRET,
         '--legacy-signature',
         '--cluster',
         cluster,
-        '--rpc',
-        rpc.url,
         '--rpc-timeout-ms',
         '2000',
         '--recheck-ms',
         '100',
       ],
-      db.env,
+      // The RPC URL carries a provider's API key: in the environment, as an operator should pass it.
+      // At info level: "webhook receiver listening" names the endpoint, and is checked for the key.
+      { ...db.env, ONCEPAY_WEBHOOK_SECRET: SECRET, ONCEPAY_RPC_URL: withApiKey(rpc.url), ONCEPAY_LOG_LEVEL: 'info' },
     );
     try {
       const at = (await verified.firstLine).listening as string;
@@ -279,5 +268,9 @@ describe('faults: webhook receiver through database restarts and terminated sess
       if (verified.alive()) verified.child.kill('SIGKILL');
       await rpc.close();
     }
+  });
+
+  it('no process of this suite showed a secret it was configured with: not the webhook secret, the RPC API key or the database password, in its output or its command line', () => {
+    expectNoSecretShown(currentSuite(), [SECRET, RPC_API_KEY, passwordOf(db.url)]);
   });
 });

@@ -7,6 +7,7 @@ import { Keypair, PublicKey } from '@solana/web3.js';
 import { createPayout } from '../../../app/payout/create-payout';
 import { PayoutRow } from '../../../app/payout/store';
 import { FaultDb, startFaultDb, startOncepay, waitFor } from '../../faults/support';
+import { currentSuite, expectNoSecretShown, passwordOf, RPC_API_KEY, withApiKey } from '../../faults/secrets';
 import { stderrJson } from '../../indexer/cli/run-cli';
 import { connectionIo, createTokenAccount } from '../../../testkit/payout/setup';
 import {
@@ -70,8 +71,6 @@ describe('app/payout worker through a PostgreSQL restart and pg_terminate_backen
       [
         'payout',
         'worker',
-        '--rpc',
-        L.net.url,
         '--authority',
         L.authorityFile,
         '--concurrency',
@@ -83,7 +82,8 @@ describe('app/payout worker through a PostgreSQL restart and pg_terminate_backen
         '--drain-ms',
         '10000',
       ],
-      { ...fdb.env, ONCEPAY_LOG_LEVEL: 'info' },
+      // The RPC URL with a provider's API key, in the environment (not --rpc): the suite's last case checks it.
+      { ...fdb.env, ONCEPAY_LOG_LEVEL: 'info', ONCEPAY_RPC_URL: withApiKey(L.net.url) },
     );
     try {
       await waitFor(
@@ -142,5 +142,9 @@ describe('app/payout worker through a PostgreSQL restart and pg_terminate_backen
     }
     const r = await w.done;
     expect(r.code, r.stderr).to.equal(0);
+  });
+
+  it('no process of this suite showed a secret it was configured with: not the RPC API key or the database password, in its output or its command line', () => {
+    expectNoSecretShown(currentSuite(), [RPC_API_KEY, passwordOf(fdb.url)]);
   });
 });

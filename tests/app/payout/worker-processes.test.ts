@@ -7,6 +7,7 @@ import * as os from 'os';
 import { Keypair, PublicKey } from '@solana/web3.js';
 import { createPayout } from '../../../app/payout/create-payout';
 import { listAttempts, PayoutRow } from '../../../app/payout/store';
+import { currentSuite, expectNoSecretShown, passwordOf, RPC_API_KEY, withApiKey } from '../../faults/secrets';
 import { Proc, startOncepay } from '../../faults/support';
 import { stderrJson } from '../../indexer/cli/run-cli';
 import { connectionIo, createTokenAccount } from '../../../testkit/payout/setup';
@@ -52,8 +53,6 @@ describe('app/payout worker processes (localnet, SIGKILL, SIGTERM)', function ()
       [
         'payout',
         'worker',
-        '--rpc',
-        L.net.url,
         '--authority',
         L.authorityFile,
         '--poll-ms',
@@ -64,7 +63,8 @@ describe('app/payout worker processes (localnet, SIGKILL, SIGTERM)', function ()
         '0',
         ...extra,
       ],
-      { ...L.db.env, ONCEPAY_LOG_LEVEL: 'info', ...env },
+      // The RPC URL with a provider's API key, in the environment (not --rpc): the suite's last case checks it.
+      { ...L.db.env, ONCEPAY_LOG_LEVEL: 'info', ONCEPAY_RPC_URL: withApiKey(L.net.url), ...env },
     );
     running.push(w);
     return w;
@@ -240,5 +240,9 @@ describe('app/payout worker processes (localnet, SIGKILL, SIGTERM)', function ()
     }
     next.child.kill('SIGTERM');
     expect((await next.done).code).to.equal(0);
+  });
+
+  it('no process of this suite showed a secret it was configured with: not the RPC API key or the database password, in its output or its command line', () => {
+    expectNoSecretShown(currentSuite(), [RPC_API_KEY, passwordOf(L.db.url)]);
   });
 });

@@ -9,6 +9,7 @@ import { createLedger, fulfilmentOpId } from '../../../indexer/ledger';
 import { verifySignature } from '../../../indexer/delivery';
 import { addr, jsonLines, receipt, sig } from '../ledger/fixtures';
 import { oncepay } from './run-cli';
+import { currentSuite, expectNoSecretShown, passwordOf } from '../../faults/secrets';
 import { expectedTotals, paymentDataset, USDC } from './dataset';
 import { unbalancedInvoices } from './balances';
 import { startMerchantServer, MerchantServer } from '../outbox/merchant-server';
@@ -111,8 +112,6 @@ describe('indexer/cli: crash injection', () => {
         'run',
         '--url',
         merchant.url,
-        '--secret',
-        SECRET,
         '--lease-seconds',
         '1',
         '--batch-size',
@@ -120,8 +119,9 @@ describe('indexer/cli: crash injection', () => {
         '--poll-ms',
         '100',
       ];
+      // The HMAC secret in the environment, never on the command line (`ps`): the suite's last case checks it.
       const crashed = await oncepay([...base, '--once'], {
-        env: { ...t.env, ONCEPAY_FAILPOINT: 'outbox.after_response_before_mark' },
+        env: { ...t.env, ONCEPAY_WEBHOOK_SECRET: SECRET, ONCEPAY_FAILPOINT: 'outbox.after_response_before_mark' },
       });
       expect(crashed.signal).to.equal('SIGKILL');
       expect(merchant.seen).to.have.length(1);
@@ -132,7 +132,7 @@ describe('indexer/cli: crash injection', () => {
       ).to.equal('delivering');
 
       // The restarted worker waits out the dead worker's lease, then delivers both rows.
-      const restarted = await oncepay([...base, '--drain'], { env: t.env });
+      const restarted = await oncepay([...base, '--drain'], { env: { ...t.env, ONCEPAY_WEBHOOK_SECRET: SECRET } });
       expect(restarted.code, restarted.stderr).to.equal(0);
       const keys = merchant.seen.map((s) => s.idempotencyKey);
       expect(keys.filter((k) => k === firstKey)).to.have.length(2);
@@ -179,6 +179,10 @@ describe('indexer/cli: crash injection', () => {
       const ok = await oncepay(run, { env: { ...t.env, ONCEPAY_WEBHOOK_SECRET: SECRET } });
       expect(JSON.parse(ok.stdout)).to.deep.equal({ claimed: 1, delivered: 1, failed: 0, dead: 0 });
       expect(merchant.seen.map((s) => s.idempotencyKey)).to.deep.equal(Array(4).fill(fulfilmentOpId('OD')));
+    });
+
+    it('no process of this suite showed a secret it was configured with: not the HMAC secret or the database password, in its output or its command line', () => {
+      expectNoSecretShown(currentSuite(), [SECRET, passwordOf(t.url)]);
     });
   });
 });

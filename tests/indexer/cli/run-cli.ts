@@ -1,6 +1,7 @@
 // Spawns the real `oncepay` binary (from source) in a child process against the suite's schema.
 import { spawn } from 'child_process';
 import * as path from 'path';
+import { currentSuite, recordProcess } from '../../faults/secrets';
 
 export const ROOT = path.resolve(__dirname, '..', '..', '..');
 
@@ -12,8 +13,10 @@ export interface CliResult {
 }
 
 export function oncepay(args: string[], opts: { env: Record<string, string>; input?: string }): Promise<CliResult> {
+  const suite = currentSuite();
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [path.join(ROOT, 'bin', 'oncepay'), ...args], {
+    const argv = [process.execPath, path.join(ROOT, 'bin', 'oncepay'), ...args];
+    const child = spawn(argv[0], argv.slice(1), {
       cwd: ROOT,
       env: { ...process.env, NODE_ENV: 'test', ONCEPAY_LOG_LEVEL: 'warn', ...opts.env, ONCEPAY_FROM_SOURCE: '1' },
       stdio: ['pipe', 'pipe', 'pipe'],
@@ -22,6 +25,7 @@ export function oncepay(args: string[], opts: { env: Record<string, string>; inp
     let stderr = '';
     child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
     child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    recordProcess(suite, argv, () => stdout + stderr);
     child.on('error', reject);
     child.on('close', (code, signal) => resolve({ code, signal, stdout, stderr }));
     child.stdin.end(opts.input ?? '');
