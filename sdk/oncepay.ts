@@ -35,6 +35,7 @@ import {
   getMerchant,
   getMerchantByAddress,
   getPayout,
+  getPayoutOfMerchantById,
   insertMerchant,
   listAttempts,
 } from '../app/payout/store';
@@ -354,9 +355,16 @@ export class OncePay {
     return this.mustPayout(id);
   }
 
-  /** A payout with its on-chain proof, or null. */
-  async getPayout(id: string): Promise<Payout | null> {
-    const row = await getPayout(this.db, rowIdArg(id, 'id'));
+  /** A payout with its on-chain proof, or null; with `merchant`, only if it is that merchant's. */
+  async getPayout(id: string, o: { merchant?: RegisteredMerchant | string } = {}): Promise<Payout | null> {
+    const pid = rowIdArg(id, 'id');
+    const a = objectArg(o, 'options');
+    if (a.merchant !== undefined) merchantRefArg(a.merchant, 'options.merchant');
+    // With a merchant, read with the merchant in the key: another merchant's payout is null, never read.
+    const row =
+      a.merchant === undefined
+        ? await getPayout(this.db, pid)
+        : await getPayoutOfMerchantById(this.db, (await this.merchantRow(a.merchant, 'options.merchant')).id, pid);
     return row ? toPayout(row, await listAttempts(this.db, row.id)) : null;
   }
 

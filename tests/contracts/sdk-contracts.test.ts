@@ -282,6 +282,12 @@ describe('sdk contract: every public method refuses malformed input with an Once
     },
     { method: 'getPayout', call: (o) => o.getPayout('1 OR 1=1'), code: ARGUMENT, field: 'id' },
     {
+      method: 'getPayout',
+      call: (o) => o.getPayout('1', { merchant: 'm!' }),
+      code: ADDRESS,
+      field: 'options.merchant',
+    },
+    {
       method: 'resumePayouts',
       call: (o) => o.resumePayouts({ authority: 'k' as never }),
       code: KEYPAIR,

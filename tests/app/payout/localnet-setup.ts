@@ -50,6 +50,8 @@ export interface TenantMerchant {
   m: MerchantSetup;
   merchant: MerchantRow;
   apiKey: string;
+  /** Its payout authority's keypair file (for `--authority`). */
+  authorityFile: string;
   newPayout(amount?: string): Promise<{ row: PayoutRow; recipient: PublicKey }>;
 }
 
@@ -114,7 +116,9 @@ export async function startPayoutLocalnet(
         merchantAddress: address(other.merchant),
         vault: address(other.vault),
       });
-      return { m: other, merchant: row, apiKey: key, newPayout: payoutFor(other, row) };
+      const file = path.join(tmp, `${name}-authority.json`);
+      fs.writeFileSync(file, JSON.stringify([...other.authority.secretKey]), { mode: 0o600 });
+      return { m: other, merchant: row, apiKey: key, authorityFile: file, newPayout: payoutFor(other, row) };
     },
     async stop() {
       await db.drop();
