@@ -3,29 +3,18 @@ import { expect } from 'chai';
 import { Command } from 'commander';
 import { Keypair } from '@solana/web3.js';
 import { buildCli } from '../../cli/main';
-import { createTestDb, TestDb } from '../../testkit/test-db';
+import { TestDb } from '../../testkit/test-db';
+import { testDbAsCliEnv } from '../contracts/test-db-env';
 import { deriveOpId } from '../../app/op-id';
 import { ONCEPAY_PROGRAM_ID } from '../../app/payout/program';
 import { runCli as run } from '../contracts/cli-in-process';
 
 describe('app/cli (oncepay payout …)', () => {
-  let db: TestDb;
-  const saved = { url: process.env.DATABASE_URL, schema: process.env.ONCEPAY_DB_SCHEMA };
+  const testDb = testDbAsCliEnv('app_cli');
   const pk = () => Keypair.generate().publicKey.toBase58();
   const merchant = pk();
-
-  before(async () => {
-    db = await createTestDb('app_cli');
-    process.env.DATABASE_URL = db.url;
-    process.env.ONCEPAY_DB_SCHEMA = db.schema;
-  });
-  after(async () => {
-    if (saved.url === undefined) delete process.env.DATABASE_URL;
-    else process.env.DATABASE_URL = saved.url;
-    if (saved.schema === undefined) delete process.env.ONCEPAY_DB_SCHEMA;
-    else process.env.ONCEPAY_DB_SCHEMA = saved.schema;
-    await db?.drop();
-  });
+  let db: TestDb;
+  before(() => (db = testDb()));
 
   it('every payout command has a description and --help', () => {
     const payout = buildCli().commands.find((c: Command) => c.name() === 'payout')!;

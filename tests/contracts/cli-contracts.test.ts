@@ -6,7 +6,7 @@
 import { expect } from 'chai';
 import { Command, Option } from 'commander';
 import { buildCli } from '../../cli/main';
-import { createTestDb, TestDb } from '../../testkit/test-db';
+import { schemaSnapshot, testDbAsCliEnv } from './test-db-env';
 import * as fs from 'fs';
 import * as os from 'os';
 import * as path from 'path';
@@ -154,42 +154,20 @@ function validValue(flag: string, keyFile: string): string {
 
 describe('cli contract: every command refuses malformed input before it runs, naming the flag', function () {
   this.timeout(300_000);
-  let db: TestDb;
+  const db = testDbAsCliEnv('cli_contracts');
   const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'oncepay-cli-contracts-'));
   const keyFile = path.join(tmp, 'key.json');
   fs.writeFileSync(keyFile, JSON.stringify([...Keypair.generate().secretKey]), { mode: 0o600 });
-  const saved = { url: process.env.DATABASE_URL, schema: process.env.ONCEPAY_DB_SCHEMA };
   const commands = leaves(buildCli());
 
-  async function snapshot(): Promise<string> {
-    const { rows: tables } = await db.pool.query(
-      `SELECT table_name FROM information_schema.tables WHERE table_schema = $1 ORDER BY 1`,
-      [db.schema],
-    );
-    const out: Record<string, unknown> = {};
-    for (const { table_name } of tables)
-      out[table_name] = (await db.pool.query(`SELECT * FROM ${db.schema}.${table_name} ORDER BY 1`)).rows;
-    return JSON.stringify(out);
-  }
+  const snapshot = () => schemaSnapshot(db());
   const refusal = (args: string[]) =>
     runCli(args).then(
       () => undefined,
       (e: CliRefusal) => e,
     );
 
-  before(async () => {
-    db = await createTestDb('cli_contracts');
-    process.env.DATABASE_URL = db.url;
-    process.env.ONCEPAY_DB_SCHEMA = db.schema;
-  });
-  after(async () => {
-    if (saved.url === undefined) delete process.env.DATABASE_URL;
-    else process.env.DATABASE_URL = saved.url;
-    if (saved.schema === undefined) delete process.env.ONCEPAY_DB_SCHEMA;
-    else process.env.ONCEPAY_DB_SCHEMA = saved.schema;
-    await db?.drop();
-    fs.rmSync(tmp, { recursive: true, force: true });
-  });
+  after(() => fs.rmSync(tmp, { recursive: true, force: true }));
 
   it('every flag that takes a value has a row (a malformed value, or free text)', () => {
     expect(commands.length).to.be.greaterThan(30);

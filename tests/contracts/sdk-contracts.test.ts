@@ -9,6 +9,7 @@ import * as os from 'os';
 import * as path from 'path';
 import { deriveOperation, deriveOpId, OncePay, OncepayError, readKeypairFile, refundPayoutId } from '../../sdk';
 import { createTestDb, TestDb } from '../../testkit/test-db';
+import { schemaSnapshot } from './test-db-env';
 
 const ADDRESS = 'ONCEPAY__PAYOUT__ADDRESS_MALFORMED';
 const KEYPAIR = 'ONCEPAY__PAYOUT__KEYPAIR_MALFORMED';
@@ -51,17 +52,7 @@ describe('sdk contract: every public method refuses malformed input with an Once
   const signers = { authority: kp };
   let tmp: string;
 
-  /** Every table of the schema, every row: the database before and after the calls must be the same. */
-  async function snapshot(): Promise<string> {
-    const { rows: tables } = await db.pool.query(
-      `SELECT table_name FROM information_schema.tables WHERE table_schema = $1 ORDER BY 1`,
-      [db.schema],
-    );
-    const out: Record<string, unknown> = {};
-    for (const { table_name } of tables)
-      out[table_name] = (await db.pool.query(`SELECT * FROM ${db.schema}.${table_name} ORDER BY 1`)).rows;
-    return JSON.stringify(out);
-  }
+  const snapshot = () => schemaSnapshot(db);
 
   before(async () => {
     db = await createTestDb('sdk_contracts');

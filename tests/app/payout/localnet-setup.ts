@@ -3,6 +3,7 @@
 // its api_merchants row, and the payout authority's keypair in a file for the CLI: what every payout suite on the
 // localnet starts from. Plus the checks they share: one transfer per payout, on chain and in the journal.
 import { expect } from 'chai';
+import { register } from 'prom-client';
 import * as fs from 'fs';
 import * as os from 'os';
 import * as path from 'path';
@@ -156,4 +157,14 @@ export async function expectJournalConsistent(db: TestDb, connection: Connection
 /** testkit's until, every 20 ms, for `timeoutMs` (longer on a real validator: testkit/node scaledWait). */
 export function until<T>(f: () => Promise<T | undefined | null | false>, what: string, timeoutMs = 60_000): Promise<T> {
   return untilTruthy(what, f, { timeoutMs: scaledWait(timeoutMs), intervalMs: 20 });
+}
+
+/** The sum of a default-registry metric's values whose labels include `labels` (0 when it does not exist yet). */
+export async function metricValue(name: string, labels: Record<string, string> = {}): Promise<number> {
+  const metric = register.getSingleMetric(name);
+  if (!metric) return 0;
+  const { values } = await metric.get();
+  return values
+    .filter((v) => Object.entries(labels).every(([k, x]) => v.labels[k] === x))
+    .reduce((n, v) => n + v.value, 0);
 }

@@ -6,7 +6,6 @@
 import { expect } from 'chai';
 import { Keypair, Transaction } from '@solana/web3.js';
 import { Pool } from 'pg';
-import { register } from 'prom-client';
 import { createPool } from '../../../db/pool';
 import { createConnectionChain } from '../../../app/payout/chain';
 import { setPayoutAuthorityInstruction } from '../../../app/payout/program';
@@ -21,17 +20,9 @@ import {
   PayoutLocalnet,
   startPayoutLocalnet,
   TenantMerchant,
+  metricValue,
   until,
 } from './localnet-setup';
-
-async function counter(name: string, labels: Record<string, string>): Promise<number> {
-  const metric = register.getSingleMetric(name);
-  if (!metric) return 0;
-  const { values } = await metric.get();
-  return values
-    .filter((v) => Object.entries(labels).every(([k, x]) => v.labels[k] === x))
-    .reduce((n, v) => n + v.value, 0);
-}
 
 /** The fee payer of an attempt's transaction: its first account key (the signer when no --payer is given). */
 function signerOf(txBytes: Buffer): string {
@@ -105,9 +96,9 @@ describe('app/payout worker pool: two merchants on one database (in-process, loc
       "A's payouts paid by A's worker",
     );
     // Give it every chance to take B's: several idle polls later, still nothing of B's was claimed or signed.
-    const claimsBefore = await counter('oncepay_payout_worker_claims_total', { result: 'empty' });
+    const claimsBefore = await metricValue('oncepay_payout_worker_claims_total', { result: 'empty' });
     await until(
-      async () => (await counter('oncepay_payout_worker_claims_total', { result: 'empty' })) > claimsBefore + 5,
+      async () => (await metricValue('oncepay_payout_worker_claims_total', { result: 'empty' })) > claimsBefore + 5,
       'a few empty claims',
     );
     for (const { row, recipient } of mine) {
@@ -148,7 +139,7 @@ describe('app/payout worker pool: two merchants on one database (in-process, loc
       [setPayoutAuthorityInstruction(B.m.programId, B.m.authority.publicKey, rotated.publicKey)],
       [B.m.authority],
     );
-    const handbacksBefore = await counter('oncepay_payout_worker_handbacks_total', { reason: 'unauthorized' });
+    const handbacksBefore = await metricValue('oncepay_payout_worker_handbacks_total', { reason: 'unauthorized' });
     const { row, recipient } = await B.newPayout();
     // The stale worker claims it, signs with the old key, the program refuses it (6001): handed back, still due.
     const refused = await until(async () => {
@@ -158,7 +149,7 @@ describe('app/payout worker pool: two merchants on one database (in-process, loc
     expect(refused.error).to.equal('Unauthorized (6001)');
     await until(
       async () =>
-        (await counter('oncepay_payout_worker_handbacks_total', { reason: 'unauthorized' })) > handbacksBefore,
+        (await metricValue('oncepay_payout_worker_handbacks_total', { reason: 'unauthorized' })) > handbacksBefore,
       'the hand-back counted',
     );
     const handedBack = (await getPayout(L.db.pool, row.id))!;

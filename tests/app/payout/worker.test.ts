@@ -3,7 +3,6 @@
 // unreachable, the drain, and the uncertain-attempt gauges.
 import { expect } from 'chai';
 import { Pool } from 'pg';
-import { register } from 'prom-client';
 import { createPool } from '../../../db/pool';
 import { createConnectionChain } from '../../../app/payout/chain';
 import { runPayout } from '../../../app/payout/run-payout';
@@ -17,17 +16,9 @@ import {
   expectJournalConsistent,
   PayoutLocalnet,
   startPayoutLocalnet,
+  metricValue,
   until,
 } from './localnet-setup';
-
-async function metricValue(name: string, labels: Record<string, string> = {}): Promise<number> {
-  const metric = register.getSingleMetric(name);
-  if (!metric) return 0;
-  const { values } = await metric.get();
-  return values
-    .filter((v) => Object.entries(labels).every(([k, x]) => v.labels[k] === x))
-    .reduce((n, v) => n + v.value, 0);
-}
 
 describe('app/payout worker pool (in-process, localnet)', () => {
   let L: PayoutLocalnet;
