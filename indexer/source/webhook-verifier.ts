@@ -126,7 +126,8 @@ export function createChainVerifier(opts: ChainVerifierOptions) {
   const concurrency = Math.max(1, opts.concurrency ?? DEFAULT_HINT_CONCURRENCY);
   const roundSize = opts.roundSize ?? (opts.maxPendingHints ?? DEFAULT_MAX_PENDING_HINTS) * (known.length + 1);
   const retentionMs = opts.retentionMs ?? DEFAULT_HINT_RETENTION_MS;
-  // Leases and the writes that settle them go through this one connection: its session is the leases' holder.
+  // Leases and the writes that settle them go through one connection, held while any check is in progress: its
+  // session is the leases' holder, and every lease is settled or released before the check ends.
   const session = holdConnection(opts.db);
   const onSession = <T>(use: (s: ReturnType<typeof createWebhookStore>) => Promise<T>) =>
     session.run((c) => use(createWebhookStore(c)));
@@ -335,12 +336,14 @@ export function createChainVerifier(opts: ChainVerifierOptions) {
     }
   }
 
-  /** Lease (on the verifier's session) and check. */
-  async function leaseAndCheck(lease: { ids?: string[]; limit: number }, signal?: AbortSignal) {
-    const hints = await onSession((s) => s.leaseHints(opts.cluster, { ...lease, leaseMs, known }));
-    if (hints.length === 0) return { ...EMPTY };
-    failpoint('webhook.after_hints_leased');
-    return checkLeased(hints, signal);
+  /** Lease (on the verifier's session, held until the check ends) and check. */
+  function leaseAndCheck(lease: { ids?: string[]; limit: number }, signal?: AbortSignal): Promise<CheckSummary> {
+    return session.hold(async () => {
+      const hints = await onSession((s) => s.leaseHints(opts.cluster, { ...lease, leaseMs, known }));
+      if (hints.length === 0) return { ...EMPTY };
+      failpoint('webhook.after_hints_leased');
+      return checkLeased(hints, signal);
+    });
   }
 
   async function refreshPending(): Promise<number> {
@@ -379,24 +382,16 @@ export function createChainVerifier(opts: ChainVerifierOptions) {
     /** Check due hints until `signal` aborts; a failing round is logged and retried after `pollMs`. */
     async run(o: { signal: AbortSignal; pollMs?: number }): Promise<void> {
       const pollMs = o.pollMs ?? 500;
-      try {
-        while (!o.signal.aborted) {
-          let checked = 0;
-          try {
-            checked = (await this.checkDue(o.signal)).checked;
-          } catch (e) {
-            if (o.signal.aborted) break;
-            log?.error({ err: (e as Error).message }, 'webhook verifier round failed; retrying');
-          }
-          if (checked === 0) await abortableSleep(pollMs, o.signal).catch(() => undefined);
+      while (!o.signal.aborted) {
+        let checked = 0;
+        try {
+          checked = (await this.checkDue(o.signal)).checked;
+        } catch (e) {
+          if (o.signal.aborted) break;
+          log?.error({ err: (e as Error).message }, 'webhook verifier round failed; retrying');
         }
-      } finally {
-        session.release();
+        if (checked === 0) await abortableSleep(pollMs, o.signal).catch(() => undefined);
       }
-    },
-    /** Give the verifier's connection back (when `run` was never started: tests, the inline checks only). */
-    close(): void {
-      session.release();
     },
   };
 }

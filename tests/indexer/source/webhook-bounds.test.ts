@@ -81,10 +81,7 @@ describe('indexer/source webhook hints: bounded and fair (localnet)', function (
       maxPendingHints: o.maxPendingHints,
       inlineCheckMs: o.inlineCheckMs,
     });
-    closers.push(
-      () => app.close(),
-      () => verifier.close(),
-    );
+    closers.push(() => app.close());
     return { app, verifier, registry };
   }
   const post = (app: FastifyInstance, provider: string, signatures: string[]) => {

@@ -70,25 +70,21 @@ describe('indexer/source webhook verifier: a failed check gives its leases back'
       recheck: { baseMs: 20, capMs: 100 },
       // The default lease (a minute): the next round below runs long before it would end.
     });
-    try {
-      const failed = await verifier.checkDue().catch((e: Error) => e);
-      expect((failed as Error).message).to.contain('terminating connection');
-      const leased = await db.pool.query(
-        `SELECT count(*)::int AS n FROM webhook_hints WHERE cluster = $1 AND lease_until IS NOT NULL`,
-        [CLUSTER],
-      );
-      expect(leased.rows[0].n).to.equal(0);
+    const failed = await verifier.checkDue().catch((e: Error) => e);
+    expect((failed as Error).message).to.contain('terminating connection');
+    const leased = await db.pool.query(
+      `SELECT count(*)::int AS n FROM webhook_hints WHERE cluster = $1 AND lease_until IS NOT NULL`,
+      [CLUSTER],
+    );
+    expect(leased.rows[0].n).to.equal(0);
 
-      const next = await verifier.checkDue();
-      expect(next.credited).to.equal(3);
-      for (const t of txs) expect((await ledger.getInvoice(t.id))!.creditedAmount).to.equal(t.amount);
-      const states = await db.pool.query(
-        `SELECT state, count(*)::int AS n FROM webhook_hints WHERE cluster = $1 GROUP BY state`,
-        [CLUSTER],
-      );
-      expect(states.rows).to.deep.equal([{ state: 'credited', n: 3 }]);
-    } finally {
-      verifier.close();
-    }
+    const next = await verifier.checkDue();
+    expect(next.credited).to.equal(3);
+    for (const t of txs) expect((await ledger.getInvoice(t.id))!.creditedAmount).to.equal(t.amount);
+    const states = await db.pool.query(
+      `SELECT state, count(*)::int AS n FROM webhook_hints WHERE cluster = $1 GROUP BY state`,
+      [CLUSTER],
+    );
+    expect(states.rows).to.deep.equal([{ state: 'credited', n: 3 }]);
   });
 });

@@ -38,8 +38,6 @@ describe('indexer/source webhook receiver (verified against localnet)', () => {
   /** Signatures of real finalized transfers by amount, made once (the chain keeps them across tests). */
   const paid = new Map<bigint, string>();
 
-  /** Every verifier built: each holds a connection of its own once it leased, given back after the suite. */
-  const verifiers: ChainVerifier[] = [];
   /** An app with its own verifier and metrics registry. */
   const build = (o: Partial<WebhookAppOptions> & { maxAgeMs?: number } = {}) => {
     const registry = new Registry();
@@ -55,7 +53,6 @@ describe('indexer/source webhook receiver (verified against localnet)', () => {
       recheck: { baseMs: 20, capMs: 100 },
       metrics: webhookMetrics,
     });
-    verifiers.push(verifier);
     return {
       app: buildWebhookApp({
         db: db.pool,
@@ -83,7 +80,6 @@ describe('indexer/source webhook receiver (verified against localnet)', () => {
   });
   after(async () => {
     await app?.close();
-    for (const v of verifiers) v.close();
     await chain?.stop();
     await db?.drop();
   });
