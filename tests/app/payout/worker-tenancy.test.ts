@@ -2,7 +2,8 @@
 // only the payouts of the merchants whose on-chain payout authority is one of its keys (it never signs another
 // merchant's payout, so none lands failed with Unauthorized); a worker with several keys signs each payout with its
 // own merchant's key; and a payout refused on chain as Unauthorized — the merchant rotated its payout authority after
-// the worker read it — is handed back (never failed), counted and logged, and the worker holding the new key pays it.
+// the worker read it — is handed back (never failed), counted and logged, and the worker holding the new key pays it,
+// whichever executor runs the payout (fast or plain: both hand it back through run-control.ts).
 import { expect } from 'chai';
 import { Keypair, Transaction } from '@solana/web3.js';
 import { Pool } from 'pg';
@@ -13,6 +14,7 @@ import { getPayout, listAttempts, PayoutRow } from '../../../app/payout/store';
 import { PayoutResult } from '../../../app/payout/run-payout';
 import { PayoutWorker, PayoutWorkerOptions, startPayoutWorker } from '../../../app/payout/worker';
 import { readSigners } from '../../../app/payout/signers';
+import { EXECUTOR_NAMES, executorNamed } from '../../../app/payout/executor';
 import { connectionIo } from '../../../testkit/payout/setup';
 import {
   expectExactlyOneTransfer,
@@ -129,45 +131,53 @@ describe('app/payout worker pool: two merchants on one database (in-process, loc
     }
   });
 
-  it('a payout refused on chain as Unauthorized (authority rotated after the worker read it) is handed back, not failed; the new key pays it', async () => {
-    // B's worker reads its merchants once (a refresh an hour away), then B rotates its payout authority.
-    const old = worker({ authority: B.m.authority, merchantsRefreshMs: 3_600_000 });
-    await until(async () => old.merchants().includes(B.merchant.id), "the worker to claim B's payouts");
-    const rotated = Keypair.generate();
-    await connectionIo(L.connection).fund(rotated.publicKey);
-    await connectionIo(L.connection).send(
-      [setPayoutAuthorityInstruction(B.m.programId, B.m.authority.publicKey, rotated.publicKey)],
-      [B.m.authority],
-    );
-    const handbacksBefore = await metricValue('oncepay_payout_worker_handbacks_total', { reason: 'unauthorized' });
-    const { row, recipient } = await B.newPayout();
-    // The stale worker claims it, signs with the old key, the program refuses it (6001): handed back, still due.
-    const refused = await until(async () => {
-      const attempts = await listAttempts(L.db.pool, row.id);
-      return attempts.find((x) => x.status === 'failed');
-    }, 'the refused attempt');
-    expect(refused.error).to.equal('Unauthorized (6001)');
-    await until(
-      async () =>
-        (await metricValue('oncepay_payout_worker_handbacks_total', { reason: 'unauthorized' })) > handbacksBefore,
-      'the hand-back counted',
-    );
-    const handedBack = (await getPayout(L.db.pool, row.id))!;
-    expect(handedBack.state).to.equal('executing');
-    expect(handedBack.lastError).to.equal('Unauthorized (6001)');
-    await old.stop({ graceMs: 2_000 });
-    expect((await listAttempts(L.db.pool, row.id)).length, 'the stale worker stopped claiming it').to.equal(1);
+  // B's payout authority as the last rotation left it (each case below rotates it once more).
+  let bPayoutAuthority: Keypair;
+  before(() => (bPayoutAuthority = B.m.authority));
 
-    // The worker holding the new payout authority pays it, once; the journal keeps the refused attempt.
-    const seen: PayoutResult[] = [];
-    worker({ authority: rotated }, seen);
-    await until(finishedAll(seen, [row]), 'the payout paid by the new key');
-    await expectExactlyOneTransfer(L.connection, row, recipient);
-    const attempts = await listAttempts(L.db.pool, row.id);
-    expect(attempts.map((x) => [x.status, signerOf(x.txBytes)])).to.deep.equal([
-      ['failed', B.m.authority.publicKey.toBase58()],
-      ['landed', rotated.publicKey.toBase58()],
-    ]);
-    expect((await getPayout(L.db.pool, row.id))!.state).to.equal('succeeded');
-  });
+  for (const executor of EXECUTOR_NAMES)
+    it(`a payout refused on chain as Unauthorized (authority rotated after the worker read it) is handed back, not failed; the new key pays it (the ${executor} executor)`, async () => {
+      // B's worker reads its merchants once (a refresh an hour away), then B rotates its payout authority (signed by
+      // B's merchant authority).
+      const stale = bPayoutAuthority;
+      const old = worker({ authority: stale, merchantsRefreshMs: 3_600_000, executor: executorNamed(executor) });
+      await until(async () => old.merchants().includes(B.merchant.id), "the worker to claim B's payouts");
+      const rotated = Keypair.generate();
+      await connectionIo(L.connection).fund(rotated.publicKey);
+      await connectionIo(L.connection).send(
+        [setPayoutAuthorityInstruction(B.m.programId, B.m.authority.publicKey, rotated.publicKey)],
+        [B.m.authority],
+      );
+      bPayoutAuthority = rotated;
+      const handbacksBefore = await metricValue('oncepay_payout_worker_handbacks_total', { reason: 'unauthorized' });
+      const { row, recipient } = await B.newPayout();
+      // The stale worker claims it, signs with the old key, the program refuses it (6001): handed back, still due.
+      const refused = await until(async () => {
+        const attempts = await listAttempts(L.db.pool, row.id);
+        return attempts.find((x) => x.status === 'failed');
+      }, 'the refused attempt');
+      expect(refused.error).to.equal('Unauthorized (6001)');
+      await until(
+        async () =>
+          (await metricValue('oncepay_payout_worker_handbacks_total', { reason: 'unauthorized' })) > handbacksBefore,
+        'the hand-back counted',
+      );
+      const handedBack = (await getPayout(L.db.pool, row.id))!;
+      expect(handedBack.state).to.equal('executing');
+      expect(handedBack.lastError).to.equal('Unauthorized (6001)');
+      await old.stop({ graceMs: 2_000 });
+      expect((await listAttempts(L.db.pool, row.id)).length, 'the stale worker stopped claiming it').to.equal(1);
+
+      // The worker holding the new payout authority pays it, once; the journal keeps the refused attempt.
+      const seen: PayoutResult[] = [];
+      worker({ authority: rotated, executor: executorNamed(executor) }, seen);
+      await until(finishedAll(seen, [row]), 'the payout paid by the new key');
+      await expectExactlyOneTransfer(L.connection, row, recipient);
+      const attempts = await listAttempts(L.db.pool, row.id);
+      expect(attempts.map((x) => [x.status, signerOf(x.txBytes)])).to.deep.equal([
+        ['failed', stale.publicKey.toBase58()],
+        ['landed', rotated.publicKey.toBase58()],
+      ]);
+      expect((await getPayout(L.db.pool, row.id))!.state).to.equal('succeeded');
+    });
 });
