@@ -9,6 +9,7 @@ import { buildApiApp } from '../../app/api/build-api-app';
 import { API_ERRORS } from '../../app/api/errors';
 import { createLedger } from '../../indexer/ledger';
 import { buildWebhookApp } from '../../indexer/source/webhook';
+import { signDelivery } from '../../indexer/source/webhook-auth';
 import { WEBHOOK_CODES } from '../../common/errors/codes';
 
 const KEY = 'test-api-key-http-errors-00001';
@@ -75,7 +76,10 @@ describe('HTTP error answers: the merchant API and the webhook receiver share on
   it("a body over the limit (fastify's own refusal): 413 BODY_TOO_LARGE / ONCEPAY__WEBHOOK__BODY_TOO_LARGE", async () => {
     const big = JSON.stringify({ pad: 'x'.repeat(4096) });
     const a = await post(api, '/v1/payouts', big, { authorization: `Bearer ${KEY}`, 'idempotency-key': 'k-2' });
-    const w = await post(webhook, '/v1/webhooks/helius', big);
+    // Signed (the webhook refuses a request without credentials before its body: 401): the size alone decides.
+    const w = await post(webhook, '/v1/webhooks/helius', big, {
+      'x-oncepay-signature': signDelivery('whsec-http-errors-0123456789', big, Math.floor(Date.now() / 1000)),
+    });
     expectSameShape(a, w, 413);
     expect(a.json().code).to.equal('BODY_TOO_LARGE');
     expect(w.json().code).to.equal(WEBHOOK_CODES.BODY_TOO_LARGE);
