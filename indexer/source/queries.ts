@@ -158,6 +158,14 @@ export function hintStates(cluster: string, signatures: string[]): Query {
   };
 }
 
+/** The state of each of these hints (by id) that still exists (an expired unconfirmed one is deleted). */
+export function hintStatesById(ids: string[]): Query {
+  return {
+    text: 'SELECT id::text, state::text FROM webhook_hints WHERE id = ANY($1::bigint[])',
+    values: [ids],
+  };
+}
+
 /**
  * SQL expression: a hint's bucket — its provider when that is one of the configured names ($known, a text[]),
  * else 'unknown': the caps and the fairness of the checks are per bucket, so names a sender makes up share one.

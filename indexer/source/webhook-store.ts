@@ -136,6 +136,12 @@ export function createWebhookStore(db: Db) {
       if (ids.length === 0) return;
       await exec(db, q.releaseHints(ids));
     },
+    /** The state of each of these hints; a hint missing from the map was deleted (expired unconfirmed). */
+    async statesById(ids: string[]): Promise<Map<string, HintState>> {
+      if (ids.length === 0) return new Map();
+      const found = await rows<{ id: string; state: HintState }>(db, q.hintStatesById(ids));
+      return new Map(found.map((r) => [r.id, r.state]));
+    },
     async countPending(cluster: string): Promise<number> {
       return (await one<{ n: number }>(db, q.countPendingHints(cluster)))!.n;
     },

@@ -133,6 +133,11 @@ export function createChainVerifier(opts: ChainVerifierOptions) {
     session.run((c) => use(createWebhookStore(c)));
   // Applying and dead-lettering go through the pool (the ledger's own transactions).
   const store = createWebhookStore(opts.db);
+  // The hints a check of this verifier holds now, each with its outcome once that check ends: a delivery's own check
+  // waits for those of its hints another check leased first (a background round takes every due hint, a fresh one
+  // too; or a concurrent copy of the delivery), instead of answering 202 for a check already under way. At most the
+  // leased hints, each until its check ends.
+  const inFlight = new Map<string, Promise<Partial<CheckSummary>>>();
 
   /** Step 2 for one hint the chain has finalized: its transaction, then credit or drop. */
   async function fetchAndSettle(h: ClaimedHint, signal?: AbortSignal): Promise<Partial<CheckSummary> | HintLater> {
@@ -269,9 +274,18 @@ export function createChainVerifier(opts: ChainVerifierOptions) {
    * deleted. If the check stops early (the signal, the database gone), the hints not settled yet go back at once
    * (best effort: where the database is still away, their holder session is gone with it and frees them anyway).
    */
-  async function checkLeased(hints: ClaimedHint[], signal?: AbortSignal): Promise<CheckSummary> {
+  async function checkLeased(
+    hints: ClaimedHint[],
+    signal: AbortSignal | undefined,
+    outcomes: Map<string, Partial<CheckSummary>>,
+  ): Promise<CheckSummary> {
     const sum = { ...EMPTY, checked: hints.length };
     const settled = new Set<string>();
+    /** `r` as one hint's outcome for a delivery waiting on it (rescheduled: pending; expired: dropped). */
+    const outcome = (h: ClaimedHint, r: Partial<CheckSummary> | HintLater) => {
+      outcomes.set(h.id, 'later' in r ? ('id' in r.later ? { pending: 1 } : { dropped: 1 }) : r);
+      return r;
+    };
     try {
       const chunks: ClaimedHint[][] = [];
       for (let i = 0; i < hints.length; i += MAX_SIGNATURES_PER_STATUS_CALL)
@@ -287,12 +301,12 @@ export function createChainVerifier(opts: ChainVerifierOptions) {
         }
         const step = nextHintStep(hints[i], look, policy, random());
         if (step.action === 'credit') throw new Error('a status alone never credits'); // only a transaction does
-        results.push(await settleWithout(hints[i], step, null));
+        results.push(outcome(hints[i], await settleWithout(hints[i], step, null)));
         settled.add(hints[i].id);
       }
       // Credits first: a real payment is applied before the flood around it is scheduled again.
       for (const r of await mapLimit(toFetch, concurrency, async (h) => {
-        const out = await fetchAndSettle(h, signal);
+        const out = outcome(h, await fetchAndSettle(h, signal));
         settled.add(h.id);
         return out;
       }))
@@ -336,13 +350,48 @@ export function createChainVerifier(opts: ChainVerifierOptions) {
     }
   }
 
-  /** Lease (on the verifier's session, held until the check ends) and check. */
-  function leaseAndCheck(lease: { ids?: string[]; limit: number }, signal?: AbortSignal): Promise<CheckSummary> {
+  /** Lease (on the verifier's session, held until the check ends) and check; also which hints it leased. */
+  function leaseAndCheck(
+    lease: { ids?: string[]; limit: number },
+    signal?: AbortSignal,
+  ): Promise<{ sum: CheckSummary; leased: Set<string> }> {
     return session.hold(async () => {
       const hints = await onSession((s) => s.leaseHints(opts.cluster, { ...lease, leaseMs, known }));
-      if (hints.length === 0) return { ...EMPTY };
-      failpoint('webhook.after_hints_leased');
-      return checkLeased(hints, signal);
+      const leased = new Set(hints.map((h) => h.id));
+      if (hints.length === 0) return { sum: { ...EMPTY }, leased };
+      const outcomes = new Map<string, Partial<CheckSummary>>();
+      const checking = (async () => {
+        failpoint('webhook.after_hints_leased');
+        return checkLeased(hints, signal, outcomes);
+      })();
+      const ended = checking.then(
+        () => undefined,
+        () => undefined,
+      );
+      const mine = hints.map((h) => {
+        const p = ended.then(() => outcomes.get(h.id) ?? { pending: 1 });
+        inFlight.set(h.id, p);
+        return [h.id, p] as const;
+      });
+      try {
+        return { sum: await checking, leased };
+      } finally {
+        for (const [id, p] of mine) if (inFlight.get(id) === p) inFlight.delete(id);
+      }
+    });
+  }
+
+  /** `p`'s value, or undefined as soon as `signal` aborts. */
+  function unlessAborted<T>(p: Promise<T>, signal?: AbortSignal): Promise<T | undefined> {
+    if (!signal) return p;
+    if (signal.aborted) return Promise.resolve(undefined);
+    return new Promise((resolve) => {
+      const onAbort = () => resolve(undefined);
+      signal.addEventListener('abort', onAbort, { once: true });
+      void p.then((v) => {
+        signal.removeEventListener('abort', onAbort);
+        resolve(v);
+      });
     });
   }
 
@@ -367,13 +416,26 @@ export function createChainVerifier(opts: ChainVerifierOptions) {
     async check(ids: string[], signal?: AbortSignal): Promise<CheckSummary> {
       if (ids.length === 0) return { ...EMPTY };
       if (signal?.aborted) return { ...EMPTY, pending: ids.length }; // no time to check: the background loop will
-      const sum = await leaseAndCheck({ ids, limit: ids.length }, signal);
+      const { sum, leased } = await leaseAndCheck({ ids, limit: ids.length }, signal);
+      // Not leased here: another check of this process has it (its outcome as soon as that check ends, within the
+      // signal), or a check has settled it already (its state), or another process is checking it (still pending).
+      // Only how each ended counts here: the receipts belong to the check that applied them.
+      const others = ids.filter((id) => !leased.has(id));
+      const settledBefore = others.filter((id) => !inFlight.has(id));
+      const theirs = others.flatMap((id) => inFlight.get(id) ?? []);
+      for (const r of (await unlessAborted(Promise.all(theirs), signal)) ?? [])
+        add(sum, { credited: r.credited ?? 0, dropped: r.dropped ?? 0 });
+      const states = await store.statesById(settledBefore);
+      for (const id of settledBefore) {
+        const state = states.get(id) ?? 'dropped'; // deleted: expired unconfirmed
+        if (state !== 'pending') add(sum, state === 'credited' ? { credited: 1 } : { dropped: 1 });
+      }
       await refreshPending();
       return sum;
     },
     /** One round of the background loop: check the hints that are due, then the housekeeping. */
     async checkDue(signal?: AbortSignal): Promise<CheckSummary> {
-      const sum = await leaseAndCheck({ limit: roundSize }, signal);
+      const { sum } = await leaseAndCheck({ limit: roundSize }, signal);
       await refreshPending();
       await prune();
       return sum;
