@@ -19,6 +19,7 @@ import { createPayout } from '../../../app/payout/create-payout';
 import { ExecutorName, EXECUTOR_NAMES, executorNamed } from '../../../app/payout/executor';
 import { RunPayoutDeps, runPayout } from '../../../app/payout/run-payout';
 import { payoutMetrics } from '../../../app/payout/metrics';
+import { setPausedInstruction } from '../../../app/payout/program';
 import { getPayout, insertMerchant, listAttempts, MerchantRow, PayoutRow } from '../../../app/payout/store';
 import { address } from '../../../app/types';
 import { connectionIo, createTokenAccount, MerchantSetup, tokenBalance } from '../../../testkit/payout/setup';
@@ -306,6 +307,42 @@ function journalSuite(suite: Suite, executor: ExecutorName): void {
     expect([r1!.state, r2!.state]).to.deep.equal(['succeeded', 'succeeded']);
     expect(r2!.opPda).to.not.equal(r1!.opPda);
     expect(await tokenBalance(connection, recipient)).to.equal(1000n);
+  });
+
+  it('a payout the program refuses (merchant paused) → `oncepay payout execute` exits 4 and stores "MerchantPaused (6002)"; unpaused, `payout retry` → paid once', async () => {
+    const { row, recipient } = await newPayout();
+    const io = connectionIo(connection);
+    await io.send([setPausedInstruction(m.programId, m.authority.publicKey, true)], [m.authority]);
+    try {
+      const refused = await oncepay(
+        [
+          ...['payout', 'execute', row.id, '--rpc', net.url, '--authority', authorityFile, '--poll-ms', '20'],
+          ...cliExecutor,
+          '--json',
+        ],
+        { env: db.env },
+      );
+      expect(refused.code, refused.stderr).to.equal(4);
+      // The name and number as the IDL's error table has them, in the answer and in the journal.
+      expect(JSON.parse(refused.stdout)).to.deep.include({
+        id: row.id,
+        state: 'failed',
+        error: 'MerchantPaused (6002)',
+      });
+      const failed = (await getPayout(db.pool, row.id))!;
+      expect([failed.state, failed.lastError]).to.deep.equal(['failed', 'MerchantPaused (6002)']);
+      expect((await listAttempts(db.pool, row.id)).map((a) => [a.status, a.error])).to.deep.equal([
+        ['failed', 'MerchantPaused (6002)'],
+      ]);
+    } finally {
+      await io.send([setPausedInstruction(m.programId, m.authority.publicKey, false)], [m.authority]);
+    }
+    const retried = await oncepay(['payout', 'retry', row.id, '--merchant', merchant.id, '--json'], { env: db.env });
+    expect(retried.code, retried.stderr).to.equal(0);
+    expect(JSON.parse(retried.stdout)).to.deep.include({ reopened: [row.id] });
+    const r = await runPayout((await getPayout(db.pool, row.id))!, deps());
+    expect(r!.state).to.equal('succeeded');
+    await expectExactlyOneTransfer(row, recipient);
   });
 
   it('two journals racing on the same op: the loser gets 6000 on chain and names the same winning signature', async () => {
