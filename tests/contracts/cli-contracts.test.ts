@@ -51,6 +51,7 @@ const MALFORMED: Record<string, Malformed> = {
   '--url': { value: 'not a url', code: VALUE },
   '--provider': { value: 'Not A Name', code: 'ONCEPAY__SOURCE__INVALID_OPTION' },
   '--commitment': choice,
+  '--executor': choice,
   '--state': choice,
   '--kind': choice,
   '--source': choice,
