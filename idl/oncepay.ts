@@ -53,7 +53,29 @@ export type Oncepay = {
           "name": "merchant",
           "docs": [
             "Merchant config PDA [\"merchant\", merchant_authority]."
-          ]
+          ],
+          "pda": {
+            "seeds": [
+              {
+                "kind": "const",
+                "value": [
+                  109,
+                  101,
+                  114,
+                  99,
+                  104,
+                  97,
+                  110,
+                  116
+                ]
+              },
+              {
+                "kind": "account",
+                "path": "merchant.merchantAuthority",
+                "account": "merchant"
+              }
+            ]
+          }
         },
         {
           "name": "operation",

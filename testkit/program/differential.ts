@@ -91,40 +91,75 @@ export async function endCase(): Promise<void> {
   records.set(c.key, byBinary);
 }
 
-/** A line-by-line account of where two records differ (empty when they do not). */
-function diffRecords(a: CaseRecord, b: CaseRecord, [na, nb]: [string, string]): string[] {
-  const out: string[] = [];
-  const lists = [
-    ['transaction', a.transactions, b.transactions],
-    ['account', a.accounts, b.accounts],
-  ] as const;
-  for (const [what, xs, ys] of lists) {
-    for (let i = 0; i < Math.max(xs.length, ys.length); i++) {
-      if (xs[i] !== ys[i])
-        out.push(`${what} ${i}:\n      ${na}: ${xs[i] ?? '(none)'}\n      ${nb}: ${ys[i] ?? '(none)'}`);
-    }
+/** What one transaction answered, in one word: `ok`, the Anchor error the logs name, or the runtime's error text. */
+export function answerOf(line: string): string {
+  const o = JSON.parse(line.slice(line.indexOf(' ') + 1)) as TxOutcome;
+  if (o.ok) return 'ok';
+  return o.anchorError ?? `runtime: ${o.error}`;
+}
+
+/** Where the records of one case on two binaries differ. */
+export interface CaseDifference {
+  /** Each differing transaction, by position: the two recorded lines and what each answered (answerOf). */
+  transactions: Array<{ index: number; lines: [string | undefined, string | undefined]; answers: [string, string] }>;
+  /** Each differing account, by position: the two recorded lines. */
+  accounts: Array<{ index: number; lines: [string | undefined, string | undefined] }>;
+  /** Set when the case ran on one binary only. */
+  onlyOn?: ProgramBinary;
+}
+
+function differingLines(
+  xs: string[],
+  ys: string[],
+): Array<{ index: number; lines: [string | undefined, string | undefined] }> {
+  const out = [];
+  for (let i = 0; i < Math.max(xs.length, ys.length); i++) {
+    if (xs[i] !== ys[i]) out.push({ index: i, lines: [xs[i], ys[i]] as [string | undefined, string | undefined] });
   }
   return out;
 }
 
-/** Every case of `runtime` and `suite` whose records on the two binaries differ, with the differing lines. */
+function diffRecords(a: CaseRecord, b: CaseRecord): CaseDifference | null {
+  const transactions = differingLines(a.transactions, b.transactions).map((d) => ({
+    ...d,
+    answers: d.lines.map((l) => (l === undefined ? '(none)' : answerOf(l))) as [string, string],
+  }));
+  const accounts = differingLines(a.accounts, b.accounts);
+  return transactions.length + accounts.length > 0 ? { transactions, accounts } : null;
+}
+
+/** A difference as text lines, for a failure message. */
+export function describeDifference(d: CaseDifference, [na, nb]: [string, string]): string[] {
+  if (d.onlyOn) return [`ran on ${d.onlyOn} only`];
+  const out: string[] = [];
+  for (const [what, list] of [
+    ['transaction', d.transactions],
+    ['account', d.accounts],
+  ] as const) {
+    for (const { index, lines } of list)
+      out.push(`${what} ${index}:\n      ${na}: ${lines[0] ?? '(none)'}\n      ${nb}: ${lines[1] ?? '(none)'}`);
+  }
+  return out;
+}
+
+/** Every case of `runtime` and `suite` whose records on the two binaries differ, and how. */
 export function differingCases(
   runtime: RuntimeName,
   suite: string,
   binaries: [ProgramBinary, ProgramBinary],
-): Map<string, string[]> {
+): Map<string, CaseDifference> {
   const prefix = caseKey(runtime, suite, '');
-  const out = new Map<string, string[]>();
+  const out = new Map<string, CaseDifference>();
   for (const [key, byBinary] of records) {
     if (!key.startsWith(prefix)) continue;
     const title = key.slice(prefix.length);
     const [a, b] = binaries.map((bin) => byBinary.get(bin));
     if (!a || !b) {
-      out.set(title, [`ran on ${a ? binaries[0] : binaries[1]} only`]);
+      out.set(title, { transactions: [], accounts: [], onlyOn: a ? binaries[0] : binaries[1] });
       continue;
     }
-    const d = diffRecords(a, b, binaries);
-    if (d.length > 0) out.set(title, d);
+    const d = diffRecords(a, b);
+    if (d) out.set(title, d);
   }
   return out;
 }

@@ -327,9 +327,15 @@ describeProgram('program execute_payout', (runtimeName, binary) => {
         );
         expect(PublicKey.isOnCurve(onCurve.toBytes())).to.equal(true);
         const r = await payout(w, { opId, amount: 5n, operation: onCurve, opBump: bump });
-        // Neither program checks the curve itself (pda.rs): the runtime refuses the op-seeded CreateAccount signer.
-        expect(r.ok).to.equal(false);
-        expect(r.logs.join('\n')).to.contain('Could not create program address with signer seeds');
+        if (binary === 'anchor') {
+          // `seeds = [..], bump = op_bump`: create_program_address refuses an on-curve hash.
+          expectCode(r, A.ConstraintSeeds);
+        } else {
+          // The twin leaves the curve to the runtime (its pda.rs), which refuses the op-seeded CreateAccount signer.
+          expect(r.ok).to.equal(false);
+          expect(r.customCode).to.equal(null);
+          expect(r.logs.join('\n')).to.contain('Could not create program address with signer seeds');
+        }
         expect(await rt.getAccount(onCurve)).to.equal(null);
         expect(await tokenBalance(rt, w.merchant.vault)).to.equal(1_000_000_000n);
         expect(await tokenBalance(rt, w.recipient)).to.equal(0n);
@@ -395,6 +401,39 @@ describeProgram('program execute_payout', (runtimeName, binary) => {
         const stranger = await w.addTokenAccount(otherMint);
         const r = await payout(w, { opId, amount: 5n, recipientToken: stranger });
         await expectRejectedUnchanged(w, opId, r, A.ConstraintTokenMint);
+      });
+
+      it("a vault of another mint than the one named → ConstraintTokenMint, the vault's tokens stay", async function () {
+        const opId = opIdFor('vault-mint');
+        const otherMint = keypair().publicKey;
+        writeMint(rt, otherMint, w.tokenProgram, 10n);
+        const otherVault = keypair().publicKey;
+        writeTokenAccount(rt, otherVault, {
+          mint: otherMint,
+          owner: w.merchant.pda,
+          amount: 10n,
+          tokenProgram: w.tokenProgram,
+        });
+        const r = await payout(w, { opId, amount: 5n, vault: otherVault });
+        await expectRejectedUnchanged(w, opId, r, A.ConstraintTokenMint);
+        expect(await tokenBalance(rt, otherVault)).to.equal(10n);
+      });
+
+      it('the vault as its own recipient → InvalidRecipient', async function () {
+        const opId = opIdFor('self-pay');
+        const r = await payout(w, { opId, amount: 5n, recipientToken: w.merchant.vault });
+        await expectRejectedUnchanged(w, opId, r, E.InvalidRecipient);
+      });
+
+      it('an account the runtime could not leave at the op address (System-owned, with data) → InvalidOperationAddress', async function () {
+        // Only a direct write can make this state (creating data at a PDA needs the program's signature): the
+        // program refuses it rather than assume it away.
+        const opId = opIdFor('odd-op-account');
+        const [op] = opPda(w.merchant.pda, opId);
+        rt.setAccount(op, { lamports: 10_000_000n, data: new Uint8Array(8), owner: SystemProgram.programId });
+        expectCode(await payout(w, { opId, amount: 5n }), E.InvalidOperationAddress);
+        expect((await rt.getAccount(op))!.owner.equals(SystemProgram.programId)).to.equal(true);
+        expect(await tokenBalance(rt, w.recipient)).to.equal(0n);
       });
 
       it('an op PDA derived for another op_id → ConstraintSeeds', async function () {

@@ -8,7 +8,7 @@ import { describeProgram } from './suite';
 import { ANCHOR_ERRORS, createWorld, ERROR_CODES, merchantPda, program, type World } from '../../testkit/program/world';
 
 const { AccountNotSigner, ConstraintSeeds } = ANCHOR_ERRORS;
-const { NonCanonicalBump, MerchantAlreadyInitialized } = ERROR_CODES;
+const { NonCanonicalBump, MerchantAlreadyInitialized, InvalidMerchantAddress } = ERROR_CODES;
 
 function initIx(w: World, authority: PublicKey, payout: PublicKey, merchant: PublicKey, bump: number) {
   return program.methods
@@ -112,6 +112,15 @@ describeProgram('program initialize_merchant', (runtimeName, binary) => {
       ix.keys[0].isSigner = false;
       expectCode(await w.send([ix]), AccountNotSigner);
       expect(await w.rt.getAccount(pda)).to.equal(null);
+    });
+
+    it('an account the runtime could not leave at the merchant address (System-owned, with data) → InvalidMerchantAddress', async function () {
+      const authority = keypair();
+      const [pda, bump] = merchantPda(authority.publicKey);
+      w.rt.setAccount(pda, { lamports: 10_000_000n, data: new Uint8Array(8), owner: SystemProgram.programId });
+      const r = await w.send([await initIx(w, authority.publicKey, authority.publicKey, pda, bump)], [authority]);
+      expectCode(r, InvalidMerchantAddress);
+      expect((await w.rt.getAccount(pda))!.owner.equals(SystemProgram.programId)).to.equal(true);
     });
 
     it('succeeds on a pre-funded PDA address', async function () {

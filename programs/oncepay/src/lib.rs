@@ -4,33 +4,21 @@
 //! `execute_payout` creates the operation PDA `["op", merchant, op_id]` and
 //! moves the tokens in one atomic instruction; the PDA can never be created
 //! twice, so a payout can never be applied twice, whatever the delivery does.
-//! programs/oncepay-lite is a lean twin of this program (no_std, pinocchio):
-//! the same interface, IDL and accounts at about half the compute units.
+//!
+//! This crate is written the way Anchor's own examples are: every PDA by
+//! `seeds` and `bump`, accounts created through anchor-lang's
+//! `system_program` helpers, tokens moved with anchor-spl's
+//! `token_interface::transfer_checked`. programs/oncepay-lite is its lean twin
+//! (no_std, pinocchio): the same interface and answers at about a third of
+//! the compute units. The audit guide is README.md.
 
 use anchor_lang::prelude::*;
 
-/// Profiling checkpoint: logs the remaining compute units (feature
-/// `cu-trace`), nothing otherwise.
-macro_rules! cu_checkpoint {
-    () => {
-        #[cfg(all(feature = "cu-trace", target_os = "solana"))]
-        // SAFETY: the syscall takes no arguments and only logs.
-        unsafe {
-            solana_define_syscall::definitions::sol_log_compute_units_()
-        };
-    };
-}
-pub(crate) use cu_checkpoint;
-
-pub mod cpi;
 pub mod error;
 pub mod events;
 pub mod instructions;
-pub mod pda;
-pub mod program_account;
-pub mod rent;
+pub mod pda_account;
 pub mod state;
-pub mod token;
 
 use instructions::*;
 

@@ -3,28 +3,28 @@
 //! `(merchant, op_id)`.
 //!
 //! Anchor checks the accounts in two passes: first every account's type
-//! (signers, programs, owners, discriminators, token layouts), then each
-//! field's constraints in field order. The op check sits on `operation`,
-//! before the token constraints, so a repeat of a paid op_id answers 6000
-//! whatever became of the vault since; the business rules (paused, amount,
-//! balance) come after, in the handler, before any effect.
+//! (signers, owners, discriminators, token layouts, program ids), then each
+//! field's constraints in field order (within a field: `seeds`, `mut`,
+//! `has_one`, `constraint`s, `token::`/`mint::`). The op checks sit on
+//! `operation`, before the token accounts' constraints, so a repeat of a paid
+//! op_id answers 6000 whatever became of the vault since; the business rules
+//! (paused, amount, balance) come after, in the handler, before any effect.
 
 use {
     crate::{
-        cpi,
         error::OncepayError,
         events::PayoutExecuted,
-        pda,
-        program_account::{self, PdaState},
+        pda_account::create_pda_account,
         state::{
             merchant::MERCHANT_SEED,
             operation::{Operation, OPERATION_SEED},
             Merchant,
         },
-        token::{Mint, TokenAccount},
     },
     anchor_lang::prelude::*,
-    anchor_spl::token_interface::TokenInterface,
+    anchor_spl::token_interface::{
+        transfer_checked, Mint, TokenAccount, TokenInterface, TransferChecked,
+    },
 };
 
 #[derive(Accounts)]
@@ -38,40 +38,39 @@ pub struct ExecutePayout<'info> {
     pub payer: Signer<'info>,
 
     /// Merchant config PDA ["merchant", merchant_authority].
-    // No `seeds` constraint here (set_paused and set_payout_authority have
-    // one): it would cost 1,500 CU (create_program_address) on every payout
-    // and prove nothing more. A `Merchant` owned by this program exists only
-    // at its PDA (initialize_merchant checks the seeds), and the transfer
-    // below is signed with the stored seeds and bump, so the token program
-    // sees no signature unless this account is that PDA.
-    #[account(has_one = payout_authority @ OncepayError::Unauthorized)]
+    #[account(
+        seeds = [MERCHANT_SEED, merchant.merchant_authority.as_ref()],
+        bump = merchant.bump,
+        has_one = payout_authority @ OncepayError::Unauthorized,
+    )]
     pub merchant: Account<'info, Merchant>,
 
     /// Operation PDA ["op", merchant, op_id], created here.
-    /// CHECK: created by the handler; see the comment below.
-    // The address is proven by `pda::is_address` (the hash of the seeds with
-    // the client's `op_bump`, ~200 CU), not by `seeds = [...], bump = op_bump`
-    // (create_program_address, 1,500 CU on every payout); it answers the same
-    // error, ConstraintSeeds. The off-curve part is left to the runtime, which
-    // derives the op-seeded signer of the account's creation below (pda.rs).
-    // The IDL still lists the seeds: the idl-build line says them to Anchor's
-    // IDL builder exactly as the constraint would (a host build only; the
-    // program never runs it).
-    // `unconsumed` proves op_bump canonical (pda.rs) and answers 6000 when the
-    // account exists. Not `init`: it runs before every other constraint and
-    // answers an existing account with the System program's "already in use"
-    // (custom error 0); the handler creates the account as `init` would
-    // (program_account.rs).
-    #[cfg_attr(
-        feature = "idl-build",
-        account(seeds = [OPERATION_SEED, merchant.key().as_ref(), op_id.as_ref()], bump = op_bump)
-    )]
+    /// CHECK: the constraints below; the handler creates it.
+    // An `UncheckedAccount`, not `init`: a paid op_id must answer
+    // OperationAlreadyConsumed (6000), and `init` would run before any
+    // constraint and fail inside the System program ("already in use").
     #[account(
         mut,
-        constraint = pda::is_address(&operation.key(), &[OPERATION_SEED, merchant.key().as_ref(), &op_id], op_bump, &crate::ID)
-            @ anchor_lang::error::ErrorCode::ConstraintSeeds,
-        constraint = unconsumed(&operation, &merchant.key(), &op_id, op_bump)?
+        // The address, with the client's bump (`op_bump` is part of the
+        // interface; the twin checks it instead of searching).
+        seeds = [OPERATION_SEED, merchant.key().as_ref(), op_id.as_ref()],
+        bump = op_bump,
+        // ... and that bump is the canonical one: a lower valid bump would be
+        // a second address for the same op_id, which would pay twice.
+        constraint = op_bump == Pubkey::find_program_address(
+            &[OPERATION_SEED, merchant.key().as_ref(), op_id.as_ref()],
+            &crate::ID,
+        ).1 @ OncepayError::NonCanonicalBump,
+        // Paid: only this program can create an account at its PDA, and no
+        // instruction closes one, so owned by us means this op_id was paid.
+        constraint = operation.owner != &crate::ID
             @ OncepayError::OperationAlreadyConsumed,
+        // Not paid: a System account without data, possibly pre-funded by
+        // anyone (pda_account.rs). Nothing else can be at this address without
+        // this program's signature; refused rather than assumed.
+        constraint = operation.owner == &System::id() && operation.data_is_empty()
+            @ OncepayError::InvalidOperationAddress,
     )]
     pub operation: UncheckedAccount<'info>,
 
@@ -90,9 +89,11 @@ pub struct ExecutePayout<'info> {
     /// Token account of `mint` that receives the payout.
     #[account(
         mut,
+        // Anchor has no "distinct accounts" constraint; a payout from the vault
+        // into itself would record a payment that moved nothing.
+        constraint = recipient_token.key() != vault.key() @ OncepayError::InvalidRecipient,
         token::mint = mint,
         token::token_program = token_program,
-        constraint = recipient_token.key() != vault.key() @ OncepayError::InvalidRecipient,
     )]
     pub recipient_token: InterfaceAccount<'info, TokenAccount>,
 
@@ -102,38 +103,12 @@ pub struct ExecutePayout<'info> {
     pub system_program: Program<'info, System>,
 }
 
-/// Whether the op account (the PDA `["op", merchant, op_id]` with `op_bump`,
-/// as `pda::is_address` proved) is still to be created:
-/// `Err(NonCanonicalBump)` when a higher bump gives a PDA, `Ok(false)` when
-/// this program already created it (paid), `Ok(true)` when it is a fresh
-/// (possibly pre-funded) system account, `Err(InvalidOperationAddress)`
-/// otherwise.
-pub fn unconsumed(
-    operation: &AccountInfo,
-    merchant: &Pubkey,
-    op_id: &[u8; 32],
-    op_bump: u8,
-) -> Result<bool> {
-    crate::cu_checkpoint!();
-    pda::verify_no_higher_bump(
-        &[OPERATION_SEED, merchant.as_ref(), op_id],
-        op_bump,
-        &crate::ID,
-    )?;
-    match program_account::pda_state(operation) {
-        PdaState::Fresh => Ok(true),
-        PdaState::Created => Ok(false),
-        PdaState::Foreign => err!(OncepayError::InvalidOperationAddress),
-    }
-}
-
 pub fn process_execute_payout(
     ctx: Context<ExecutePayout>,
     op_id: [u8; 32],
     amount: u64,
     op_bump: u8,
 ) -> Result<()> {
-    crate::cu_checkpoint!();
     let a = ctx.accounts;
     require!(!a.merchant.paused, OncepayError::MerchantPaused);
     require!(amount > 0, OncepayError::InvalidAmount);
@@ -144,33 +119,33 @@ pub fn process_execute_payout(
 
     // The exactly-once step: the op account can be created only once.
     let merchant_key = a.merchant.key();
-    program_account::create_pda(
-        &a.payer.to_account_info(),
-        &a.operation.to_account_info(),
-        &a.system_program.to_account_info(),
+    create_pda_account(
+        &a.payer,
+        &a.operation,
+        &a.system_program,
         Operation::LEN,
         &[OPERATION_SEED, merchant_key.as_ref(), &op_id, &[op_bump]],
     )?;
 
-    crate::cu_checkpoint!();
     // Move the tokens, signed by the merchant PDA with its stored bump.
-    let merchant_seeds: &[&[u8]] = &[
+    let merchant_bump = [a.merchant.bump];
+    let merchant_seeds: &[&[&[u8]]] = &[&[
         MERCHANT_SEED,
         a.merchant.merchant_authority.as_ref(),
-        &[a.merchant.bump],
-    ];
-    cpi::transfer_checked(
-        a.token_program.key,
-        &a.vault.to_account_info(),
-        &a.mint.to_account_info(),
-        &a.recipient_token.to_account_info(),
-        &a.merchant.to_account_info(),
+        &merchant_bump,
+    ]];
+    let transfer = TransferChecked {
+        from: a.vault.to_account_info(),
+        mint: a.mint.to_account_info(),
+        to: a.recipient_token.to_account_info(),
+        authority: a.merchant.to_account_info(),
+    };
+    transfer_checked(
+        CpiContext::new_with_signer(a.token_program.to_account_info(), transfer, merchant_seeds),
         amount,
         a.mint.decimals,
-        &[merchant_seeds],
     )?;
 
-    crate::cu_checkpoint!();
     // Record, then event.
     let slot = Clock::get()?.slot;
     let record = Operation {
@@ -183,7 +158,6 @@ pub fn process_execute_payout(
         bump: op_bump,
     };
     record.try_serialize(&mut &mut a.operation.try_borrow_mut_data()?[..])?;
-    crate::cu_checkpoint!();
     emit!(PayoutExecuted {
         op_id,
         merchant: merchant_key,
@@ -192,6 +166,5 @@ pub fn process_execute_payout(
         amount,
         slot,
     });
-    crate::cu_checkpoint!();
     Ok(())
 }

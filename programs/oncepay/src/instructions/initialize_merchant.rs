@@ -6,7 +6,7 @@
 use {
     crate::{
         error::OncepayError,
-        program_account::{self, PdaState},
+        pda_account::create_pda_account,
         state::{merchant::MERCHANT_SEED, Merchant},
     },
     anchor_lang::prelude::*,
@@ -19,10 +19,10 @@ pub struct InitializeMerchant<'info> {
     #[account(mut)]
     pub payer: Signer<'info>,
 
-    /// CHECK: created by the handler; see the comment below.
-    // Not `init`, so that a second call answers MerchantAlreadyInitialized
-    // (6019), not the System program's "already in use" (program_account.rs).
-    // `bump`: the canonical bump, found by `find_program_address`.
+    /// CHECK: the seeds below; the handler creates it.
+    // An `UncheckedAccount`, not `init`, so that a second call answers
+    // MerchantAlreadyInitialized (6019), not the System program's "already in
+    // use". Bare `bump`: the canonical bump, found by `find_program_address`.
     #[account(mut, seeds = [MERCHANT_SEED, merchant_authority.key().as_ref()], bump)]
     pub merchant: UncheckedAccount<'info>,
 
@@ -41,16 +41,23 @@ pub fn process_initialize_merchant(
         OncepayError::NonCanonicalBump
     );
     let a = ctx.accounts;
-    match program_account::pda_state(&a.merchant) {
-        PdaState::Fresh => {}
-        PdaState::Created => return err!(OncepayError::MerchantAlreadyInitialized),
-        PdaState::Foreign => return err!(OncepayError::InvalidMerchantAddress),
-    }
+    // Only this program can create an account at its PDA: owned by us means
+    // created before.
+    require!(
+        a.merchant.owner != &crate::ID,
+        OncepayError::MerchantAlreadyInitialized
+    );
+    // A System account without data, possibly pre-funded by anyone
+    // (pda_account.rs); nothing else can be here without our signature.
+    require!(
+        a.merchant.owner == &System::id() && a.merchant.data_is_empty(),
+        OncepayError::InvalidMerchantAddress
+    );
     let authority = a.merchant_authority.key();
-    program_account::create_pda(
-        &a.payer.to_account_info(),
-        &a.merchant.to_account_info(),
-        &a.system_program.to_account_info(),
+    create_pda_account(
+        &a.payer,
+        &a.merchant,
+        &a.system_program,
         Merchant::LEN,
         &[MERCHANT_SEED, authority.as_ref(), &[merchant_bump]],
     )?;
