@@ -31,6 +31,8 @@ error_table! {
         InstructionFallbackNotFound = 101, "Fallback functions are not supported",
         /// 102 - the arguments do not Borsh-decode.
         InstructionDidNotDeserialize = 102, "The program could not deserialize the given instruction",
+        /// 1000 - an Anchor IDL instruction (the Anchor program is built with `no-idl`).
+        IdlInstructionStub = 1000, "The program was compiled without idl instructions",
         /// 2000 - a `mut` account is read-only.
         ConstraintMut = 2000, "A mut constraint was violated",
         /// 2001 - a `has_one` field does not name the given account.
@@ -295,6 +297,7 @@ mod tests {
     #[test]
     fn numbers_are_anchors() {
         assert_eq!(AnchorErrorCode::InstructionFallbackNotFound as u32, 101);
+        assert_eq!(AnchorErrorCode::IdlInstructionStub as u32, 1000);
         assert_eq!(AnchorErrorCode::ConstraintMut as u32, 2000);
         assert_eq!(AnchorErrorCode::ConstraintSeeds as u32, 2006);
         assert_eq!(AnchorErrorCode::ConstraintTokenMint as u32, 2014);

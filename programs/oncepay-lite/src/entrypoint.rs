@@ -66,6 +66,9 @@ fn dispatch(program_id: &Pubkey, accounts: &[AccountInfo], data: &[u8]) -> Resul
         SET_PAYOUT_AUTHORITY => process_set_payout_authority(program_id, accounts, args),
         // set_paused
         SET_PAUSED => process_set_paused(program_id, accounts, args),
+        // Anchor's IDL instructions, which the Anchor program is built without
+        // (`no-idl`): it answers them with this stub error, after its own four.
+        IDL_IX_TAG => Err(AnchorErrorCode::IdlInstructionStub.into()),
         _ => Err(AnchorErrorCode::InstructionFallbackNotFound.into()),
     }
 }
@@ -85,6 +88,16 @@ mod tests {
         assert_eq!(kind(dispatch(&id, &[], &[])), fallback);
         assert_eq!(kind(dispatch(&id, &[], &EXECUTE_PAYOUT[..7])), fallback);
         assert_eq!(kind(dispatch(&id, &[], &[0u8; 8])), fallback);
+        // Anchor's IDL tag, whatever follows (an IdlInstruction), before any account is read.
+        let stub = Some(Kind::Anchor(AnchorErrorCode::IdlInstructionStub));
+        assert_eq!(kind(dispatch(&id, &[], &IDL_IX_TAG)), stub);
+        assert_eq!(
+            kind(dispatch(&id, &[], &[IDL_IX_TAG, [0; 8]].concat())),
+            stub
+        );
+        let mut reversed = crate::discriminator::discriminator(b"anchor:idl");
+        reversed.reverse();
+        assert_eq!(IDL_IX_TAG, reversed);
         // Arguments are decoded before accounts are taken, as Anchor does.
         let short = Some(Kind::Anchor(AnchorErrorCode::InstructionDidNotDeserialize));
         assert_eq!(kind(dispatch(&id, &[], &EXECUTE_PAYOUT)), short);

@@ -48,6 +48,11 @@ pub const INITIALIZE_MERCHANT: [u8; 8] = discriminator(b"global:initialize_merch
 pub const SET_PAYOUT_AUTHORITY: [u8; 8] = discriminator(b"global:set_payout_authority");
 /// `global:set_paused`.
 pub const SET_PAUSED: [u8; 8] = discriminator(b"global:set_paused");
+/// The first 8 bytes of every Anchor IDL instruction: anchor-lang's
+/// `IDL_IX_TAG_LE` (its `IDL_IX_TAG` is `sha256("anchor:idl")[..8]` read as a
+/// big-endian u64, so the bytes are that prefix reversed). The Anchor program
+/// is built with `no-idl` and answers it `IdlInstructionStub`; so does this one.
+pub const IDL_IX_TAG: [u8; 8] = 0x0a69_e9a7_78bc_f440_u64.to_le_bytes();
 
 /// The account at `index`, or `AccountNotEnoughKeys` (Anchor takes the
 /// accounts one field at a time, so the fields before a missing one are
