@@ -1,5 +1,6 @@
 // initialize_merchant against the compiled program in both runtimes: the config PDA's contents, and each refusal
 // with its error number.
+import { createHash } from 'node:crypto';
 import { expect } from 'chai';
 import { PublicKey, SystemProgram } from '@solana/web3.js';
 import { keypair } from '../../testkit/program/keys';
@@ -94,6 +95,31 @@ describeProgram('program initialize_merchant', (runtimeName, binary) => {
       const r = await w.send([await initIx(w, authority.publicKey, authority.publicKey, pda, bump)], [authority]);
       expectCode(r, ConstraintSeeds);
       expect(await w.rt.getAccount(pda)).to.equal(null);
+    });
+
+    it('an on-curve address for a bump above the canonical one → ConstraintSeeds, nothing created', async function () {
+      // An authority whose canonical merchant bump c is below 255: the hash with bump c + 1 is an ordinary ed25519 key
+      // (not a PDA). Anchor's `seeds`/`bump` finds the canonical PDA, which it is not; the twin checks the curve.
+      let authority = keypair();
+      while (merchantPda(authority.publicKey)[1] === 255) authority = keypair();
+      const bump = merchantPda(authority.publicKey)[1] + 1;
+      const onCurve = new PublicKey(
+        createHash('sha256')
+          .update(
+            Buffer.concat([
+              Buffer.from('merchant'),
+              authority.publicKey.toBuffer(),
+              Buffer.from([bump]),
+              PROGRAM_ID.toBuffer(),
+              Buffer.from('ProgramDerivedAddress'),
+            ]),
+          )
+          .digest(),
+      );
+      expect(PublicKey.isOnCurve(onCurve.toBytes())).to.equal(true);
+      const r = await w.send([await initIx(w, authority.publicKey, authority.publicKey, onCurve, bump)], [authority]);
+      expectCode(r, ConstraintSeeds);
+      expect(await w.rt.getAccount(onCurve)).to.equal(null);
     });
 
     it('the canonical PDA with another bump argument → NonCanonicalBump', async function () {

@@ -14,7 +14,8 @@
 //! arguments decode (102) → merchant_authority, payer `Signer` (3010) →
 //! system_program `Program<System>` (3008, 3009) → payer `mut` (2000) →
 //! merchant `seeds` with the canonical bump (`ConstraintSeeds` 2006: the
-//! account is not the canonical PDA) → merchant `mut` (2000) → handler:
+//! account is not the canonical PDA, an on-curve address included) →
+//! merchant `mut` (2000) → handler:
 //! `merchant_bump` is that canonical bump (`NonCanonicalBump` 6009), not yet
 //! initialised (`MerchantAlreadyInitialized` 6019), a fresh System account
 //! (`InvalidMerchantAddress` 6018).
@@ -83,6 +84,15 @@ pub fn process_initialize_merchant(
                 Failure::from(AnchorErrorCode::ConstraintSeeds).at("merchant")
             },
         );
+    }
+    // `verify_canonical` leaves the off-curve part to the runtime (pda.rs): an
+    // on-curve hash at a bump above the canonical one passes it, and only the
+    // signer derivation of the CreateAccount below would refuse it. Anchor's
+    // `seeds`/`bump` answers ConstraintSeeds there; so does this instruction,
+    // for 159 CU on a rare path (execute_payout keeps leaving it to the
+    // runtime: tests/programs/differences.ts).
+    if pda::is_on_curve(merchant.key()) {
+        return Err(Failure::from(AnchorErrorCode::ConstraintSeeds).at("merchant"));
     }
     mutable(merchant, "merchant")?;
 
