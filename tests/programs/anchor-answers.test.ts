@@ -178,6 +178,60 @@ describeProgram('program errors as Anchor answers them', (runtimeName, binary) =
     }
   });
 
+  /** Runs `fn` under another Rent sysvar, and puts the runtime's back however it ends (the runtime is shared). */
+  async function underRent(lamportsPerByteYear: bigint, threshold: number, fn: () => Promise<void>): Promise<void> {
+    const rent = await rt.rent();
+    await rt.setRent(lamportsPerByteYear, threshold);
+    try {
+      await fn();
+    } finally {
+      await rt.setRent(rent.lamportsPerByteYear, rent.exemptionThreshold);
+    }
+  }
+
+  it('an exemption threshold other than 2.0 or 1.0: the Anchor program funds Rent::minimum_balance, the twin refuses', async function () {
+    // No cluster has such a sysvar (2.0 today, 1.0 after SIMD-0194); the two rent rules part here
+    // (tests/programs/differences.ts).
+    const rate = (await rt.rent()).lamportsPerByteYear;
+    await underRent(rate, 1.5, async () => {
+      const opId = opIdFor('threshold-1.5');
+      const [op] = opPda(w.merchant.pda, opId);
+      const r = await payout(w, { opId, amount: 10n });
+      if (binary === 'lite') {
+        expectCode(r, E.UnsupportedRentSysvar);
+      } else if (runtimeName === 'litesvm') {
+        // The runtime's rent is the sysvar here: what minimum_balance gives (f64, truncated) is rent-exempt.
+        expect(r.ok, `${r.error}\n${r.logs.join('\n')}`).to.equal(true);
+        expect(BigInt((await rt.getAccount(op))!.lamports)).to.equal((BigInt(128 + 153) * rate * 3n) / 2n);
+      } else {
+        // bankrun's setRent moves only the sysvar: the bank still asks for two years and refuses the account.
+        expect(r.ok).to.equal(false);
+        expect(r.error).to.match(/insufficient funds for rent/i);
+      }
+      if (!r.ok) expect(await rt.getAccount(op)).to.equal(null);
+    });
+  });
+
+  // bankrun only: LiteSVM's runtime computes rent from the sysvar too, and its solana-rent panics on such a rate,
+  // aborting the test process ("Maximum permitted data length exceeded"); bankrun's bank keeps its genesis rent.
+  if (runtimeName === 'bankrun')
+    it('a rent rate whose minimum overflows u64: refused, nothing moves', async function () {
+      await underRent(2n ** 64n / 200n, 2.0, async () => {
+        const opId = opIdFor('rent-overflow');
+        const r = await payout(w, { opId, amount: 10n });
+        if (binary === 'lite') {
+          expectCode(r, E.ArithmeticOverflow);
+        } else {
+          // Rent::minimum_balance multiplies without a check; overflow checks are on in the release profile.
+          expect(r.ok).to.equal(false);
+          expect(r.customCode).to.equal(null);
+          expect(r.logs.join('\n')).to.match(/overflow/);
+        }
+        expect(await rt.getAccount(opPda(w.merchant.pda, opId)[0])).to.equal(null);
+        expect(await tokenBalance(rt, w.recipient)).to.equal(0n);
+      });
+    });
+
   describe('errors read the same in clients (AnchorError.parse, translateError of @coral-xyz/anchor 0.32.1)', function () {
     async function failures(): Promise<
       Array<{ what: string; r: TxResult; name: string; number: number; origin?: string }>

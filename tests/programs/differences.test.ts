@@ -45,6 +45,7 @@ describe('program differences table (tests/programs/differences.ts)', function (
     const withAccount = difference(refusedBySeeds, failedToComplete);
     withAccount.accounts.push({ index: 0, lines: ['0:x owner a', '0:x owner b'] });
     expect(unlikeRow(row, withAccount)).to.have.length(1);
+    expect(unlikeRow({ ...row, accountsDiffer: 'one paid' }, withAccount)).to.deep.equal([]);
     expect(unlikeRow(row, { transactions: [], accounts: [], onlyOn: 'anchor' })).to.deep.equal(['ran on anchor only']);
   });
 
