@@ -3,7 +3,8 @@
 # the command that fixes it, and the run fails at the end.
 #   TypeScript/JSON: prettier --check, eslint (configs: .prettierrc.json, .prettierignore, eslint.config.mjs)
 #   Rust (host target): cargo fmt --check and cargo clippy --all-targets -D warnings for programs/oncepay (with
-#   the IDL build's settings, scripts/anchor-host.sh), programs/oncepay-lite and idl/gen.
+#   the IDL build's settings, scripts/anchor-host.sh), programs/oncepay-lite, idl/gen and tests/programs/caller (the
+#   test program that calls the payout program by CPI).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 . scripts/anchor-host.sh
@@ -14,7 +15,7 @@ cd "$(dirname "$0")/.."
 RUST_BIN="${ONCEPAY_RUST_BIN:-/usr/bin}"
 export PATH="$RUST_BIN:$PATH"
 CARGO="$RUST_BIN/cargo"
-RUST_CRATES=(programs/oncepay programs/oncepay-lite idl/gen)
+RUST_CRATES=(programs/oncepay programs/oncepay-lite idl/gen tests/programs/caller)
 
 failed=()
 # check WHAT FIX COMMAND…: runs the command; when it fails, remembers what failed and how to fix it.
@@ -39,6 +40,8 @@ check "programs/oncepay-lite: $clippy" "the warnings listed above" \
 # idl/gen in the host target dir too (its own build, by idl.test.ts, uses idl/gen/target).
 check "idl/gen: $clippy" "the warnings listed above" \
   in_dir idl/gen "$CARGO" clippy --quiet --all-targets --target-dir ../../target/host -- -D warnings
+check "tests/programs/caller: $clippy" "the warnings listed above" \
+  in_dir tests/programs/caller "$CARGO" clippy --quiet --all-targets --target-dir ../../../target/host -- -D warnings
 
 if ((${#failed[@]})); then
   echo "lint: FAILED (${#failed[@]}):" >&2

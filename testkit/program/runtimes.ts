@@ -93,7 +93,7 @@ export function parseCustomCode(text: string | null | undefined): number | null 
  * buffer holding the ELF under `authority` (what `InitializeBuffer` + `Write`s would leave). The deploy itself is a
  * real DeployWithMaxDataLen transaction (see deployInstruction).
  */
-function deployAccounts(elf: Buffer, authority: PublicKey, buffer: PublicKey) {
+function deployAccounts(programId: PublicKey, elf: Buffer, authority: PublicKey, buffer: PublicKey) {
   const lamports = 1_000_000_000_000n; // plenty: rent-exempt for any size
   const bufferData = Buffer.alloc(37 + elf.length);
   bufferData.writeUInt32LE(1, 0); // UpgradeableLoaderState::Buffer
@@ -102,23 +102,23 @@ function deployAccounts(elf: Buffer, authority: PublicKey, buffer: PublicKey) {
   elf.copy(bufferData, 37);
   const owner = new PublicKey(LOADER_V3);
   return [
-    { key: PROGRAM_ID, lamports, data: Buffer.alloc(36), owner }, // UpgradeableLoaderState::Uninitialized
+    { key: programId, lamports, data: Buffer.alloc(36), owner }, // UpgradeableLoaderState::Uninitialized
     { key: buffer, lamports, data: bufferData, owner },
   ];
 }
 
 function deployInstruction(
   payer: PublicKey,
+  program: Deploy,
   buffer: PublicKey,
   authority: PublicKey,
-  elf: Buffer,
 ): TransactionInstruction {
   const ix = deployWithMaxDataLenIx(
     payer.toBase58(),
-    PROGRAM_ID.toBase58(),
+    program.programId.toBase58(),
     buffer.toBase58(),
     authority.toBase58(),
-    BigInt(elf.length),
+    BigInt(program.elf.length),
   );
   return new TransactionInstruction({
     programId: new PublicKey(ix.programId),
@@ -128,11 +128,25 @@ function deployInstruction(
 }
 
 /** Fails the deploy loudly, with the loader's logs. */
-function mustDeploy(r: TxResult, binary: ProgramBinary, runtime: RuntimeName): void {
+function mustDeploy(r: TxResult, program: Deploy, runtime: RuntimeName): void {
   if (!r.ok)
     throw new Error(
-      `deploying the ${binary} program through the upgradeable loader failed in ${runtime}: ${r.error}\n${r.logs.join('\n')}`,
+      `deploying ${program.name} through the upgradeable loader failed in ${runtime}: ${r.error}\n${r.logs.join('\n')}`,
     );
+}
+
+/** Another program deployed beside the payout program (a test program that calls it, tests/programs/cpi.test.ts). */
+export interface OtherProgram {
+  programId: PublicKey;
+  /** Its `.so`. */
+  so: string;
+}
+
+/** A program to deploy: its id, its ELF and a name for errors. */
+interface Deploy {
+  programId: PublicKey;
+  elf: Buffer;
+  name: string;
 }
 
 /** A runtime of its own for the current case (a bank nobody else writes to). Prefer sharedRuntime. */
@@ -142,9 +156,12 @@ export async function createRuntime(name: RuntimeName, binary: ProgramBinary): P
   return rt;
 }
 
-function newRuntime(name: RuntimeName, binary: ProgramBinary): Promise<Runtime> {
-  const elf = readFileSync(requireBinary(binary));
-  return name === 'bankrun' ? createBankrun(binary, elf) : createLiteSvm(binary, elf);
+function newRuntime(name: RuntimeName, binary: ProgramBinary, others: OtherProgram[] = []): Promise<Runtime> {
+  const programs: Deploy[] = [
+    { programId: PROGRAM_ID, elf: readFileSync(requireBinary(binary)), name: `the ${binary} program` },
+    ...others.map((o) => ({ programId: o.programId, elf: readFileSync(o.so), name: o.so })),
+  ];
+  return name === 'bankrun' ? createBankrun(binary, programs) : createLiteSvm(binary, programs);
 }
 
 const shared = new Map<string, Promise<Runtime>>();
@@ -157,11 +174,15 @@ const shared = new Map<string, Promise<Runtime>>();
  * (keys.ts seeds them with its runtime and title), so every account it creates is new, and a case that changes
  * what every account sees (the Rent sysvar) puts it back before it ends.
  */
-export async function sharedRuntime(name: RuntimeName, binary: ProgramBinary): Promise<Runtime> {
-  const key = `${name} ${binary}`;
+export async function sharedRuntime(
+  name: RuntimeName,
+  binary: ProgramBinary,
+  others: OtherProgram[] = [],
+): Promise<Runtime> {
+  const key = [name, binary, ...others.map((o) => o.programId.toBase58())].join(' ');
   let made = shared.get(key);
   if (!made) {
-    made = newRuntime(name, binary);
+    made = newRuntime(name, binary, others);
     shared.set(key, made);
     made.catch(() => shared.delete(key)); // a failed deploy fails this case and is tried again by the next
   }
@@ -170,15 +191,17 @@ export async function sharedRuntime(name: RuntimeName, binary: ProgramBinary): P
   return rt;
 }
 
-async function createBankrun(binary: ProgramBinary, elf: Buffer): Promise<Runtime> {
+async function createBankrun(binary: ProgramBinary, programs: Deploy[]): Promise<Runtime> {
   const authority = keypair();
-  const buffer = keypair().publicKey;
-  // Genesis accounts, not setAccount: bankrun's warp (needed once, to make the deployed program visible) panics
+  const buffers = programs.map(() => keypair().publicKey);
+  // Genesis accounts, not setAccount: bankrun's warp (needed once, to make the deployed programs visible) panics
   // after an account was written with setAccount.
-  const genesis: AddedAccount[] = deployAccounts(elf, authority.publicKey, buffer).map((a) => ({
-    address: a.key,
-    info: { lamports: Number(a.lamports), data: a.data, owner: a.owner, executable: false },
-  }));
+  const genesis: AddedAccount[] = programs
+    .flatMap((p, i) => deployAccounts(p.programId, p.elf, authority.publicKey, buffers[i]))
+    .map((a) => ({
+      address: a.key,
+      info: { lamports: Number(a.lamports), data: a.data, owner: a.owner, executable: false },
+    }));
   const context: ProgramTestContext = await start([], genesis);
   const client = context.banksClient;
   const toResult = (r: Awaited<ReturnType<typeof client.tryProcessTransaction>>): TxResult => {
@@ -215,15 +238,18 @@ async function createBankrun(binary: ProgramBinary, elf: Buffer): Promise<Runtim
   // A blockhash is valid only for the next few hundred the bank registers (one every few milliseconds, above): a
   // process starved for seconds between reading a blockhash and sending (the niced programs group on a machine at
   // load 30+) gets "Blockhash not found". The deploy is set-up, not a case: it is signed again with a fresh one.
-  let deployed: TxResult;
-  for (let attempt = 1; ; attempt++) {
-    const deploy = new Transaction({ feePayer: context.payer.publicKey, recentBlockhash: await blockhash() });
-    deploy.add(deployInstruction(context.payer.publicKey, buffer, authority.publicKey, elf));
-    deploy.sign(context.payer, authority);
-    deployed = toResult(await client.tryProcessTransaction(deploy));
-    if (deployed.ok || attempt === 3 || !String(deployed.error).includes('Blockhash not found')) break;
+  for (const [i, program] of programs.entries()) {
+    let deployed: TxResult;
+    for (let attempt = 1; ; attempt++) {
+      const deploy = new Transaction({ feePayer: context.payer.publicKey, recentBlockhash: await blockhash() });
+      deploy.add(deployInstruction(context.payer.publicKey, program, buffers[i], authority.publicKey));
+      deploy.sign(context.payer, authority);
+      lastSent = deploy.recentBlockhash;
+      deployed = toResult(await client.tryProcessTransaction(deploy));
+      if (deployed.ok || attempt === 3 || !String(deployed.error).includes('Blockhash not found')) break;
+    }
+    mustDeploy(deployed, program, 'bankrun');
   }
-  mustDeploy(deployed, binary, 'bankrun');
   // Deployed in slot N, executable from slot N + 1 (one slot: larger warps time out in bankrun 0.4).
   context.warpToSlot((await client.getSlot()) + 1n);
 
@@ -288,7 +314,7 @@ async function createBankrun(binary: ProgramBinary, elf: Buffer): Promise<Runtim
   return runtime;
 }
 
-async function createLiteSvm(binary: ProgramBinary, elf: Buffer): Promise<Runtime> {
+async function createLiteSvm(binary: ProgramBinary, programs: Deploy[]): Promise<Runtime> {
   const svm = new LiteSVM();
   const decoder = getTransactionDecoder();
   const payer = keypair();
@@ -329,12 +355,15 @@ async function createLiteSvm(binary: ProgramBinary, elf: Buffer): Promise<Runtim
   };
 
   const authority = keypair();
-  const buffer = keypair().publicKey;
-  for (const a of deployAccounts(elf, authority.publicKey, buffer)) setAccount(a.key, a);
-  const deploy = new Transaction({ feePayer: payer.publicKey, recentBlockhash: svm.latestBlockhash() });
-  deploy.add(deployInstruction(payer.publicKey, buffer, authority.publicKey, elf));
-  deploy.sign(payer, authority);
-  mustDeploy(sendOne(deploy), binary, 'litesvm');
+  for (const program of programs) {
+    const buffer = keypair().publicKey;
+    for (const a of deployAccounts(program.programId, program.elf, authority.publicKey, buffer)) setAccount(a.key, a);
+    const deploy = new Transaction({ feePayer: payer.publicKey, recentBlockhash: svm.latestBlockhash() });
+    deploy.add(deployInstruction(payer.publicKey, program, buffer, authority.publicKey));
+    deploy.sign(payer, authority);
+    mustDeploy(sendOne(deploy), program, 'litesvm');
+    svm.expireBlockhash();
+  }
   // Deployed in slot N, executable from slot N + 1.
   svm.warpToSlot(svm.getClock().slot + 1n);
   svm.expireBlockhash();
