@@ -266,7 +266,7 @@ build_one() { # build_one <crate dir> <out .so> [1: bpf-entrypoint by default]
   want="$(stamp_line "$sources")"
   if [ "$force" = 0 ] && [ -f "$out" ] && [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ] &&
      { [ "$emit_ir" = 0 ] || [ -f "$SBF_DIR/work/$name/opt.ll" ]; }; then
-    say "$name: up to date ($out)"
+    say "$name: up to date ($out, sha256 $(sha256sum "$out" | cut -c1-64))"
     return 0
   fi
   build_plugin
@@ -284,8 +284,11 @@ build_one() { # build_one <crate dir> <out .so> [1: bpf-entrypoint by default]
   [ -n "$features" ] && feat=(--features "$features")
   [ -f "$dir/Cargo.lock" ] && locked=(--locked)
   # Panic locations inside the library name Debian's source, not this
-  # checkout's copy: the same .so from every checkout.
+  # checkout's copy, and those inside crates.io dependencies name /cargo, not
+  # this user's CARGO_HOME: the same .so from every checkout, on every machine
+  # with the same Debian packages (the crate's own paths are relative).
   local remap="--remap-path-prefix=$STD_SYSROOT/lib/rustlib/src/rust/library=$LIBRARY_SRC"
+  remap+=$'\x1f'"--remap-path-prefix=${CARGO_HOME:-$HOME/.cargo}=/cargo"
   # Two crates may share a library name (oncepay and oncepay-lite) and so this
   # file: removed first, it can only be the one cargo writes (again) now.
   local lib="$CARGO_TARGET/$TARGET_NAME/release/lib$name.a"
@@ -313,7 +316,7 @@ build_one() { # build_one <crate dir> <out .so> [1: bpf-entrypoint by default]
   bitcode_to_so "$work" "$name" "$out"
   # Hash again: cargo may have just written the crate's Cargo.lock.
   stamp_line "$(crate_facts "$dir" | tail -1)" > "$stamp"
-  say "$name: link+opt+llc+elf2sbf done in $(since "$t1"); wrote $out ($(stat -c %s "$out") bytes)"
+  say "$name: link+opt+llc+elf2sbf done in $(since "$t1"); wrote $out ($(stat -c %s "$out") bytes, sha256 $(sha256sum "$out" | cut -c1-64))"
 }
 
 # The two programs, same interface and program id: the Anchor program and its
