@@ -19,10 +19,6 @@
 //!      PDA `["authority"]`, and the CPI is signed with its seeds;
 //!   3. claim a signature: account 1 is marked signer in the CPI without
 //!      anyone's signature (the runtime must refuse).
-#![no_std]
-
-#[cfg(not(target_os = "solana"))]
-extern crate std;
 
 use pinocchio::{
     account_info::AccountInfo,
@@ -43,33 +39,10 @@ pub const FORWARD_TWICE: u8 = 1;
 pub const SIGN_AS_AUTHORITY: u8 = 2;
 pub const CLAIM_SIGNATURE: u8 = 3;
 
+// A std program (the toolchain builds std for SBF): pinocchio's entrypoint,
+// its bump allocator and its panic hook, nothing hand-written.
 #[cfg(feature = "bpf-entrypoint")]
-mod entrypoint {
-    use pinocchio::{no_allocator, program_entrypoint};
-
-    program_entrypoint!(super::process_instruction, 10);
-    no_allocator!();
-
-    /// Logs the location and aborts (as programs/oncepay-lite does).
-    #[cfg(target_os = "solana")]
-    #[panic_handler]
-    fn panic(info: &core::panic::PanicInfo<'_>) -> ! {
-        if let Some(location) = info.location() {
-            // SAFETY: pointer and length come from a live `&str`; the syscall
-            // never returns.
-            unsafe {
-                pinocchio::syscalls::sol_panic_(
-                    location.file().as_ptr(),
-                    location.file().len() as u64,
-                    location.line() as u64,
-                    location.column() as u64,
-                )
-            }
-        }
-        // SAFETY: `abort` takes no arguments and never returns.
-        unsafe { pinocchio::syscalls::abort() }
-    }
-}
+pinocchio::entrypoint!(process_instruction, 10);
 
 pub fn process_instruction(
     _program_id: &Pubkey,
