@@ -76,9 +76,10 @@ describe('localnet: --token-program legacy (spl_token-3.5.0, as solana-test-vali
     const got = await conn.getTransaction(sig, { commitment: 'confirmed', maxSupportedTransactionVersion: 0 });
     const units = got!.meta!.computeUnitsConsumed!;
     console.log(`      execute_payout under legacy SPL Token: ${units} CU (${selectedProgramBinary()} build)`);
-    // Issue 13 measured 10.4–12.3k on a 3.1 validator with the lite build; the Anchor build spends ~4.5k more
-    // (with p-token: ~4.3k and ~9k).
-    const [low, high] = selectedProgramBinary() === 'lite' ? [10_000, 12_500] : [14_000, 16_500];
+    // Issue 13 measured 10.4–12.3k on a 3.1 validator with the lite build. The Anchor build, written for the reader
+    // since issue 27 (seeds/bump, find_program_address, anchor-spl), spends ~11k more: 21,747 here at this op id's
+    // bump (with p-token: ~4.4k and ~15.8k at bump 255, bench/program-cu.ts).
+    const [low, high] = selectedProgramBinary() === 'lite' ? [10_000, 12_500] : [20_000, 23_500];
     expect(units).to.be.within(low, high);
     // The legacy program logs its instruction's name; p-token does not.
     expect(got!.meta!.logMessages).to.include('Program log: Instruction: TransferChecked');
