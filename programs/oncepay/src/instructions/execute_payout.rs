@@ -77,8 +77,8 @@ pub struct ExecutePayout<'info> {
     /// Token account whose authority is the merchant PDA.
     #[account(
         mut,
-        token::mint = mint,
         token::authority = merchant,
+        token::mint = mint,
         token::token_program = token_program,
     )]
     pub vault: InterfaceAccount<'info, TokenAccount>,
