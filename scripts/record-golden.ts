@@ -1,5 +1,6 @@
 // Records the golden scenario (testkit/golden/scenario.ts) against a real solana-test-validator into
-// tests/fixtures/golden/validator.json, which tests/localnet/golden.test.ts compares localnet against.
+// tests/fixtures/golden/validator.json, which tests/localnet/golden.test.ts compares localnet against, and copies the
+// program the node ran beside it (recorded-program.so), which that test runs localnet with.
 //
 //   npx ts-node scripts/record-golden.ts [--validator PATH] [--out FILE] [--rpc-port 28899]
 //   npx ts-node scripts/record-golden.ts --rpc http://127.0.0.1:8899 --ws ws://127.0.0.1:8900   # a node already up
@@ -99,6 +100,8 @@ async function main(): Promise<void> {
     };
     fs.mkdirSync(path.dirname(out), { recursive: true });
     fs.writeFileSync(out, `${JSON.stringify(fixture, null, 2)}\n`);
+    // The program the node ran, beside the recording: golden.test.ts runs localnet with it.
+    fs.copyFileSync(so, path.join(path.dirname(out), 'recorded-program.so'));
     console.error(
       `record-golden: ${Object.keys(rec.exchanges).length} exchanges, ${Object.keys(rec.notifications).length} subscriptions → ${path.relative(ROOT, out)}`,
     );
