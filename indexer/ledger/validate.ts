@@ -126,24 +126,33 @@ export function compareReceipts(a: Receipt, b: Receipt): number {
 }
 
 /**
- * Repeats inside the batch dropped (they count as duplicates); first occurrence kept, input order otherwise.
+ * Repeats inside the batch dropped (they count as duplicates), input order otherwise. Of the deliveries of one
+ * identity the first in chain order is kept (the lowest slot; of equal slots, the first delivered), as the path
+ * without the probe and the reference ledger keep it: deliveries that disagree (a source that lies about the slot)
+ * store the same row whichever way the batch goes in.
  * Keyed by the signature the receipt already holds (no key string built per receipt); the few instructions of one
  * transaction are told apart by (ixIndex, innerIndex).
  */
 export function uniqueReceipts(receipts: readonly Receipt[]): Receipt[] {
-  const seen = new Map<string, Receipt | Receipt[]>();
+  // Per signature, the position in `out` of each of its identities kept so far.
+  const seen = new Map<string, number | number[]>();
   const out: Receipt[] = [];
   for (const r of receipts) {
     const prev = seen.get(r.signature);
     if (prev === undefined) {
-      seen.set(r.signature, r);
-    } else {
-      const same = Array.isArray(prev) ? prev : [prev];
-      if (same.some((p) => p.ixIndex === r.ixIndex && p.innerIndex === r.innerIndex)) continue;
-      same.push(r);
-      if (same !== prev) seen.set(r.signature, same);
+      seen.set(r.signature, out.length);
+      out.push(r);
+      continue;
     }
+    const same = typeof prev === 'number' ? [prev] : prev;
+    const at = same.find((i) => out[i].ixIndex === r.ixIndex && out[i].innerIndex === r.innerIndex);
+    if (at !== undefined) {
+      if (compareSlot(r.slot ?? null, out[at].slot ?? null) < 0) out[at] = r;
+      continue;
+    }
+    same.push(out.length);
     out.push(r);
+    if (typeof prev === 'number') seen.set(r.signature, same);
   }
   return out;
 }

@@ -162,15 +162,10 @@ function batchesOf(s: Stream): ApplyBatchInput[] {
     );
   }
   for (const [r, later, amount, at] of s.lies) {
+    // Anywhere in the stream: before or after the true delivery, in its batch or another one.
     const first = all[r % all.length];
-    // After every delivery of its identity (in any cluster: the batches of one cluster see them in stream order).
-    let after = 0;
-    stream.forEach((x, i) => {
-      if (x.signature === first.signature && x.ixIndex === first.ixIndex && x.innerIndex === first.innerIndex)
-        after = i + 1;
-    });
     const slot = first.slot === null ? null : first.slot + later;
-    stream.splice(after + (at % (stream.length - after + 1)), 0, receipt({ ...first, slot, amount }));
+    stream.splice(at % (stream.length + 1), 0, receipt({ ...first, slot, amount }));
   }
   s.malformed.forEach(([kind, at], i) => stream.splice(at % (stream.length + 1), 0, malformedRow(kind, i)));
   const cuts = [...new Set(s.cuts.map((c) => c % (stream.length + 1)))].sort((a, b) => a - b);

@@ -22,6 +22,19 @@ describe('indexer/ledger validate (pure)', () => {
     expect(uniqueReceipts([])).to.deep.equal([]);
   });
 
+  it('uniqueReceipts keeps, of deliveries of one identity that disagree, the first in chain order (lowest slot, then first delivered)', () => {
+    const r = (amount: bigint, slot: bigint | null) =>
+      receipt({ signature: 's1', ixIndex: 0, innerIndex: -1, destination: 'D', amount, slot });
+    // The later slot delivered first (a source lying about the slot): the one at the lower slot is stored.
+    expect(uniqueReceipts([r(1n, 3n), r(2n, 2n), r(3n, 5n)]).map((x) => x.amount)).to.deep.equal([2n]);
+    // Equal slots: the first delivered. A receipt without a slot comes after every slot.
+    expect(uniqueReceipts([r(1n, 4n), r(2n, 4n)]).map((x) => x.amount)).to.deep.equal([1n]);
+    expect(uniqueReceipts([r(1n, null), r(2n, 7n)]).map((x) => x.amount)).to.deep.equal([2n]);
+    // Each other identity keeps its place in the batch.
+    const other = receipt({ signature: 's2', destination: 'D', amount: 9n, slot: 1n });
+    expect(uniqueReceipts([r(1n, 3n), other, r(2n, 2n)]).map((x) => x.amount)).to.deep.equal([2n, 9n]);
+  });
+
   it('dropRepeats keeps the first delivery of each identity once a batch is in chain order (a stable sort)', () => {
     const r = (signature: string, ixIndex: number, innerIndex: number, amount: bigint, slot = 10n) =>
       receipt({ signature, ixIndex, innerIndex, destination: 'D', amount, slot });
