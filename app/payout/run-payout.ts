@@ -435,14 +435,10 @@ async function playRound(
         if (attempts.length > 0) {
           winner = winnerAmongAttempts(attempts, await deps.chain.signatureStatuses(attempts.map((a) => a.signature)));
         }
-        // Not among our attempts as far as this node's status cache knows: ask the op account's own history.
-        winner ??= winnerInHistory(
-          await deps.chain.opAccountSignatures(p.opPda).catch((e) => {
-            if (e instanceof ChainCallFailed) return [];
-            throw e;
-          }),
-          action.op,
-        );
+        // Not among our attempts as far as this node's status cache knows: ask the op account's own history. A
+        // failed read of it is a failed chain call (look again after a pause), never "no history": read as
+        // empty, it settled the attempt that paid as superseded and the payout without its proof (sim/ found it).
+        winner ??= winnerInHistory(await deps.chain.opAccountSignatures(p.opPda), action.op);
         round.winner = winner;
         break;
       }

@@ -258,6 +258,49 @@ describe('app/payout on the compiled program (solana-bankrun)', () => {
     expect(await balances()).to.deep.equal(before);
   });
 
+  it('a landed attempt the node no longer knows, and a failed read of the op account history: the winner is still named (found by the simulation)', async () => {
+    // sim/ shrank this schedule: the attempt landed, its status is gone from the node's cache (a node without
+    // the history), its blockhash expired, and the history read failed once. Read as "no history", that failure
+    // settled the paying attempt as `failed: superseded` and the payout `succeeded` without its proof.
+    const chain = bankrunChain(ctx);
+    const before = await balances();
+    const terms = { recipient: recipient.toBase58(), mint: m.mint.toBase58(), amount: '9' };
+    const { row } = await createPayout(dbA.pool, merchantA, { ...terms, payoutId: 'po-history-fails' });
+    // First run: the send executes in the bank, and the run is stopped before it sees the status (a crash).
+    const stop = new AbortController();
+    const unseen = { ...chain, signatureStatuses: async (s: string[]) => s.map(() => ({ found: false as const })) };
+    const sending = {
+      ...unseen,
+      async sendRawTransaction(bytes: Uint8Array) {
+        await chain.sendRawTransaction(bytes);
+        stop.abort();
+      },
+    };
+    await runPayout(row, { ...deps(dbA), chain: sending, signal: stop.signal }).catch(() => undefined);
+    const [attempt] = await listAttempts(dbA.pool, row.id);
+    expect(attempt.status).to.be.oneOf(['built', 'sent']);
+    const landed = (await chain.signatureStatuses([attempt.signature]))[0];
+    expect(landed.found).to.equal(true);
+    // Second run: the node no longer knows the status, the blockhash has expired, the history read fails once.
+    let historyReads = 0;
+    const forgetful = {
+      ...unseen,
+      blockhashExpired: async () => true,
+      async opAccountSignatures() {
+        historyReads += 1;
+        if (historyReads === 1) throw new Error('socket hang up');
+        return [{ signature: attempt.signature, slot: landed.found ? landed.slot : 0n, err: null }];
+      },
+    };
+    const r = await runPayout(row, { ...deps(dbA), chain: forgetful });
+    expect(r!.state).to.equal('succeeded');
+    expect(r!.signature).to.equal(attempt.signature);
+    expect(historyReads).to.equal(2);
+    const journal = await listAttempts(dbA.pool, row.id);
+    expect(journal.map((a) => [a.signature, a.status])).to.deep.equal([[attempt.signature, 'landed']]);
+    expect((await balances()).recipient - before.recipient).to.equal(9n);
+  });
+
   it('the look after a pause uses the statuses the pause brought back (pauseLooking), else asks the chain', async () => {
     const chain = bankrunChain(ctx);
     let asked = 0;
