@@ -1,6 +1,9 @@
 // Named crash points for crash tests. With ONCEPAY_FAILPOINT=<name>[,<name>…] in the environment, the process
 // kills itself with SIGKILL (a real `kill -9`: no finally blocks, no flushing, no graceful shutdown) when it
-// reaches that point. `<name>@N` fires on the N-th time the point is reached (1-based). Off by default.
+// reaches that point. `<name>@N` fires on the N-th time the point is reached (1-based). Off by default. The names,
+// and the window of the flow each one marks, are common/fault-space.ts's FAILPOINTS.
+import type { FailpointName } from './fault-space';
+
 const counts = new Map<string, number>();
 // The environment is read once, on the first failpoint reached: the spec cannot change during a process.
 let armedPoints: Map<string, number> | undefined;
@@ -15,7 +18,7 @@ function parseSpec(spec: string | undefined): Map<string, number> {
   return m;
 }
 
-export function failpoint(name: string): void {
+export function failpoint(name: FailpointName): void {
   armedPoints ??= parseSpec(process.env.ONCEPAY_FAILPOINT);
   if (armedPoints.size === 0) return;
   const nth = armedPoints.get(name);
