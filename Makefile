@@ -2,13 +2,15 @@
 SHELL := /bin/bash
 .DEFAULT_GOAL := help
 
-.PHONY: help setup lint program build test demo bench clean validator test-validator
+.PHONY: help setup lint program build test demo bench clean validator test-validator sim sim-mutants
 
 help:
 	@echo "make demo   - the whole story on embedded defaults (PostgreSQL + localnet started for you)"
 	@echo "make test   - make lint, then every test (installs what is missing, builds the program)"
 	@echo "make lint   - formatting and lint: prettier, eslint, cargo fmt, cargo clippy (fixes: npx prettier --write ., cargo fmt)"
 	@echo "make bench  - benchmarks (ratios measured side by side)"
+	@echo "make sim    - the seeded simulation's model layer (SEED=, SIM_PATH= replay a failure; RUNS=, MUTANT=)"
+	@echo "make sim-mutants - known bugs patched into the simulation's cores: how many schedules each takes to be caught"
 	@echo "make program - build target/deploy/oncepay.so with the Debian-only SBF toolchain"
 	@echo "make validator - install solana-test-validator 3.1.4 from crates.io (~30 min, once; not part of make test)"
 	@echo "make test-validator - the end-to-end suites on a real solana-test-validator (started and stopped here)"
@@ -37,6 +39,14 @@ demo: program build
 
 bench: program build
 	@scripts/bench.sh
+
+# The seeded simulation (sim/README.md). A failure prints the SEED and SIM_PATH that replay it.
+SIM_ARGS = $(if $(SEED),--seed $(SEED)) $(if $(SIM_PATH),--path $(SIM_PATH)) $(if $(RUNS),--runs $(RUNS))
+sim: setup
+	@node -r ts-node/register/transpile-only sim/run.ts $(SIM_ARGS) $(if $(MUTANT),--mutant $(MUTANT)) $(if $(TRACE),--trace)
+
+sim-mutants: setup
+	@node -r ts-node/register/transpile-only sim/run.ts --mutants $(SIM_ARGS)
 
 validator:
 	@scripts/validator.sh
