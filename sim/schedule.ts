@@ -62,7 +62,7 @@ export interface Schedule {
 
 /** The failpoints a model process passes (the others belong to processes the model does not run). */
 export const MODEL_FAILPOINTS: readonly FailpointName[] = FAILPOINT_NAMES.filter(
-  (f) => !f.startsWith('localnet.') && f !== 'exception.refund_after_link' && f !== 'webhook.after_apply',
+  (f) => !f.startsWith('localnet.') && f !== 'webhook.after_apply',
 );
 
 const configArb: fc.Arbitrary<Omit<SimConfig, 'swarm'>> = fc.record({
