@@ -2,7 +2,7 @@
 SHELL := /bin/bash
 .DEFAULT_GOAL := help
 
-.PHONY: help setup lint program build test demo bench clean validator test-validator sim sim-mutants
+.PHONY: help setup lint program build test demo bench clean validator test-validator sim sim-mutants chaos
 
 help:
 	@echo "make demo   - the whole story on embedded defaults (PostgreSQL + localnet started for you)"
@@ -11,6 +11,7 @@ help:
 	@echo "make bench  - benchmarks (ratios measured side by side)"
 	@echo "make sim    - the seeded simulation's model layer (SEED=, SIM_PATH= replay a failure; RUNS=, MUTANT=)"
 	@echo "make sim-mutants - known bugs patched into the simulation's cores: how many schedules each takes to be caught"
+	@echo "make chaos SEEDS=1-5 - seeded chaos runs of the real processes (WINDOW_MS=, FAULTS=, VERBOSE=1)"
 	@echo "make program - build target/deploy/oncepay.so with the Debian-only SBF toolchain"
 	@echo "make validator - install solana-test-validator 3.1.4 from crates.io (~30 min, once; not part of make test)"
 	@echo "make test-validator - the end-to-end suites on a real solana-test-validator (started and stopped here)"
@@ -47,6 +48,11 @@ sim: setup
 
 sim-mutants: setup
 	@node -r ts-node/register/transpile-only sim/run.ts --mutants $(SIM_ARGS)
+
+# The simulation's system layer: the real processes (from dist/, hence build) against their own PostgreSQL server
+# and a localnet, one run per seed.
+chaos: program build
+	@node -r ts-node/register/transpile-only sim/chaos/run.ts --seeds $(or $(SEEDS),1-3) $(if $(WINDOW_MS),--window-ms $(WINDOW_MS)) $(if $(FAULTS),--faults $(FAULTS)) $(if $(VERBOSE),--verbose)
 
 validator:
 	@scripts/validator.sh

@@ -1,6 +1,7 @@
 // The merchant's fulfilment endpoint, as a merchant would write it: verify the signature, apply each
 // Idempotency-Key once, answer 2xx to a repeat. It keeps a log of every request it saw — the independent
-// evidence the final table checks the outbox against. It fails the first request for one invoice on purpose.
+// evidence the final table checks the outbox against. It fails the first request for one invoice on purpose; a
+// chaos run (sim/chaos) makes it fail, or apply and lose its answer, as it is told.
 import * as http from 'http';
 import type { AddressInfo } from 'net';
 import { verifySignature } from '../indexer/delivery';
@@ -12,8 +13,11 @@ export interface EndpointRequest {
   fulfilmentId: string | null;
   signatureValid: boolean;
   status: number;
-  outcome: 'applied' | 'repeat' | 'injected-failure' | 'refused';
+  outcome: 'applied' | 'repeat' | 'injected-failure' | 'answer-lost' | 'refused';
 }
+
+/** A fault for the next request: answer 503 without applying, or apply it and drop the connection unanswered. */
+export type EndpointFault = 'fail' | 'lose-answer';
 
 export interface MerchantEndpoint {
   url: string;
@@ -24,7 +28,12 @@ export interface MerchantEndpoint {
   close(): Promise<void>;
 }
 
-export async function startMerchantEndpoint(opts: { secret: string; failFirstFor: string }): Promise<MerchantEndpoint> {
+export async function startMerchantEndpoint(opts: {
+  secret: string;
+  failFirstFor?: string;
+  /** Asked for each well-formed request: a fault to play on it, or null. */
+  fault?: () => EndpointFault | null;
+}): Promise<MerchantEndpoint> {
   const requests: EndpointRequest[] = [];
   const applied = new Map<string, string>();
   let failed = false;
@@ -51,11 +60,19 @@ export async function startMerchantEndpoint(opts: { secret: string; failFirstFor
         status: 0,
         outcome: 'refused',
       };
+      const fault = !key || !signatureValid || !payload.invoiceId ? null : (opts.fault?.() ?? null);
       if (!key || !signatureValid || !payload.invoiceId) entry.status = 400;
-      else if (!failed && payload.invoiceId === opts.failFirstFor) {
-        failed = true;
+      else if ((!failed && payload.invoiceId === opts.failFirstFor) || fault === 'fail') {
+        if (payload.invoiceId === opts.failFirstFor) failed = true;
         entry.status = 503;
         entry.outcome = 'injected-failure';
+      } else if (fault === 'lose-answer') {
+        // Applied (once per key, as ever), then the connection drops before any answer: the sender cannot know.
+        if (!applied.has(key)) applied.set(key, payload.invoiceId);
+        entry.outcome = 'answer-lost';
+        requests.push(entry);
+        req.socket.destroy();
+        return;
       } else if (applied.has(key)) {
         entry.status = 200;
         entry.outcome = 'repeat';

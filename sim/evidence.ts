@@ -63,4 +63,13 @@ export interface Evidence {
   checkpointGaps?: Array<{ source: string; checkpoint: number; missing: string[] }>;
   /** Signatures a process sent before they were journaled (the model sees each send; the chaos runs do not). */
   sentUnjournaled?: string[];
+  /** The merchant API's answers to payout requests (the chaos runs; the model has no API). */
+  api?: Array<{
+    key: string;
+    payoutId: string;
+    amount: string;
+    status: number;
+    code: string | null;
+    rowId: string | null;
+  }>;
 }

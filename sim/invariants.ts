@@ -199,6 +199,31 @@ export const INVARIANTS: readonly Invariant[] = [
     },
   },
   {
+    name: 'idempotency-key-replays',
+    says: 'a payout request repeated under its Idempotency-Key answers the one stored payout; another body under a used key is refused (409 IDEMPOTENCY_CONFLICT), never stored',
+    check(e) {
+      const out: string[] = [];
+      const rows = new Map(e.payouts.map((p) => [p.id, p]));
+      for (const [key, answers] of group(e.api ?? [], (a) => a.key)) {
+        const ok = answers.filter((a) => a.status >= 200 && a.status < 300);
+        const first = ok[0];
+        if (!first) continue;
+        for (const a of answers) {
+          const same = a.payoutId === first.payoutId && a.amount === first.amount;
+          if (same && a.rowId !== first.rowId && a.status < 300)
+            out.push(`key ${key}: answered payout ${a.rowId} and ${first.rowId}`);
+          if (!same && a.status < 300) out.push(`key ${key}: another body was stored (payout ${a.rowId})`);
+          if (!same && (a.status !== 409 || a.code !== 'IDEMPOTENCY_CONFLICT'))
+            out.push(`key ${key}: another body answered ${a.status} ${a.code}`);
+        }
+        const row = first.rowId === null ? undefined : rows.get(first.rowId);
+        if (!row || row.payoutId !== first.payoutId)
+          out.push(`key ${key}: payout ${first.rowId} is not ${first.payoutId}`);
+      }
+      return out;
+    },
+  },
+  {
     name: 'counters-consistent',
     says: 'per source, delivered = inserted + duplicates, and the sources inserted as many receipts as the ledger holds',
     check(e) {

@@ -98,14 +98,28 @@ export interface Proc {
 }
 
 /**
- * `oncepay <args>` from source, its output captured. `suite`: the suite it is recorded under for its secrets check
- * (secrets.ts); the default is the current spec file.
+ * `oncepay <args>` as a child process, its output captured. From the TypeScript source (ts-node: seconds of CPU per
+ * start), unless `fromSource` is false: then the compiled CLI in dist/ (a chaos run restarts processes many times; it
+ * checks that dist/ is not older than the source first, testkit's distIsCurrent). `suite`: the suite it is recorded
+ * under for its secrets check (secrets.ts); the default is the current spec file.
  */
-export function startOncepay(args: string[], env: Record<string, string>, suite = currentSuite()): Proc {
+export function startOncepay(
+  args: string[],
+  env: Record<string, string>,
+  opts: { fromSource?: boolean; suite?: string } = {},
+): Proc {
+  const { ONCEPAY_FROM_SOURCE: _inherited, ...inherited } = process.env;
+  const suite = opts.suite ?? currentSuite();
   const argv = [process.execPath, BIN, ...args];
   const child = spawn(argv[0], argv.slice(1), {
     cwd: ROOT,
-    env: { ...process.env, NODE_ENV: 'test', ONCEPAY_LOG_LEVEL: 'warn', ...env, ONCEPAY_FROM_SOURCE: '1' },
+    env: {
+      ...inherited,
+      NODE_ENV: 'test',
+      ONCEPAY_LOG_LEVEL: 'warn',
+      ...env,
+      ...(opts.fromSource === false ? {} : { ONCEPAY_FROM_SOURCE: '1' }),
+    },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let stdout = '';

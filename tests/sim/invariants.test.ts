@@ -75,6 +75,11 @@ function good(): Evidence {
     refunds: [{ receipt: 'pay0/0/-1', kind: 'overpayment', amount: 5n, payoutRow: '2' }],
     checkpointGaps: [],
     sentUnjournaled: [],
+    api: [
+      { key: 'k0', payoutId: 'po-0', amount: '100', status: 201, code: null, rowId: '1' },
+      { key: 'k0', payoutId: 'po-0', amount: '100', status: 200, code: null, rowId: '1' },
+      { key: 'k0', payoutId: 'po-0', amount: '101', status: 409, code: 'IDEMPOTENCY_CONFLICT', rowId: null },
+    ],
   };
 }
 
@@ -191,6 +196,16 @@ describe('sim invariants (pure)', () => {
       'a refund under another payout id',
       (e) => (e.payouts[1].payoutId = 'refund-by-hand'),
       ['one-refund-per-exception'],
+    ],
+    [
+      'a replay answering another payout',
+      (e) => e.api!.push({ key: 'k0', payoutId: 'po-0', amount: '100', status: 200, code: null, rowId: '2' }),
+      ['idempotency-key-replays'],
+    ],
+    [
+      'another body stored under a used key',
+      (e) => (e.api![2] = { ...e.api![2], status: 201, code: null, rowId: '2' }),
+      ['idempotency-key-replays'],
     ],
     [
       'a checkpoint past a transfer its source never delivered',
