@@ -167,7 +167,10 @@ export function createClients(s: Stage, ports: { api: number; webhook: number })
       { ...s.db.env, ...(failpoint ? { ONCEPAY_FAILPOINT: failpoint } : {}) },
       { fromSource },
     );
+    const orphanGuard = () => proc.alive() && proc.child.kill('SIGKILL');
+    process.once('exit', orphanGuard);
     const r = await proc.done;
+    process.removeListener('exit', orphanGuard);
     return { code: r.code, signal: r.signal, tail: r.stderr.slice(-600) };
   }
 

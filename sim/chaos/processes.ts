@@ -102,6 +102,12 @@ export async function superviseProcesses(s: Stage): Promise<Supervisor> {
     });
   }
 
+  // Should this process die without stopping them (an uncaught error, a SIGTERM), its children go with it.
+  const orphanGuard = () => {
+    for (const proc of current.values()) if (proc.alive()) proc.child.kill('SIGKILL');
+  };
+  process.once('exit', orphanGuard);
+
   for (const p of CHAOS_PROCESSES) start(p, null, 1);
 
   /** The URL that answers 200 once the process is up and its database reachable. */
@@ -134,6 +140,7 @@ export async function superviseProcesses(s: Stage): Promise<Supervisor> {
     events,
     async stopAll() {
       stopping = true;
+      process.removeListener('exit', orphanGuard);
       const all = [...current.values()];
       current.clear();
       for (const proc of all) if (proc.alive()) proc.child.kill('SIGKILL');

@@ -61,6 +61,9 @@ async function main(argv: string[]): Promise<number> {
   return failed.length === 0 ? 0 : 1;
 }
 
+// A SIGINT or SIGTERM (Ctrl-C, a timeout) ends the run through 'exit', where the processes it started are killed.
+for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, () => process.exit(130));
+
 main(process.argv).then(
   (code) => process.exit(code),
   (e: Error) => {

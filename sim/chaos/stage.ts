@@ -17,7 +17,8 @@ import { startLocalnet, type LocalnetHandle } from '../../localnet';
 import { type EndpointFault, type MerchantEndpoint, startMerchantEndpoint } from '../../demo/merchant-endpoint';
 import { airdrop, createTokenAccount, mintTo } from '../../testkit/cluster';
 import { connectionIo, type MerchantSetup, setupMerchant } from '../../testkit/payout/setup';
-import { type FaultDb, startFaultDb } from '../../tests/faults/support';
+import { type FaultDb, ROOT, startFaultDb } from '../../tests/faults/support';
+import { stopLocalServer } from '../../db/local-server';
 import type { ChaosPlan } from './plan';
 
 export const CHAOS_CLUSTER = 'chaos';
@@ -63,7 +64,14 @@ export async function setUpStage(plan: ChaosPlan, opts: { net?: LocalnetHandle }
     const connection = new Connection(net.url, 'confirmed');
     const firstSlot = await connection.getSlot('confirmed');
     const db = await startFaultDb(`chaos_${plan.seed}`);
-    closers.push(() => db.close());
+    // Should this process die before close(), its PostgreSQL server (a daemon of its own) is stopped on the way out.
+    const dataDir = path.join(ROOT, '.oncepay', `pg-faults-chaos_${plan.seed}`, 'data');
+    const stopServer = () => stopLocalServer({ dataDir });
+    process.once('exit', stopServer);
+    closers.push(async () => {
+      process.removeListener('exit', stopServer);
+      await db.close();
+    });
     const io = connectionIo(connection);
     const owed = plan.payouts.reduce((n, a) => n + a, 0n);
     const m = await setupMerchant(io, { vaultFunds: owed + 10_000_000n });
