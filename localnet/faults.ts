@@ -1,5 +1,7 @@
 // Fault injection for the HTTP layer: answers that never come (after executing: `drop`; before: `timeout`),
-// rate limiting (429) and server errors (500). Rules are consumed in order, one HTTP request each.
+// rate limiting (429), server errors (500), and answers from a node without the transaction history (`forget`:
+// getSignatureStatuses answers from the status cache alone, whatever searchTransactionHistory asks). Rules are
+// consumed in order, one HTTP request each.
 export type FailKind = '429' | 'timeout' | '500';
 
 export interface DropRule {
@@ -19,14 +21,23 @@ export interface FailRule {
   delayMs?: number;
 }
 
+/** The next `count` requests calling `method` (default getSignatureStatuses) are answered without the history. */
+export interface ForgetRule {
+  method?: string;
+  count?: number;
+}
+
 export interface ResponseFaults {
   dropNextResponses(rule: DropRule): void;
   failNext(rule: FailRule): void;
+  forgetHistory(rule: ForgetRule): void;
   clear(): void;
   /** Server side: the failure to apply to a request calling `methods`, if one is armed (consumes it). */
   takeFailure(methods: string[]): { kind: FailKind; delayMs: number } | null;
   /** Server side: the drop to apply to the response, if one is armed (consumes it). */
   takeDrop(methods: string[]): { mode: 'drop' | 'delay'; delayMs: number } | null;
+  /** Server side: whether this request is answered without the history (consumes the rule). */
+  takeForget(methods: string[]): boolean;
 }
 
 interface Armed<T> {
@@ -46,6 +57,7 @@ function take<T extends { method?: string }>(list: Array<Armed<T>>, methods: str
 export function createResponseFaults(): ResponseFaults {
   const drops: Array<Armed<DropRule>> = [];
   const fails: Array<Armed<FailRule>> = [];
+  const forgets: Array<Armed<ForgetRule>> = [];
   return {
     dropNextResponses(rule) {
       drops.push({ rule, left: rule.count ?? 1 });
@@ -54,9 +66,13 @@ export function createResponseFaults(): ResponseFaults {
       if (!['429', 'timeout', '500'].includes(rule.kind)) throw new Error(`unknown fault kind ${String(rule.kind)}`);
       fails.push({ rule, left: rule.count ?? 1 });
     },
+    forgetHistory(rule) {
+      forgets.push({ rule: { method: rule.method ?? 'getSignatureStatuses' }, left: rule.count ?? 1 });
+    },
     clear() {
       drops.length = 0;
       fails.length = 0;
+      forgets.length = 0;
     },
     takeFailure(methods) {
       const r = take(fails, methods);
@@ -65,6 +81,9 @@ export function createResponseFaults(): ResponseFaults {
     takeDrop(methods) {
       const r = take(drops, methods);
       return r ? { mode: r.mode ?? 'drop', delayMs: r.delayMs ?? 1000 } : null;
+    },
+    takeForget(methods) {
+      return take(forgets, methods) !== null;
     },
   };
 }

@@ -7,7 +7,7 @@ import { OncepayError } from '../common/errors';
 import { logger } from '../common/log';
 import { Chain, ProgramSpec, createChain } from './chain';
 import { LOCALNET_CODES } from '../common/errors/codes';
-import { DropRule, FailRule, createResponseFaults } from './faults';
+import { DropRule, FailRule, ForgetRule, createResponseFaults } from './faults';
 import type { GeyserDropRule, GeyserServer } from './geyser/server';
 import { createLedgerStore } from './persist';
 import { RpcServer, startRpcServer } from './server';
@@ -46,6 +46,11 @@ export interface LocalnetFaults {
   dropNextResponses(rule: DropRule): void;
   /** Answer the next `count` requests with 429 / 500, or hang them without executing (`timeout`). */
   failNext(rule: FailRule): void;
+  /**
+   * Answer the next `count` getSignatureStatuses requests as a node without the transaction history does: from
+   * the status cache (the last 300 slots) alone, whatever searchTransactionHistory asks.
+   */
+  forgetHistory(rule?: ForgetRule): void;
   /** The given (future) slot produces no block; getBlock answers -32007 for it. */
   skipSlot(slot: number): void;
   /** Produce MAX_BLOCKHASH_AGE + 1 blocks now, so every blockhash handed out so far is expired. */
@@ -181,6 +186,7 @@ export async function startLocalnet(opts: LocalnetOptions = {}): Promise<Localne
     faults: {
       dropNextResponses: (r) => responseFaults.dropNextResponses(r),
       failNext: (r) => responseFaults.failNext(r),
+      forgetHistory: (r) => responseFaults.forgetHistory(r ?? {}),
       skipSlot: (slot) => chain.skipSlot(slot),
       expireBlockhashesNow: () => chain.expireBlockhashesNow(),
       dropGeyserStreams: (rule) => dropGeyser(rule),

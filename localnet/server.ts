@@ -39,6 +39,7 @@ function dispatchOne(
   chain: Chain,
   req: JsonRpcRequest,
   m: { requests: Counter; errors: Counter },
+  historyless = false,
 ): unknown | undefined {
   const hasId = req !== null && typeof req === 'object' && 'id' in req;
   const id = hasId ? req.id : null;
@@ -64,7 +65,7 @@ function dispatchOne(
     return error(RPC.INVALID_PARAMS, 'Invalid params: invalid type: map, expected a sequence');
   }
   try {
-    const result = handler({ chain }, (req.params as unknown[] | undefined) ?? []);
+    const result = handler({ chain, historyless }, (req.params as unknown[] | undefined) ?? []);
     return hasId ? { jsonrpc: '2.0', result, id } : undefined;
   } catch (e) {
     if (e instanceof RpcError) {
@@ -170,6 +171,9 @@ export async function startRpcServer(o: RpcServerOptions): Promise<RpcServer> {
       case 'fail-next':
         o.faults.failNext(body as never);
         return { ok: true };
+      case 'forget-history':
+        o.faults.forgetHistory(body as never);
+        return { ok: true };
       case 'skip-slot':
         o.chain.skipSlot(Number(body.slot));
         return { ok: true };
@@ -240,6 +244,11 @@ export async function startRpcServer(o: RpcServerOptions): Promise<RpcServer> {
       later(failure.delayMs, () => req.socket.destroy());
       return;
     }
+    const historyless = o.faults.takeForget(methods);
+    if (historyless) {
+      faultsInjected.inc({ kind: 'forget' });
+      log.info({ methods }, 'answering without the transaction history');
+    }
     let out: string;
     if (Array.isArray(parsed)) {
       if (calls.length === 0)
@@ -250,10 +259,10 @@ export async function startRpcServer(o: RpcServerOptions): Promise<RpcServer> {
         });
       else
         out = stringifyRpc(
-          calls.map((c) => dispatchOne(o.chain, c, { requests, errors })).filter((x) => x !== undefined),
+          calls.map((c) => dispatchOne(o.chain, c, { requests, errors }, historyless)).filter((x) => x !== undefined),
         );
     } else {
-      const r = dispatchOne(o.chain, parsed as JsonRpcRequest, { requests, errors });
+      const r = dispatchOne(o.chain, parsed as JsonRpcRequest, { requests, errors }, historyless);
       out = r === undefined ? '' : stringifyRpc(r);
     }
     const drop = o.faults.takeDrop(methods);

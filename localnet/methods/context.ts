@@ -8,6 +8,8 @@ export const API_VERSION = '3.1.4';
 
 export interface MethodContext {
   chain: Chain;
+  /** Answer as a node without the transaction history (the `forget` fault): the status cache alone. */
+  historyless?: boolean;
 }
 
 export type Handler = (ctx: MethodContext, params: unknown[]) => unknown;

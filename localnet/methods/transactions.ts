@@ -74,7 +74,7 @@ export const transactionMethods: Record<string, Handler> = {
     if (!Array.isArray(sigs) || sigs.some((s) => typeof s !== 'string'))
       throw invalidParams('Invalid params: expected an array of signatures');
     if (sigs.length > MAX_STATUSES) throw invalidParams(`Too many inputs provided; max ${MAX_STATUSES}`);
-    const search = config(p, 1).searchTransactionHistory === true;
+    const search = config(p, 1).searchTransactionHistory === true && !ctx.historyless;
     return withContext(
       ctx,
       'processed',

@@ -173,6 +173,27 @@ describe('localnet: skipped slots and blockhash expiry (manual slots)', function
     expect((await conn.getSignatureStatuses([sig], { searchTransactionHistory: true })).value[0]).to.equal(null);
     expect(await conn.getBalance(to.publicKey)).to.equal(0);
   });
+
+  it('forgetHistory: the next status request is answered from the status cache alone, as by a node without the history', async () => {
+    const { tx } = await signedTransfer(conn, payer, LAMPORTS_PER_SOL);
+    const sig = await conn.sendRawTransaction(tx.serialize());
+    net.advanceSlots(302); // out of the status cache (its block 301 slots below the tip)
+    const status = async () =>
+      (await conn.getSignatureStatuses([sig], { searchTransactionHistory: true })).value[0]?.slot ?? null;
+    const landed = await status();
+    expect(landed).to.be.a('number');
+    net.faults.forgetHistory({ count: 1 });
+    expect(await status()).to.equal(null);
+    expect(await status()).to.equal(landed);
+    // Within the cache, it is answered either way; over HTTP, the same fault.
+    const { tx: recent } = await signedTransfer(conn, payer, LAMPORTS_PER_SOL);
+    const fresh = await conn.sendRawTransaction(recent.serialize());
+    net.advanceSlots(1);
+    await fetch(`${net.url}/admin/forget-history`, { method: 'POST', body: JSON.stringify({ count: 1 }) });
+    const both = (await conn.getSignatureStatuses([sig, fresh], { searchTransactionHistory: true })).value;
+    expect(both[0]).to.equal(null);
+    expect(both[1]!.confirmationStatus).to.equal('confirmed');
+  });
 });
 
 describe('localnet: restart and persistence', function () {
