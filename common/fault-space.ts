@@ -11,6 +11,7 @@ export const FAULT_KINDS = {
   'db-restart': 'PostgreSQL restarts: every session, open transaction and advisory lock is dropped',
   'rpc-response-dropped': 'the node executes a request and its answer is lost',
   'rpc-failed': 'a request fails before the node executes it (429, 500, timeout)',
+  'rpc-history-missing': 'a node answers without the transaction history: a landed transaction looks unknown',
   'blockhash-expired': 'blocks pass until every blockhash handed out so far is expired',
   'duplicate-delivery': 'a source delivers again what it delivered before (redelivery, replay, re-scan)',
   'merchant-failed': 'the merchant endpoint answers 5xx, or applies the request and its answer is lost',
@@ -26,7 +27,14 @@ export interface FailpointSpec {
   faults: readonly FaultKind[];
 }
 
-const PAYOUT_FAULTS = ['crash', 'db-restart', 'rpc-response-dropped', 'rpc-failed', 'blockhash-expired'] as const;
+const PAYOUT_FAULTS = [
+  'crash',
+  'db-restart',
+  'rpc-response-dropped',
+  'rpc-failed',
+  'rpc-history-missing',
+  'blockhash-expired',
+] as const;
 
 /** Every failpoint of the code base. */
 export const FAILPOINTS = {

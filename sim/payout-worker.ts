@@ -15,7 +15,7 @@ import type { Signature } from '../app/types';
 import { backoffDelay } from '../indexer/rpc/backoff';
 import { type PayoutTx, RpcFailure } from './chain';
 import { ConstraintViolation, DatabaseGone, type Tables } from './database';
-import { type Actor, faultReached, Killed, kill, note, pass, type World } from './world';
+import { type Actor, Killed, kill, note, pass, type World } from './world';
 
 /** Chain calls failing in a row before the payout is handed back (worker --max-chain-failures). */
 export const MAX_CHAIN_FAILURES = 3;
@@ -154,7 +154,6 @@ export function createPayoutWorker(w: World, name: string, opts: PayoutWorkerOpt
       return out;
     } catch (e) {
       if (!(e instanceof RpcFailure)) throw e;
-      faultReached(w, e.executed ? 'rpc-response-dropped' : 'rpc-failed', [a]);
       r.chainFailures += 1;
       if (r.chainFailures >= MAX_CHAIN_FAILURES) handBack(r);
       else r.round = emptyRound(); // a pause, then a new round
@@ -297,7 +296,6 @@ export function createPayoutWorker(w: World, name: string, opts: PayoutWorkerOpt
       w.chain.send(tx);
     } catch (e) {
       if (!(e instanceof RpcFailure)) throw e;
-      faultReached(w, e.executed ? 'rpc-response-dropped' : 'rpc-failed', [a]);
     }
   }
 

@@ -19,7 +19,7 @@ import { createScanner } from './scanner';
 import { describeStep, type Schedule, type SimConfig, type Step } from './schedule';
 import { createStream, type StreamControl } from './stream';
 import { createWebhook, type WebhookActor, type WebhookEvent } from './webhook';
-import { type Actor, faultReached, kill, note, type World } from './world';
+import { type Actor, faultReached, kill, note, stepActor, type World } from './world';
 
 export const MINT = 'USDC';
 const OTHER_MINT = 'EURC';
@@ -195,8 +195,8 @@ function pay(s: Sim, i: number): void {
 }
 
 /** `n` steps of one process in a row (it got the CPU for a while). */
-function steps(a: Actor, n: number): void {
-  for (let i = 0; i < n; i++) a.step();
+function steps(w: World, a: Actor, n: number): void {
+  for (let i = 0; i < n; i++) stepActor(w, a);
 }
 
 export function applyStep(s: Sim, step: Step): void {
@@ -205,24 +205,24 @@ export function applyStep(s: Sim, step: Step): void {
   note(w, `> ${describeStep(step)}`);
   switch (step.k) {
     case 'worker':
-      return steps(s.workers[step.w % s.workers.length], step.n);
+      return steps(w, s.workers[step.w % s.workers.length], step.n);
     case 'operator':
-      return steps(s.operator, step.n);
+      return steps(w, s.operator, step.n);
     case 'scanner':
-      return steps(s.scanner, step.n);
+      return steps(w, s.scanner, step.n);
     case 'stream':
-      return steps(s.stream, step.n);
+      return steps(w, s.stream, step.n);
     case 'webhook':
-      return steps(s.webhook, step.n);
+      return steps(w, s.webhook, step.n);
     case 'outbox':
-      return steps(s.outboxes[step.o % s.outboxes.length], step.n);
+      return steps(w, s.outboxes[step.o % s.outboxes.length], step.n);
     case 'refund': {
       // The operator refunds one of the exceptions kept in the vault's mint (the others are resolved, not paid).
       const t = w.db.peek();
       const refundable = t.exceptions.filter((x) => t.receipts.get(x.receipt)?.receipt.mint === MINT);
       const e = refundable[step.i % Math.max(1, refundable.length)];
       if (e) s.refunders[step.by % s.refunders.length].request(e);
-      return s.refunders[step.by % s.refunders.length].step();
+      return stepActor(w, s.refunders[step.by % s.refunders.length]);
     }
     case 'seal':
       return w.chain.seal();
@@ -283,7 +283,7 @@ export function quiesce(s: Sim): number {
     // Slots go on while something waits on the chain (a landing, finality, a blockhash's expiry), then stop, so the
     // sources can reach the tip.
     if (waitsOnChain(s)) w.chain.seal();
-    for (const a of everyone) for (let k = 0; k < (a.kind === 'payout' || a.kind === 'operator' ? 3 : 2); k++) a.step();
+    for (const a of everyone) steps(w, a, a.kind === 'payout' || a.kind === 'operator' ? 3 : 2);
     replayDead(w);
     if (round > w.chain.params.finalityDepth + 2 && everyone.every((a) => a.alive && a.idle()) && settled(s))
       return round;

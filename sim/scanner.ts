@@ -8,7 +8,7 @@ import type { Receipt } from '../indexer/decode/receipt';
 import { RpcFailure } from './chain';
 import { ConstraintViolation, DatabaseGone } from './database';
 import { beginBatch, commitBatch, type LedgerBatch } from './ledger';
-import { type Actor, faultReached, Killed, kill, note, pass, type World } from './world';
+import { type Actor, Killed, kill, note, pass, type World } from './world';
 
 export interface ScannerParams {
   rescanWindow: number;
@@ -95,7 +95,6 @@ export function createScanner(w: World, params: ScannerParams): Actor {
           return { slot, status: 'ok', receipts: w.chain.blockReceipts(slot) };
         } catch (e) {
           if (!(e instanceof RpcFailure)) throw e;
-          faultReached(w, 'rpc-failed', [a]);
           return { slot, status: 'failed', code: 'RPC', message: e.message };
         }
       });

@@ -143,7 +143,6 @@ export function createWebhook(w: World): WebhookActor {
       tx = w.chain.transaction(hint.signature);
     } catch (e) {
       if (!(e instanceof RpcFailure)) throw e;
-      faultReached(w, 'rpc-failed', [a]);
       failed = e.message;
     }
     const answer =

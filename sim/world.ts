@@ -3,7 +3,7 @@
 // violations seen as they happen). A process is an Actor: one atomic step at a time, killed between any two steps
 // (its memory and open transaction lost), and armed failpoints kill it as it passes them, as ONCEPAY_FAILPOINT does.
 import { cellKey, type FailpointName, FAILPOINTS, type FaultKind } from '../common/fault-space';
-import type { Chain, PayoutTx } from './chain';
+import type { Chain, PayoutTx, RpcFault } from './chain';
 import type { Cores } from './cores';
 import type { Database } from './database';
 import type { MerchantEndpoint } from './outbox';
@@ -67,6 +67,27 @@ export function faultReached(w: World, kind: FaultKind, actors: readonly Actor[]
     const spec = FAILPOINTS[a.window];
     if ((spec.faults as readonly FaultKind[]).includes(kind))
       w.cells.add(cellKey({ failpoint: a.window, fault: kind }));
+  }
+}
+
+/** What a fault on a chain call is, in the fault space (a send held in a mempool, a stale blockhash: none). */
+const RPC_FAULT_KIND: Partial<Record<RpcFault, FaultKind>> = {
+  fail: 'rpc-failed',
+  drop: 'rpc-response-dropped',
+  forget: 'rpc-history-missing',
+};
+
+/**
+ * One step of `a`: the chain faults its calls met are cells of the window it was in when the step began (a
+ * `forget` is silent: the process only sees a transaction it cannot find).
+ */
+export function stepActor(w: World, a: Actor): void {
+  const window = a.window;
+  const fired = w.chain.fired.length;
+  a.step();
+  for (const f of w.chain.fired.slice(fired)) {
+    const kind = RPC_FAULT_KIND[f.fault];
+    if (kind) faultReached(w, kind, [{ ...a, window }]);
   }
 }
 
