@@ -117,6 +117,14 @@ export async function runChaos(plan: ChaosPlan, opts: ChaosOptions = {}): Promis
         case 'kill':
           count('crash');
           return sup.kill(e.process, e.failpoint, e.nth);
+        case 'outage':
+          count('crash');
+          sup.kill('worker-0', null, 1, e.downMs);
+          sup.kill('worker-1', null, 1, e.downMs);
+          return;
+        case 'forget':
+          count('rpc-history-missing');
+          return s.net.faults.forgetHistory({ count: e.count });
         case 'db-restart':
           count('db-restart');
           await onDatabase(() => s.db.restart(async () => void (await sleep(e.downMs))));

@@ -2,9 +2,9 @@
 // topped up, over, one paying two invoices, a late one), payouts created through the API (some requests sent
 // twice, one with another body under a used key), provider deliveries and their repeats, an operator refunding an
 // overpayment — and the faults at their times: processes killed at a named failpoint (armed with
-// ONCEPAY_FAILPOINT when the process is started again) or with no warning, PostgreSQL restarted, a process's
-// sessions terminated, RPC answers dropped or failed by the localnet, blockhashes expired, the merchant endpoint
-// failing. The same seed gives the same plan; the interleaving of real processes around it is the machine's.
+// ONCEPAY_FAILPOINT when the process is started again) or with no warning, both payout workers down for seconds,
+// PostgreSQL restarted, a process's sessions terminated, RPC answers dropped or failed by the localnet, status
+// requests answered by a node without the history, blockhashes expired, the merchant endpoint failing. The same seed gives the same plan; the interleaving of real processes around it is the machine's.
 import fc from 'fast-check';
 import type { FailpointName } from '../../common/fault-space';
 
@@ -44,9 +44,13 @@ export type ChaosEvent =
   | { at: number; kind: 'deliver'; event: number }
   | { at: number; kind: 'refund'; failpoint: boolean }
   | { at: number; kind: 'kill'; process: ChaosProcess; failpoint: FailpointName | null; nth: number }
+  /** Both payout workers down for a while (the chain goes on), then started again. */
+  | { at: number; kind: 'outage'; downMs: number }
   | { at: number; kind: 'db-restart'; downMs: number }
   | { at: number; kind: 'terminate'; process: ChaosProcess }
   | { at: number; kind: 'rpc'; method: RpcFaultMethod; fault: 'drop' | '429' | '500' | 'timeout'; count: number }
+  /** The next `count` status requests are answered by a node without the history (a pruned RPC node). */
+  | { at: number; kind: 'forget'; count: number }
   | { at: number; kind: 'expire' }
   | { at: number; kind: 'merchant'; fault: 'fail' | 'lose-answer'; count: number };
 
@@ -112,6 +116,11 @@ const faultArb: fc.Arbitrary<Omit<ChaosEvent, 'at'>> = fc.oneof(
     }),
   },
   { weight: 2, arbitrary: fc.constant({ kind: 'expire' as const }) },
+  {
+    weight: 1,
+    arbitrary: fc.record({ kind: fc.constant('outage' as const), downMs: fc.integer({ min: 2000, max: 8000 }) }),
+  },
+  { weight: 2, arbitrary: fc.record({ kind: fc.constant('forget' as const), count: fc.integer({ min: 5, max: 80 }) }) },
   {
     weight: 2,
     arbitrary: fc.record({

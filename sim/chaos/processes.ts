@@ -26,8 +26,8 @@ export const APPLICATION_NAME: Record<ChaosProcess, string> = {
 export interface Supervisor {
   /** The process's own port (API, webhook receiver) or its metrics port. */
   port(p: ChaosProcess): number;
-  /** SIGKILL now; start again armed with `failpoint` (or plain after RESTART_MS when null). */
-  kill(p: ChaosProcess, failpoint: FailpointName | null, nth: number): void;
+  /** SIGKILL now; start again armed with `failpoint` (or plain after `downMs`, default RESTART_MS, when null). */
+  kill(p: ChaosProcess, failpoint: FailpointName | null, nth: number, downMs?: number): void;
   /** Every process up and answering /readyz. */
   ready(): Promise<void>;
   /** Failpoints that killed a process, in order. */
@@ -115,13 +115,13 @@ export async function superviseProcesses(s: Stage): Promise<Supervisor> {
 
   return {
     port: (p) => ports[p],
-    kill(p, failpoint, nth) {
+    kill(p, failpoint, nth, downMs = RESTART_MS) {
       const proc = current.get(p);
       current.delete(p);
       if (proc?.alive()) proc.child.kill('SIGKILL');
-      log(`${p} killed (SIGKILL)`);
+      log(`${p} killed (SIGKILL)${downMs > RESTART_MS ? `, down for ${downMs} ms` : ''}`);
       if (failpoint) start(p, failpoint, nth);
-      else setTimeout(() => !current.has(p) && start(p, null, 1), RESTART_MS);
+      else setTimeout(() => !current.has(p) && start(p, null, 1), downMs);
     },
     async ready() {
       for (const p of CHAOS_PROCESSES) {
