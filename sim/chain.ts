@@ -105,272 +105,287 @@ export interface ChainParams {
 const custom = (code: number): TransactionError => ({ InstructionError: [0, { Custom: code }] });
 export const PROGRAM_ERROR = { consumed: 6000, paused: 6002, insufficient: 6004 } as const;
 
-export function createChain(params: ChainParams) {
-  const blocks: Block[] = [{ slot: 0, height: 0, hash: 'h0', signatures: [] }];
-  const byHash = new Map<string, Block>([['h0', blocks[0]]]);
-  let pendingSlot = 1;
-  let pending: Signature[] = [];
-  let skipNext = false;
-  const landed = new Map<Signature, Landed>();
-  const ops = new Map<OpId, OpRecord>();
+/** The chain's state: the closure of createChain, as one object the functions below take. */
+interface ChainState {
+  params: ChainParams;
+  blocks: Block[];
+  byHash: Map<string, Block>;
+  pendingSlot: number;
+  pending: Signature[];
+  skipNext: boolean;
+  landed: Map<Signature, Landed>;
+  ops: Map<OpId, OpRecord>;
   /** Every transaction that touched an op account (landed, with or without error), in order. */
-  const opHistory = new Map<OpId, Signature[]>();
-  const balances = new Map<string, bigint>();
-  let vault = params.vault;
-  let paused = false;
-  let mempool: ChainTx[] = [];
-  const armed: Array<{ method: RpcMethod; fault: RpcFault }> = [];
-  /** Faults that fired, in order (the runner reads them for coverage and the trace). */
-  const fired: Array<{ method: RpcMethod; fault: RpcFault }> = [];
+  opHistory: Map<OpId, Signature[]>;
+  balances: Map<string, bigint>;
+  vault: bigint;
+  paused: boolean;
+  mempool: ChainTx[];
+  armed: Array<{ method: RpcMethod; fault: RpcFault }>;
+  /** Faults that fired, in order (the world reads them for the fault-space cells). */
+  fired: Array<{ method: RpcMethod; fault: RpcFault }>;
+}
 
-  const tip = () => blocks[blocks.length - 1];
-  const finalizedHeight = () => Math.max(0, tip().height - params.finalityDepth);
-  const finalizedSlot = () => blocks[finalizedHeight()].slot;
-  const pendingHeight = () => tip().height + 1;
+const tip = (st: ChainState) => st.blocks[st.blocks.length - 1];
+const finalizedHeight = (st: ChainState) => Math.max(0, tip(st).height - st.params.finalityDepth);
+const finalizedSlot = (st: ChainState) => st.blocks[finalizedHeight(st)].slot;
+const sealed = (st: ChainState, slot: number) => slot <= tip(st).slot;
+const final = (st: ChainState, slot: number) => slot <= finalizedSlot(st);
 
-  /** The armed fault for this call, if one is (first armed, first fired); `kinds` are those this call can take. */
-  function take(method: RpcMethod, kinds: readonly RpcFault[]): RpcFault | undefined {
-    const i = armed.findIndex((a) => a.method === method && kinds.includes(a.fault));
-    if (i < 0) return undefined;
-    const [a] = armed.splice(i, 1);
-    fired.push(a);
-    return a.fault;
+/** The armed fault for this call, if one is (first armed, first fired); `kinds` are those this call can take. */
+function take(st: ChainState, method: RpcMethod, kinds: readonly RpcFault[]): RpcFault | undefined {
+  const i = st.armed.findIndex((a) => a.method === method && kinds.includes(a.fault));
+  if (i < 0) return undefined;
+  const [a] = st.armed.splice(i, 1);
+  st.fired.push(a);
+  return a.fault;
+}
+
+function failIfArmed(st: ChainState, method: RpcMethod): void {
+  const f = take(st, method, ['fail', 'drop']);
+  if (f) throw new RpcFailure(method, f, false);
+}
+
+/** A blockhash a transaction can still land with in the pending slot. */
+function usable(st: ChainState, blockhash: string): boolean {
+  const b = st.byHash.get(blockhash);
+  return b !== undefined && tip(st).height + 1 <= b.height + st.params.lifetime;
+}
+
+/** execute_payout as the program runs it: the op account once (6000 after), paused 6002, short vault 6004. */
+function executePayout(st: ChainState, tx: PayoutTx): Landed {
+  st.opHistory.set(tx.opId, [...(st.opHistory.get(tx.opId) ?? []), tx.signature]);
+  const landedWith = (err: TransactionError | null, transfers: Transfer[] = []): Landed => ({
+    tx,
+    slot: st.pendingSlot,
+    err,
+    transfers,
+  });
+  if (st.ops.has(tx.opId)) return landedWith(custom(PROGRAM_ERROR.consumed));
+  if (st.paused) return landedWith(custom(PROGRAM_ERROR.paused));
+  if (st.vault < tx.amount) return landedWith(custom(PROGRAM_ERROR.insufficient));
+  st.vault -= tx.amount;
+  st.balances.set(tx.recipient, (st.balances.get(tx.recipient) ?? 0n) + tx.amount);
+  const { opId, recipient, mint, amount } = tx;
+  const account = {
+    opId,
+    merchant: st.params.merchant,
+    recipient,
+    mint,
+    amount,
+    slot: BigInt(st.pendingSlot),
+    bump: 255,
+  };
+  st.ops.set(opId, { signature: tx.signature, account });
+  return landedWith(null, [
+    {
+      ixIndex: 0,
+      innerIndex: 0,
+      source: st.params.vaultAddress,
+      destination: recipient,
+      destinationOwner: null,
+      mint,
+      amount,
+    },
+  ]);
+}
+
+/** Run a transaction in the pending slot (a signature executes once, ever; an expired blockhash never lands). */
+function execute(st: ChainState, tx: ChainTx): void {
+  if (st.landed.has(tx.signature)) return;
+  if (tx.kind === 'payout') {
+    if (!usable(st, tx.blockhash)) return;
+    st.landed.set(tx.signature, executePayout(st, tx));
+  } else {
+    const err = tx.fails ? custom(1) : null;
+    st.landed.set(tx.signature, { tx, slot: st.pendingSlot, err, transfers: tx.fails ? [] : tx.transfers });
   }
-  function failIfArmed(method: RpcMethod): void {
-    const f = take(method, ['fail', 'drop']);
-    if (f) throw new RpcFailure(method, f, false);
-  }
+  st.pending.push(tx.signature);
+}
 
-  function usable(blockhash: string): boolean {
-    const b = byHash.get(blockhash);
-    return b !== undefined && pendingHeight() <= b.height + params.lifetime;
-  }
-
-  function execute(tx: ChainTx): void {
-    if (landed.has(tx.signature)) return; // a signature executes once, ever
-    if (tx.kind === 'payout') {
-      if (!usable(tx.blockhash)) return; // expired or unknown blockhash: the node drops it
-      const history = opHistory.get(tx.opId) ?? [];
-      opHistory.set(tx.opId, [...history, tx.signature]);
-      let err: TransactionError | null = null;
-      let transfers: Transfer[] = [];
-      if (ops.has(tx.opId)) err = custom(PROGRAM_ERROR.consumed);
-      else if (paused) err = custom(PROGRAM_ERROR.paused);
-      else if (vault < tx.amount) err = custom(PROGRAM_ERROR.insufficient);
-      else {
-        vault -= tx.amount;
-        balances.set(tx.recipient, (balances.get(tx.recipient) ?? 0n) + tx.amount);
-        ops.set(tx.opId, {
-          signature: tx.signature,
-          account: {
-            opId: tx.opId,
-            merchant: params.merchant,
-            recipient: tx.recipient,
-            mint: tx.mint,
-            amount: tx.amount,
-            slot: BigInt(pendingSlot),
-            bump: 255,
-          },
-        });
-        transfers = [
-          {
-            ixIndex: 0,
-            innerIndex: 0,
-            source: params.vaultAddress,
-            destination: tx.recipient,
-            destinationOwner: null,
-            mint: tx.mint,
-            amount: tx.amount,
-          },
-        ];
-      }
-      landed.set(tx.signature, { tx, slot: pendingSlot, err, transfers });
-    } else {
-      const err = tx.fails ? custom(1) : null;
-      landed.set(tx.signature, { tx, slot: pendingSlot, err, transfers: tx.fails ? [] : tx.transfers });
+/** Seal the pending slot into a block (or skip it: no block, its transactions land in the next). */
+function seal(st: ChainState): void {
+  if (st.skipNext) {
+    st.skipNext = false;
+    for (const sig of st.pending) {
+      const l = st.landed.get(sig)!;
+      l.slot = st.pendingSlot + 1;
+      const op = l.tx.kind === 'payout' ? st.ops.get(l.tx.opId) : undefined;
+      if (op?.signature === sig) op.account = { ...op.account, slot: BigInt(st.pendingSlot + 1) };
     }
-    pending.push(tx.signature);
+    st.pendingSlot++;
+    return;
   }
+  const height = tip(st).height + 1;
+  const b: Block = { slot: st.pendingSlot, height, hash: `h${height}`, signatures: st.pending };
+  st.blocks.push(b);
+  st.byHash.set(b.hash, b);
+  st.pending = [];
+  st.pendingSlot++;
+  st.mempool = st.mempool.filter((tx) => tx.kind !== 'payout' || usable(st, tx.blockhash));
+}
 
-  /** Seal the pending slot into a block (or skip it: no block, its transactions land in the next). */
-  function seal(): void {
-    if (skipNext) {
-      skipNext = false;
-      for (const s of pending) landed.get(s)!.slot = pendingSlot + 1;
-      for (const s of pending) {
-        const l = landed.get(s)!;
-        if (l.tx.kind === 'payout' && ops.get(l.tx.opId)?.signature === s) {
-          const r = ops.get(l.tx.opId)!;
-          r.account = { ...r.account, slot: BigInt(pendingSlot + 1) };
-        }
-      }
-      pendingSlot++;
-      return;
-    }
-    const height = tip().height + 1;
-    const b: Block = { slot: pendingSlot, height, hash: `h${height}`, signatures: pending };
-    blocks.push(b);
-    byHash.set(b.hash, b);
-    pending = [];
-    pendingSlot++;
-    mempool = mempool.filter((tx) => tx.kind !== 'payout' || usable(tx.blockhash));
-  }
+function receiptsOf(l: Landed): Receipt[] {
+  if (l.err !== null) return [];
+  return l.transfers.map((t) => ({
+    signature: l.tx.signature,
+    slot: BigInt(l.slot),
+    blockTime: null,
+    ixIndex: t.ixIndex,
+    innerIndex: t.innerIndex,
+    program: 'spl-token' as const,
+    kind: 'transferChecked' as const,
+    mint: t.mint,
+    source: t.source,
+    destination: t.destination,
+    destinationOwner: t.destinationOwner,
+    amount: t.amount as BaseUnits,
+    ...(t.references ? { references: [...t.references] } : {}),
+  }));
+}
 
-  const sealed = (slot: number) => slot <= tip().slot;
-  const final = (slot: number) => slot <= finalizedSlot();
-
-  function receiptsOf(l: Landed): Receipt[] {
-    if (l.err !== null) return [];
-    return l.transfers.map((t) => ({
-      signature: l.tx.signature,
-      slot: BigInt(l.slot),
-      blockTime: null,
-      ixIndex: t.ixIndex,
-      innerIndex: t.innerIndex,
-      program: 'spl-token' as const,
-      kind: 'transferChecked' as const,
-      mint: t.mint,
-      source: t.source,
-      destination: t.destination,
-      destinationOwner: t.destinationOwner,
-      amount: t.amount as BaseUnits,
-      ...(t.references ? { references: [...t.references] } : {}),
-    }));
-  }
-
+/** The RPC as the payout executor calls it (app/payout/chain.ts PayoutChain), with the armed faults. */
+function payoutRpc(st: ChainState) {
   return {
-    params,
-    fired,
-    arm(method: RpcMethod, fault: RpcFault): void {
-      armed.push({ method, fault });
-    },
-    clearFaults(): void {
-      armed.length = 0;
-    },
-    armedCount: () => armed.length,
-    seal,
-    skipNextSlot(): void {
-      skipNext = true;
-    },
-    /** Seal lifetime + 1 blocks: every blockhash handed out so far is expired (localnet's expireBlockhashesNow). */
-    expireBlockhashesNow(): void {
-      for (let i = 0; i <= params.lifetime; i++) seal();
-    },
-    setPaused(p: boolean): void {
-      paused = p;
-    },
-    paused: () => paused,
-    fundVault(amount: bigint): void {
-      vault += amount;
-    },
-    vault: () => vault,
-    tipSlot: () => tip().slot,
-    finalizedSlot,
-    pendingSlot: () => pendingSlot,
-    mempoolSize: () => mempool.length,
-    /** A transaction the mempool held lands now (if it still can), or is dropped for good. */
-    mempoolStep(land: boolean): ChainTx | undefined {
-      const tx = mempool.shift();
-      if (tx && land) execute(tx);
-      return tx;
-    },
-
-    /** A customer's wallet hands its transaction to a node (no fault of ours on its way). */
-    submit(tx: PaymentTx): void {
-      execute(tx);
-    },
-
-    // ---- the RPC, as the payout executor calls it (app/payout/chain.ts PayoutChain) ----
     latestBlockhash(): { blockhash: string; lastValidBlockHeight: bigint } {
-      const f = take('blockhash', ['fail', 'drop', 'stale']);
+      const f = take(st, 'blockhash', ['fail', 'drop', 'stale']);
       if (f === 'fail' || f === 'drop') throw new RpcFailure('blockhash', f, false);
-      const b = f === 'stale' ? blocks[Math.max(0, blocks.length - 3)] : tip();
-      return { blockhash: b.hash, lastValidBlockHeight: BigInt(b.height + params.lifetime) };
+      const b = f === 'stale' ? st.blocks[Math.max(0, st.blocks.length - 3)] : tip(st);
+      return { blockhash: b.hash, lastValidBlockHeight: BigInt(b.height + st.params.lifetime) };
     },
     /** Hand the bytes to a node. Throws when the answer is lost; the node may have executed it anyway. */
     send(tx: ChainTx): void {
-      const f = take('send', ['fail', 'drop', 'delay']);
+      const f = take(st, 'send', ['fail', 'drop', 'delay']);
       if (f === 'fail') throw new RpcFailure('send', f, false);
       if (f === 'delay') {
-        mempool.push(tx);
+        st.mempool.push(tx);
         return;
       }
-      execute(tx);
+      execute(st, tx);
       if (f === 'drop') throw new RpcFailure('send', f, true);
     },
     statuses(signatures: readonly Signature[]): SignatureStatus[] {
-      const f = take('statuses', ['fail', 'drop', 'forget']);
+      const f = take(st, 'statuses', ['fail', 'drop', 'forget']);
       if (f === 'fail' || f === 'drop') throw new RpcFailure('statuses', f, false);
-      return signatures.map((s): SignatureStatus => {
-        const l = landed.get(s);
+      return signatures.map((sig): SignatureStatus => {
+        const l = st.landed.get(sig);
         if (!l) return { found: false };
         // A node without the history answers "not found" for what is already final.
-        if (f === 'forget' && final(l.slot)) return { found: false };
-        if (!sealed(l.slot)) return { found: true, settled: false, slot: BigInt(l.slot) };
+        if (f === 'forget' && final(st, l.slot)) return { found: false };
+        if (!sealed(st, l.slot)) return { found: true, settled: false, slot: BigInt(l.slot) };
         return { found: true, settled: true, slot: BigInt(l.slot), err: l.err };
       });
     },
     /** True only when the FINALIZED block height is past lastValidBlockHeight. */
     blockhashExpired(lastValidBlockHeight: bigint): boolean {
-      failIfArmed('expiry');
-      return BigInt(finalizedHeight()) > lastValidBlockHeight;
+      failIfArmed(st, 'expiry');
+      return BigInt(finalizedHeight(st)) > lastValidBlockHeight;
     },
     opAccount(opId: OpId, commitment: 'confirmed' | 'finalized'): OpAccount | null {
-      failIfArmed('op');
-      const r = ops.get(opId);
+      failIfArmed(st, 'op');
+      const r = st.ops.get(opId);
       if (!r) return null;
       const slot = Number(r.account.slot);
-      return (commitment === 'finalized' ? final(slot) : sealed(slot)) ? r.account : null;
+      return (commitment === 'finalized' ? final(st, slot) : sealed(st, slot)) ? r.account : null;
     },
     opAccountSignatures(opId: OpId): Array<{ signature: Signature; slot: bigint; err: TransactionError | null }> {
-      failIfArmed('history');
-      return (opHistory.get(opId) ?? [])
-        .map((s) => landed.get(s)!)
-        .filter((l) => sealed(l.slot))
+      failIfArmed(st, 'history');
+      return (st.opHistory.get(opId) ?? [])
+        .map((sig) => st.landed.get(sig)!)
+        .filter((l) => sealed(st, l.slot))
         .map((l) => ({ signature: l.tx.signature, slot: BigInt(l.slot), err: l.err }));
     },
+  };
+}
 
-    // ---- the RPC, as the indexer's sources call it ----
+/** The RPC as the indexer's sources call it. */
+function indexerRpc(st: ChainState) {
+  return {
     /** getSlot('finalized'). */
-    finalizedTarget(): number {
-      return finalizedSlot();
-    },
+    finalizedTarget: () => finalizedSlot(st),
     /** getBlocks(start, end, 'finalized'): the slots with a block. */
     listBlocks(start: number, end: number): number[] {
-      const last = Math.min(end, finalizedSlot());
-      return blocks.filter((b) => b.slot >= start && b.slot <= last && b.slot > 0).map((b) => b.slot);
+      const last = Math.min(end, finalizedSlot(st));
+      return st.blocks.filter((b) => b.slot >= start && b.slot <= last && b.slot > 0).map((b) => b.slot);
     },
     /**
      * getBlock(slot) decoded: the receipts of its successful transactions, in block order. An armed fault fails the
      * next read of a block that has transactions (an empty block's failure changes nothing worth finding).
      */
     blockReceipts(slot: number): Receipt[] {
-      const b = blocks.find((x) => x.slot === slot);
-      if (!b || !final(slot)) throw new RpcFailure('block', 'fail', false);
-      if (b.signatures.length > 0) failIfArmed('block');
-      return b.signatures.flatMap((s) => receiptsOf(landed.get(s)!));
+      const b = st.blocks.find((x) => x.slot === slot);
+      if (!b || !final(st, slot)) throw new RpcFailure('block', 'fail', false);
+      if (b.signatures.length > 0) failIfArmed(st, 'block');
+      return b.signatures.flatMap((sig) => receiptsOf(st.landed.get(sig)!));
     },
     /** getTransaction(signature, 'finalized'), as the webhook verifier reads it: null when not (yet) final. */
     transaction(signature: string): { meta: { err: TransactionError | null }; receipts: Receipt[] } | null {
-      failIfArmed('transaction');
-      const l = landed.get(signature as Signature);
-      if (!l || !final(l.slot)) return null;
+      failIfArmed(st, 'transaction');
+      const l = st.landed.get(signature as Signature);
+      if (!l || !final(st, l.slot)) return null;
       return { meta: { err: l.err }, receipts: receiptsOf(l) };
     },
-    /** The finalized blocks' receipts above `after` up to `through`, slot by slot (the stream's feed). */
+    /** One finalized slot's receipts (the stream's feed): null while it is not final, [] for a slot with no block. */
     finalizedSlotReceipts(slot: number): Receipt[] | null {
-      const b = blocks.find((x) => x.slot === slot);
-      if (!final(slot)) return null;
-      return b ? b.signatures.flatMap((s) => receiptsOf(landed.get(s)!)) : [];
+      const b = st.blocks.find((x) => x.slot === slot);
+      if (!final(st, slot)) return null;
+      return b ? b.signatures.flatMap((sig) => receiptsOf(st.landed.get(sig)!)) : [];
     },
+  };
+}
 
-    // ---- what the invariants read (the truth, not an RPC answer) ----
+export function createChain(params: ChainParams) {
+  const genesis: Block = { slot: 0, height: 0, hash: 'h0', signatures: [] };
+  const st: ChainState = {
+    params,
+    blocks: [genesis],
+    byHash: new Map([['h0', genesis]]),
+    pendingSlot: 1,
+    pending: [],
+    skipNext: false,
+    landed: new Map(),
+    ops: new Map(),
+    opHistory: new Map(),
+    balances: new Map(),
+    vault: params.vault,
+    paused: false,
+    mempool: [],
+    armed: [],
+    fired: [],
+  };
+  return {
+    params,
+    fired: st.fired,
+    arm: (method: RpcMethod, fault: RpcFault) => void st.armed.push({ method, fault }),
+    clearFaults: () => void (st.armed.length = 0),
+    seal: () => seal(st),
+    skipNextSlot: () => void (st.skipNext = true),
+    /** Seal lifetime + 1 blocks: every blockhash handed out so far is expired (localnet's expireBlockhashesNow). */
+    expireBlockhashesNow(): void {
+      for (let i = 0; i <= params.lifetime; i++) seal(st);
+    },
+    setPaused: (p: boolean) => void (st.paused = p),
+    fundVault: (amount: bigint) => void (st.vault += amount),
+    vault: () => st.vault,
+    finalizedSlot: () => finalizedSlot(st),
+    pendingSlot: () => st.pendingSlot,
+    mempoolSize: () => st.mempool.length,
+    /** A transaction the mempool held lands now (if it still can), or is dropped for good. */
+    mempoolStep(land: boolean): ChainTx | undefined {
+      const tx = st.mempool.shift();
+      if (tx && land) execute(st, tx);
+      return tx;
+    },
+    /** A customer's wallet hands its transaction to a node (no fault of ours on its way). */
+    submit: (tx: PaymentTx) => execute(st, tx),
+    ...payoutRpc(st),
+    ...indexerRpc(st),
+    /** What the invariants read: the truth, not an RPC answer. */
     truth: {
-      landed: (): ReadonlyMap<Signature, Landed> => landed,
-      opHistory: (): ReadonlyMap<OpId, readonly Signature[]> => opHistory,
-      op: (opId: OpId) => ops.get(opId),
-      balance: (a: string) => balances.get(a) ?? 0n,
-      isFinal: final,
+      landed: (): ReadonlyMap<Signature, Landed> => st.landed,
+      opHistory: (): ReadonlyMap<OpId, readonly Signature[]> => st.opHistory,
+      balance: (a: string) => st.balances.get(a) ?? 0n,
+      isFinal: (slot: number) => final(st, slot),
       receiptsOf,
     },
   };
