@@ -1,9 +1,9 @@
 // docs/guarantees.md cannot go stale: every test file it names as evidence exists and contains every case it quotes
-// after it, every section has its parts, and every simulation invariant it names is one of sim/invariants.ts (once
-// that file is in the tree: issue 26 part B).
+// after it, every section has its parts, and the simulation invariants it names are exactly those of sim/invariants.ts.
 import { expect } from 'chai';
 import * as fs from 'fs';
 import * as path from 'path';
+import { INVARIANT_NAMES } from '../../sim/invariants';
 
 const ROOT = path.resolve(__dirname, '..', '..');
 const PAGE = path.join(ROOT, 'docs', 'guarantees.md');
@@ -72,19 +72,19 @@ describe('docs/guarantees.md (its evidence exists)', () => {
     expect(missing).to.deep.equal([]);
   });
 
-  it('names simulation invariants only as sim/invariants.ts has them (checked once that file is in the tree)', () => {
+  it('names simulation invariants only as sim/invariants.ts has them, and every one of them', () => {
     const named = [...flat(page).matchAll(/\*\*Evidence \(simulation\)\.\*\* ([^(]*)\(/g)].flatMap((m) =>
       [...m[1].matchAll(/`([a-z0-9-]+)`/g)].map((x) => x[1]),
     );
     expect(named).to.include.members(['no-op-paid-twice', 'finalized-transfer-credited-once', 'counters-consistent']);
-    const sim = path.join(ROOT, 'sim', 'invariants.ts');
-    if (fs.existsSync(sim)) {
-      // eslint-disable-next-line @typescript-eslint/no-require-imports -- only where part B's module is in the tree
-      const { INVARIANT_NAMES } = require(sim) as { INVARIANT_NAMES: string[] };
-      expect(named.filter((n) => !INVARIANT_NAMES.includes(n))).to.deep.equal([]);
-    } else {
-      for (const n of named) expect(n).to.match(/^[a-z]+(-[a-z0-9]+)+$/);
-    }
+    expect(
+      named.filter((n) => !INVARIANT_NAMES.includes(n)),
+      'named on the page, not in sim/invariants.ts',
+    ).to.deep.equal([]);
+    expect(
+      INVARIANT_NAMES.filter((n) => !named.includes(n)),
+      'in sim/invariants.ts, on no section',
+    ).to.deep.equal([]);
   });
 
   it('the evidence parser reads files and the quotes right after them, not quotes further on', () => {
