@@ -1,15 +1,18 @@
-// The simulation models the ledger's rule in memory (sim/ledger.ts). This holds that model to the real ledger in
-// PostgreSQL: the same random streams of deliveries (repeats inside and across batches, reorders, several
-// transfers per transaction, overpayments, late payments, unknown references, other mints, malformed receipts,
-// big batches that take the COPY path) go to both, and each batch's answer and the tables after the stream
-// (receipts and their invoices, invoice credits and states, exceptions, fulfilments and outbox rows, delivery
-// counters, checkpoints) must be the same. Were the model to drift from the SQL, the simulation would be checking
-// another ledger than the one that runs.
+// The simulation models the ledger's rule in memory (sim/ledger.ts). This holds that model to the real ledgers in
+// PostgreSQL, the plain reference ledger (indexer/ledger/reference.ts) and the fast one (indexer/ledger/ledger.ts):
+// the same random streams of deliveries (repeats inside and across batches, reorders, several transfers per
+// transaction, overpayments, late payments, unknown references, other mints, malformed receipts, big batches that
+// take the fast ledger's COPY path) go to the model and to each, and each batch's answer and the tables after the
+// stream (receipts and their invoices, invoice credits and states, exceptions, fulfilments and outbox rows,
+// delivery counters, checkpoints) must be the same. Were the model to drift from the SQL, the simulation would be
+// checking another ledger than the one that runs.
 import { expect } from 'chai';
 import fc from 'fast-check';
 import pino from 'pino';
 import type { Pool } from 'pg';
-import { createLedger, type Ledger } from '../../indexer/ledger';
+import { createLedger } from '../../indexer/ledger';
+import { createInvoices, type Invoices } from '../../indexer/ledger/invoices';
+import { createReferenceLedger } from '../../indexer/ledger/reference';
 import type { Receipt } from '../../indexer/decode/receipt';
 import type { ApplyBatchResult, ReceiptSource } from '../../indexer/ledger/types';
 import { REAL_CORES } from '../../sim/cores';
@@ -153,7 +156,7 @@ async function sqlState(pool: Pool): Promise<State> {
   };
 }
 
-describe('sim: the in-memory ledger rule holds to the real ledger (PostgreSQL) on random delivery streams', function () {
+describe('sim: the in-memory ledger rule holds to the real ledgers (PostgreSQL) on random delivery streams', function () {
   this.timeout(300_000);
   let db: TestDb;
 
@@ -162,9 +165,16 @@ describe('sim: the in-memory ledger rule holds to the real ledger (PostgreSQL) o
   });
   after(async () => db?.drop());
 
-  // One entry per real ledger the model is held to (the plain reference ledger joins here when it lands).
-  const ledgers: Array<{ name: string; create(pool: Pool): Ledger }> = [
-    { name: 'indexer/ledger', create: (pool) => createLedger({ db: pool, log: pino({ level: 'silent' }) }) },
+  // One entry per real ledger the model is held to: the plain reference ledger (the rule alone, one INSERT … ON
+  // CONFLICT DO NOTHING … RETURNING per receipt) and the fast one that runs (probe, COPY, pipeline).
+  const silent = pino({ level: 'silent' });
+  type RealLedger = Pick<Invoices, 'createInvoice'> & Pick<ReturnType<typeof createLedger>, 'applyBatch'>;
+  const ledgers: Array<{ name: string; create(pool: Pool): RealLedger }> = [
+    {
+      name: 'indexer/ledger/reference',
+      create: (pool) => ({ ...createInvoices(pool), ...createReferenceLedger({ db: pool, log: silent }) }),
+    },
+    { name: 'indexer/ledger', create: (pool) => createLedger({ db: pool, log: silent }) },
   ];
 
   for (const impl of ledgers) {
