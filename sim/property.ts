@@ -79,12 +79,18 @@ export function simulate(opts: SimOptions = {}): SimReport {
   };
 }
 
-/** What a failure prints: how to replay it, what broke, the shrunk schedule, and the run's trace. */
-export function formatFailure(r: SimReport, replay = 'make sim'): string {
+/**
+ * What a failure prints: how to replay it (with the known bug it ran with, if any), what broke, the shrunk
+ * schedule, and the run's trace.
+ */
+export function formatFailure(r: SimReport, mutant?: string): string {
   const f = r.failure!;
+  const make = mutant ? ` MUTANT=${mutant}` : '';
+  const flag = mutant ? ` --mutant ${mutant}` : '';
   const lines = [
     `simulation FAILED after ${f.runsToFailure} schedule(s) (seed ${r.seed}, path ${f.path}, shrunk ${f.shrinks} times)`,
-    `replay: ${replay} SEED=${r.seed} SIM_PATH=${f.path}   (or: npx ts-node sim/run.ts --seed ${r.seed} --path ${f.path})`,
+    `replay: make sim SEED=${r.seed} SIM_PATH=${f.path}${make}   ` +
+      `(or: npx ts-node sim/run.ts --seed ${r.seed} --path ${f.path}${flag})`,
     'what broke:',
     ...f.problems.map((p) => `  ${p}`),
     `the world: ${JSON.stringify(f.schedule.config)}`,

@@ -47,7 +47,7 @@ function main(argv: string[]): number {
     console.log('sim: every invariant held');
     return 0;
   }
-  const text = formatFailure(r);
+  const text = formatFailure(r, o.mutant);
   console.log(o.trace ? text : text.slice(0, text.indexOf('\nthe run:')) + '\n(the run: --trace)');
   return 1;
 }
