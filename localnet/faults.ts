@@ -25,6 +25,11 @@ export interface FailRule {
 export interface ForgetRule {
   method?: string;
   count?: number;
+  /**
+   * Answered by a node behind the cluster, that has not seen the transactions at all: no status, not even from the
+   * status cache (the last 300 slots). Default: the cache is kept, only older history is missing.
+   */
+  unseen?: boolean;
 }
 
 export interface ResponseFaults {
@@ -36,8 +41,8 @@ export interface ResponseFaults {
   takeFailure(methods: string[]): { kind: FailKind; delayMs: number } | null;
   /** Server side: the drop to apply to the response, if one is armed (consumes it). */
   takeDrop(methods: string[]): { mode: 'drop' | 'delay'; delayMs: number } | null;
-  /** Server side: whether this request is answered without the history (consumes the rule). */
-  takeForget(methods: string[]): boolean;
+  /** Server side: how this request is answered without the history, if a rule is armed (consumes it). */
+  takeForget(methods: string[]): { unseen: boolean } | null;
 }
 
 interface Armed<T> {
@@ -67,7 +72,10 @@ export function createResponseFaults(): ResponseFaults {
       fails.push({ rule, left: rule.count ?? 1 });
     },
     forgetHistory(rule) {
-      forgets.push({ rule: { method: rule.method ?? 'getSignatureStatuses' }, left: rule.count ?? 1 });
+      forgets.push({
+        rule: { method: rule.method ?? 'getSignatureStatuses', unseen: rule.unseen === true },
+        left: rule.count ?? 1,
+      });
     },
     clear() {
       drops.length = 0;
@@ -83,7 +91,8 @@ export function createResponseFaults(): ResponseFaults {
       return r ? { mode: r.mode ?? 'drop', delayMs: r.delayMs ?? 1000 } : null;
     },
     takeForget(methods) {
-      return take(forgets, methods) !== null;
+      const r = take(forgets, methods);
+      return r ? { unseen: r.unseen === true } : null;
     },
   };
 }

@@ -39,7 +39,7 @@ function dispatchOne(
   chain: Chain,
   req: JsonRpcRequest,
   m: { requests: Counter; errors: Counter },
-  historyless = false,
+  forget: { unseen: boolean } | null = null,
 ): unknown | undefined {
   const hasId = req !== null && typeof req === 'object' && 'id' in req;
   const id = hasId ? req.id : null;
@@ -65,7 +65,8 @@ function dispatchOne(
     return error(RPC.INVALID_PARAMS, 'Invalid params: invalid type: map, expected a sequence');
   }
   try {
-    const result = handler({ chain, historyless }, (req.params as unknown[] | undefined) ?? []);
+    const ctx = { chain, historyless: forget !== null, unseen: forget?.unseen === true };
+    const result = handler(ctx, (req.params as unknown[] | undefined) ?? []);
     return hasId ? { jsonrpc: '2.0', result, id } : undefined;
   } catch (e) {
     if (e instanceof RpcError) {
@@ -244,10 +245,10 @@ export async function startRpcServer(o: RpcServerOptions): Promise<RpcServer> {
       later(failure.delayMs, () => req.socket.destroy());
       return;
     }
-    const historyless = o.faults.takeForget(methods);
-    if (historyless) {
+    const forget = o.faults.takeForget(methods);
+    if (forget) {
       faultsInjected.inc({ kind: 'forget' });
-      log.info({ methods }, 'answering without the transaction history');
+      log.info({ methods, unseen: forget.unseen }, 'answering without the transaction history');
     }
     let out: string;
     if (Array.isArray(parsed)) {
@@ -259,10 +260,10 @@ export async function startRpcServer(o: RpcServerOptions): Promise<RpcServer> {
         });
       else
         out = stringifyRpc(
-          calls.map((c) => dispatchOne(o.chain, c, { requests, errors }, historyless)).filter((x) => x !== undefined),
+          calls.map((c) => dispatchOne(o.chain, c, { requests, errors }, forget)).filter((x) => x !== undefined),
         );
     } else {
-      const r = dispatchOne(o.chain, parsed as JsonRpcRequest, { requests, errors }, historyless);
+      const r = dispatchOne(o.chain, parsed as JsonRpcRequest, { requests, errors }, forget);
       out = r === undefined ? '' : stringifyRpc(r);
     }
     const drop = o.faults.takeDrop(methods);

@@ -10,6 +10,8 @@ export interface MethodContext {
   chain: Chain;
   /** Answer as a node without the transaction history (the `forget` fault): the status cache alone. */
   historyless?: boolean;
+  /** Answer as a node behind the cluster (`forget` with `unseen`): no transaction status at all. */
+  unseen?: boolean;
 }
 
 export type Handler = (ctx: MethodContext, params: unknown[]) => unknown;

@@ -78,7 +78,7 @@ export const transactionMethods: Record<string, Handler> = {
     return withContext(
       ctx,
       'processed',
-      sigs.map((s: string) => ctx.chain.signatureStatus(s, search)),
+      sigs.map((s: string) => (ctx.unseen ? null : ctx.chain.signatureStatus(s, search))),
     );
   },
   getTransaction: ({ chain }, p) => {

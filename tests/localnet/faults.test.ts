@@ -194,6 +194,23 @@ describe('localnet: skipped slots and blockhash expiry (manual slots)', function
     expect(both[0]).to.equal(null);
     expect(both[1]!.confirmationStatus).to.equal('confirmed');
   });
+
+  it('forgetHistory unseen: the next status request is answered by a node behind the cluster, without even the cache', async () => {
+    const { tx } = await signedTransfer(conn, payer, LAMPORTS_PER_SOL);
+    const sig = await conn.sendRawTransaction(tx.serialize());
+    net.advanceSlots(1);
+    const status = async () => (await conn.getSignatureStatuses([sig])).value[0]?.confirmationStatus ?? null;
+    expect(await status()).to.equal('confirmed');
+    net.faults.forgetHistory({ count: 1, unseen: true });
+    expect(await status()).to.equal(null);
+    expect(await status()).to.equal('confirmed');
+    await fetch(`${net.url}/admin/forget-history`, {
+      method: 'POST',
+      body: JSON.stringify({ count: 1, unseen: true }),
+    });
+    expect(await status()).to.equal(null);
+    expect(await status()).to.equal('confirmed');
+  });
 });
 
 describe('localnet: restart and persistence', function () {
