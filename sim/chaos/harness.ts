@@ -125,6 +125,13 @@ export async function runChaos(plan: ChaosPlan, opts: ChaosOptions = {}): Promis
         case 'forget':
           count('rpc-history-missing');
           return s.net.faults.forgetHistory({ count: e.count });
+        case 'lagging':
+          count('rpc-history-missing');
+          s.net.faults.forgetHistory({ count: e.count, unseen: true });
+          await sleep(e.expireAfterMs);
+          if (over) return;
+          count('blockhash-expired');
+          return s.net.faults.expireBlockhashesNow();
         case 'db-restart':
           count('db-restart');
           await onDatabase(() => s.db.restart(async () => void (await sleep(e.downMs))));

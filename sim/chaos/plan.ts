@@ -51,6 +51,12 @@ export type ChaosEvent =
   | { at: number; kind: 'rpc'; method: RpcFaultMethod; fault: 'drop' | '429' | '500' | 'timeout'; count: number }
   /** The next `count` status requests are answered by a node without the history (a pruned RPC node). */
   | { at: number; kind: 'forget'; count: number }
+  /**
+   * The next `count` status requests are answered by a node behind the cluster (no status at all, even for what
+   * just landed), and `expireAfterMs` later every blockhash expires: an attempt that landed meanwhile is not found
+   * after its blockhash expired, the case journal rule 4 exists for (read the op account before anything new).
+   */
+  | { at: number; kind: 'lagging'; count: number; expireAfterMs: number }
   | { at: number; kind: 'expire' }
   | { at: number; kind: 'merchant'; fault: 'fail' | 'lose-answer'; count: number };
 
@@ -121,6 +127,14 @@ const faultArb: fc.Arbitrary<Omit<ChaosEvent, 'at'>> = fc.oneof(
     arbitrary: fc.record({ kind: fc.constant('outage' as const), downMs: fc.integer({ min: 2000, max: 8000 }) }),
   },
   { weight: 2, arbitrary: fc.record({ kind: fc.constant('forget' as const), count: fc.integer({ min: 5, max: 80 }) }) },
+  {
+    weight: 2,
+    arbitrary: fc.record({
+      kind: fc.constant('lagging' as const),
+      count: fc.integer({ min: 20, max: 200 }),
+      expireAfterMs: fc.integer({ min: 300, max: 3000 }),
+    }),
+  },
   {
     weight: 2,
     arbitrary: fc.record({
