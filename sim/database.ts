@@ -6,6 +6,7 @@
 // lost by a server crash unless a flushed commit came after it: the tables as of the last flushed commit are kept
 // (a copy of the maps: rows are replaced, never changed in place) until a flushed commit makes them current.
 import type { AttemptRow, PayoutRow } from '../app/payout/store';
+import type { Address } from '../app/types';
 import type { Receipt } from '../indexer/decode/receipt';
 import type { ExceptionKind, InvoiceState } from '../indexer/match/types';
 import type { ReceiptSource } from '../indexer/ledger/types';
@@ -132,6 +133,33 @@ interface OpenTransaction {
   session: number;
   owner: string;
   apply: (t: Tables) => void;
+}
+
+/** A payout row as it is inserted (by the API, or by the refund): pending and due at `at`, for the one merchant. */
+export function newPayoutRow(
+  p: Pick<PayoutRow, 'id' | 'merchantPayoutId' | 'recipientToken' | 'mint' | 'amount' | 'opId' | 'opPda'>,
+  at: Date,
+): PayoutRow {
+  return {
+    ...p,
+    merchantId: '1',
+    programId: 'program' as Address,
+    merchantAddress: 'merchant' as Address,
+    vault: 'vault' as Address,
+    tokenProgram: 'token' as Address,
+    opBump: 255,
+    state: 'pending',
+    resultSignature: null,
+    resultSlot: null,
+    conflict: null,
+    lastError: null,
+    createdAt: at,
+    updatedAt: at,
+    finishedAt: null,
+    nextAttemptAt: at,
+    retries: 0,
+    claimedBy: null,
+  };
 }
 
 export function createDatabase() {

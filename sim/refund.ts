@@ -7,7 +7,7 @@ import type { PayoutRow } from '../app/payout/store';
 import type { Address, PayoutId } from '../app/types';
 import type { OpId } from '../app/op-id';
 import { refundPayoutId } from '../app/exception/refund-id';
-import { ConstraintViolation, DatabaseGone, type ExceptionRow, type Tables } from './database';
+import { ConstraintViolation, DatabaseGone, type ExceptionRow, newPayoutRow, type Tables } from './database';
 import { createPayoutWorker } from './payout-worker';
 import { type Actor, Killed, kill, note, pass, type World } from './world';
 
@@ -20,33 +20,18 @@ export interface RefundActor extends Actor {
 function refundRow(t: Tables, w: World, e: ExceptionRow, mint: string, source: string): PayoutRow {
   const [signature, ix, inner] = e.receipt.split('/');
   const payoutId = refundPayoutId({ cluster: w.cluster, signature, ixIndex: Number(ix), innerIndex: Number(inner) });
-  const at = new Date(w.now);
-  return {
-    id: String(++t.seq),
-    merchantId: '1',
-    merchantPayoutId: payoutId as PayoutId,
-    programId: 'program' as Address,
-    merchantAddress: 'merchant' as Address,
-    vault: 'vault' as Address,
-    tokenProgram: 'token' as Address,
-    recipientToken: source as Address,
-    mint: mint as Address,
-    amount: e.amount,
-    opId: `op:${payoutId}` as OpId,
-    opPda: `oppda:${payoutId}` as Address,
-    opBump: 255,
-    state: 'pending',
-    resultSignature: null,
-    resultSlot: null,
-    conflict: null,
-    lastError: null,
-    createdAt: at,
-    updatedAt: at,
-    finishedAt: null,
-    nextAttemptAt: at,
-    retries: 0,
-    claimedBy: null,
-  };
+  return newPayoutRow(
+    {
+      id: String(++t.seq),
+      merchantPayoutId: payoutId as PayoutId,
+      recipientToken: source as Address,
+      mint: mint as Address,
+      amount: e.amount,
+      opId: `op:${payoutId}` as OpId,
+      opPda: `oppda:${payoutId}` as Address,
+    },
+    new Date(w.now),
+  );
 }
 
 export function createRefunder(w: World, name: string): RefundActor {

@@ -9,7 +9,7 @@ import type { Address, PayoutId } from '../app/types';
 import type { OpId } from '../app/op-id';
 import { createChain, type PaymentTx } from './chain';
 import { type Cores, REAL_CORES } from './cores';
-import { createDatabase, identityKey } from './database';
+import { createDatabase, identityKey, newPayoutRow } from './database';
 import type { Evidence } from './evidence';
 import { checkInvariants } from './invariants';
 import { createMerchantEndpoint, createOutboxWorker, replayDead } from './outbox';
@@ -55,33 +55,18 @@ const deposit = (i: number) => `dep${i}`;
 const reference = (i: number) => `ref${i}`;
 
 function payoutRow(i: number, amount: bigint): PayoutRow {
-  const at = new Date(0);
-  return {
-    id: String(i + 1),
-    merchantId: '1',
-    merchantPayoutId: `po-${i}` as PayoutId,
-    programId: 'program' as Address,
-    merchantAddress: MERCHANT,
-    vault: 'vault' as Address,
-    tokenProgram: 'token' as Address,
-    recipientToken: `rcpt-${i}` as Address,
-    mint: MINT as Address,
-    amount,
-    opId: `op-${i}` as OpId,
-    opPda: `oppda-${i}` as Address,
-    opBump: 255,
-    state: 'pending',
-    resultSignature: null,
-    resultSlot: null,
-    conflict: null,
-    lastError: null,
-    createdAt: at,
-    updatedAt: at,
-    finishedAt: null,
-    nextAttemptAt: at,
-    retries: 0,
-    claimedBy: null,
-  };
+  return newPayoutRow(
+    {
+      id: String(i + 1),
+      merchantPayoutId: `po-${i}` as PayoutId,
+      recipientToken: `rcpt-${i}` as Address,
+      mint: MINT as Address,
+      amount,
+      opId: `op-${i}` as OpId,
+      opPda: `oppda-${i}` as Address,
+    },
+    new Date(0),
+  );
 }
 
 function paymentTxs(c: SimConfig): PaymentTx[] {
