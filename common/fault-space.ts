@@ -68,6 +68,11 @@ export const FAILPOINTS = {
     window: "a delivery's event and hints are stored; nothing is verified or credited",
     faults: ['crash', 'db-restart', 'duplicate-delivery', 'rpc-failed'],
   },
+  'webhook.after_hints_leased': {
+    process: 'indexer webhook',
+    window: 'hints are leased to this verifier; none is checked or credited yet',
+    faults: ['crash', 'db-restart', 'duplicate-delivery', 'rpc-failed'],
+  },
   'webhook.after_apply': {
     process: 'indexer webhook',
     window: "a hint's receipts are credited; the hint is not marked done",

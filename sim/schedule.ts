@@ -60,9 +60,13 @@ export interface Schedule {
   steps: Step[];
 }
 
-/** The failpoints a model process passes (the others belong to processes the model does not run). */
+/**
+ * The failpoints a model process passes. Not in the model: the localnet's own crash points, the webhook's
+ * trust-provider mode (after_apply) and the verifier's hint lease (after_hints_leased: the model's verifier checks a
+ * hint in one step, with no lease).
+ */
 export const MODEL_FAILPOINTS: readonly FailpointName[] = FAILPOINT_NAMES.filter(
-  (f) => !f.startsWith('localnet.') && f !== 'webhook.after_apply',
+  (f) => !f.startsWith('localnet.') && f !== 'webhook.after_apply' && f !== 'webhook.after_hints_leased',
 );
 
 const configArb: fc.Arbitrary<Omit<SimConfig, 'swarm'>> = fc.record({
