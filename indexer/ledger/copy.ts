@@ -1,6 +1,6 @@
 // A batch of new receipts as one COPY … FROM STDIN: PostgreSQL parses COPY's text rows far more cheaply than
 // unnest() of thirteen array parameters, and COPY writes the heap in multi-row steps. COPY has no ON CONFLICT: the
-// ledger runs it inside a savepoint (ledger.ts copyReceipts) and falls back to INSERT … ON CONFLICT when an
+// ledger runs it inside a savepoint (copy-path.ts copyReceipts) and falls back to INSERT … ON CONFLICT when an
 // identity is there already.
 import type { PoolClient } from 'pg';
 import { from as copyFrom } from 'pg-copy-streams';

@@ -1,4 +1,4 @@
-// Invoices in the ledger: creating and reading them, and, inside a batch's transaction (ledger.ts), locking the
+// Invoices in the ledger: creating and reading them, and, inside a batch's transaction (batch-transaction.ts), locking the
 // invoices its new receipts could pay, matching receipts to them (match/match.ts) and writing what the match
 // decided: credits, exceptions, and for each invoice paid now its one fulfilment + outbox row.
 import type { Pool, PoolClient, QueryResultRow } from 'pg';

@@ -107,7 +107,7 @@ export type ReceiptRow = { [K in keyof ReceiptColumns]: ReceiptColumns[K][number
 export const COPY_RECEIPTS = `COPY receipts (cluster, signature, ix_index, inner_index, slot, block_time, program, kind, mint,
                        source, destination, destination_owner, amount, invoice_id, first_source) FROM STDIN`;
 
-/** Around a COPY of receipts, which fails as a whole on an identity already there (ledger.ts copyReceipts). */
+/** Around a COPY of receipts, which fails as a whole on an identity already there (copy-path.ts copyReceipts). */
 export const savepoint = (): Query => ({ text: 'SAVEPOINT ledger_copy', values: [] });
 export const releaseSavepoint = (): Query => ({ text: 'RELEASE SAVEPOINT ledger_copy', values: [] });
 export const rollbackToSavepoint = (): Query => ({ text: 'ROLLBACK TO SAVEPOINT ledger_copy', values: [] });
