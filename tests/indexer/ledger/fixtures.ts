@@ -16,14 +16,28 @@ export function sig(label: string): string {
   return bs58.encode(crypto.createHash('sha512').update(`sig:${label}`).digest());
 }
 
-/** The error a statement's promise rejects with (fails the test if it resolves): pg's code, constraint, detail. */
-export async function rejection(p: Promise<unknown>): Promise<{ code?: string; constraint?: string; detail?: string }> {
+/**
+ * The error a promise rejects with (fails the test if it resolves); by default typed as a statement's: pg's code,
+ * constraint, detail.
+ */
+export async function rejection<E = { code?: string; constraint?: string; detail?: string }>(
+  p: Promise<unknown>,
+): Promise<E> {
   try {
     await p;
   } catch (e) {
-    return e as { code?: string; constraint?: string; detail?: string };
+    return e as E;
   }
   throw new Error('expected the statement to fail');
+}
+
+/** How a promise settled, as a value (a test inspects a rejection without a try). */
+export async function settled<T>(p: Promise<T>): Promise<{ ok: true; value: T } | { ok: false; error: unknown }> {
+  try {
+    return { ok: true, value: await p };
+  } catch (error) {
+    return { ok: false, error };
+  }
 }
 
 export function receipt(

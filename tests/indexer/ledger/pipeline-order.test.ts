@@ -7,6 +7,7 @@ import { isOncepayError } from '../../../common/errors';
 import { LEDGER_CODES } from '../../../common/errors/codes';
 import type { ApplyBatchInput, ApplyBatchResult } from '../../../indexer/ledger';
 import { applyInOrder, createPipeline, type PipelineBatch } from '../../../indexer/ledger/pipeline';
+import { settled } from './fixtures';
 
 interface Batch extends PipelineBatch {
   name: string;
@@ -59,14 +60,6 @@ function scripted() {
 
 const tick = () => new Promise((r) => setImmediate(r));
 
-async function outcome<T>(p: Promise<T>): Promise<{ ok: true; value: T } | { ok: false; error: unknown }> {
-  try {
-    return { ok: true, value: await p };
-  } catch (error) {
-    return { ok: false, error };
-  }
-}
-
 describe('indexer/ledger pipeline order (pure)', () => {
   it('runs the first at once, begins the next only when the one before commits, and tells each its next', async () => {
     const { calls, give } = scripted();
@@ -110,11 +103,11 @@ describe('indexer/ledger pipeline order (pure)', () => {
 
   it('a failed batch rejects with its own error; the one begun after it sees a broken gate; the rest never run', async () => {
     const { calls, give } = scripted();
-    const one = outcome(give(1));
-    const two = outcome(give(2));
-    const three = outcome(give(3));
+    const one = settled(give(1));
+    const two = settled(give(2));
+    const three = settled(give(3));
     calls[0].commit();
-    const gate = outcome(calls[1].gate);
+    const gate = settled(calls[1].gate);
     calls[0].fail(new Error('commit refused'));
     const first = await one;
     expect(first.ok === false && (first.error as Error).message).to.equal('commit refused');
@@ -125,14 +118,14 @@ describe('indexer/ledger pipeline order (pure)', () => {
       expect(isOncepayError((later as { error: unknown }).error, LEDGER_CODES.PIPELINE_BROKEN)).to.equal(true);
     }
     expect(calls.map((c) => c.s.name)).to.deep.equal(['1', '2']); // 3 never ran
-    const after = await outcome(give(4));
+    const after = await settled(give(4));
     expect(after.ok === false && isOncepayError(after.error, LEDGER_CODES.PIPELINE_BROKEN)).to.equal(true);
     expect(calls.length).to.equal(2);
   });
 
   it('a batch refused when staged rejects alone: the pipeline goes on', async () => {
     const { calls, give } = scripted();
-    const bad = await outcome(give(1, 'bad'));
+    const bad = await settled(give(1, 'bad'));
     expect(bad.ok === false && (bad.error as Error).message).to.equal('refused at stage');
     const two = give(2);
     calls[0].succeed();
@@ -148,7 +141,7 @@ describe('indexer/ledger pipeline order (pure)', () => {
       checkpoint: { slot: BigInt(n) },
     }));
     const seen: number[] = [];
-    const running = outcome(applyInOrder({ pipeline: () => pipe }, inputs, (r) => seen.push(r.inserted)));
+    const running = settled(applyInOrder({ pipeline: () => pipe }, inputs, (r) => seen.push(r.inserted)));
     await tick();
     expect(calls.length).to.equal(1);
     calls[0].commit();
@@ -161,7 +154,7 @@ describe('indexer/ledger pipeline order (pure)', () => {
     expect(seen).to.deep.equal([1]);
     // 3 was given once 1 had settled (two in flight) and begun on 2's commit; its gate broke, so it rolled back.
     expect(calls.map((c) => c.s.name)).to.deep.equal(['1', '2', '3']);
-    const third = await outcome(calls[2].gate);
+    const third = await settled(calls[2].gate);
     expect(third.ok === false && isOncepayError(third.error, LEDGER_CODES.PIPELINE_BROKEN)).to.equal(true);
   });
 });

@@ -9,7 +9,7 @@ import { type BatchPipeline, createLedger, type Ledger } from '../../../indexer/
 import { LEDGER_CODES } from '../../../common/errors/codes';
 import type { Receipt } from '../../../indexer/decode/receipt';
 import { ingestReceipts } from '../../../indexer/source/file';
-import { addr, receipt, sig } from './fixtures';
+import { addr, receipt, settled, sig } from './fixtures';
 
 const MINT = addr('mint-usdc');
 
@@ -18,14 +18,6 @@ function payments(label: string, n: number, to: string, amount: bigint, slot: bi
   return Array.from({ length: n }, (_, i) =>
     receipt({ signature: sig(`${label}-${i}`), destination: addr(to), amount, slot }),
   );
-}
-
-async function settled<T>(p: Promise<T>): Promise<{ ok: true; value: T } | { ok: false; error: unknown }> {
-  try {
-    return { ok: true, value: await p };
-  } catch (error) {
-    return { ok: false, error };
-  }
 }
 
 /** A file-source batch of `n` payments of 1 to `to` in `slot` (and `extra`), checkpointed at that slot. */

@@ -2,15 +2,7 @@
 // failure, and every await guarded by it ends with it.
 import { expect } from 'chai';
 import { createSessionScope } from '../../../indexer/source/session-scope';
-
-async function error(p: Promise<unknown>): Promise<Error> {
-  try {
-    await p;
-  } catch (e) {
-    return e as Error;
-  }
-  throw new Error('expected a rejection');
-}
+import { rejection } from '../ledger/fixtures';
 
 describe('indexer/source session scope (pure)', () => {
   it('ends on its first failure: the others are ignored, every guarded await rejects with the first', async () => {
@@ -21,9 +13,9 @@ describe('indexer/source session scope (pure)', () => {
     scope.fail(new Error('later'));
     expect(scope.signal.aborted).to.equal(true);
     expect(scope.failure()).to.equal(first);
-    expect(await error(pending)).to.equal(first);
-    expect(await error(scope.ended)).to.equal(first);
-    expect(await error(scope.guard(new Promise(() => undefined)))).to.equal(first); // ended already: at once
+    expect(await rejection<Error>(pending)).to.equal(first);
+    expect(await rejection<Error>(scope.ended)).to.equal(first);
+    expect(await rejection<Error>(scope.guard(new Promise(() => undefined)))).to.equal(first); // ended already: at once
   });
 
   it("ends on the caller's stop, with no failure; a failure after that is ignored", async () => {
@@ -32,7 +24,7 @@ describe('indexer/source session scope (pure)', () => {
     expect(await scope.guard(Promise.resolve('answer'))).to.equal('answer');
     stop.abort();
     expect(scope.signal.aborted).to.equal(true);
-    expect((await error(scope.ended)).message).to.equal('stopped');
+    expect((await rejection<Error>(scope.ended)).message).to.equal('stopped');
     scope.fail(new Error('too late'));
     expect(scope.failure()).to.equal(null);
   });

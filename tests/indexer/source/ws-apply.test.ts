@@ -28,6 +28,18 @@ function recordingSink() {
   return { calls, sink: sink as never };
 }
 
+/** An applier over `rpc` and a recording sink, retrying after 1–2 ms. */
+function applier(
+  rpc: { getTransaction: (...a: never[]) => Promise<unknown> },
+  o: { concurrency: number; fetchAttempts: number },
+) {
+  const stats = { transactions: 0, notFound: 0, provisional: 0 };
+  const { calls, sink } = recordingSink();
+  const options = { cluster: 'localnet', ...o, backoff: { baseMs: 1, capMs: 2 } };
+  const apply = createObservedApplier({ rpc: rpc as never, sink, stats, options }, new AbortController().signal);
+  return { stats, calls, apply };
+}
+
 describe('indexer/source ws apply (pure parts)', () => {
   it('takes each signature once per commitment, and applies finalized ones at their highest slot', () => {
     const batch = [seen('a', 5), seen('a', 6), seen('a', 5, 'confirmed'), seen('b', 9, 'confirmed'), seen('c', 7)];
@@ -51,17 +63,7 @@ describe('indexer/source ws apply (scripted getTransaction)', () => {
         return signature === 'missing' ? null : { slot: signature === 'a' ? 11 : undefined };
       },
     };
-    const stats = { transactions: 0, notFound: 0, provisional: 0 };
-    const { calls, sink } = recordingSink();
-    const apply = createObservedApplier(
-      {
-        rpc,
-        sink,
-        stats,
-        options: { cluster: 'localnet', concurrency: 2, fetchAttempts: 3, backoff: { baseMs: 1, capMs: 2 } },
-      },
-      new AbortController().signal,
-    );
+    const { stats, calls, apply } = applier(rpc, { concurrency: 2, fetchAttempts: 3 });
     await apply([seen('a', 10), seen('b', 12), seen('a', 10), seen('c', 13, 'confirmed'), seen('missing', 14)]);
     expect(asked.filter((x) => x === 'finalized:missing').length).to.equal(3); // fetchAttempts
     expect(asked.filter((x) => x === 'finalized:a').length).to.equal(1); // repeats fetched once
@@ -73,17 +75,7 @@ describe('indexer/source ws apply (scripted getTransaction)', () => {
 
   it('a batch of confirmed signatures only applies nothing to the ledger', async () => {
     const rpc = { getTransaction: async () => ({ slot: 3 }) };
-    const stats = { transactions: 0, notFound: 0, provisional: 0 };
-    const { calls, sink } = recordingSink();
-    const apply = createObservedApplier(
-      {
-        rpc,
-        sink,
-        stats,
-        options: { cluster: 'localnet', concurrency: 8, fetchAttempts: 1, backoff: { baseMs: 1, capMs: 1 } },
-      },
-      new AbortController().signal,
-    );
+    const { calls, apply } = applier(rpc, { concurrency: 8, fetchAttempts: 1 });
     await apply([seen('x', 3, 'confirmed')]);
     expect(calls.applied).to.deep.equal([]);
     expect(calls.provisional).to.deep.equal([['x']]);

@@ -5,15 +5,7 @@ import { isOncepayError, SOURCE_CODES } from '../../../common/errors';
 import { createSocketRpc, isAnswer } from '../../../indexer/source/ws-rpc';
 import { createSubscriptionSet } from '../../../indexer/source/ws-subscriptions';
 import { parseWsMessage } from '../../../indexer/source/ws-plan';
-
-async function error(p: Promise<unknown>): Promise<unknown> {
-  try {
-    await p;
-  } catch (e) {
-    return e;
-  }
-  throw new Error('expected a rejection');
-}
+import { rejection } from '../ledger/fixtures';
 
 /** An rpc whose sent requests are kept, parsed. */
 function recorded() {
@@ -43,11 +35,11 @@ describe('indexer/source ws rpc (pure)', () => {
     const refused = rpc.request((id) => JSON.stringify({ id, method: 'slotSubscribe', params: [] }));
     const open = rpc.request((id) => JSON.stringify({ id, method: 'x', params: [] }));
     rpc.answer({ kind: 'error', id: 1, code: -32601, message: 'Method not found' });
-    const e = await error(refused);
+    const e = await rejection<unknown>(refused);
     expect(isOncepayError(e, SOURCE_CODES.WS_REQUEST_REFUSED)).to.equal(true);
     expect((e as { context: { rpcCode?: number } }).context.rpcCode).to.equal(-32601);
     rpc.close(new Error('session ended'));
-    expect(((await error(open)) as Error).message).to.equal('session ended');
+    expect((await rejection<Error>(open)).message).to.equal('session ended');
   });
 
   it('accept sees the result as the answer is read, before the promise settles, and may refuse it', async () => {
@@ -67,7 +59,7 @@ describe('indexer/source ws rpc (pure)', () => {
       },
     );
     rpc.answer({ kind: 'result', id: 2, result: 'x' });
-    expect(((await error(no)) as Error).message).to.equal('not an id');
+    expect((await rejection<Error>(no)).message).to.equal('not an id');
   });
 
   it('tells answers from notifications and from errors that name no request', () => {
@@ -107,7 +99,7 @@ describe('indexer/source ws subscription set (pure)', () => {
     const set = createSubscriptionSet(rpc, ['finalized']);
     const bad = set.subscribe('BAD');
     rpc.answer({ kind: 'result', id: 1, result: { not: 'an id' } });
-    expect(((await error(bad)) as Error).message).to.equal(
+    expect((await rejection<Error>(bad)).message).to.equal(
       'logsSubscribe answered {"not":"an id"}, not a subscription id',
     );
     const good = set.subscribe('A');
