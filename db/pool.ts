@@ -6,7 +6,13 @@
 // client itself (checked-out clients between two queries). Unhandled, that event ends the process; here it is
 // logged, the dead client is dropped, and the next query connects again. Acquiring a connection gives up after
 // `connectTimeoutMs`, so a dead database fails a request (→ 503, db/unavailable.ts) instead of hanging it.
+//
+// A libpq multi-host URL (`postgres://h1:p1,h2:p2/db?target_session_attrs=read-write`, what pg_auto_failover
+// prints) gets the host-list pool of db/host-list.ts, which keeps only connections to the writable server and so
+// follows a failover; a plain one-host URL goes to node-postgres exactly as written.
 import { Pool, PoolConfig } from 'pg';
+import { isLibpqConnString, needsHostList, parseConnInfo } from './conninfo';
+import { createHostListPool } from './host-list';
 import { logger } from '../common/log';
 import { quoteIdent } from './migrate';
 import { resolveDatabaseUrl } from './local-server';
@@ -34,7 +40,6 @@ function connectTimeoutFromEnv(): number {
 
 export function createPool(opts: DbOptions): Pool {
   const config: PoolConfig = {
-    connectionString: opts.url,
     max: opts.max ?? 10,
     application_name: opts.applicationName ?? 'oncepay',
     connectionTimeoutMillis: opts.connectTimeoutMs ?? connectTimeoutFromEnv(),
@@ -42,7 +47,11 @@ export function createPool(opts: DbOptions): Pool {
     keepAlive: true,
   };
   if (opts.schema) config.options = `-c search_path=${quoteIdent(opts.schema)}`;
-  const pool = new Pool(config);
+  const info = isLibpqConnString(opts.url) ? parseConnInfo(opts.url) : undefined;
+  const pool =
+    info && needsHostList(info)
+      ? createHostListPool(info, config)
+      : new Pool({ ...config, connectionString: opts.url });
   const log = logger('db');
   const lost = (err: Error) =>
     log.warn(

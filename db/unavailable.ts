@@ -26,9 +26,10 @@ const NETWORK_CODES = new Set([
  * exception), 57P01 admin_shutdown (restart, pg_terminate_backend), 57P02 crash_shutdown, 57P03
  * cannot_connect_now (starting up or shutting down), 57P05 idle_session_timeout, 25P03
  * idle_in_transaction_session_timeout (the session is closed, its transaction rolled back), 53300
- * too_many_connections.
+ * too_many_connections, 25006 read_only_sql_transaction (the server is a standby or was demoted by a failover: the
+ * statement was refused before it ran, and the pool's next connection goes to the new primary, db/host-list.ts).
  */
-const UNAVAILABLE_SQLSTATES = new Set(['57P01', '57P02', '57P03', '57P05', '25P03', '53300']);
+const UNAVAILABLE_SQLSTATES = new Set(['57P01', '57P02', '57P03', '57P05', '25P03', '53300', '25006']);
 
 function isUnavailableSqlState(code: string): boolean {
   return /^08[0-9A-Z]{3}$/.test(code) || UNAVAILABLE_SQLSTATES.has(code);

@@ -4,6 +4,7 @@
 // reconnects with backoff and the worker just polls.
 import { Client, Pool } from 'pg';
 import { Logger } from 'pino';
+import { clientClassOf } from '../../db/host-list';
 import { backoffDelay } from '../../indexer/rpc/backoff';
 import { currentSchema } from './queries';
 
@@ -31,7 +32,8 @@ export function listenForDuePayouts(
   async function connect(): Promise<void> {
     timer = undefined;
     if (stopped) return;
-    const c = new Client(pool.options);
+    // The pool's own Client class: with a multi-host URL, it connects to the writable server (the one NOTIFY runs on).
+    const c = new (clientClassOf(pool))(pool.options);
     c.on('error', (e) => lost(c, e)); // a terminated backend or restarted server, while listening
     try {
       await c.connect();

@@ -165,6 +165,10 @@ export const ONCEPAY_ERROR_MESSAGES: Readonly<Record<OncepayErrorCode, string>> 
   ONCEPAY__DB__MIGRATION_EDITED: 'An applied migration file was changed afterwards (applied files are never edited).',
   ONCEPAY__DB__MIGRATION_FAILED: 'A migration failed; its transaction was rolled back.',
   ONCEPAY__DB__INVALID_IDENTIFIER: 'A schema name is not a plain lower-case SQL identifier.',
+  ONCEPAY__DB__CONNINFO_MALFORMED: 'The database URL is not a libpq connection string (URL or key=value pairs).',
+  ONCEPAY__DB__CONNINFO_UNSUPPORTED:
+    'The database URL asks for something the pool does not honour (the message names the parameter and value).',
+  ONCEPAY__DB__HA_FAILED: 'A pg_autoctl step of `oncepay db ha` failed; the message has its output.',
   // program_binary
   ONCEPAY__PROGRAM__UNKNOWN_BINARY: 'A program binary name that is neither the Anchor program nor the lean twin.',
   ONCEPAY__PROGRAM__BINARY_MISSING: 'The chosen program binary is not built (run make program).',

@@ -20,7 +20,7 @@ describe('db/unavailable: isDatabaseUnavailable', () => {
     }
   });
 
-  it('SQLSTATEs of a server going away, not there yet, or timing the session out: 57P01/02/03/05, 25P03, class 08, 53300', () => {
+  it('SQLSTATEs of a server going away, not there yet, timing the session out or read-only: 57P01/02/03/05, 25P03, class 08, 53300, 25006', () => {
     for (const code of [
       '57P01',
       '57P02',
@@ -34,6 +34,7 @@ describe('db/unavailable: isDatabaseUnavailable', () => {
       '08004',
       '08P01',
       '53300',
+      '25006',
     ]) {
       expect(isDatabaseUnavailable(err({ code })), code).to.equal(true);
     }
