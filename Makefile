@@ -2,7 +2,7 @@
 SHELL := /bin/bash
 .DEFAULT_GOAL := help
 
-.PHONY: help setup lint program build test demo bench clean validator test-validator sim sim-mutants chaos
+.PHONY: help setup lint program build test demo bench clean validator test-validator sim sim-mutants chaos ha
 
 help:
 	@echo "make demo   - the whole story on embedded defaults (PostgreSQL + localnet started for you)"
@@ -12,6 +12,7 @@ help:
 	@echo "make sim    - the seeded simulation's model layer (SEED=, SIM_PATH= replay a failure; RUNS=, MUTANT=)"
 	@echo "make sim-mutants - known bugs patched into the simulation's cores: how many schedules each takes to be caught"
 	@echo "make chaos SEEDS=1-5 - seeded chaos runs of the real processes (WINDOW_MS=, FAULTS=, VERBOSE=1)"
+	@echo "make ha     - install pg_auto_failover and start a local formation (primary + synchronous standby); prints DATABASE_URL"
 	@echo "make program - build target/deploy/oncepay.so with the Debian-only SBF toolchain"
 	@echo "make validator - install solana-test-validator 3.1.4 from crates.io (~30 min, once; not part of make test)"
 	@echo "make test-validator - the end-to-end suites on a real solana-test-validator (started and stopped here)"
@@ -31,7 +32,14 @@ build: setup
 lint: setup
 	@scripts/lint.sh
 
+# pg_auto_failover's Debian packages for `oncepay db ha` (see README, Production): installed by setup only when asked.
+ha: export ONCEPAY_HA := 1
+ha: setup build
+	@node bin/oncepay db ha start
+
 # lint first: a tree that is not formatted or linted fails here, before the (long) tests.
+# ONCEPAY_HA=1: setup also installs pg_auto_failover, for the failover suite (tests/ha).
+test: export ONCEPAY_HA := 1
 test: lint program build
 	@scripts/test.sh
 

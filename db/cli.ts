@@ -1,5 +1,6 @@
 import { Command } from 'commander';
 import { redactUrl, startLocalServer, stopLocalServer, resolveDatabaseUrl } from './local-server';
+import { registerHa } from './ha-cli';
 import { migrate } from './migrate';
 import { createPool } from './pool';
 
@@ -33,4 +34,5 @@ export function register(program: Command): void {
   db.command('url')
     .description('print the database URL commands will use, password included (for DATABASE_URL=$(oncepay db url))')
     .action(() => console.log(resolveDatabaseUrl()));
+  registerHa(db);
 }

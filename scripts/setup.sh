@@ -36,6 +36,10 @@ install_missing() {
 }
 install_missing -- "${DEB_PACKAGES[@]}"
 install_missing --no-install-recommends -- "${DEB_TOOL_PACKAGES[@]}"
+# pg_auto_failover (`oncepay db ha`, the failover suite tests/ha) only when asked: ONCEPAY_HA=1 (`make ha`, and
+# `make test`, whose failover suite runs on it). The extension is built for bookworm's PostgreSQL 15.
+HA_DEB_PACKAGES=(pg-auto-failover-cli postgresql-15-auto-failover)
+if [ "${ONCEPAY_HA:-0}" = 1 ]; then install_missing -- "${HA_DEB_PACKAGES[@]}"; fi
 
 command -v node >/dev/null || { echo "setup: ERROR: Node.js >= 20.19 is required" >&2; exit 1; }
 node -e 'const [a,b]=process.versions.node.split(".").map(Number); process.exit(a>20||(a==20&&b>=19)?0:1)' ||
