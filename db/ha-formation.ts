@@ -124,6 +124,33 @@ export function postmasterPid(pgdata: string): number | undefined {
   return readPid(path.join(pgdata, 'postmaster.pid'));
 }
 
+/** The process group of a detached keeper (its runuser, pg_autoctl and their children). */
+function processGroup(pid: number): number | undefined {
+  try {
+    // /proc/<pid>/stat: "pid (comm) state ppid pgrp …"; comm may hold spaces, so read after its closing parenthesis.
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const pgrp = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[2]);
+    return Number.isSafeInteger(pgrp) && pgrp > 1 ? pgrp : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * The machine of node `i` lost, as far as this machine can play it: SIGKILL of its keeper's process group and of its
+ * postmaster, so nothing restarts it and the monitor's health checks fail it over. For failover drills and tests;
+ * `startFormation` brings the node back (it rejoins as a standby).
+ */
+export function crashNode(f: Formation, i: number): void {
+  const pgdata = nodeData(f, i);
+  const keeper = keeperPid(f, pgdata);
+  const group = keeper === undefined ? undefined : processGroup(keeper);
+  const postmaster = postmasterPid(pgdata);
+  if (group !== undefined && group !== processGroup(process.pid)) process.kill(-group, 'SIGKILL');
+  if (alive(keeper)) process.kill(keeper!, 'SIGKILL');
+  if (alive(postmaster)) process.kill(postmaster!, 'SIGKILL');
+}
+
 function readFormation(dir: string): Formation | undefined {
   const file = path.join(dir, FORMATION_FILE);
   if (!fs.existsSync(file)) return undefined;

@@ -8,6 +8,8 @@
 // that all failed on the old primary move the cursor one step, not twenty.
 export class HostCursor {
   private at = 0;
+  /** The host the last good connection reached, once one did. */
+  private good: number | undefined;
   /** Hosts that answered "no SSL" to an sslmode=prefer attempt: the next attempt there goes in plain text. */
   private readonly plain = new Set<number>();
 
@@ -20,9 +22,15 @@ export class HostCursor {
     return this.at;
   }
 
-  /** A connection to host `i` is writable (or was all that was asked for): new connections start there. */
-  succeeded(i: number): void {
+  /**
+   * A connection to host `i` is writable (or was all that was asked for): new connections start there. True when
+   * the good connections moved to another host (a failover was followed), for the one log line that says so.
+   */
+  succeeded(i: number): boolean {
+    const moved = this.good !== undefined && this.good !== i;
+    this.good = i;
     this.at = i;
+    return moved;
   }
 
   /** Host `i` refused, timed out, or is read-only: move on, unless the cursor already did. */

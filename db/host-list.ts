@@ -22,6 +22,9 @@ import { HostCursor } from './host-cursor';
 /** SQLSTATE read_only_sql_transaction: also what a connection to a read-only server fails with here. */
 export const READ_ONLY_SQLSTATE = '25006';
 
+/** Logged (warn) when a process's connections moved to another host: it followed a failover. */
+export const FOLLOWED_MESSAGE = 'database connections now go to this host';
+
 const SSL_REFUSED = 'The server does not support SSL connections';
 
 /** Errors raised while connecting to one host of the list: the acquire may try the next host. */
@@ -105,8 +108,7 @@ function hostListClient(info: ConnInfo, cursor: HostCursor): typeof Client {
       try {
         await super.connect();
         if (wantWritable) await this.checkWritable(where);
-        if (cursor.current() !== this.target) log.warn({ host: where }, 'database connections now go to this host');
-        cursor.succeeded(this.target);
+        if (cursor.succeeded(this.target)) log.warn({ host: where }, FOLLOWED_MESSAGE);
       } catch (e) {
         this.noteConnectFailure(e as Error, where);
         throw e;

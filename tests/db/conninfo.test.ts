@@ -161,10 +161,12 @@ describe('db/host-cursor: which host a new connection tries', () => {
 
   it('a good connection anchors the cursor: the next connections start at the primary', () => {
     const c = new HostCursor(3);
-    c.succeeded(2);
+    expect(c.succeeded(2), 'the first good host is no move').to.equal(false);
     expect(c.current()).to.equal(2);
+    expect(c.succeeded(2)).to.equal(false);
     c.failed(2);
     expect(c.current()).to.equal(0);
+    expect(c.succeeded(0), 'good connections moved from host 2 to host 0: a failover followed').to.equal(true);
   });
 
   it('a host that refused SSL under prefer is tried again in plain text, the cursor staying', () => {
