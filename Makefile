@@ -2,7 +2,7 @@
 SHELL := /bin/bash
 .DEFAULT_GOAL := help
 
-.PHONY: help setup lint program build test demo bench clean validator test-validator sim sim-mutants chaos ha
+.PHONY: help setup lint program build test demo bench clean validator test-validator sim sim-mutants chaos ha fleet
 
 help:
 	@echo "make demo   - the whole story on embedded defaults (PostgreSQL + localnet started for you)"
@@ -12,6 +12,7 @@ help:
 	@echo "make sim    - the seeded simulation's model layer (SEED=, SIM_PATH= replay a failure; RUNS=, MUTANT=)"
 	@echo "make sim-mutants - known bugs patched into the simulation's cores: how many schedules each takes to be caught"
 	@echo "make chaos SEEDS=1-5 - seeded chaos runs of the real processes (WINDOW_MS=, FAULTS=, VERBOSE=1)"
+	@echo "make fleet  - the fleet bench: N = 1, 2, 4 APIs and workers on a pg_auto_failover formation, then chaos (~10 min)"
 	@echo "make ha     - install pg_auto_failover and start a local formation (primary + synchronous standby); prints DATABASE_URL"
 	@echo "make program - build target/deploy/oncepay.so with the Debian-only SBF toolchain"
 	@echo "make validator - install solana-test-validator 3.1.4 from crates.io (~30 min, once; not part of make test)"
@@ -36,6 +37,10 @@ lint: setup
 ha: export ONCEPAY_HA := 1
 ha: setup build
 	@node bin/oncepay db ha start
+
+fleet: export ONCEPAY_HA := 1
+fleet: program build
+	@node -r ts-node/register/transpile-only bench/fleet.ts
 
 # lint first: a tree that is not formatted or linted fails here, before the (long) tests.
 # ONCEPAY_HA=1: setup also installs pg_auto_failover, for the failover suite (tests/ha).

@@ -25,7 +25,6 @@
 // BENCH_PAYOUT_CPU_PROFILE=<dir> writes a V8 CPU profile of each measured round. Each bank's line also gives the CPU
 // one payout cost per mode in this process, in the embedded PostgreSQL and in the bank's own process (from /proc):
 // on two shared cores the ratio follows those sums more than any round trip, and they move less with the load.
-import { spawn } from 'child_process';
 import { Session } from 'inspector/promises';
 import * as fs from 'fs';
 import * as os from 'os';
@@ -49,6 +48,7 @@ import { startLocalnet } from '../localnet';
 import { bankrunChain, bankrunIo, startBankrun } from '../testkit/payout/bankrun-chain';
 import { requireProgramSo } from '../common/program-binary';
 import { MerchantSetup, SetupIo, connectionIo, createTokenAccount, setupMerchant } from '../testkit/payout/setup';
+import { spawnLocalnet } from '../testkit/localnet-process';
 import { leavingServerAsFound } from '../testkit/test-db';
 
 // 100 × (3 rounds × 3 modes) + warm-up stays under the ~1,400 transactions after which bankrun retires blockhashes
@@ -397,48 +397,6 @@ async function run(
   );
 }
 
-/** `oncepay localnet` in a child process with the compiled program, on a fresh ledger. */
-async function spawnLocalnet(): Promise<{ rpc: string; pid?: number; stop(): Promise<void> }> {
-  const ledger = fs.mkdtempSync(path.join(os.tmpdir(), 'oncepay-bench-localnet-'));
-  const args = [
-    'localnet',
-    '--port',
-    '0',
-    '--slot-ms',
-    String(SLOT_MS),
-    '--finality-depth',
-    '2',
-    '--program',
-    requireProgramSo(),
-    '--ledger',
-    ledger,
-    '--reset',
-  ];
-  const child = spawn(process.execPath, [path.join(__dirname, '..', 'bin', 'oncepay'), ...args], {
-    stdio: ['ignore', 'pipe', 'inherit'],
-    env: { ...process.env, ONCEPAY_LOG_LEVEL: 'error' },
-  });
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  const rpc = await new Promise<string>((resolve, reject) => {
-    let out = '';
-    child.stdout!.on('data', (d: Buffer) => {
-      out += d.toString();
-      const nl = out.indexOf('\n');
-      if (nl >= 0) resolve((JSON.parse(out.slice(0, nl)) as { rpc: string }).rpc);
-    });
-    void exited.then(() => reject(new Error('oncepay localnet exited before it listened')));
-  });
-  return {
-    rpc,
-    pid: child.pid,
-    async stop() {
-      child.kill('SIGTERM');
-      await exited;
-      fs.rmSync(ledger, { recursive: true, force: true });
-    },
-  };
-}
-
 /** The machine, and how busy it is right now (figures on a shared machine move with its load). */
 function machine(): string {
   return `${os.cpus().length}× ${os.cpus()[0]?.model ?? '?'}, ${(os.totalmem() / 2 ** 30).toFixed(0)} GiB, node ${process.version}, load average ${os.loadavg()[0].toFixed(1)}`;
@@ -485,7 +443,7 @@ async function bench(url: string, pgDataDir: string | undefined) {
       },
       // The node in a process of its own (`oncepay localnet`), as a real node is: client and node each have a core.
       async () => {
-        const net = await spawnLocalnet();
+        const net = await spawnLocalnet({ slotMs: SLOT_MS });
         return connectionBank(`localnet own process, ${SLOT_MS} ms slots`, net.rpc, net.stop, net.pid);
       },
     ];

@@ -1,0 +1,54 @@
+// `oncepay localnet` in a process of its own (as a real node is: the deployed topology), for the benchmarks.
+import { spawn } from 'child_process';
+import * as fs from 'fs';
+import * as os from 'os';
+import * as path from 'path';
+import { requireProgramSo } from '../common/program-binary';
+
+export interface LocalnetProcess {
+  rpc: string;
+  pid?: number;
+  stop(): Promise<void>;
+}
+
+/** `oncepay localnet` in a child process with the compiled program, on a fresh ledger. */
+export async function spawnLocalnet(opts: { slotMs: number }): Promise<LocalnetProcess> {
+  const ledger = fs.mkdtempSync(path.join(os.tmpdir(), 'oncepay-bench-localnet-'));
+  const args = [
+    'localnet',
+    '--port',
+    '0',
+    '--slot-ms',
+    String(opts.slotMs),
+    '--finality-depth',
+    '2',
+    '--program',
+    requireProgramSo(),
+    '--ledger',
+    ledger,
+    '--reset',
+  ];
+  const child = spawn(process.execPath, [path.join(__dirname, '..', 'bin', 'oncepay'), ...args], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+    env: { ...process.env, ONCEPAY_LOG_LEVEL: 'error' },
+  });
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  const rpc = await new Promise<string>((resolve, reject) => {
+    let out = '';
+    child.stdout!.on('data', (d: Buffer) => {
+      out += d.toString();
+      const nl = out.indexOf('\n');
+      if (nl >= 0) resolve((JSON.parse(out.slice(0, nl)) as { rpc: string }).rpc);
+    });
+    void exited.then(() => reject(new Error('oncepay localnet exited before it listened')));
+  });
+  return {
+    rpc,
+    pid: child.pid,
+    async stop() {
+      child.kill('SIGTERM');
+      await exited;
+      fs.rmSync(ledger, { recursive: true, force: true });
+    },
+  };
+}
