@@ -30,12 +30,12 @@ import {
 } from '../testkit/payout/setup';
 import { spawnLocalnet } from '../testkit/localnet-process';
 
-const PAYOUTS = Number(process.env.BENCH_FLEET_PAYOUTS ?? 60);
+const PAYOUTS = Number(process.env.BENCH_FLEET_PAYOUTS ?? 300);
 const SIZES = (process.env.BENCH_FLEET_SIZES ?? '1,2,4').split(',').map(Number);
 const SEED = Number(process.env.BENCH_FLEET_SEED ?? 29);
 const CHAOS_N = 2;
 const KILL_EVERY_MS = 3_000;
-const CLIENTS = 8;
+const CLIENTS = 16;
 const AMOUNT = 1_000n;
 const ROOT = path.join(__dirname, '..');
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -184,6 +184,40 @@ interface Result {
   perSecond: number;
   p99Ms: number;
   kills: number;
+  /** Transactions committed on the primary per payout (calm runs: the counter is the node's own). */
+  commitsPerPayout?: number;
+  /** The most client sessions seen on the primary at once (sampled every 500 ms). */
+  peakSessions: number;
+}
+
+/** The primary's committed transactions so far (pg_stat_database), for the commits a payout costs. */
+async function commits(db: ReturnType<typeof createPool>): Promise<number> {
+  const { rows } = await db.query(
+    `SELECT xact_commit::float8 AS n FROM pg_stat_database WHERE datname = current_database()`,
+  );
+  return Number(rows[0].n);
+}
+
+/** Samples the primary's client sessions every 500 ms until stopped; resolves to the peak. */
+function sessionPeak(db: ReturnType<typeof createPool>): { stop(): Promise<number> } {
+  let peak = 0;
+  let stopped = false;
+  const loop = (async () => {
+    while (!stopped) {
+      const r = await db
+        .query(`SELECT count(*)::int AS n FROM pg_stat_activity WHERE backend_type = 'client backend'`)
+        .catch(() => undefined);
+      if (r) peak = Math.max(peak, r.rows[0].n);
+      await sleep(500);
+    }
+  })();
+  return {
+    async stop() {
+      stopped = true;
+      await loop;
+      return peak;
+    },
+  };
 }
 
 async function main(): Promise<void> {
@@ -210,11 +244,14 @@ async function main(): Promise<void> {
     for (const n of SIZES) results.push(await measure(f.url, formation, net.rpc, m, authorityFile, n, false));
     results.push(await measure(f.url, formation, net.rpc, m, authorityFile, CHAOS_N, true));
     const calm = results.find((r) => r.n === CHAOS_N && !r.chaos);
-    console.log('\nN  mode   payouts/s  p99 request→paid  wall   kills');
+    console.log('\nN  mode   payouts/s  p99 request→paid  wall     kills  commits/payout  commits/s  peak sessions');
     for (const r of results)
       console.log(
         `${String(r.n).padEnd(2)} ${(r.chaos ? 'chaos' : 'calm').padEnd(6)} ${r.perSecond.toFixed(1).padStart(9)}  ` +
-          `${(r.p99Ms / 1000).toFixed(2).padStart(7)} s          ${r.seconds.toFixed(1).padStart(5)} s ${r.kills}`,
+          `${(r.p99Ms / 1000).toFixed(2).padStart(7)} s          ${r.seconds.toFixed(1).padStart(5)} s ` +
+          `${String(r.kills).padStart(5)}  ${r.commitsPerPayout === undefined ? '     -' : r.commitsPerPayout.toFixed(1).padStart(6)}` +
+          `          ${r.commitsPerPayout === undefined ? '    -' : (r.commitsPerPayout * r.perSecond).toFixed(0).padStart(5)}` +
+          `      ${String(r.peakSessions).padStart(3)}`,
       );
     const chaos = results.find((r) => r.chaos);
     if (calm && chaos)
@@ -266,6 +303,8 @@ async function measure(
     await Promise.all(
       Array.from({ length: n }, () => fleet.add('api')).concat(Array.from({ length: n }, () => fleet.add('worker'))),
     );
+    const committedBefore = await commits(db);
+    const sessions = sessionPeak(db);
     let next = 0;
     let acknowledged = 0;
     let failover: Promise<unknown> | undefined;
@@ -297,6 +336,8 @@ async function measure(
       if (rows[0].ok === PAYOUTS) break;
       await sleep(200);
     }
+    const committed = (await commits(db)) - committedBefore;
+    const peakSessions = await sessions.stop();
     stopChaos = true;
     await chaosLoop;
     await failover;
@@ -308,7 +349,16 @@ async function measure(
     await checkTotals(db, connection, recipients);
     const seconds = Number(rows[0].seconds);
     console.log(`N=${n} ${chaos ? 'chaos' : 'calm'}: ${PAYOUTS} payouts paid exactly once (checked on chain)`);
-    return { n, chaos, seconds, perSecond: PAYOUTS / seconds, p99Ms: Number(rows[0].p99) * 1000, kills };
+    return {
+      n,
+      chaos,
+      seconds,
+      perSecond: PAYOUTS / seconds,
+      p99Ms: Number(rows[0].p99) * 1000,
+      kills,
+      commitsPerPayout: chaos ? undefined : committed / PAYOUTS,
+      peakSessions,
+    };
   } finally {
     await fleet.stop();
     await db.query(`DROP SCHEMA IF EXISTS ${quoteIdent(schema)} CASCADE`).catch(() => undefined);
