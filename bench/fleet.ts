@@ -96,8 +96,13 @@ class Fleet {
     private readonly authorityFile: string,
   ) {}
 
+  /** Ports handed out so far: a port freed by one freePort() may be returned again before its process binds it. */
+  private readonly used = new Set<number>();
+
   async add(kind: Member['kind']): Promise<Member> {
-    const port = await freePort();
+    let port = await freePort();
+    while (this.used.has(port)) port = await freePort();
+    this.used.add(port);
     const args =
       kind === 'api'
         ? ['payout', 'serve', '--port', String(port)]
@@ -260,7 +265,7 @@ async function main(): Promise<void> {
       );
   } finally {
     await net.stop();
-    if (formation) await stopFormation(formation.dir);
+    await stopFormation(path.join(dir, 'formation')); // also what a creation that failed half-way started
     fs.rmSync(dir, { recursive: true, force: true });
   }
 }

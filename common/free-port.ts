@@ -11,3 +11,21 @@ export function freePort(): Promise<number> {
     });
   });
 }
+
+/** `n` TCP ports free on loopback right now, all different (held open together while the OS picks them). */
+export async function freePorts(n: number): Promise<number[]> {
+  const servers = Array.from({ length: n }, () => net.createServer());
+  try {
+    return await Promise.all(
+      servers.map(
+        (s) =>
+          new Promise<number>((resolve, reject) => {
+            s.once('error', reject);
+            s.listen(0, '127.0.0.1', () => resolve((s.address() as net.AddressInfo).port));
+          }),
+      ),
+    );
+  } finally {
+    await Promise.all(servers.map((s) => new Promise((r) => s.close(() => r(undefined)))));
+  }
+}

@@ -29,6 +29,8 @@ export interface Formation {
   dir: string;
   monitorPort: number;
   nodePorts: number[];
+  /** False from the first step of a creation until its last: a start finding it false stops what runs and recreates. */
+  created: boolean;
 }
 
 const isRoot = typeof process.getuid === 'function' && process.getuid() === 0;
@@ -151,6 +153,10 @@ export function crashNode(f: Formation, i: number): void {
   if (alive(postmaster)) process.kill(postmaster!, 'SIGKILL');
 }
 
+function writeFormation(f: Formation): void {
+  fs.writeFileSync(path.join(f.dir, FORMATION_FILE), `${JSON.stringify(f, null, 2)}\n`);
+}
+
 function readFormation(dir: string): Formation | undefined {
   const file = path.join(dir, FORMATION_FILE);
   if (!fs.existsSync(file)) return undefined;
@@ -171,7 +177,7 @@ export async function formationState(f: Formation): Promise<HaSummary> {
 
 /** The URL every service is given (all nodes, target_session_attrs=read-write). */
 export async function formationUri(f: Formation): Promise<string> {
-  const uri = await autoctl(f, ['show', 'uri', '--pgdata', monitorData(f), '--formation', 'default'], 30_000);
+  const uri = await autoctlRetrying(f, ['show', 'uri', '--pgdata', monitorData(f), '--formation', 'default']);
   return formationUrl(uri, HA_USER);
 }
 
@@ -206,18 +212,21 @@ export const CREATE_STEPS = 2 + NODES;
 async function create(dir: string, step: StepReport): Promise<Formation> {
   if (!fs.existsSync(PG_AUTOCTL))
     throw failed('pg_autoctl is not installed: run `ONCEPAY_HA=1 make setup` (Debian: pg-auto-failover-cli)');
-  // A folder without formation.json is an interrupted creation: start over.
+  // A folder without a created formation is an interrupted creation (its processes stopped): start over.
   fs.rmSync(dir, { recursive: true, force: true });
   makePrivateDir(dir);
   makePrivateDir(path.join(dir, 'run')); // pg_autoctl keeps its pid files under XDG_RUNTIME_DIR only if it exists
-  const f: Formation = { dir, monitorPort: await freePort(), nodePorts: [] };
+  const f: Formation = { dir, monitorPort: await freePort(), nodePorts: [], created: false };
   for (let i = 0; i < NODES; i++) f.nodePorts.push(await freePort());
+  // Written first, so that `stop` finds (and stops) what an interrupted creation started.
+  writeFormation(f);
   const common = ['--hostname', '127.0.0.1', '--auth', 'trust', '--no-ssl'];
   log.info({ dir }, 'creating the monitor');
   await autoctl(f, ['create', 'monitor', '--pgdata', monitorData(f), '--pgport', String(f.monitorPort), ...common]);
+  // Read before the keeper starts: `pg_autoctl run` rewrites the configuration file, and a read meanwhile fails.
+  const monitorUri = (await autoctl(f, ['show', 'uri', '--pgdata', monitorData(f), '--formation', 'monitor'])).trim();
   startKeeper(f, monitorData(f));
   step(1, CREATE_STEPS, 'monitor created and started');
-  const monitorUri = (await autoctl(f, ['show', 'uri', '--pgdata', monitorData(f), '--formation', 'monitor'])).trim();
   for (let i = 0; i < NODES; i++) {
     log.info({ node: i + 1 }, 'creating a node');
     const args = ['create', 'postgres', '--pgdata', nodeData(f, i), '--pgport', String(f.nodePorts[i])];
@@ -225,17 +234,22 @@ async function create(dir: string, step: StepReport): Promise<Formation> {
     startKeeper(f, nodeData(f, i));
     step(2 + i, CREATE_STEPS, `node ${i + 1} created and started`);
   }
-  fs.writeFileSync(path.join(dir, FORMATION_FILE), `${JSON.stringify(f, null, 2)}\n`);
+  f.created = true;
+  writeFormation(f);
   return f;
 }
 
-/** `create postgres` needs the monitor's keeper to have started its postgres: retried while it is not up yet. */
+/**
+ * A pg_autoctl command retried while what it needs is not there yet: `create postgres` needs the monitor's keeper
+ * to have started its postgres, and a keeper starting up rewrites its configuration file, which a `show` reading it
+ * meanwhile finds incomplete.
+ */
 async function autoctlRetrying(f: Formation, args: string[]): Promise<string> {
   for (let attempt = 1; ; attempt++) {
     try {
       return await autoctl(f, args);
     } catch (e) {
-      if (attempt >= 20 || !/monitor|connect/i.test((e as Error).message)) throw e;
+      if (attempt >= 20 || !/monitor|connect|configuration file/i.test((e as Error).message)) throw e;
       await sleep(1000);
     }
   }
@@ -250,7 +264,8 @@ export async function startFormation(
   step: StepReport = () => undefined,
 ): Promise<{ formation: Formation; url: string }> {
   let f = readFormation(dir);
-  if (!f) f = await create(dir, step);
+  if (f && !f.created) await stopFormation(dir); // an interrupted creation: stop what it started, then start over
+  if (!f || !f.created) f = await create(dir, step);
   else for (const pgdata of allData(f)) if (!alive(keeperPid(f, pgdata))) startKeeper(f, pgdata);
   await waitSettled(f);
   step(CREATE_STEPS, CREATE_STEPS, 'primary and synchronous standby settled');

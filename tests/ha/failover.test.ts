@@ -36,7 +36,8 @@ import {
   PayoutLocalnet,
   startPayoutLocalnet,
 } from '../app/payout/localnet-setup';
-import { freePort, getJson, Proc, startOncepay, waitFor } from '../faults/support';
+import { freePorts } from '../../common/free-port';
+import { getJson, Proc, startOncepay, waitFor } from '../faults/support';
 import { stderrJson } from '../indexer/cli/run-cli';
 import { MerchantServer, startMerchantServer } from '../indexer/outbox/merchant-server';
 import { merchantWithInvoice, Merchant, transfers } from '../indexer/source/transfer-fixture';
@@ -89,13 +90,15 @@ describe('ha: a failover under load loses nothing acknowledged and doubles nothi
     for (const { name, proc } of procs) fs.writeFileSync(path.join(logs, `ha-${name}.log`), proc.stderr());
     await merchantServer?.close();
     await L?.stop().catch(() => undefined);
-    if (formation) await stopFormation(formation.dir);
+    if (dir) await stopFormation(path.join(dir, 'formation')); // also what a creation that failed half-way started
     if (dir) fs.rmSync(dir, { recursive: true, force: true });
   });
 
   /**
-   * The monitor's health checks every second and a node unhealthy after 3 s (pg_auto_failover's defaults: 5 s and
-   * 20 s), so the unplanned failover fits the suite's bound. The failover itself is unchanged.
+   * The monitor's health checks every second, a node unhealthy after 3 s and a lost primary taken as demoted after
+   * 5 s (pg_auto_failover's defaults: 5 s, 20 s and 30 s; the last one is the wait that keeps an unreachable old
+   * primary from still taking writes, which a real formation keeps), so the unplanned failover fits the suite's
+   * bound. The failover itself is unchanged.
    */
   async function tightenHealthChecks(): Promise<void> {
     const c = new Client({ host: '127.0.0.1', port: formation.monitorPort, user: 'postgres', database: 'postgres' });
@@ -105,6 +108,7 @@ describe('ha: a failover under load loses nothing acknowledged and doubles nothi
         ['pgautofailover.health_check_period', '1000'],
         ['pgautofailover.health_check_retry_delay', '500'],
         ['pgautofailover.node_considered_unhealthy_timeout', '3000'],
+        ['pgautofailover.primary_demote_timeout', '5000'],
       ])
         await c.query(`ALTER SYSTEM SET ${k} = ${v}`);
       await c.query('SELECT pg_reload_conf()');
@@ -113,19 +117,23 @@ describe('ha: a failover under load loses nothing acknowledged and doubles nothi
     }
   }
 
-  /** A process with a metrics server on a port of its own; ready once its /readyz answers 200. */
-  async function start(name: string, args: string[]): Promise<Proc> {
-    const port = await freePort();
+  /** A process with a metrics server on `port`; resolves once its /readyz answers 200, fails at once if it exits. */
+  async function start(name: string, args: string[], port: number): Promise<Proc> {
     const proc = startOncepay([...args, '--metrics-port', String(port)], {
       ...L.db.env,
       ONCEPAY_DB_CONNECT_TIMEOUT_MS: '2000',
+      ONCEPAY_WEBHOOK_SECRET: SECRET,
     });
     procs.push({ name, proc });
-    await waitFor(async () => {
+    for (;;) {
       if (!proc.alive()) throw new Error(`${name} exited: ${proc.stderr()}`);
-      return (await getJson(`http://127.0.0.1:${port}/readyz`)).status === 200;
-    }, `${name} to be ready`);
-    return proc;
+      const ready = await getJson(`http://127.0.0.1:${port}/readyz`).then(
+        (r) => r.status === 200,
+        () => false,
+      );
+      if (ready) return proc;
+      await sleep(100);
+    }
   }
 
   /** POSTs payout `i` until it is answered 2xx; every other answer must be "come back later". */
@@ -229,7 +237,7 @@ describe('ha: a failover under load loses nothing acknowledged and doubles nothi
     payer = await merchantWithInvoice(L.net, L.db, 'ha-inv-setup', 1n);
     await createInvoices(INVOICES_PER_PHASE * PHASES.length);
 
-    const apiPort = await freePort();
+    const [apiPort, ...ports] = await freePorts(5);
     api = startOncepay(['payout', 'serve', '--port', String(apiPort)], {
       ...L.db.env,
       ONCEPAY_DB_CONNECT_TIMEOUT_MS: '2000',
@@ -239,39 +247,17 @@ describe('ha: a failover under load loses nothing acknowledged and doubles nothi
     await waitFor(async () => (await getJson(`${apiUrl}/readyz`)).status === 200, 'the API to be ready');
     // Every process up and ready before the first failover (a ts-node start takes a while on a loaded machine).
     const workerArgs = ['payout', 'worker', '--rpc', L.net.url, '--authority', L.authorityFile];
+    const scannerArgs = ['indexer', 'run', '--rpc', L.net.url, '--cluster', 'localnet', '--from-slot'];
+    const outboxArgs = ['outbox', 'run', '--url', merchantServer.url, '--poll-ms', '50', '--lease-seconds', '5'];
     await Promise.all([
-      start('worker-1', [...workerArgs, '--poll-ms', '50', '--idle-ms', '50']),
-      start('worker-2', [...workerArgs, '--poll-ms', '50', '--idle-ms', '50']),
-      start('scanner', [
-        'indexer',
-        'run',
-        '--rpc',
-        L.net.url,
-        '--cluster',
-        'localnet',
-        '--from-slot',
-        String(payer.startSlot),
-        '--poll-ms',
-        '50',
-        '--rpc-timeout-ms',
-        '2000',
-      ]),
-      start('outbox', [
-        'outbox',
-        'run',
-        '--url',
-        merchantServer.url,
-        '--secret',
-        SECRET,
-        '--poll-ms',
-        '50',
-        '--lease-seconds',
-        '5',
-        '--backoff-base-ms',
-        '50',
-        '--timeout-ms',
-        '5000',
-      ]),
+      start('worker-1', [...workerArgs, '--poll-ms', '50', '--idle-ms', '50'], ports[0]),
+      start('worker-2', [...workerArgs, '--poll-ms', '50', '--idle-ms', '50'], ports[1]),
+      start(
+        'scanner',
+        [...scannerArgs, String(payer.startSlot), '--poll-ms', '50', '--rpc-timeout-ms', '2000'],
+        ports[2],
+      ),
+      start('outbox', [...outboxArgs, '--backoff-base-ms', '50', '--timeout-ms', '5000'], ports[3]),
     ]);
 
     // Phase 0 on the first primary; phase 1 while pg_autoctl performs a failover; phase 2 after the new primary's
