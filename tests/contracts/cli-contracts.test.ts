@@ -119,6 +119,7 @@ const MALFORMED: Record<string, Malformed> = {
       '--program-id',
       '--ledger',
       '--data-dir',
+      '--dir',
     ].map((f) => [f, 'free' as const]),
   ),
 };
