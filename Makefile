@@ -43,8 +43,10 @@ fleet: program build
 	@node -r ts-node/register/transpile-only bench/fleet.ts
 
 # lint first: a tree that is not formatted or linted fails here, before the (long) tests.
-# ONCEPAY_HA=1: setup also installs pg_auto_failover, for the failover suite (tests/ha).
+# ONCEPAY_HA=1: setup also installs pg_auto_failover, for the failover suite (tests/ha); ONCEPAY_BROWSER=1:
+# Debian's chromium, for the browser suites (tests/browser).
 test: export ONCEPAY_HA := 1
+test: export ONCEPAY_BROWSER := 1
 test: lint program build
 	@scripts/test.sh
 

@@ -40,6 +40,11 @@ install_missing --no-install-recommends -- "${DEB_TOOL_PACKAGES[@]}"
 # `make test`, whose failover suite runs on it). The extension is built for bookworm's PostgreSQL 15.
 HA_DEB_PACKAGES=(pg-auto-failover-cli postgresql-15-auto-failover)
 if [ "${ONCEPAY_HA:-0}" = 1 ]; then install_missing -- "${HA_DEB_PACKAGES[@]}"; fi
+# Debian's chromium for the browser suites (tests/browser: the checkout page and the operator console, driven by
+# puppeteer-core, which downloads no browser) and the README's screenshots: only when asked, ONCEPAY_BROWSER=1
+# (`make test`).
+BROWSER_DEB_PACKAGES=(chromium)
+if [ "${ONCEPAY_BROWSER:-0}" = 1 ]; then install_missing --no-install-recommends -- "${BROWSER_DEB_PACKAGES[@]}"; fi
 
 command -v node >/dev/null || { echo "setup: ERROR: Node.js >= 20.19 is required" >&2; exit 1; }
 node -e 'const [a,b]=process.versions.node.split(".").map(Number); process.exit(a>20||(a==20&&b>=19)?0:1)' ||
