@@ -7,6 +7,8 @@ import { requireProgramSo } from '../common/program-binary';
 
 export interface LocalnetProcess {
   rpc: string;
+  /** The node's websocket endpoint (`indexer stream --ws`). */
+  ws: string;
   pid?: number;
   stop(): Promise<void>;
 }
@@ -33,17 +35,18 @@ export async function spawnLocalnet(opts: { slotMs: number }): Promise<LocalnetP
     env: { ...process.env, ONCEPAY_LOG_LEVEL: 'error' },
   });
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  const rpc = await new Promise<string>((resolve, reject) => {
+  const { rpc, ws } = await new Promise<{ rpc: string; ws: string }>((resolve, reject) => {
     let out = '';
     child.stdout!.on('data', (d: Buffer) => {
       out += d.toString();
       const nl = out.indexOf('\n');
-      if (nl >= 0) resolve((JSON.parse(out.slice(0, nl)) as { rpc: string }).rpc);
+      if (nl >= 0) resolve(JSON.parse(out.slice(0, nl)) as { rpc: string; ws: string });
     });
     void exited.then(() => reject(new Error('oncepay localnet exited before it listened')));
   });
   return {
     rpc,
+    ws,
     pid: child.pid,
     async stop() {
       child.kill('SIGTERM');
