@@ -15,6 +15,7 @@ import { DB_CODES, OncepayError } from '../common/errors';
 import { freePort } from '../common/free-port';
 import { logger } from '../common/log';
 import { projectRoot } from '../common/project-root';
+import { sleep } from '../common/sleep';
 import { formationUrl, HaSummary, parseHaState } from './ha-state';
 import { pgBinDir } from './local-server';
 
@@ -34,7 +35,6 @@ export interface Formation {
 }
 
 const isRoot = typeof process.getuid === 'function' && process.getuid() === 0;
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const log = logger('db-ha');
 
 function failed(message: string): OncepayError {

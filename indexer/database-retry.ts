@@ -1,12 +1,12 @@
 // The indexer's loops wait out a database outage instead of dying: a step that failed because the database is
-// away (db/unavailable.ts) is tried again after a capped, jittered backoff (the RPC client's backoffDelay), until
+// away (db/unavailable.ts) is tried again after a capped, jittered backoff (common/backoff.ts), until
 // it succeeds or the process is asked to stop. Every step given here must be safe to repeat — a ledger batch is
 // one transaction whose receipts are UNIQUE, an outbox mark is a single UPDATE — so a step whose COMMIT reached
 // the server but whose answer was lost is applied once, not twice.
 import type { Logger } from 'pino';
 import { isDatabaseUnavailable } from '../db/unavailable';
-import { backoffDelay } from './rpc/backoff';
-import { abortableSleep } from './rpc/client';
+import { backoffDelay } from '../common/backoff';
+import { sleep } from '../common/sleep';
 
 export const DATABASE_BACKOFF = { baseMs: 200, capMs: 10_000 } as const;
 
@@ -37,7 +37,7 @@ export async function retryWhileDatabaseUnavailable<T>(step: () => Promise<T>, o
         'database unavailable; backing off',
       );
       try {
-        await abortableSleep(waitMs, o.signal);
+        await sleep(waitMs, o.signal);
       } catch {
         throw e;
       }

@@ -4,7 +4,7 @@
 // backoff (dead after MAX_ATTEMPTS; the operator replays dead rows once the faults stop). The merchant applies
 // each Idempotency-Key once and answers 2xx to a repeat, as the merchant's side of the contract asks; it can
 // fail (5xx, nothing applied) or apply and lose its answer.
-import { backoffDelay } from '../indexer/rpc/backoff';
+import { backoffDelay } from '../common/backoff';
 import { ConstraintViolation, DatabaseGone, type OutboxRow } from './database';
 import { type Actor, faultReached, Killed, kill, note, pass, type World } from './world';
 

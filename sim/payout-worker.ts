@@ -13,7 +13,7 @@ import type { Action, Lifetime, OpLook, Round, Winner } from '../app/payout/next
 import type { OpAccount } from '../app/payout/program';
 import type { SignatureStatus } from '../app/payout/chain';
 import type { Signature } from '../app/types';
-import { backoffDelay } from '../indexer/rpc/backoff';
+import { backoffDelay } from '../common/backoff';
 import { type PayoutTx, RpcFailure } from './chain';
 import { ConstraintViolation, DatabaseGone, type Tables } from './database';
 import { type Actor, Killed, kill, note, pass, type World } from './world';

@@ -4,6 +4,7 @@
 // expired blockhash it is safe to sign again; no journal is needed (payouts have one: app/payout).
 import { Commitment, Connection, Keypair, Transaction, TransactionInstruction } from '@solana/web3.js';
 import { OncepayError } from '../../common/errors';
+import { sleep } from '../../common/sleep';
 import { programErrorName } from '../payout/program';
 import { MERCHANT_CODES } from '../../common/errors/codes';
 
@@ -36,12 +37,6 @@ export class TransactionFailed extends OncepayError {
   }
 }
 
-const sleep = (ms: number, signal?: AbortSignal) =>
-  new Promise<void>((resolve, reject) => {
-    const t = setTimeout(resolve, ms);
-    signal?.addEventListener('abort', () => (clearTimeout(t), reject(signal.reason)), { once: true });
-  });
-
 /** Sign (signers[0] pays), send, and wait for the commitment; throws TransactionFailed when it landed with an error. */
 export async function sendAndConfirm(
   connection: Connection,
@@ -60,8 +55,7 @@ export async function sendAndConfirm(
     const bytes = tx.serialize();
     lastSignature = await connection.sendRawTransaction(bytes, { skipPreflight: true, maxRetries: 0 });
     for (let round = 0; ; round++) {
-      opts.signal?.throwIfAborted();
-      await sleep(poll, opts.signal);
+      await sleep(poll, opts.signal); // an abort rejects with ONCEPAY__COMMON__ABORTED
       const s = (await connection.getSignatureStatuses([lastSignature], { searchTransactionHistory: true })).value[0];
       const reached =
         s &&

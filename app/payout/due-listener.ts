@@ -5,7 +5,7 @@
 import { Client, Pool } from 'pg';
 import { Logger } from 'pino';
 import { clientClassOf } from '../../db/host-list';
-import { backoffDelay } from '../../indexer/rpc/backoff';
+import { backoffDelay } from '../../common/backoff';
 import { currentSchema } from './queries';
 
 export const PAYOUT_DUE_CHANNEL = 'oncepay_payout_due';

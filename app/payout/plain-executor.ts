@@ -13,7 +13,8 @@ import { buildAttemptTransaction } from './build-attempt';
 import { PayoutChain, SignatureStatus } from './chain';
 import { payoutMetrics } from './metrics';
 import { Action, nextAction, Observation, Round, winnerAmongAttempts, winnerInHistory } from './next-action';
-import { aborted, ChainCallFailed, chainUnavailable, handBackUnauthorized, markedChain, sleep } from './run-control';
+import { aborted, ChainCallFailed, chainUnavailable, handBackUnauthorized, markedChain } from './run-control';
+import { sleep } from '../../common/sleep';
 import { PayoutResult, payoutResult, RunLockedDeps } from './run-payout';
 import * as store from './store';
 
@@ -61,7 +62,7 @@ export async function runPlainPayoutLocked(db: PoolClient, id: string, deps: Run
     try {
       const wrote =
         action.kind === 'wait'
-          ? await sleep(poll, deps.signal).then(() => true)
+          ? await sleep(poll, deps.signal, aborted).then(() => true)
           : await perform(run, p, attempts, action);
       failures = 0;
       if (!wrote) continue; // an observation: the round goes on
@@ -69,7 +70,7 @@ export async function runPlainPayoutLocked(db: PoolClient, id: string, deps: Run
       if (!(e instanceof ChainCallFailed)) throw e;
       if (++failures >= (deps.maxChainFailures ?? Infinity)) throw chainUnavailable(id, failures, e.message);
       log.warn({ err: e.message }, 'chain call failed; retrying');
-      await sleep(poll, deps.signal);
+      await sleep(poll, deps.signal, aborted);
     }
     seen.round = newRound(); // after a write that settled something, a pause, or a failed chain call
   }

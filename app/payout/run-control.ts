@@ -47,7 +47,10 @@ export function chainUnavailable(id: string, failures: number, last: string): On
   );
 }
 
-/** The run was asked to stop (SIGTERM's drain, a timeout): the journal keeps every attempt. */
+/**
+ * The run was asked to stop (SIGTERM's drain, a timeout): the journal keeps every attempt. The executors' pauses
+ * reject with it (common/sleep.ts: `sleep(ms, signal, aborted)`).
+ */
 export function aborted(): OncepayError {
   return new OncepayError(
     PAYOUT_CODES.ABORTED,
@@ -78,20 +81,4 @@ export async function handBackUnauthorized(
     `payout ${p.id}: ${refused.error}: ${signer} is not the payout authority of merchant ${p.merchantAddress}; nothing moved, and the payout is still due for a worker holding that merchant's payout authority`,
     { id: p.id, signer, merchant: p.merchantAddress, error: refused.error },
   );
-}
-
-/** A pause of `ms`, ended by `signal` (rejecting with aborted()). */
-export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
-  return new Promise((resolve, reject) => {
-    if (signal?.aborted) return reject(aborted());
-    const t = setTimeout(() => {
-      signal?.removeEventListener('abort', onAbort);
-      resolve();
-    }, ms);
-    const onAbort = () => {
-      clearTimeout(t);
-      reject(aborted());
-    };
-    signal?.addEventListener('abort', onAbort, { once: true });
-  });
 }

@@ -13,7 +13,8 @@ import { PayoutChain, SignatureStatus } from './chain';
 import { deferSends, DeferredSends } from './deferred-sends';
 import type { PayoutExecutor } from './executor';
 import { lockPayout } from './lock';
-import { aborted, ChainCallFailed, chainUnavailable, handBackUnauthorized, markedChain, sleep } from './run-control';
+import { aborted, ChainCallFailed, chainUnavailable, handBackUnauthorized, markedChain } from './run-control';
+import { sleep } from '../../common/sleep';
 import { SharedChain } from './shared-chain';
 import { payoutMetrics } from './metrics';
 import {
@@ -208,7 +209,7 @@ type Seen = Map<string, SignatureStatus>;
 async function pauseBetweenLooks(run: RunState, deps: LockedDeps, poll: number): Promise<Seen | undefined> {
   const open = run.journal?.attempts.filter(isOpenAttempt) ?? [];
   if (!deps.pauseLooking || open.length === 0) {
-    await sleep(poll, deps.signal);
+    await sleep(poll, deps.signal, aborted);
     return undefined;
   }
   const signatures = open.map((a) => a.signature);

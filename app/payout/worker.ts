@@ -25,8 +25,8 @@ import { Pool } from 'pg';
 import { OncepayError } from '../../common/errors';
 import { isDatabaseUnavailable } from '../../db/unavailable';
 import { logger } from '../../common/log';
-import { backoffDelay } from '../../indexer/rpc/backoff';
-import { abortableSleep } from '../../indexer/rpc/client';
+import { backoffDelay, type BackoffPolicy } from '../../common/backoff';
+import { ignoreAbort, sleep } from '../../common/sleep';
 import { PAYOUT_CODES } from '../../common/errors/codes';
 import { PayoutResult, RunLockedDeps } from './run-payout';
 import { fastExecutor, PayoutExecutor } from './executor';
@@ -37,10 +37,8 @@ import { payoutMetrics, watchOpenAttempts } from './metrics';
 import { claimDuePayout, deferPayout, listAttempts, openAttemptStats } from './store';
 import { NO_SIGNERS, readSigners, Signers } from './signers';
 
-export interface Backoff {
-  baseMs: number;
-  capMs: number;
-}
+/** The waits of one retry loop (common/backoff.ts). */
+export type Backoff = BackoffPolicy;
 
 /** After a payout's claim ran out of chain calls: 1 s, 2 s, 4 s … up to 5 min, half of each step random. */
 export const CHAIN_BACKOFF: Backoff = { baseMs: 1_000, capMs: 300_000 };
@@ -215,7 +213,7 @@ export function startPayoutWorker(opts: PayoutWorkerOptions): PayoutWorker {
     while (!stopping) {
       await refreshSigners();
       const pause = refreshFailures === 0 ? refreshMs : backoffDelay(refreshFailures, databaseBackoff, random());
-      await abortableSleep(pause, halt.signal).catch(() => undefined);
+      await sleep(pause, halt.signal).catch(ignoreAbort);
     }
   })();
 

@@ -5,6 +5,11 @@
 // _MISMATCH, _NOT_FOUND, _MISSING. (The merchant API's own HTTP codes, UNAUTHORIZED… are API_ERRORS in
 // app/api/errors.ts; the program's numbered errors are the IDL's.)
 
+/** The shared primitives of common/ (sleep.ts: a pause ended by its abort signal). */
+export const COMMON_CODES = {
+  ABORTED: 'ONCEPAY__COMMON__ABORTED',
+} as const;
+
 /** Token amounts (common/amount.ts). */
 export const AMOUNT_CODES = {
   MALFORMED: 'ONCEPAY__AMOUNT__MALFORMED',
@@ -206,6 +211,7 @@ export const DEMO_CODES = {
 
 /** Every area table, for walking all codes (tests, docs). */
 export const ONCEPAY_ERROR_AREAS = {
+  COMMON_CODES,
   AMOUNT_CODES,
   PAYOUT_CODES,
   API_CODES,

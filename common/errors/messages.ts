@@ -4,6 +4,8 @@
 import type { OncepayErrorCode } from './codes';
 
 export const ONCEPAY_ERROR_MESSAGES: Readonly<Record<OncepayErrorCode, string>> = {
+  // common
+  ONCEPAY__COMMON__ABORTED: 'A wait was ended by its abort signal (a stop, a drain or a deadline), before its time.',
   // amount
   ONCEPAY__AMOUNT__MALFORMED:
     'An amount is not a decimal string of base units (no sign, decimals, exponent or leading zeros).',

@@ -3,14 +3,15 @@
 // fulfilment operation id) makes it once on the merchant's side.
 import type { Pool } from 'pg';
 import type { Logger } from 'pino';
+import { backoffDelay } from '../../common/backoff';
 import { OncepayError } from '../../common/errors';
 import { failpoint } from '../../common/failpoint';
+import { ignoreAbort, sleep } from '../../common/sleep';
 import { logger } from '../../common/log';
 import { exec, one, rows } from '../../db/sql';
 import { isDatabaseUnavailable } from '../../db/unavailable';
 import { retryWhileDatabaseUnavailable } from '../database-retry';
 import type { DeliveryRequest, DeliveryResult } from '../delivery/webhook';
-import { backoffDelay } from '../rpc/backoff';
 import type { IndexerMetrics, OutboxStats } from '../metrics';
 import { OUTBOX_CODES } from '../../common/errors/codes';
 import * as q from './queries';
@@ -164,7 +165,7 @@ export function createOutboxWorker(o: OutboxWorkerOptions): OutboxWorker {
         failures = 0;
         if (r.claimed > 0) continue;
         if (opts.drain && (await stats()).depth === 0) break;
-        await sleep(pollMs, opts.signal);
+        await sleep(pollMs, opts.signal).catch(ignoreAbort);
       } catch (e) {
         // A failed round (the database away) must not end the loop: the rows stay claimable. Back off with jitter.
         failures++;
@@ -183,7 +184,7 @@ export function createOutboxWorker(o: OutboxWorkerOptions): OutboxWorker {
           },
           'outbox round failed',
         );
-        await sleep(waitMs, opts.signal);
+        await sleep(waitMs, opts.signal).catch(ignoreAbort);
       }
     }
     return total;
@@ -203,18 +204,6 @@ interface ClaimedRow {
   /** The merchant's row in webhook_endpoints (null without one). */
   endpoint_url: string | null;
   endpoint_secret: string | null;
-}
-
-function sleep(ms: number, signal?: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    const t = setTimeout(done, ms);
-    function done() {
-      clearTimeout(t);
-      signal?.removeEventListener('abort', done);
-      resolve();
-    }
-    signal?.addEventListener('abort', done, { once: true });
-  });
 }
 
 /** Re-queue dead letters: one (outbox id or fulfilment id) or all. Returns the re-queued outbox ids. */

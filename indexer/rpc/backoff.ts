@@ -1,5 +1,6 @@
-// Pure retry logic for the JSON-RPC client: how long to wait before attempt n, and which failures are worth
-// another attempt. No I/O here, so it is unit-tested directly.
+// Pure retry logic for the JSON-RPC client: its retry policy and which failures are worth another attempt (the
+// wait before each is common/backoff.ts's backoffDelay). No I/O here, so it is unit-tested directly.
+import type { BackoffPolicy } from '../../common/backoff';
 
 /** Solana JSON-RPC server error codes we treat specially (solana rpc-client-api `custom_error.rs`). */
 export const SOLANA_RPC = {
@@ -12,31 +13,14 @@ export const SOLANA_RPC = {
   LONG_TERM_STORAGE_UNREACHABLE: -32019,
 } as const;
 
-export interface RetryPolicy {
+export interface RetryPolicy extends BackoffPolicy {
   /** Total attempts per call, the first included (≥ 1). */
   attempts: number;
-  /** Delay before the first retry, in ms. */
-  baseMs: number;
-  /** No single wait is longer than this, in ms. */
-  capMs: number;
   /** Per-attempt deadline, in ms: a request with no response by then is aborted and counts as a timeout. */
   timeoutMs: number;
 }
 
 export const DEFAULT_RETRY: RetryPolicy = { attempts: 6, baseMs: 200, capMs: 10_000, timeoutMs: 30_000 };
-
-/**
- * Capped exponential backoff with "equal jitter": half of the exponential step is fixed, half random, so
- * retries of many clients spread out yet a wait never collapses to zero. `retry` is 1 for the first retry.
- * `random` is a number in [0, 1).
- */
-export function backoffDelay(retry: number, policy: Pick<RetryPolicy, 'baseMs' | 'capMs'>, random: number): number {
-  if (!(retry >= 1)) return 0;
-  // 2^31 is far beyond any cap; clamping the exponent keeps the arithmetic finite for absurd retry counts.
-  const exp = Math.min(policy.baseMs * 2 ** Math.min(retry - 1, 31), policy.capMs);
-  const half = exp / 2;
-  return Math.floor(half + half * Math.min(Math.max(random, 0), 1));
-}
 
 /** What went wrong on one attempt; also the `kind` label of `oncepay_rpc_errors_total`. */
 export type RpcErrorKind =

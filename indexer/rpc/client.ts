@@ -2,11 +2,12 @@
 // retries with capped exponential backoff + jitter on 429 / 5xx / timeouts / network errors, and every failed
 // attempt counted by kind. "Slot skipped" and "block not available" are answers, not failures: getBlock returns
 // them as a status so the scanner can pass the first and stop at the second.
+import { backoffDelay } from '../../common/backoff';
 import { OncepayError } from '../../common/errors';
+import { sleep as pause } from '../../common/sleep';
 import { parseJsonExact } from '../decode/json-reader';
 import { readJsonRpcAnswer } from '../../common/json-rpc-answer';
 import {
-  backoffDelay,
   DEFAULT_RETRY,
   isRetryable,
   kindOfHttpStatus,
@@ -111,22 +112,6 @@ export class RpcCallError extends OncepayError {
   }
 }
 
-export function abortableSleep(ms: number, signal?: AbortSignal): Promise<void> {
-  return new Promise((resolve, reject) => {
-    if (signal?.aborted) return reject(abortError(signal));
-    const t = setTimeout(done, ms);
-    function done() {
-      signal?.removeEventListener('abort', onAbort);
-      resolve();
-    }
-    function onAbort() {
-      clearTimeout(t);
-      reject(abortError(signal!));
-    }
-    signal?.addEventListener('abort', onAbort, { once: true });
-  });
-}
-
 function abortError(signal: AbortSignal): OncepayError {
   return new OncepayError(RPC_CODES.ABORTED, 'call aborted by the caller', { reason: String(signal.reason ?? '') });
 }
@@ -134,7 +119,8 @@ function abortError(signal: AbortSignal): OncepayError {
 export function createRpcClient(opts: RpcClientOptions): RpcClient {
   const doFetch: FetchFn = opts.fetch ?? globalThis.fetch;
   const policy: RetryPolicy = { ...DEFAULT_RETRY, ...opts.retry };
-  const sleep = opts.sleep ?? abortableSleep;
+  // A wait between retries ended by the caller's abort is the call's abort: ONCEPAY__RPC__ABORTED, as for the request.
+  const sleep = opts.sleep ?? ((ms: number, signal?: AbortSignal) => pause(ms, signal, () => abortError(signal!)));
   const random = opts.random ?? Math.random;
   let nextId = 1;
 

@@ -4,7 +4,8 @@
 // source's checkpoint in the same transaction, its provisional rows settled as the checkpoint passes them, and the
 // per-source counters.
 import type { Logger } from 'pino';
-import { abortableSleep, backoffDelay } from '../rpc';
+import { backoffDelay } from '../../common/backoff';
+import { sleep } from '../../common/sleep';
 import { OncepayError } from '../../common/errors';
 import { DECODE_CODES } from '../../common/errors/codes';
 import type { Receipt } from '../decode/receipt';
@@ -170,7 +171,7 @@ export async function runSessions(
       const delay = backoffDelay(failures, o.backoff, Math.random());
       o.log?.warn({ err: causes(e), failures, retryInMs: delay }, `${o.kind} failed; reconnecting from the checkpoint`);
       try {
-        await abortableSleep(delay, signal);
+        await sleep(delay, signal);
       } catch {
         break;
       }

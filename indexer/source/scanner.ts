@@ -4,7 +4,9 @@
 // that were all processed; re-reading the window is harmless because the ledger inserts each receipt once.
 import type { Logger } from 'pino';
 import { failpoint } from '../../common/failpoint';
-import { abortableSleep, backoffDelay, Commitment, RpcClient } from '../rpc';
+import { backoffDelay } from '../../common/backoff';
+import { sleep } from '../../common/sleep';
+import { Commitment, RpcClient } from '../rpc';
 import type { ReceiptSource } from '../ledger/types';
 import { DecodeBlockFn, readSlots } from './block-reader';
 import { chunks, planChunk, scanRange } from './scan-plan';
@@ -201,7 +203,7 @@ export function createScanner(deps: ScannerDeps, options: ScannerOptions): Scann
         if (once && (last.caughtUp || last.stoppedAt || !last.range)) return last;
         // Still behind and nothing stopped us: go straight on with the next pass.
         if (!last.caughtUp && !last.stoppedAt && last.range) continue;
-        await abortableSleep(o.pollMs, signal);
+        await sleep(o.pollMs, signal);
       } catch (e) {
         if (signal?.aborted) break;
         failures++;
@@ -210,7 +212,7 @@ export function createScanner(deps: ScannerDeps, options: ScannerOptions): Scann
         try {
           // A failed pass (RPC or database away) is simply run again: the checkpoint only covers committed
           // batches and the ledger inserts each receipt once. Jitter keeps restarted scanners from retrying in step.
-          await abortableSleep(
+          await sleep(
             backoffDelay(failures, { baseMs: o.pollMs, capMs: FAILED_PASS_BACKOFF_CAP_MS }, Math.random()),
             signal,
           );

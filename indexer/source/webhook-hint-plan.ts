@@ -3,7 +3,7 @@
 import { isOncepayError } from '../../common/errors';
 import { DECODE_CODES } from '../../common/errors/codes';
 import type { Receipt } from '../decode/receipt';
-import { backoffDelay } from '../rpc/backoff';
+import { backoffDelay, type BackoffPolicy } from '../../common/backoff';
 import type { SignatureStatus } from '../rpc/client';
 
 /** What `getTransaction` at finalized said about a signature. */
@@ -26,11 +26,8 @@ export type HintStep =
   | { action: 'recheck'; delayMs: number; lastError: string }
   | { action: 'drop'; reason: DropReason; detail: string };
 
-export interface RecheckPolicy {
-  /** Wait before the second check, in ms; doubles per check (with jitter) up to capMs. */
-  baseMs: number;
-  capMs: number;
-}
+/** The waits between a hint's checks: baseMs before the second, doubling per check (with jitter) up to capMs. */
+export type RecheckPolicy = BackoffPolicy;
 
 export const DEFAULT_RECHECK: RecheckPolicy = { baseMs: 1_000, capMs: 60_000 };
 

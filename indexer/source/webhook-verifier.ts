@@ -20,7 +20,8 @@ import { holdConnection } from '../../db/held-connection';
 import { decodeTransaction } from '../decode';
 import { WEBHOOK_CODES } from '../../common/errors/codes';
 import type { Receipt } from '../decode/receipt';
-import { abortableSleep, MAX_SIGNATURES_PER_STATUS_CALL, type RpcClient, type SignatureStatus } from '../rpc';
+import { ignoreAbort, sleep } from '../../common/sleep';
+import { MAX_SIGNATURES_PER_STATUS_CALL, type RpcClient, type SignatureStatus } from '../rpc';
 import type { LedgerPort } from './ports';
 import {
   ChainAnswer,
@@ -452,7 +453,7 @@ export function createChainVerifier(opts: ChainVerifierOptions) {
           if (o.signal.aborted) break;
           log?.error({ err: (e as Error).message }, 'webhook verifier round failed; retrying');
         }
-        if (checked === 0) await abortableSleep(pollMs, o.signal).catch(() => undefined);
+        if (checked === 0) await sleep(pollMs, o.signal).catch(ignoreAbort);
       }
     },
   };

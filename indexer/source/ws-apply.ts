@@ -4,7 +4,9 @@
 // provisional rows (observed.ts). A signature the node never returns is given up: the scanner credits what exists.
 import type { Logger } from 'pino';
 import { decodeTransaction, type Receipt } from '../decode';
-import { abortableSleep, backoffDelay, type RpcClient } from '../rpc';
+import { backoffDelay } from '../../common/backoff';
+import { sleep } from '../../common/sleep';
+import { type RpcClient } from '../rpc';
 import type { createObservedSink } from './observed';
 import type { WsCommitment, WsOptions } from './ws-plan';
 
@@ -56,7 +58,7 @@ export function createObservedApplier(d: ObservedApplierDeps, signal: AbortSigna
       const tx = await d.rpc.getTransaction(x.signature, x.commitment, { signal });
       if (tx) return tx;
       if (n >= o.fetchAttempts) return null;
-      await abortableSleep(backoffDelay(n, o.backoff, Math.random()), signal);
+      await sleep(backoffDelay(n, o.backoff, Math.random()), signal);
     }
   }
 

@@ -5,7 +5,8 @@
 // throws on the first failure of anything it runs (socket closed, no pong, RPC or database away).
 import type WebSocket from 'ws';
 import { isOncepayError, SOURCE_CODES } from '../../common/errors';
-import { abortableSleep, type RpcClient } from '../rpc';
+import { sleep } from '../../common/sleep';
+import { type RpcClient } from '../rpc';
 import { createApplyQueue } from './apply-queue';
 import type { createObservedSink, SessionCounts, SubscriptionDeps } from './observed';
 import { type SourceMetrics, toSlotNumber } from './ports';
@@ -175,7 +176,7 @@ async function followCheckpoint(
 ): Promise<never> {
   let mark = tip;
   for (;;) {
-    await abortableSleep(c.o.checkpointMs, scope.signal);
+    await sleep(c.o.checkpointMs, scope.signal);
     const next = await scope.guard(c.deps.rpc.getSlot('finalized', { signal: scope.signal }));
     const bound = settler.held(mark);
     await settler.settle(next);

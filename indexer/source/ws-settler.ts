@@ -6,7 +6,8 @@
 // instead, for SETTLE_SLOTS_BY_HTTP processed slots) and reads the processed slot U; once the finalized slot reaches
 // U it catches those addresses up once more from the finalized slot S read after subscribing, + 1 (minContextSlot
 // U), and until that is applied the checkpoint stays at S. The pure bookkeeping is ws-settling.ts.
-import { abortableSleep, type RpcClient } from '../rpc';
+import { sleep } from '../../common/sleep';
+import { type RpcClient } from '../rpc';
 import type { SessionScope } from './session-scope';
 import type { SubscriptionSet } from './ws-subscriptions';
 import { createSettling, createSlotWatch } from './ws-settling';
@@ -51,7 +52,7 @@ export function createSettler(d: SettlerDeps): Settler {
 
   /** Resolves once the node's processed slot (over HTTP) is above `above`. */
   async function processedAbove(above: number): Promise<void> {
-    while ((await processed()) <= above) await abortableSleep(SLOT_POLL_MS, signal);
+    while ((await processed()) <= above) await sleep(SLOT_POLL_MS, signal);
   }
 
   const settler: Settler = {

@@ -1,30 +1,7 @@
 import { expect } from 'chai';
-import { backoffDelay, isRetryable, kindOfHttpStatus, kindOfRpcCode, retryAfterMs } from '../../../indexer/rpc/backoff';
+import { isRetryable, kindOfHttpStatus, kindOfRpcCode, retryAfterMs } from '../../../indexer/rpc/backoff';
 
 describe('indexer/rpc backoff (pure)', () => {
-  const policy = { baseMs: 100, capMs: 2000 };
-
-  it('doubles per retry, within [half, full] of the step, and never exceeds the cap', () => {
-    expect(backoffDelay(1, policy, 0)).to.equal(50);
-    expect(backoffDelay(1, policy, 0.999999)).to.equal(99);
-    expect(backoffDelay(2, policy, 0)).to.equal(100);
-    expect(backoffDelay(3, policy, 0.5)).to.equal(300);
-    for (let n = 1; n < 200; n++) {
-      for (const r of [0, 0.3, 0.99999]) {
-        const d = backoffDelay(n, policy, r);
-        expect(d).to.be.at.most(2000);
-        expect(d).to.be.at.least(Math.min(100 * 2 ** (n - 1), 2000) / 2);
-      }
-    }
-    expect(backoffDelay(10_000, policy, 1)).to.equal(2000);
-    expect(backoffDelay(0, policy, 0.5)).to.equal(0);
-  });
-
-  it('jitter spreads retries of the same attempt', () => {
-    const seen = new Set([0, 0.2, 0.4, 0.6, 0.8].map((r) => backoffDelay(4, policy, r)));
-    expect(seen.size).to.equal(5);
-  });
-
   it('classifies HTTP statuses and Solana RPC codes', () => {
     expect(kindOfHttpStatus(200)).to.equal(undefined);
     expect(kindOfHttpStatus(429)).to.equal('http_429');
