@@ -1,6 +1,7 @@
 // Prometheus metrics of the payout executor and its worker pool (default prom-client registry, created once per
 // process). The names are a contract: deploy/prometheus alert rules and the dashboard use them.
 import { Counter, Gauge, register } from 'prom-client';
+import { queueMetrics, type QueueMetrics } from '../../db/queue';
 
 export interface PayoutMetrics {
   attempts: Counter<'outcome'>;
@@ -12,6 +13,8 @@ export interface PayoutMetrics {
   claims: Counter<'result'>;
   /** Claimed payouts given back unfinished, by reason (drain, chain_unavailable, error). */
   handbacks: Counter<'reason'>;
+  /** The payout queue's share of the queue metrics (db/queue/metrics.ts, queue="payouts"). */
+  queue: QueueMetrics;
 }
 
 let metrics: PayoutMetrics | undefined;
@@ -50,6 +53,7 @@ export function payoutMetrics(): PayoutMetrics {
       'Claimed payouts given back unfinished, by reason (drain, chain_unavailable, error: a refusal about this payout, database: an outage, unexpected: anything else, e.g. a bug)',
       ['reason'],
     ),
+    queue: queueMetrics('payouts', register),
   };
   return metrics;
 }

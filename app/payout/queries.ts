@@ -5,6 +5,7 @@
 // A column added to payouts or payout_attempts while a connection holds such a plan makes its next run fail once
 // ("cached plan must not change result type"): the worker then drops that connection as after any database error,
 // and the payout stays due.
+import { claimStatement } from '../../db/queue';
 import type { Query } from '../../db/sql';
 
 /**
@@ -341,21 +342,23 @@ export function settleAttempt(
 export function claimDuePayout(worker: string, merchantIds: readonly string[], release?: string): Query {
   return {
     name: 'oncepay_claim_due_payout',
-    text: `WITH held AS MATERIALIZED (${HELD_ADVISORY_LOCKS}),
-                due AS (
-                  SELECT p.id FROM payouts p
-                   WHERE p.state IN ('pending', 'executing') AND p.next_attempt_at <= now() AND p.merchant_id = ANY($3::bigint[])
-                     AND NOT ${payoutLockAmong('held', 'p.id')}
-                   ORDER BY p.next_attempt_at, p.id
-                   LIMIT 1
-                     FOR UPDATE OF p SKIP LOCKED),
-                no_flush_wait AS ${NO_FLUSH_WAIT},
-                claimed AS (
-                  UPDATE payouts p SET claims = p.claims + 1, claimed_by = $1, claimed_at = now()
-                    FROM due, no_flush_wait WHERE p.id = due.id
-                  RETURNING p.*, pg_try_advisory_lock(${payoutLockKey('p.id')}) AS locked)
-           SELECT claimed.* FROM (SELECT CASE WHEN $2::bigint IS NOT NULL THEN pg_advisory_unlock(${payoutLockKey('$2::bigint')}) END) released
-             LEFT JOIN claimed ON true`,
+    // The queue mechanism's claim (db/queue), held by this session (the payout's advisory lock).
+    text: claimStatement({
+      table: 'payouts',
+      alias: 'p',
+      with: [`held AS MATERIALIZED (${HELD_ADVISORY_LOCKS})`, `no_flush_wait AS ${NO_FLUSH_WAIT}`],
+      due: {
+        where: `p.state IN ('pending', 'executing') AND p.next_attempt_at <= now() AND p.merchant_id = ANY($3::bigint[])
+                AND NOT ${payoutLockAmong('held', 'p.id')}`,
+        orderBy: 'p.next_attempt_at, p.id',
+        limit: '1',
+      },
+      set: ['claims = p.claims + 1', 'claimed_by = $1', 'claimed_at = now()'],
+      using: ', no_flush_wait',
+      returning: `p.*, pg_try_advisory_lock(${payoutLockKey('p.id')}) AS locked`,
+      select: `SELECT claimed.* FROM (SELECT CASE WHEN $2::bigint IS NOT NULL THEN pg_advisory_unlock(${payoutLockKey('$2::bigint')}) END) released
+                 LEFT JOIN claimed ON true`,
+    }),
     values: [worker, release ?? null, merchantIds],
   };
 }

@@ -26,6 +26,7 @@ import { OncepayError } from '../../common/errors';
 import { isDatabaseUnavailable } from '../../db/unavailable';
 import { logger } from '../../common/log';
 import { backoffDelay, type BackoffPolicy } from '../../common/backoff';
+import { afterFailure, type QueuePolicy } from '../../db/queue';
 import { ignoreAbort, sleep } from '../../common/sleep';
 import { PAYOUT_CODES } from '../../common/errors/codes';
 import { PayoutResult, RunLockedDeps } from './run-payout';
@@ -134,7 +135,15 @@ export function startPayoutWorker(opts: PayoutWorkerOptions): PayoutWorker {
   const m = payoutMetrics();
   const random = opts.random ?? Math.random;
   const idleMs = opts.idleMs ?? 250;
-  const chainBackoff = opts.chainBackoff ?? CHAIN_BACKOFF;
+  // The payouts as a configuration of the one queue mechanism (db/queue): one row a claim, held by this session's
+  // advisory lock, deferred with the chain backoff; never dead-lettered (the executor's rules end a payout).
+  const policy: QueuePolicy = {
+    queue: 'payouts',
+    batch: 1,
+    hold: { session: true },
+    backoff: opts.chainBackoff ?? CHAIN_BACKOFF,
+    deadLetter: { after: 'never', why: 'a payout ends succeeded, conflict or failed by its journal rules alone' },
+  };
   const databaseBackoff = opts.databaseBackoff ?? DATABASE_BACKOFF;
   const abort = new AbortController();
   const waker = createWaker();
@@ -219,7 +228,8 @@ export function startPayoutWorker(opts: PayoutWorkerOptions): PayoutWorker {
 
   /** Give the claimed payout back after trouble: not before a backoff, counted in the row. */
   async function defer(conn: DedicatedConnection, id: string, retries: number, why: string): Promise<void> {
-    const delayMs = backoffDelay(retries + 1, chainBackoff, random());
+    const next = afterFailure(policy, { attempts: retries + 1 }, random());
+    const delayMs = next.next === 'retry' ? next.delayMs : policy.backoff.capMs;
     await deferPayout(conn.client, id, delayMs);
     log.warn({ payout: id, retries: retries + 1, delayMs, why }, 'payout handed back; retried after the backoff');
   }
@@ -288,16 +298,19 @@ export function startPayoutWorker(opts: PayoutWorkerOptions): PayoutWorker {
       return { step: 'idle' };
     }
     m.claims.inc({ result: 'claimed' });
+    m.queue.claimed(1);
     waker.wakeOne(); // more may be due
     inFlight.add(row.id);
     try {
       const r = await executor.runLocked(conn.client, row.id, { ...runDeps, authority: signer }, row);
       opts.onFinished?.(r);
+      m.queue.settled('done');
       // Final and committed: the lock goes with the next claim on this connection (or when the slot stops).
       return { step: 'ran', kept: { conn, finished: row.id } };
     } catch (e) {
       if (e instanceof OncepayError && e.code === PAYOUT_CODES.ABORTED) {
         m.handbacks.inc({ reason: 'drain' });
+        m.queue.settled('released');
         handedBack.push(row.id);
         // Say what is left open, so nothing is abandoned silently: the next claim resolves it by the journal.
         const open = await listAttempts(conn.client, row.id).then(
@@ -327,6 +340,7 @@ export function startPayoutWorker(opts: PayoutWorkerOptions): PayoutWorker {
         }
         try {
           await defer(conn, row.id, row.retries, e.message);
+          m.queue.settled('retry');
           await unlockPayout(conn, row.id);
           return { step: 'ran' };
         } catch (dbErr) {
@@ -338,6 +352,7 @@ export function startPayoutWorker(opts: PayoutWorkerOptions): PayoutWorker {
       // server refused): drop the connection, which frees the lock on the server if it is still alive; the row
       // stays due for any worker. Only an outage is reported as one; anything else is an error an operator must see.
       conn.release(e as Error);
+      m.queue.settled('released');
       if (isDatabaseUnavailable(e)) {
         m.handbacks.inc({ reason: 'database' });
         log.warn(

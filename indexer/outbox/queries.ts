@@ -1,4 +1,5 @@
 // Every statement the outbox worker runs, as named functions returning a Query (db/sql runs them).
+import { backoffInterval, claimStatement, deadOrRetry, leaseUntil, type QueuePolicy } from '../../db/queue';
 import type { Query } from '../../db/sql';
 
 /**
@@ -7,23 +8,29 @@ import type { Query } from '../../db/sql';
  * double-claiming a row; the attempt count goes up at claim time, so a worker that dies mid-delivery still
  * consumes an attempt and a poison row ends up dead.
  */
-export function claimDue(limit: number, leaseSeconds: number): Query {
+export function claimDue(policy: Pick<QueuePolicy, 'batch' | 'hold'>): Query {
   return {
-    text: `WITH c AS (
-             SELECT o.id, o.merchant FROM outbox o
-              WHERE (o.state = 'pending' AND o.next_attempt_at <= now())
-                 OR (o.state = 'delivering' AND o.locked_until <= now())
-              ORDER BY o.next_attempt_at, o.id
-              LIMIT $1
-                FOR UPDATE SKIP LOCKED)
-           UPDATE outbox o
-              SET state = 'delivering', attempts = o.attempts + 1,
-                  locked_until = now() + make_interval(secs => $2::float8), updated_at = now()
-             FROM c LEFT JOIN webhook_endpoints e ON e.merchant = c.merchant
-            WHERE o.id = c.id
-           RETURNING o.id, o.fulfilment_id, o.idempotency_key, o.merchant, o.topic, o.payload, o.attempts,
-                     e.url AS endpoint_url, e.secret AS endpoint_secret`,
-    values: [limit, leaseSeconds],
+    // The queue mechanism's claim (db/queue), held by a lease (locked_until).
+    text: claimStatement({
+      table: 'outbox',
+      alias: 'o',
+      due: {
+        where: `(o.state = 'pending' AND o.next_attempt_at <= now()) OR (o.state = 'delivering' AND o.locked_until <= now())`,
+        orderBy: 'o.next_attempt_at, o.id',
+        limit: '$1',
+      },
+      pick: ['o.merchant'],
+      set: [
+        `state = 'delivering'`,
+        'attempts = o.attempts + 1',
+        leaseUntil('locked_until', '$2'),
+        'updated_at = now()',
+      ],
+      using: ' LEFT JOIN webhook_endpoints e ON e.merchant = picked.merchant',
+      returning: `o.id, o.fulfilment_id, o.idempotency_key, o.merchant, o.topic, o.payload, o.attempts,
+                  e.url AS endpoint_url, e.secret AS endpoint_secret`,
+    }),
+    values: [policy.batch, policy.hold.leaseMs ?? 0],
   };
 }
 
@@ -39,27 +46,25 @@ export function markDelivered(id: string, status: number): Query {
 
 /**
  * A failed attempt: back to pending after a capped exponential backoff with jitter (half fixed, half random,
- * as pg-boss does), or dead after maxAttempts. Guarded by the attempt number so a worker whose lease was taken
+ * as pg-boss does: db/queue's backoffInterval), or dead after maxAttempts (its deadOrRetry). Guarded by the attempt number so a worker whose lease was taken
  * over cannot overwrite the newer attempt's state.
  */
 export function markFailed(
   id: string,
   attempt: number,
-  maxAttempts: number,
-  baseSeconds: number,
-  capSeconds: number,
+  policy: Pick<QueuePolicy, 'backoff' | 'deadLetter'>,
   error: string,
   status: number | null,
 ): Query {
+  const maxAttempts = policy.deadLetter.after === 'attempts' ? policy.deadLetter.max : null;
   return {
     text: `UPDATE outbox
-              SET state = CASE WHEN attempts >= $3 THEN 'dead'::outbox_state ELSE 'pending'::outbox_state END,
-                  next_attempt_at = now() + make_interval(secs =>
-                    LEAST($5::float8, $4::float8 * 2 ^ LEAST(attempts - 1, 40)) * (0.5 + random() * 0.5)),
+              SET state = ${deadOrRetry('attempts', '$3', `'dead'::outbox_state`, `'pending'::outbox_state`)},
+                  next_attempt_at = now() + ${backoffInterval('attempts', '$4', '$5')},
                   locked_until = NULL, last_error = $6, last_status = $7, updated_at = now()
             WHERE id = $1 AND state = 'delivering' AND attempts = $2
            RETURNING state`,
-    values: [id, attempt, maxAttempts, baseSeconds, capSeconds, error, status],
+    values: [id, attempt, maxAttempts, policy.backoff.baseMs, policy.backoff.capMs, error, status],
   };
 }
 

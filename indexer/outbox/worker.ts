@@ -8,6 +8,7 @@ import { OncepayError } from '../../common/errors';
 import { failpoint } from '../../common/failpoint';
 import { ignoreAbort, sleep } from '../../common/sleep';
 import { logger } from '../../common/log';
+import { NO_QUEUE_METRICS, queueMetrics, type QueuePolicy } from '../../db/queue';
 import { exec, one, rows } from '../../db/sql';
 import { isDatabaseUnavailable } from '../../db/unavailable';
 import { retryWhileDatabaseUnavailable } from '../database-retry';
@@ -75,6 +76,16 @@ export function createOutboxWorker(o: OutboxWorkerOptions): OutboxWorker {
       throw new OncepayError(OUTBOX_CODES.INVALID_OPTION, `${name} must be a positive number, got ${v}`);
     }
   }
+  // The outbox as a configuration of the one queue mechanism (db/queue): held by a lease, retried with backoff,
+  // dead-lettered after maxAttempts (kept for `oncepay outbox replay`).
+  const policy: QueuePolicy = {
+    queue: 'outbox',
+    batch: batchSize,
+    hold: { leaseMs: leaseSeconds * 1000, session: false },
+    backoff: { baseMs: base * 1000, capMs: cap * 1000 },
+    deadLetter: { after: 'attempts', max: maxAttempts },
+  };
+  const queue = o.metrics ? queueMetrics('outbox', o.metrics.registry) : NO_QUEUE_METRICS;
 
   async function deliverOne(
     row: ClaimedRow,
@@ -116,17 +127,16 @@ export function createOutboxWorker(o: OutboxWorkerOptions): OutboxWorker {
     if (result.ok) {
       await mark('outbox mark delivered', () => exec(o.db, q.markDelivered(row.id, result.status)));
       o.metrics?.outboxDeliveriesTotal.inc({ result: 'delivered' });
+      queue.settled('done');
       log.info({ ...ctx, status: result.status }, 'outbox row delivered');
       return 'delivered';
     }
     const marked = await mark('outbox mark failed', () =>
-      one<{ state: string }>(
-        o.db,
-        q.markFailed(row.id, row.attempts, maxAttempts, base, cap, result.error, result.status),
-      ),
+      one<{ state: string }>(o.db, q.markFailed(row.id, row.attempts, policy, result.error, result.status)),
     );
     const state = marked?.state;
     o.metrics?.outboxDeliveriesTotal.inc({ result: state === 'dead' ? 'dead' : 'failed' });
+    queue.settled(state === 'dead' ? 'dead' : 'retry');
     if (state === 'dead')
       log.error({ ...ctx, code: OUTBOX_CODES.DEAD_LETTER, error: result.error }, 'outbox row dead-lettered');
     else log.warn({ ...ctx, error: result.error, status: result.status }, 'outbox delivery failed, will retry');
@@ -135,11 +145,13 @@ export function createOutboxWorker(o: OutboxWorkerOptions): OutboxWorker {
 
   /** `signal` aborts the deliveries themselves; `markSignal` only ends a wait for the database to record them. */
   async function round(signal?: AbortSignal, markSignal?: AbortSignal): Promise<RoundResult> {
-    const claimed = await rows<ClaimedRow>(o.db, q.claimDue(batchSize, leaseSeconds));
+    const claimed = await rows<ClaimedRow>(o.db, q.claimDue(policy));
+    queue.claimed(claimed.length);
     const settled = await Promise.allSettled(claimed.map((r) => deliverOne(r, signal, markSignal ?? signal)));
     const results = settled.map((x) => (x.status === 'fulfilled' ? x.value : undefined));
     const unmarked = settled.filter((x): x is PromiseRejectedResult => x.status === 'rejected');
     // A row whose result could not be recorded stays 'delivering' and is claimed again after its lease.
+    queue.settled('released', unmarked.length);
     for (const x of unmarked)
       log.error({ err: (x.reason as Error).message }, 'outbox row not marked; its lease hands it back');
     return {

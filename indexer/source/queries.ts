@@ -1,6 +1,7 @@
 // Every statement the sources run besides the ledger's own (indexer/ledger/queries.ts), as Queries that db/sql
 // runs: the confirmed-mode provisional receipts (migration 0051) and the webhook receiver's events, dead letters
 // and hints (webhook-store.ts runs those).
+import { claimStatement, leaseUntil } from '../../db/queue';
 import type { Query } from '../../db/sql';
 import { sessionGone, THIS_SESSION } from '../../db/session-holder';
 import type { Receipt } from '../decode/receipt';
@@ -216,23 +217,33 @@ export function leaseHints(
 ): Query {
   const free = `(lease_until IS NULL OR lease_until < now() OR holder_pid IS NULL OR ${sessionGone('holder_pid', 'holder_started')})`;
   return {
-    text: `WITH ranked AS (
-             SELECT id, row_number() OVER (PARTITION BY ${bucketOf('$5')} ORDER BY checks, next_check_at DESC, id) AS rank
-               FROM webhook_hints
-              WHERE cluster = $1 AND state = 'pending' AND ${free}
-                AND (CASE WHEN $2::bigint[] IS NULL THEN next_check_at <= now() ELSE id = ANY($2::bigint[]) END)),
-           picked AS (
-             SELECT h.id, r.rank FROM webhook_hints h
-               JOIN (SELECT id, rank FROM ranked ORDER BY rank, id LIMIT $3) r ON r.id = h.id
-              WHERE h.state = 'pending' AND ${free} -- again under the row lock: another verifier may have leased it since
-                FOR UPDATE OF h SKIP LOCKED)
-           UPDATE webhook_hints h
-              SET lease_until = now() + make_interval(secs => $4::double precision / 1000), checks = h.checks + 1,
-                  holder_pid = me.pid, holder_started = me.backend_start
-             FROM picked, ${THIS_SESSION} me
-            WHERE h.id = picked.id
-           RETURNING h.id::text, h.signature, h.provider, h.event_id, h.claimed, h.checks, (h.expires_at <= now()) AS expired,
-                     picked.rank`,
+    // The queue mechanism's claim (db/queue), held by a lease and by this session (holder_pid, holder_started).
+    text: claimStatement({
+      table: 'webhook_hints',
+      alias: 'h',
+      with: [
+        `ranked AS (
+           SELECT id, row_number() OVER (PARTITION BY ${bucketOf('$5')} ORDER BY checks, next_check_at DESC, id) AS rank
+             FROM webhook_hints
+            WHERE cluster = $1 AND state = 'pending' AND ${free}
+              AND (CASE WHEN $2::bigint[] IS NULL THEN next_check_at <= now() ELSE id = ANY($2::bigint[]) END))`,
+      ],
+      // Free again under the row lock: another verifier may have leased the hint since `ranked` read it.
+      due: {
+        from: 'webhook_hints h JOIN (SELECT id, rank FROM ranked ORDER BY rank, id LIMIT $3) r ON r.id = h.id',
+        where: `h.state = 'pending' AND ${free}`,
+      },
+      pick: ['r.rank'],
+      set: [
+        leaseUntil('lease_until', '$4'),
+        'checks = h.checks + 1',
+        'holder_pid = me.pid',
+        'holder_started = me.backend_start',
+      ],
+      using: `, ${THIS_SESSION} me`,
+      returning: `h.id::text, h.signature, h.provider, h.event_id, h.claimed, h.checks, (h.expires_at <= now()) AS expired,
+                  picked.rank`,
+    }),
     values: [cluster, ids, limit, leaseMs, known],
   };
 }

@@ -4,6 +4,7 @@ import { isOncepayError } from '../../common/errors';
 import { DECODE_CODES } from '../../common/errors/codes';
 import type { Receipt } from '../decode/receipt';
 import { backoffDelay, type BackoffPolicy } from '../../common/backoff';
+import { afterFailure } from '../../db/queue/policy';
 import type { SignatureStatus } from '../rpc/client';
 
 /** What `getTransaction` at finalized said about a signature. */
@@ -103,8 +104,14 @@ export function nextHintStep(
     case 'not_found':
     case 'rpc_error': {
       const lastError = answer.kind === 'not_found' ? 'not found at finalized' : answer.message;
-      if (hint.expired) return { action: 'drop', reason: answer.kind, detail: lastError };
-      return { action: 'recheck', delayMs: backoffDelay(Math.max(1, hint.checks), policy, random), lastError };
+      // The hints queue's policy (db/queue): retried with backoff, dropped once past its own expiry.
+      const next = afterFailure(
+        { backoff: policy, deadLetter: { after: 'age' } },
+        { attempts: hint.checks, expired: hint.expired },
+        random,
+      );
+      if (next.next === 'dead') return { action: 'drop', reason: answer.kind, detail: lastError };
+      return { action: 'recheck', delayMs: next.delayMs, lastError };
     }
   }
 }

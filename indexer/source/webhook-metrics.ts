@@ -5,9 +5,12 @@
 //     with the transaction's own token balances), malformed (a transaction the decoder refuses).
 //   oncepay_webhook_provisional_dropped_total{reason}    counter: hints dropped — DROP_REASONS.
 //   oncepay_webhook_provisional_pending                  gauge: hints waiting for the chain.
+//   the hints queue's share of db/queue's metrics (queue="webhook_hints"): claimed (leased for a check), settled
+//     done (credited or refuted), retry (checked again later), dead (expired unconfirmed, deleted), released.
 //   oncepay_webhook_hints_over_capacity_total{provider}  counter: deliveries refused 429, their provider's pending hints
 //     at its cap (the label: a configured provider name or `unknown`, never a name a sender chose).
 import { Counter, Gauge, Registry } from 'prom-client';
+import { NO_QUEUE_METRICS, queueMetrics, type QueueMetrics } from '../../db/queue';
 import { DROP_REASONS, type DropReason } from './webhook-hint-plan';
 
 export const VERIFICATION_FAILURE_REASONS = [
@@ -27,6 +30,8 @@ export interface WebhookMetrics {
   setPending(n: number): void;
   /** A delivery refused 429: `provider` is a configured name or `unknown`. */
   countOverCapacity(provider: string): void;
+  /** The hints queue's share of the queue metrics (db/queue/metrics.ts, queue="webhook_hints"). */
+  queue: QueueMetrics;
 }
 
 export const NO_WEBHOOK_METRICS: WebhookMetrics = {
@@ -34,6 +39,7 @@ export const NO_WEBHOOK_METRICS: WebhookMetrics = {
   countDropped() {},
   setPending() {},
   countOverCapacity() {},
+  queue: NO_QUEUE_METRICS,
 };
 
 /** `providers`: the configured names, exported at 0 from the start (with `unknown`), so an increase is visible. */
@@ -70,5 +76,6 @@ export function createWebhookMetrics(registry: Registry, providers: readonly str
     countDropped: (reason) => dropped.inc({ reason }),
     setPending: (n) => pending.set(n),
     countOverCapacity: (provider) => overCapacity.inc({ provider }),
+    queue: queueMetrics('webhook_hints', registry),
   };
 }

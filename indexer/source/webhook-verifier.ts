@@ -322,6 +322,9 @@ export function createChainVerifier(opts: ChainVerifierOptions) {
         await s.deleteExpired(expired.map((x) => x.expired.id));
       });
       for (const x of expired) metrics.countDropped(x.reason);
+      metrics.queue.settled('done', results.length - later.length);
+      metrics.queue.settled('retry', recheck.length);
+      metrics.queue.settled('dead', expired.length);
       if (expired.length > 0) {
         // One line per check, not per hint: a flood of made-up signatures does not flood the log.
         log?.warn(
@@ -339,6 +342,7 @@ export function createChainVerifier(opts: ChainVerifierOptions) {
       return sum;
     } catch (e) {
       const rest = hints.filter((h) => !settled.has(h.id)).map((h) => h.id);
+      metrics.queue.settled('released', rest.length);
       await onSession((s) => s.release(rest)).catch((err: Error) =>
         log?.warn(
           { hints: rest.length, err: err.message },
@@ -359,6 +363,7 @@ export function createChainVerifier(opts: ChainVerifierOptions) {
     return session.hold(async () => {
       const hints = await onSession((s) => s.leaseHints(opts.cluster, { ...lease, leaseMs, known }));
       const leased = new Set(hints.map((h) => h.id));
+      metrics.queue.claimed(hints.length);
       if (hints.length === 0) return { sum: { ...EMPTY }, leased };
       const outcomes = new Map<string, Partial<CheckSummary>>();
       const checking = (async () => {

@@ -1,0 +1,3 @@
+export * from './claim';
+export * from './metrics';
+export * from './policy';
