@@ -40,6 +40,7 @@ import {
   tokenBalance,
 } from '../testkit/payout/setup';
 import { spawnLocalnet } from '../testkit/localnet-process';
+import { sleep } from '../common/sleep';
 
 const PAYOUTS = Number(process.env.BENCH_FLEET_PAYOUTS ?? 300);
 const TRANSFERS = Number(process.env.BENCH_FLEET_TRANSFERS ?? 300);
@@ -52,7 +53,6 @@ const KILL_EVERY_MS = 3_000;
 const CLIENTS = 16;
 const AMOUNT = 1_000n;
 const ROOT = path.join(__dirname, '..');
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** mulberry32: a seeded PRNG, so a chaos run's kills can be replayed. */
 function prng(seed: number): () => number {

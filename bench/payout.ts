@@ -50,6 +50,7 @@ import { requireProgramSo } from '../common/program-binary';
 import { MerchantSetup, SetupIo, connectionIo, createTokenAccount, setupMerchant } from '../testkit/payout/setup';
 import { spawnLocalnet } from '../testkit/localnet-process';
 import { leavingServerAsFound } from '../testkit/test-db';
+import { sleep } from '../common/sleep';
 
 // 100 × (3 rounds × 3 modes) + warm-up stays under the ~1,400 transactions after which bankrun retires blockhashes
 // (the journal survives that, see testkit/payout/bankrun-chain.ts; the direct baseline would not).
@@ -234,7 +235,6 @@ async function cpuProfile(): Promise<(name: string) => Promise<void>> {
   };
 }
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 
 interface Bank {

@@ -19,6 +19,7 @@ import type { Teardown } from './infra';
 import type { Narrator } from './narrator';
 import { short, tokens } from './narrator';
 import { createTokenAccount } from '../testkit/cluster';
+import { sleep } from '../common/sleep';
 
 export interface ApiCall {
   label: string;
@@ -47,8 +48,6 @@ export interface PayoutEvidence {
   apiCalls: ApiCall[];
   runs: PayoutRun[];
 }
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 export async function runPayouts(deps: {
   world: World;

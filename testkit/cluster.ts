@@ -12,8 +12,7 @@ import {
 } from '@solana/spl-token';
 import { OncepayError } from '../common/errors';
 import { DEMO_CODES } from '../common/errors/codes';
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+import { sleep } from '../common/sleep';
 
 export async function confirm(connection: Connection, signature: string, timeoutMs = 90_000): Promise<number> {
   const start = performance.now();

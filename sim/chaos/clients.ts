@@ -11,8 +11,7 @@ import { distIsCurrent } from '../../testkit/dist';
 import type { FailpointName } from '../../common/fault-space';
 import { OVERPAYMENT } from './plan';
 import { type Stage, WEBHOOK_SECRET } from './stage';
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+import { sleep } from '../../common/sleep';
 
 /** One answer of the merchant API to a payout request. */
 export interface ApiAnswer {

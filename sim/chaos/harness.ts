@@ -12,8 +12,7 @@ import { gatherEvidence } from './evidence';
 import { type ChaosEvent, type ChaosPlan, describeEvent } from './plan';
 import { APPLICATION_NAME, superviseProcesses } from './processes';
 import { CHAOS_CLUSTER, setUpStage, type Stage } from './stage';
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+import { sleep } from '../../common/sleep';
 
 export interface ChaosReport {
   seed: number;

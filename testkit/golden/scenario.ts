@@ -31,6 +31,7 @@ import bs58 from 'bs58';
 import { opId } from '../../app/op-id';
 import { executePayoutInstruction, initializeMerchantInstruction } from '../../app/payout/program';
 import { mintAccountInstructions } from '../cluster';
+import { sleep } from '../../common/sleep';
 
 export interface Exchange {
   request: { method: string; params: unknown[] };
@@ -102,7 +103,6 @@ export async function runGoldenScenario(target: ScenarioTarget): Promise<Recordi
     const had = rec.volatile[value];
     if (had === undefined || (had === '<signature>' && as.startsWith('<sig:'))) rec.volatile[value] = as;
   };
-  const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
   const waitFor = async (what: string, commitment: 'confirmed' | 'finalized', sig: string): Promise<void> => {
     const end = Date.now() + timeoutMs;
     for (;;) {
