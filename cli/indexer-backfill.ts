@@ -4,11 +4,10 @@ import { OncepayError } from '../common/errors';
 import { SOURCE_CODES } from '../common/errors/codes';
 import { onStopSignals, shutdownHelp } from '../common/shutdown';
 import { BackfillProgress, runBackfill } from '../indexer/source/backfill';
-import { DEFAULT_SCANNER } from '../indexer/source/scanner';
 import { wireSource } from '../indexer/source/wire';
 import { intOption } from './options';
 import { progress } from './progress';
-import { assertFinalized, commitmentOption, RpcOpts, withRpcOptions } from './source-options';
+import { assertFinalized, blockReadOptions, commitmentOption, RpcOpts, withRpcOptions } from './source-options';
 
 type BackfillOpts = RpcOpts & {
   fromSlot: number;
@@ -20,23 +19,18 @@ type BackfillOpts = RpcOpts & {
 };
 
 export function registerBackfill(indexer: Command): void {
-  withRpcOptions(
-    indexer
-      .command('backfill')
-      .description(
-        'read a slot range through the same path as the scanner (source "backfill"); safe beside a running scanner',
-      ),
-  )
-    .requiredOption('--from-slot <slot>', 'first slot (inclusive)', intOption('--from-slot'))
-    .requiredOption('--to-slot <slot>', 'last slot (inclusive)', intOption('--to-slot'))
-    .addOption(commitmentOption())
-    .option(
-      '--chunk-size <blocks>',
-      'blocks per ledger transaction',
-      intOption('--chunk-size', 1),
-      DEFAULT_SCANNER.chunkSize,
+  blockReadOptions(
+    withRpcOptions(
+      indexer
+        .command('backfill')
+        .description(
+          'read a slot range through the same path as the scanner (source "backfill"); safe beside a running scanner',
+        ),
     )
-    .option('--concurrency <n>', 'getBlock calls in flight', intOption('--concurrency', 1), DEFAULT_SCANNER.concurrency)
+      .requiredOption('--from-slot <slot>', 'first slot (inclusive)', intOption('--from-slot'))
+      .requiredOption('--to-slot <slot>', 'last slot (inclusive)', intOption('--to-slot'))
+      .addOption(commitmentOption()),
+  )
     .option('--list-span <slots>', 'slots per getBlocks call', intOption('--list-span', 1), 5000)
     .addHelpText(
       'after',

@@ -6,7 +6,7 @@ import { createProvisionalTracker } from '../indexer/source/provisional';
 import { createScanner, DEFAULT_SCANNER } from '../indexer/source/scanner';
 import { serveMetricsIfAsked, wireSource } from '../indexer/source/wire';
 import { intOption } from './options';
-import { commitmentOption, RpcOpts, withRpcOptions } from './source-options';
+import { blockReadOptions, commitmentOption, RpcOpts, withRpcOptions } from './source-options';
 
 /** `indexer run --once` stopped below the tip at a slot it could not fetch or decode (the next run retries it). */
 export const EXIT_STOPPED_AT_SLOT = 3;
@@ -24,41 +24,36 @@ type ScanOpts = RpcOpts & {
 };
 
 export function registerRun(indexer: Command): void {
-  withRpcOptions(
-    indexer
-      .command('run')
-      .description('scan finalized slots over JSON-RPC into the ledger, from the (cluster, scanner) checkpoint'),
-  )
-    .addOption(
-      commitmentOption(
-        'finalized: the ledger is fed from finalized blocks. confirmed: the same, plus confirmed blocks above the checkpoint kept as provisional_receipts (never credited) and settled final / reversed once finalized',
+  blockReadOptions(
+    withRpcOptions(
+      indexer
+        .command('run')
+        .description('scan finalized slots over JSON-RPC into the ledger, from the (cluster, scanner) checkpoint'),
+    )
+      .addOption(
+        commitmentOption(
+          'finalized: the ledger is fed from finalized blocks. confirmed: the same, plus confirmed blocks above the checkpoint kept as provisional_receipts (never credited) and settled final / reversed once finalized',
+        ),
+      )
+      .option(
+        '--rescan-window <slots>',
+        'slots below the checkpoint read again each pass',
+        intOption('--rescan-window'),
+        DEFAULT_SCANNER.rescanWindow,
+      )
+      .option(
+        '--from-slot <slot>',
+        'first slot when there is no checkpoint yet (default: tip − rescan window)',
+        intOption('--from-slot'),
+      )
+      .option('--poll-ms <ms>', 'wait between passes once caught up', intOption('--poll-ms', 1), DEFAULT_SCANNER.pollMs)
+      .option(
+        '--max-slots-per-pass <n>',
+        'new slots per pass',
+        intOption('--max-slots-per-pass', 1),
+        DEFAULT_SCANNER.maxSlotsPerPass,
       ),
-    )
-    .option(
-      '--rescan-window <slots>',
-      'slots below the checkpoint read again each pass',
-      intOption('--rescan-window'),
-      DEFAULT_SCANNER.rescanWindow,
-    )
-    .option(
-      '--from-slot <slot>',
-      'first slot when there is no checkpoint yet (default: tip − rescan window)',
-      intOption('--from-slot'),
-    )
-    .option('--poll-ms <ms>', 'wait between passes once caught up', intOption('--poll-ms', 1), DEFAULT_SCANNER.pollMs)
-    .option(
-      '--max-slots-per-pass <n>',
-      'new slots per pass',
-      intOption('--max-slots-per-pass', 1),
-      DEFAULT_SCANNER.maxSlotsPerPass,
-    )
-    .option(
-      '--chunk-size <blocks>',
-      'blocks per ledger transaction',
-      intOption('--chunk-size', 1),
-      DEFAULT_SCANNER.chunkSize,
-    )
-    .option('--concurrency <n>', 'getBlock calls in flight', intOption('--concurrency', 1), DEFAULT_SCANNER.concurrency)
+  )
     .option(
       '--metrics-port <port>',
       'serve Prometheus /metrics on 127.0.0.1:<port> (0 = any free port)',

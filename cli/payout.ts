@@ -9,7 +9,7 @@ import { deriveOperation } from '../app/op-id';
 import { createPayout } from '../app/payout/create-payout';
 import { executePayout } from '../app/payout/execute-payout';
 import { ONCEPAY_PROGRAM_ID } from '../app/payout/program';
-import { registerMerchant, resolveMerchant } from '../app/payout/registry';
+import { MerchantRegistration, registerMerchant, resolveMerchant } from '../app/payout/registry';
 import { resumePayouts } from '../app/payout/resume';
 import { retryFailedPayouts } from '../app/payout/retry';
 import {
@@ -77,20 +77,10 @@ function merchantAdd(payout: Command): void {
       apiKeyFlag('--api-key'),
     )
     .option('--json', 'one-line JSON output')
-    .action(
-      async (o: {
-        name: string;
-        program: string;
-        merchant: string;
-        vault: string;
-        tokenProgram?: string;
-        apiKey?: string;
-        json?: boolean;
-      }) => {
-        const { merchant: m, apiKey } = await withPoolFromEnv({}, (db) => registerMerchant(db, o));
-        print({ id: m.id, name: m.name, merchant: m.merchantAddress, apiKey }, o.json);
-      },
-    );
+    .action(async (o: MerchantRegistration & { json?: boolean }) => {
+      const { merchant: m, apiKey } = await withPoolFromEnv({}, (db) => registerMerchant(db, o));
+      print({ id: m.id, name: m.name, merchant: m.merchantAddress, apiKey }, o.json);
+    });
 }
 
 function create(payout: Command): void {

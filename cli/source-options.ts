@@ -4,6 +4,7 @@ import { Command, Option } from 'commander';
 import { OncepayError } from '../common/errors';
 import { SOURCE_CODES } from '../common/errors/codes';
 import { DEFAULT_RETRY } from '../indexer/rpc';
+import { DEFAULT_SCANNER } from '../indexer/source/scanner';
 import { clusterOption, intOption, rpcOption } from './options';
 
 const DEFAULT_RPC = 'http://127.0.0.1:8899';
@@ -40,5 +41,22 @@ export function withRpcOptions(cmd: Command): Command {
       'attempts per RPC call (retries on 429, 5xx, timeouts, network errors)',
       intOption('--rpc-attempts', 1),
       DEFAULT_RETRY.attempts,
+    );
+}
+
+/** --chunk-size, --concurrency: how the scanner and backfill read blocks. */
+export function blockReadOptions(cmd: Command): Command {
+  return cmd
+    .option(
+      '--chunk-size <blocks>',
+      'blocks per ledger transaction',
+      intOption('--chunk-size', 1),
+      DEFAULT_SCANNER.chunkSize,
+    )
+    .option(
+      '--concurrency <n>',
+      'getBlock calls in flight',
+      intOption('--concurrency', 1),
+      DEFAULT_SCANNER.concurrency,
     );
 }
