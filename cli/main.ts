@@ -1,5 +1,5 @@
-// `oncepay` — one command line for every part. Each part registers its own commands from `<part>/cli.ts`,
-// so this file only lists the parts.
+// `oncepay` — one command line for every part. Each command group registers itself from its own file in cli/ (the
+// local chain's from localnet/cli.ts), so this file only lists them, in the order `oncepay --help` shows.
 import { Command } from 'commander';
 import { CLI_CODES } from '../common/errors/codes';
 import { redactUrlsIn, urlCarriesSecret } from '../common/redact';
@@ -15,11 +15,17 @@ const PARTS: Array<{
   load: () => { register(program: Command): void };
   sourceOnly?: { name: string; module: string };
 }> = [
-  { load: () => require('../db/cli') },
-  { load: () => require('../indexer/cli') },
+  { load: () => require('./db') },
+  { load: () => require('./decode') },
+  { load: () => require('./invoice') },
+  { load: () => require('./report') },
+  { load: () => require('./outbox') },
+  { load: () => require('./indexer') },
   { load: () => require('../localnet/cli'), sourceOnly: { name: 'localnet', module: '../localnet/index' } },
-  { load: () => require('../app/cli') },
-  { load: () => require('../sdk/cli') },
+  { load: () => require('./payout') },
+  { load: () => require('./merchant') },
+  { load: () => require('./vault') },
+  { load: () => require('./exception') },
   { load: () => require('./demo'), sourceOnly: { name: 'demo', module: '../demo/run-demo' } },
 ];
 /* eslint-enable @typescript-eslint/no-require-imports */

@@ -4,7 +4,6 @@ import * as fs from 'fs';
 import { Keypair } from '@solana/web3.js';
 import { OncepayError } from '../../common/errors';
 import { KEYPAIR_CODES, PAYOUT_CODES } from '../../common/errors/codes';
-import { invalidFlag } from '../../common/cli-options';
 
 export function readKeypairFile(path: string): Keypair {
   if (typeof path !== 'string' || path === '')
@@ -51,26 +50,4 @@ export function readKeypairFile(path: string): Keypair {
     );
   }
   return Keypair.fromSecretKey(Uint8Array.from(bytes as number[]));
-}
-
-/**
- * A keypair file flag (`--authority <path>`): the file is read and checked at parse time (mode 600, a JSON array of
- * 64 bytes), so a wrong path or file is refused naming the flag; the path is kept (the command reads it again).
- */
-export function keypairFileArg(name: string): (v: string) => string {
-  return (v: string): string => {
-    try {
-      readKeypairFile(v);
-    } catch (e) {
-      if (e instanceof OncepayError) throw invalidFlag(e.code, `${name}: ${e.message.replace(/^[A-Z_]+: /, '')}`);
-      throw e;
-    }
-    return v;
-  };
-}
-
-/** A repeatable keypair file flag: each file checked as keypairFileArg, the paths in order. */
-export function keypairFilesArg(name: string): (v: string, previous: string[] | undefined) => string[] {
-  const one = keypairFileArg(name);
-  return (v, previous) => [...(previous ?? []), one(v)];
 }

@@ -1,5 +1,8 @@
 // The stream source's options and defaults, apart from stream.ts so the command line can show them without
-// loading the Yellowstone client's native module.
+// loading the Yellowstone client's native module; which subscription a command line asks for, and its x-token.
+import * as fs from 'fs';
+import { OncepayError } from '../../common/errors';
+import { SOURCE_CODES } from '../../common/errors/codes';
 
 export const STREAM_SOURCE = 'stream' as const;
 
@@ -41,3 +44,22 @@ export const DEFAULT_STREAM: Omit<StreamOptions, 'cluster'> = {
   checkpointMs: 1_000,
   backoff: { baseMs: 500, capMs: 30_000 },
 };
+
+/** --x-token-file, else ONCEPAY_GRPC_X_TOKEN, else --x-token (visible in ps), else none. */
+export function xTokenOf(o: { xTokenFile?: string; xToken?: string }): string | undefined {
+  if (o.xTokenFile !== undefined) {
+    const t = fs.readFileSync(o.xTokenFile, 'utf8').trim();
+    if (t === '') throw new OncepayError(SOURCE_CODES.INVALID_OPTION, `${o.xTokenFile} is empty`);
+    return t;
+  }
+  return process.env.ONCEPAY_GRPC_X_TOKEN || o.xToken || undefined;
+}
+
+/** Exactly one of --grpc / --ws (a --grpc from ONCEPAY_GRPC_URL gives way to an explicit --ws). */
+export function pickSubscription(o: { grpc?: string; ws?: string }, grpcFromEnv: boolean): 'grpc' | 'ws' {
+  if (o.ws !== undefined && o.grpc !== undefined && !grpcFromEnv)
+    throw new OncepayError(SOURCE_CODES.INVALID_OPTION, '--grpc and --ws are two sources: run one process for each');
+  if (o.ws !== undefined) return 'ws';
+  if (o.grpc !== undefined) return 'grpc';
+  throw new OncepayError(SOURCE_CODES.INVALID_OPTION, 'one of --grpc <url> or --ws <url> is required');
+}

@@ -17,7 +17,7 @@ import { createRpcClient } from '../../../indexer/rpc';
 import { createScanner } from '../../../indexer/source/scanner';
 import { createProvisionalStore } from '../../../indexer/source/provisional';
 import { createStreamSource, GeyserClient } from '../../../indexer/source/stream';
-import { watchedAddresses } from '../../../indexer/source/stream-cli';
+import { watchedAddresses } from '../../../indexer/source/watched';
 import { confirm } from '../../../testkit/cluster';
 import { merchantWithInvoice, transfers, until } from './transfer-fixture';
 

@@ -13,7 +13,7 @@ import { decodeBlock } from '../../../indexer/decode';
 import { createRpcClient } from '../../../indexer/rpc';
 import { createScanner } from '../../../indexer/source/scanner';
 import { createProvisionalStore } from '../../../indexer/source/provisional';
-import { watchedAddresses } from '../../../indexer/source/stream-cli';
+import { watchedAddresses } from '../../../indexer/source/watched';
 import { createWsSource } from '../../../indexer/source/ws-source';
 import { confirm } from '../../../testkit/cluster';
 import { credited, merchantWithInvoice, QUICK_WS, sum, transfers, until } from './transfer-fixture';

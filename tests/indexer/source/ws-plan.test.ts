@@ -10,7 +10,7 @@ import {
   slotSubscribeRequest,
   rpcUrlOfWs,
 } from '../../../indexer/source/ws-plan';
-import { pickSubscription } from '../../../indexer/source/stream-cli';
+import { pickSubscription } from '../../../indexer/source/stream-options';
 
 describe('indexer/source ws-plan (pure)', () => {
   it('subscribes one address per logsSubscribe, at the asked commitment', () => {

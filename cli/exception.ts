@@ -1,10 +1,11 @@
 // `oncepay exception list|show|refund|resolve`: the money the indexer kept as exceptions, settled exactly once.
 import { Command, InvalidArgumentError } from 'commander';
-import { keypairFileArg, keypairFilesArg, readKeypairFile } from '../../app/payout/keypair';
-import { EXCEPTION_KINDS } from '../../indexer/match/types';
-import { EXCEPTION_STATES, ExceptionKind, ExceptionState } from '../../app/exception/types';
-import { addressOption, merchantRefArg, rowIdArg, timeoutMsOption } from '../../common/cli-options';
-import { ChainFlags, chainFlags, print, withOncePay } from './options';
+import { readKeypairFile } from '../app/payout/keypair';
+import { EXCEPTION_KINDS } from '../indexer/match/types';
+import { EXCEPTION_STATES, ExceptionKind, ExceptionState } from '../app/exception/types';
+import { addressOption, keypairFileArg, keypairFilesArg, merchantRefArg, rowIdArg, timeoutMsOption } from './options';
+import { ChainFlags, chainFlags, withOncePay } from './chain-flags';
+import { print } from './output';
 
 function oneOf<T extends string>(name: string, values: readonly T[]) {
   return (v: string): T => {
@@ -21,7 +22,10 @@ export function register(program: Command): void {
   const exception = program
     .command('exception')
     .description('ledger exceptions (overpayments, late payments, unknown references…): list, refund once, resolve');
+  for (const add of [list, show, refund, resolve]) add(exception);
+}
 
+function list(exception: Command): void {
   chainFlags(
     exception
       .command('list')
@@ -41,7 +45,9 @@ export function register(program: Command): void {
       );
     },
   );
+}
 
+function show(exception: Command): void {
   chainFlags(
     exception
       .command('show')
@@ -52,7 +58,9 @@ export function register(program: Command): void {
   ).action(async (id: string, o: ChainFlags & { merchant?: string }) => {
     print(await withOncePay(o, (op) => op.getException(id, { merchant: o.merchant })), o.json);
   });
+}
 
+function refund(exception: Command): void {
   chainFlags(
     exception
       .command('refund')
@@ -99,7 +107,9 @@ export function register(program: Command): void {
       print(r, o.json);
     },
   );
+}
 
+function resolve(exception: Command): void {
   chainFlags(
     exception
       .command('resolve')

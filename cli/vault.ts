@@ -1,8 +1,9 @@
 // `oncepay vault create|check`: the merchant PDA's token account for a mint, and what its settings mean.
 import { Command } from 'commander';
-import { keypairFileArg, readKeypairFile } from '../../app/payout/keypair';
-import { addressOption } from '../../common/cli-options';
-import { ChainFlags, chainFlags, print, withOncePay } from './options';
+import { readKeypairFile } from '../app/payout/keypair';
+import { addressOption, keypairFileArg } from './options';
+import { ChainFlags, chainFlags, withOncePay } from './chain-flags';
+import { print } from './output';
 
 /** Exit code of `vault check` when a finding is a danger. */
 export const EXIT_VAULT_DANGER = 2;

@@ -1,5 +1,4 @@
 // `oncepay db ha start|stop|status|failover`: the local pg_auto_failover formation of db/ha-formation.ts.
-import * as cliProgress from 'cli-progress';
 import { Command } from 'commander';
 import {
   defaultFormationDir,
@@ -8,32 +7,9 @@ import {
   loadFormation,
   performFailover,
   startFormation,
-  StepReport,
   stopFormation,
-} from './ha-formation';
-
-/** A progress bar on a terminal, one JSON line per step otherwise (CI logs). */
-function progress(): { step: StepReport; stop(): void } {
-  if (process.stderr.isTTY !== true)
-    return {
-      step: (done, total, step) =>
-        process.stderr.write(`${JSON.stringify({ level: 'info', msg: 'db ha start', done, total, step })}\n`),
-      stop: () => undefined,
-    };
-  const bar = new cliProgress.SingleBar(
-    { stream: process.stderr, format: 'db ha start [{bar}] {value}/{total} {step}' },
-    cliProgress.Presets.shades_classic,
-  );
-  let started = false;
-  return {
-    step: (done, total, step) => {
-      if (!started) bar.start(total, 0, { step: '' });
-      started = true;
-      bar.update(done, { step });
-    },
-    stop: () => bar.stop(),
-  };
-}
+} from '../db/ha-formation';
+import { progress } from './progress';
 
 export function registerHa(db: Command): void {
   const ha = db
@@ -49,9 +25,14 @@ export function registerHa(db: Command): void {
     )
     .option(...dirOption)
     .action(async (o: { dir?: string }) => {
-      const p = progress();
+      const p = progress<{ done: number; total: number; step: string }>({
+        msg: 'db ha start',
+        format: 'db ha start [{bar}] {value}/{total} {step}',
+      });
       try {
-        const { url } = await startFormation(o.dir ?? defaultFormationDir(), p.step);
+        const { url } = await startFormation(o.dir ?? defaultFormationDir(), (done, total, step) =>
+          p.update({ done, total, step }),
+        );
         p.stop();
         console.log(url);
       } catch (e) {

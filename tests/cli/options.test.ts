@@ -1,10 +1,10 @@
-// common/cli-options: the flags every command shares, defined once. Pure: the commander tree bin/oncepay runs,
+// cli/options: the flags every command shares, defined once. Pure: the commander tree bin/oncepay runs,
 // parsed in-process (nothing reaches a database or a node: each case stops at parsing or in a stub action).
 import { expect } from 'chai';
 import { Command, CommanderError, Option } from 'commander';
 import { buildCli } from '../../cli/main';
-import { CLUSTER_ENV, intOption, RPC_URL_ENV, rpcOption } from '../../common/cli-options';
-import { serveWorkerRpc } from '../../app/cli';
+import { CLUSTER_ENV, intOption, RPC_URL_ENV, rpcOption } from '../../cli/options';
+import { serveWorkerRpc } from '../../cli/payout-serve';
 import * as fs from 'fs';
 import * as os from 'os';
 import * as path from 'path';
@@ -66,7 +66,7 @@ async function parse(args: string[], path: string, env: Record<string, string | 
   }
 }
 
-describe('common/cli-options: shared flags, defined once', () => {
+describe('cli/options: shared flags, defined once', () => {
   it('intOption takes whole decimal numbers only (no exponent, fraction or sign) and names the flag', () => {
     const p = intOption('--batch-size', 1);
     expect(p('1000')).to.equal(1000);
@@ -173,7 +173,7 @@ describe('common/cli-options: shared flags, defined once', () => {
   });
 });
 
-describe('app/cli payout serve: --rpc with --authority, ONCEPAY_RPC_URL standing for --rpc', () => {
+describe('cli/payout-serve: --rpc with --authority, ONCEPAY_RPC_URL standing for --rpc', () => {
   it('runs a worker pool only with --authority; a typed --rpc alone or --authority with no endpoint is refused', () => {
     expect(serveWorkerRpc(undefined, undefined, undefined)).to.equal(undefined);
     expect(serveWorkerRpc('http://env', undefined, 'env')).to.equal(undefined);
@@ -184,7 +184,7 @@ describe('app/cli payout serve: --rpc with --authority, ONCEPAY_RPC_URL standing
   });
 });
 
-describe('common/cli-options: --poll-ms and --timeout-ms of the payout and SDK commands', () => {
+describe('cli/options: --poll-ms and --timeout-ms of the payout and SDK commands', () => {
   it('are whole numbers of milliseconds, refused at parse time otherwise (was NaN: a busy loop or an instant abort)', async () => {
     const cases: Array<[string[], string]> = [
       [['payout', 'execute', '1', '--rpc', 'http://x', '--authority', KEY_FILE], 'payout execute'],

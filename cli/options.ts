@@ -4,8 +4,9 @@
 // "(env: NAME)" to its --help line.
 import bs58 from 'bs58';
 import { InvalidArgumentError, Option } from 'commander';
-import type { OncepayErrorCode } from './errors';
-import { AMOUNT_CODES, CLI_CODES, PAYOUT_CODES } from './errors/codes';
+import { OncepayError, type OncepayErrorCode } from '../common/errors';
+import { AMOUNT_CODES, CLI_CODES, PAYOUT_CODES } from '../common/errors/codes';
+import { readKeypairFile } from '../app/payout/keypair';
 
 /** A whole decimal number ≥ min (no sign, no exponent, no fraction), as a JS number: counts, ports, milliseconds. */
 export function intOption(name: string, min = 0): (v: string) => number {
@@ -140,4 +141,32 @@ export function urlArg(name: string, protocols: readonly string[]): (v: string) 
 /** A repeatable flag (`--provider a --provider b`, or `--provider a,b`): its values in order. */
 export function collect(v: string, previous: string[] | undefined): string[] {
   return [...(previous ?? []), ...v.split(',').filter((x) => x !== '')];
+}
+
+/**
+ * A keypair file flag (`--authority <path>`): the file is read and checked at parse time (mode 600, a JSON array of
+ * 64 bytes), so a wrong path or file is refused naming the flag; the path is kept (the command reads it again).
+ */
+export function keypairFileArg(name: string): (v: string) => string {
+  return (v: string): string => {
+    try {
+      readKeypairFile(v);
+    } catch (e) {
+      if (e instanceof OncepayError) throw invalidFlag(e.code, `${name}: ${e.message.replace(/^[A-Z_]+: /, '')}`);
+      throw e;
+    }
+    return v;
+  };
+}
+
+/** A repeatable keypair file flag: each file checked as keypairFileArg, the paths in order. */
+export function keypairFilesArg(name: string): (v: string, previous: string[] | undefined) => string[] {
+  const one = keypairFileArg(name);
+  return (v, previous) => [...(previous ?? []), one(v)];
+}
+
+/** A mint flag: a base58 address, or 'SOL' for native transfers. */
+export function mintArg(name: string): (v: string) => string {
+  const address = addressArg(name);
+  return (v) => (v === 'SOL' ? v : address(v));
 }

@@ -1,10 +1,11 @@
 // `oncepay merchant init|show|pause|unpause|set-payout-authority`: the merchant config on-chain.
 import { Command } from 'commander';
-import { OncepayError } from '../../common/errors';
-import { addressOption } from '../../common/cli-options';
-import { PAYOUT_CODES } from '../../common/errors/codes';
-import { keypairFileArg, readKeypairFile } from '../../app/payout/keypair';
-import { ChainFlags, chainFlags, print, withOncePay } from './options';
+import { OncepayError } from '../common/errors';
+import { addressOption, keypairFileArg } from './options';
+import { PAYOUT_CODES } from '../common/errors/codes';
+import { readKeypairFile } from '../app/payout/keypair';
+import { ChainFlags, chainFlags, withOncePay } from './chain-flags';
+import { print } from './output';
 
 /** Exit code of `merchant init` when the existing config has another payout authority than asked. */
 export const EXIT_MERCHANT_MISMATCH = 3;
@@ -13,7 +14,10 @@ export function register(program: Command): void {
   const merchant = program
     .command('merchant')
     .description("the merchant's on-chain config: create it, read it, pause, rotate the payout authority");
+  for (const add of [init, show, pauseAndUnpause, setPayoutAuthority]) add(merchant);
+}
 
+function init(merchant: Command): void {
   chainFlags(
     merchant
       .command('init')
@@ -42,7 +46,9 @@ export function register(program: Command): void {
     print(r, o.json);
     if (!r.matches) process.exitCode = EXIT_MERCHANT_MISMATCH;
   });
+}
 
+function show(merchant: Command): void {
   chainFlags(
     merchant
       .command('show')
@@ -61,7 +67,9 @@ export function register(program: Command): void {
       print({ merchant: address, exists: account !== null, account }, o.json);
     });
   });
+}
 
+function pauseAndUnpause(merchant: Command): void {
   for (const [name, paused] of [
     ['pause', true],
     ['unpause', false],
@@ -79,7 +87,9 @@ export function register(program: Command): void {
       print(await withOncePay(o, (op) => op.setPaused(readKeypairFile(o.authority), paused)), o.json);
     });
   }
+}
 
+function setPayoutAuthority(merchant: Command): void {
   chainFlags(
     merchant
       .command('set-payout-authority')

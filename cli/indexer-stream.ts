@@ -1,57 +1,21 @@
 // `oncepay indexer stream --grpc URL | --ws URL`: the subscription sources — Yellowstone gRPC (stream.ts, source
 // 'stream') or a plain RPC node's websocket logsSubscribe (ws-source.ts, source 'ws') — wired to the real clients,
 // the ledger and the metrics. The x-token comes from a file or the environment (never needed on the command line).
-import * as fs from 'fs';
-import { getAssociatedTokenAddressSync, TOKEN_2022_PROGRAM_ID, TOKEN_PROGRAM_ID } from '@solana/spl-token';
-import { PublicKey } from '@solana/web3.js';
 import { Command, Option } from 'commander';
-import type { Pool } from 'pg';
-import { intOption, rpcOption, urlArg } from '../../common/cli-options';
-import { OncepayError } from '../../common/errors';
-import { onStopSignals, shutdownHelp } from '../../common/shutdown';
-import { DEFAULT_RETRY } from '../rpc/backoff';
-import { serveMetricsIfAsked, sourceRpc, wireLedger } from './cli';
-import { SOURCE_CODES } from '../../common/errors/codes';
-import { createProvisionalStore } from './provisional';
-import { DEFAULT_STREAM, GeyserClient, STREAM_SOURCE } from './stream-options';
-import { DEFAULT_WS, rpcUrlOfWs, WS_SOURCE } from './ws-plan';
-
-/**
- * The addresses the stream filters on: each open invoice's deposit address, its associated token accounts for the
- * invoice's mint under both token programs (a deposit address may be the owner wallet), and its reference key.
- * A transfer into another token account of an owner is not seen by the stream; the scanner still finds it.
- */
-export async function watchedAddresses(db: Pick<Pool, 'query'>): Promise<string[]> {
-  const { rows } = await db.query<{ mint: string; deposit_address: string | null; reference_key: string | null }>(
-    `SELECT mint, deposit_address, reference_key FROM invoices WHERE status = 'open'`,
-  );
-  const out = new Set<string>();
-  for (const r of rows) {
-    if (r.reference_key) out.add(r.reference_key);
-    if (!r.deposit_address) continue;
-    out.add(r.deposit_address);
-    if (r.mint === 'SOL') continue;
-    try {
-      const owner = new PublicKey(r.deposit_address);
-      const mint = new PublicKey(r.mint);
-      for (const program of [TOKEN_PROGRAM_ID, TOKEN_2022_PROGRAM_ID])
-        out.add(getAssociatedTokenAddressSync(mint, owner, true, program).toBase58());
-    } catch {
-      // not an address (the ledger validates invoices); nothing to derive
-    }
-  }
-  return [...out];
-}
-
-/** --x-token-file, else ONCEPAY_GRPC_X_TOKEN, else --x-token (visible in ps), else none. */
-export function xTokenOf(o: { xTokenFile?: string; xToken?: string }): string | undefined {
-  if (o.xTokenFile !== undefined) {
-    const t = fs.readFileSync(o.xTokenFile, 'utf8').trim();
-    if (t === '') throw new OncepayError(SOURCE_CODES.INVALID_OPTION, `${o.xTokenFile} is empty`);
-    return t;
-  }
-  return process.env.ONCEPAY_GRPC_X_TOKEN || o.xToken || undefined;
-}
+import { onStopSignals, shutdownHelp } from '../common/shutdown';
+import { DEFAULT_RETRY } from '../indexer/rpc/backoff';
+import { createProvisionalStore } from '../indexer/source/provisional';
+import {
+  DEFAULT_STREAM,
+  GeyserClient,
+  pickSubscription,
+  STREAM_SOURCE,
+  xTokenOf,
+} from '../indexer/source/stream-options';
+import { watchedAddresses } from '../indexer/source/watched';
+import { serveMetricsIfAsked, sourceRpc, wireLedger, WiredLedger } from '../indexer/source/wire';
+import { DEFAULT_WS, rpcUrlOfWs, WS_SOURCE } from '../indexer/source/ws-plan';
+import { intOption, rpcOption, urlArg } from './options';
 
 interface StreamCliOptions {
   grpc?: string;
@@ -70,24 +34,9 @@ interface StreamCliOptions {
   metricsPort?: number;
 }
 
-/** Exactly one of --grpc / --ws (a --grpc from ONCEPAY_GRPC_URL gives way to an explicit --ws). */
-export function pickSubscription(o: Pick<StreamCliOptions, 'grpc' | 'ws'>, grpcFromEnv: boolean): 'grpc' | 'ws' {
-  if (o.ws !== undefined && o.grpc !== undefined && !grpcFromEnv)
-    throw new OncepayError(SOURCE_CODES.INVALID_OPTION, '--grpc and --ws are two sources: run one process for each');
-  if (o.ws !== undefined) return 'ws';
-  if (o.grpc !== undefined) return 'grpc';
-  throw new OncepayError(SOURCE_CODES.INVALID_OPTION, 'one of --grpc <url> or --ws <url> is required');
-}
-
-export function registerStream(program: Command): void {
-  const indexer =
-    program.commands.find((c) => c.name() === 'indexer') ??
-    program.command('indexer').description('the receipts indexer');
-  indexer
-    .command('stream')
-    .description(
-      'subscribe to the watched deposit accounts and feed the ledger from finalized transactions: a Yellowstone gRPC (Geyser) endpoint (source "stream") or a plain RPC node\'s websocket logsSubscribe + getTransaction (source "ws")',
-    )
+/** Where the subscription comes from: --grpc (and its x-token) or --ws (and its JSON-RPC endpoint). */
+function endpointOptions(c: Command): Command {
+  return c
     .option(
       '--grpc <url>',
       'Yellowstone gRPC endpoint, e.g. https://host:443 (env ONCEPAY_GRPC_URL)',
@@ -119,7 +68,17 @@ export function registerStream(program: Command): void {
       DEFAULT_RETRY.attempts,
     )
     .option('--x-token-file <path>', 'file holding the x-token; or env ONCEPAY_GRPC_X_TOKEN')
-    .option('--x-token <token>', 'the x-token on the command line (visible in `ps`: prefer --x-token-file or the env)')
+    .option('--x-token <token>', 'the x-token on the command line (visible in `ps`: prefer --x-token-file or the env)');
+}
+
+export function registerStream(indexer: Command): void {
+  endpointOptions(
+    indexer
+      .command('stream')
+      .description(
+        'subscribe to the watched deposit accounts and feed the ledger from finalized transactions: a Yellowstone gRPC (Geyser) endpoint (source "stream") or a plain RPC node\'s websocket logsSubscribe + getTransaction (source "ws")',
+      ),
+  )
     .option(
       '--cluster <name>',
       'cluster name, part of every receipt key (env ONCEPAY_CLUSTER)',
@@ -168,32 +127,31 @@ export function registerStream(program: Command): void {
         '\nPrints its counters as JSON on exit.',
     )
     .addHelpText('after', shutdownHelp(undefined, 'ends the stream, finishes the ledger batch in flight'))
-    .action(async (o: StreamCliOptions, cmd: Command) => {
-      const grpcFromEnv = cmd.getOptionValueSource('grpc') === 'default';
-      if (pickSubscription(o, grpcFromEnv) === 'ws') return runWs({ ...o, ws: o.ws! });
-      const grpc = o.grpc!;
-      const xToken = xTokenOf(o);
-      const w = wireLedger('stream', 'indexer-stream');
-      if (o.xToken !== undefined && o.xTokenFile === undefined && !process.env.ONCEPAY_GRPC_X_TOKEN)
-        w.log.warn(
-          '--x-token is visible to every user of this machine (ps); use --x-token-file or ONCEPAY_GRPC_X_TOKEN',
-        );
-      await runUntilStopped(w, o, { grpc, source: STREAM_SOURCE }, async () => {
-        // Loaded here, not at the top: `oncepay --help` need not load the native client.
-        const { default: Client } = await import('@triton-one/yellowstone-grpc');
-        const { createStreamSource } = await import('./stream');
-        return createStreamSource(
-          { ...commonDeps(w, o), client: () => new Client(grpc, xToken, undefined) as unknown as GeyserClient },
-          { ...DEFAULT_STREAM, ...commonOptions(o) },
-        );
-      });
-    });
+    .action(stream);
 }
 
-type Wired = ReturnType<typeof wireLedger>;
+/** `indexer stream`: the gRPC source (or, with --ws, the websocket one) until SIGTERM. */
+async function stream(o: StreamCliOptions, cmd: Command): Promise<void> {
+  const grpcFromEnv = cmd.getOptionValueSource('grpc') === 'default';
+  if (pickSubscription(o, grpcFromEnv) === 'ws') return runWs({ ...o, ws: o.ws! });
+  const grpc = o.grpc!;
+  const xToken = xTokenOf(o);
+  const w = wireLedger('stream', 'indexer-stream');
+  if (o.xToken !== undefined && o.xTokenFile === undefined && !process.env.ONCEPAY_GRPC_X_TOKEN)
+    w.log.warn('--x-token is visible to every user of this machine (ps); use --x-token-file or ONCEPAY_GRPC_X_TOKEN');
+  await runUntilStopped(w, o, { grpc, source: STREAM_SOURCE }, async () => {
+    // Loaded here, not at the top: `oncepay --help` need not load the native client.
+    const { default: Client } = await import('@triton-one/yellowstone-grpc');
+    const { createStreamSource } = await import('../indexer/source/stream');
+    return createStreamSource(
+      { ...commonDeps(w, o), client: () => new Client(grpc, xToken, undefined) as unknown as GeyserClient },
+      { ...DEFAULT_STREAM, ...commonOptions(o) },
+    );
+  });
+}
 
 /** The ledger, watched addresses, provisional store, log and metrics both sources take. */
-function commonDeps(w: Wired, o: StreamCliOptions) {
+function commonDeps(w: WiredLedger, o: StreamCliOptions) {
   return {
     ledger: w.ledger,
     watched: () => watchedAddresses(w.pool),
@@ -210,7 +168,7 @@ function commonOptions(o: StreamCliOptions) {
 
 /** The source `make` builds, run until SIGTERM (with --metrics-port's server); its counters printed as JSON. */
 async function runUntilStopped(
-  w: Wired,
+  w: WiredLedger,
   o: StreamCliOptions,
   describe: Record<string, unknown>,
   make: () => Promise<{ run(x: { signal: AbortSignal }): Promise<object> }>,
@@ -237,7 +195,7 @@ async function runWs(o: StreamCliOptions & { ws: string }): Promise<void> {
   const rpcUrl = o.rpc ?? rpcUrlOfWs(o.ws);
   const w = wireLedger('ws', 'indexer-stream-ws');
   await runUntilStopped(w, o, { ws: o.ws, rpc: rpcUrl, source: WS_SOURCE }, async () => {
-    const { createWsSource } = await import('./ws-source');
+    const { createWsSource } = await import('../indexer/source/ws-source');
     const rpc = sourceRpc({ rpc: rpcUrl, rpcTimeoutMs: o.rpcTimeoutMs, rpcAttempts: o.rpcAttempts }, w);
     return createWsSource({ ...commonDeps(w, o), url: o.ws, rpc }, { ...DEFAULT_WS, ...commonOptions(o) });
   });

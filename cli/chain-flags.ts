@@ -1,9 +1,9 @@
-// What every merchant / vault / exception command shares: the OncePay it runs on (from DATABASE_URL,
-// ONCEPAY_DB_SCHEMA and --rpc), keypair options, and JSON output on stdout (bigints as decimal strings).
+// What every merchant / vault / exception command shares: its chain flags and the SDK's OncePay it runs on (from
+// DATABASE_URL, ONCEPAY_DB_SCHEMA and --rpc).
 import { Command, Option } from 'commander';
-import { addressOption, pollMsOption, rpcOption } from '../../common/cli-options';
-import { ONCEPAY_PROGRAM_ID } from '../../app/payout/program';
-import { OncePay } from '../oncepay';
+import { addressOption, pollMsOption, rpcOption } from './options';
+import { ONCEPAY_PROGRAM_ID } from '../app/payout/program';
+import { OncePay } from '../sdk/oncepay';
 
 export interface ChainFlags {
   rpc?: string;
@@ -11,12 +11,6 @@ export interface ChainFlags {
   commitment: 'confirmed' | 'finalized';
   pollMs: number;
   json?: boolean;
-}
-
-export function print(x: unknown, json?: boolean): void {
-  process.stdout.write(
-    `${JSON.stringify(x, (_k, v) => (typeof v === 'bigint' ? v.toString() : v), json ? undefined : 2)}\n`,
-  );
 }
 
 /** --rpc (required when `needsRpc`), --program, --commitment, --poll-ms, --json. */

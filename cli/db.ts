@@ -1,8 +1,9 @@
+// `oncepay migrate` and `oncepay db start|stop|url` (the embedded local PostgreSQL); `db ha …` is cli/db-ha.ts.
 import { Command } from 'commander';
-import { redactUrl, startLocalServer, stopLocalServer, resolveDatabaseUrl } from './local-server';
-import { registerHa } from './ha-cli';
-import { migrate } from './migrate';
-import { createPool } from './pool';
+import { redactUrl, startLocalServer, stopLocalServer, resolveDatabaseUrl } from '../db/local-server';
+import { registerHa } from './db-ha';
+import { migrate } from '../db/migrate';
+import { createPool } from '../db/pool';
 
 export function register(program: Command): void {
   program
