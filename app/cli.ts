@@ -8,6 +8,7 @@ import { register as metricsRegistry } from 'prom-client';
 import {
   addressOption,
   amountArg,
+  clusterOption,
   intOption,
   invalidFlag,
   merchantRefArg,
@@ -15,11 +16,13 @@ import {
   rowIdArg,
   rpcOption,
   timeoutMsOption,
+  urlArg,
 } from '../common/cli-options';
 import { serveMetrics } from '../indexer/metrics';
 import { createPoolFromEnv, withPoolFromEnv } from '../db/pool';
 import { OncepayError } from '../common/errors';
 import { logger } from '../common/log';
+import { urlCarriesSecret } from '../common/redact';
 import { onStopSignals, shutdownHelp } from '../common/shutdown';
 import { hashApiKey } from './api/api-key-auth';
 import { pruneIdempotencyKeys } from './api/idempotency';
@@ -420,8 +423,19 @@ export function register(program: Command): void {
       .option('--host <host>', 'listen address', '127.0.0.1')
       .option('--port <port>', 'port (0: any free port)', intOption('--port'), 8080)
       .addOption(rpcOption({ description: 'Solana JSON-RPC endpoint: run a payout worker pool in this process' }))
-      .option('--authority <path>', `with --rpc: ${AUTHORITY_HELP}`, keypairFilesArg('--authority')),
+      .option('--authority <path>', `with --rpc: ${AUTHORITY_HELP}`, keypairFilesArg('--authority'))
+      .option('--no-console', 'do not serve the operator console at /console/')
+      .addOption(clusterOption('the cluster the console links explorer pages for'))
+      .option(
+        '--explorer <template>',
+        'explorer link template for the console, e.g. http://127.0.0.1:3000/{kind}/{id} ({kind}: tx|address); default Solana Explorer',
+        urlArg('--explorer', ['http:', 'https:']),
+      ),
   )
+    .addHelpText(
+      'after',
+      '\nThe operator console: /console/ (log in as an operator added with `oncepay operator add`).',
+    )
     .addHelpText(
       'after',
       '\nGET /healthz (alive) and GET /readyz (database reachable, migrations applied). While the database is away requests get 503 + Retry-After ({code: "DATABASE_UNAVAILABLE"}).',
@@ -443,6 +457,9 @@ export function register(program: Command): void {
           payer?: string;
           pollMs: number;
           commitment: string;
+          console: boolean;
+          cluster: string;
+          explorer?: string;
         } & WorkerFlags,
         cmd: Command,
       ) => {
@@ -457,10 +474,10 @@ export function register(program: Command): void {
         const worker = execDb
           ? startPayoutWorker(workerOptions(execDb, { ...o, rpc: rpc!, authority: o.authority! }))
           : undefined;
-        const app = await buildApiApp({ db });
+        const app = await buildApiApp({ db, console: o.console ? consoleOptions(o, rpc) : undefined });
         const url = await app.listen({ host: o.host, port: o.port });
         log.info({ url, executes: !!worker }, 'merchant API listening');
-        process.stdout.write(`${JSON.stringify({ url })}\n`);
+        process.stdout.write(`${JSON.stringify({ url, ...(o.console ? { console: `${url}/console/` } : {}) })}\n`);
         await stopping.stopped;
         await app.close();
         await worker?.stop({ graceMs: o.drainMs });
@@ -518,6 +535,18 @@ export function register(program: Command): void {
 /** Default of --drain-ms; and what is added to it for the hard bound on exiting after SIGTERM. */
 const DEFAULT_DRAIN_MS = 10_000;
 const EXIT_MARGIN_MS = 5_000;
+
+/**
+ * The console's options in `payout serve`: explorer links for --cluster (a custom cluster's RPC is passed to the
+ * explorer only when its URL carries no credential), and the chain tip for the checkpoint lag when --rpc is given.
+ */
+function consoleOptions(o: { cluster: string; explorer?: string }, rpc: string | undefined) {
+  const chain = rpc ? new Connection(rpc, 'finalized') : undefined;
+  return {
+    explorer: { cluster: o.cluster, template: o.explorer, rpcUrl: rpc && !urlCarriesSecret(rpc) ? rpc : undefined },
+    chainTip: chain ? async () => BigInt(await chain.getSlot('finalized')) : undefined,
+  };
+}
 
 /** The options a worker pool takes, in `payout worker` and `payout serve`. */
 function workerFlagOptions(c: Command): Command {

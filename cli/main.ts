@@ -20,6 +20,7 @@ const PARTS: Array<{
   { load: () => require('../localnet/cli'), sourceOnly: { name: 'localnet', module: '../localnet/index' } },
   { load: () => require('../app/cli') },
   { load: () => require('../sdk/cli') },
+  { load: () => require('./operator') },
   { load: () => require('./demo'), sourceOnly: { name: 'demo', module: '../demo/run-demo' } },
 ];
 /* eslint-enable @typescript-eslint/no-require-imports */
