@@ -26,6 +26,7 @@ const PARTS: Array<{
   { load: () => require('./merchant') },
   { load: () => require('./vault') },
   { load: () => require('./exception') },
+  { load: () => require('./operator') },
   { load: () => require('./demo'), sourceOnly: { name: 'demo', module: '../demo/run-demo' } },
 ];
 /* eslint-enable @typescript-eslint/no-require-imports */

@@ -9,7 +9,9 @@ import { onStopSignals, shutdownHelp } from '../common/shutdown';
 import { createPoolFromEnv } from '../db/pool';
 import { serveMetrics } from '../indexer/metrics';
 import { startPayoutWorker } from '../app/payout/worker';
-import { intOption, keypairFilesArg, rpcOption } from './options';
+import { Connection } from '@solana/web3.js';
+import { urlCarriesSecret } from '../common/redact';
+import { clusterOption, intOption, keypairFilesArg, rpcOption, urlArg } from './options';
 import {
   AUTHORITY_HELP,
   ChainOpts,
@@ -41,6 +43,9 @@ type ServeOpts = {
   payer?: string;
   pollMs: number;
   commitment: string;
+  console: boolean;
+  cluster: string;
+  explorer?: string;
 } & WorkerFlags;
 
 export function registerServe(payout: Command): void {
@@ -55,8 +60,19 @@ export function registerServe(payout: Command): void {
       .option('--host <host>', 'listen address', '127.0.0.1')
       .option('--port <port>', 'port (0: any free port)', intOption('--port'), 8080)
       .addOption(rpcOption({ description: 'Solana JSON-RPC endpoint: run a payout worker pool in this process' }))
-      .option('--authority <path>', `with --rpc: ${AUTHORITY_HELP}`, keypairFilesArg('--authority')),
+      .option('--authority <path>', `with --rpc: ${AUTHORITY_HELP}`, keypairFilesArg('--authority'))
+      .option('--no-console', 'do not serve the operator console at /console/')
+      .addOption(clusterOption('the cluster the console links explorer pages for'))
+      .option(
+        '--explorer <template>',
+        'explorer link template for the console, e.g. http://127.0.0.1:3000/{kind}/{id} ({kind}: tx|address); default Solana Explorer',
+        urlArg('--explorer', ['http:', 'https:']),
+      ),
   )
+    .addHelpText(
+      'after',
+      '\nThe operator console: /console/ (log in as an operator added with `oncepay operator add`).',
+    )
     .addHelpText(
       'after',
       '\nGET /healthz (alive) and GET /readyz (database reachable, migrations applied). While the database is away requests get 503 + Retry-After ({code: "DATABASE_UNAVAILABLE"}).',
@@ -83,15 +99,27 @@ async function serve(o: ServeOpts, cmd: Command): Promise<void> {
   const worker = execDb
     ? startPayoutWorker(workerOptions(execDb, { ...o, rpc: rpc!, authority: o.authority! }))
     : undefined;
-  const app = await buildApiApp({ db });
+  const app = await buildApiApp({ db, console: o.console ? consoleOptions(o, rpc) : undefined });
   const url = await app.listen({ host: o.host, port: o.port });
   log.info({ url, executes: !!worker }, 'merchant API listening');
-  process.stdout.write(`${JSON.stringify({ url })}\n`);
+  process.stdout.write(`${JSON.stringify({ url, ...(o.console ? { console: `${url}/console/` } : {}) })}\n`);
   await stopping.stopped;
   await app.close();
   await worker?.stop({ graceMs: o.drainMs });
   await Promise.all([db.end(), execDb?.end()]);
   process.exit(0);
+}
+
+/**
+ * The console's options in `payout serve`: explorer links for --cluster (a custom cluster's RPC is passed to the
+ * explorer only when its URL carries no credential), and the chain tip for the checkpoint lag when --rpc is given.
+ */
+function consoleOptions(o: { cluster: string; explorer?: string }, rpc: string | undefined) {
+  const chain = rpc ? new Connection(rpc, 'finalized') : undefined;
+  return {
+    explorer: { cluster: o.cluster, template: o.explorer, rpcUrl: rpc && !urlCarriesSecret(rpc) ? rpc : undefined },
+    chainTip: chain ? async () => BigInt(await chain.getSlot('finalized')) : undefined,
+  };
 }
 
 type WorkerOpts = Omit<ChainOpts, 'timeoutMs'> & WorkerFlags & { metricsPort?: number };

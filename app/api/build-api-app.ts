@@ -10,11 +10,14 @@ import { registerAuthenticatedRoutes } from './api-key-auth';
 import { fastifyRefusal, sendHttpError } from '../../common/errors/http';
 import { ApiError, errorBodySchema, toApiError } from './errors';
 import { payoutRoutes } from './payout-routes';
+import { ConsoleOptions, consoleApp } from '../console/console-app';
 
 export interface ApiAppOptions {
   db: Pool;
   idempotencyStaleMs?: number;
   bodyLimit?: number;
+  /** The operator console at /console/ (app/console); absent: not served. */
+  console?: Omit<ConsoleOptions, 'db'>;
 }
 
 function fromFastifyError(e: FastifyError): ApiError {
@@ -83,6 +86,9 @@ export async function buildApiApp(opts: ApiAppOptions): Promise<FastifyInstance>
     db: opts.db,
     idempotencyStaleMs: opts.idempotencyStaleMs ?? 60_000,
   });
+
+  // The operator console: its own encapsulated context (sessions, CSRF, CSP, HTML errors), beside the API.
+  if (opts.console) await app.register(consoleApp, { ...opts.console, db: opts.db, prefix: '/console' });
 
   await app.register(healthRoutes, { db: opts.db });
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());

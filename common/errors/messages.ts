@@ -186,4 +186,16 @@ export const ONCEPAY_ERROR_MESSAGES: Readonly<Record<OncepayErrorCode, string>> 
   ONCEPAY__DEMO__CHILD_FAILED: 'A component process the demo started exited with an error.',
   ONCEPAY__DEMO__UNEXPECTED_ANSWER: 'A component answered the demo with something other than expected.',
   ONCEPAY__DEMO__INVARIANT_BROKEN: "A check of the demo's story failed (e.g. a payout paid twice).",
+  // console
+  ONCEPAY__CONSOLE__OPERATOR_NAME_INVALID:
+    'An operator name is not 1–64 of a-z 0-9 . _ - (starting with a letter or digit).',
+  ONCEPAY__CONSOLE__OPERATOR_EXISTS: 'An operator with this name exists (use --reset to set a new password).',
+  ONCEPAY__CONSOLE__OPERATOR_NOT_FOUND: 'No operator with this name.',
+  ONCEPAY__CONSOLE__PASSWORD_TOO_SHORT: 'An operator password is shorter than 12 characters.',
+  ONCEPAY__CONSOLE__LOGIN_FAILED: 'A console login named an unknown operator or a wrong password.',
+  ONCEPAY__CONSOLE__LOGIN_THROTTLED:
+    'Console logins are refused for now: too many attempts (per operator or in total).',
+  ONCEPAY__CONSOLE__CSRF_REJECTED:
+    "A console form came without its session's token or from another origin; nothing changed.",
+  ONCEPAY__CONSOLE__CURSOR_INVALID: 'A console page cursor is not a row id.',
 };
