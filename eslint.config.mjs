@@ -50,6 +50,63 @@ export default tseslint.config(
     },
   },
   {
+    // No function over ~120 lines (issue 31) outside tests and generated code: one that must be longer says why in
+    // an eslint-disable line naming this rule.
+    files: ['**/*.ts'],
+    ignores: ['tests/**', '**/*.test.ts'],
+    rules: { 'max-lines-per-function': ['error', { max: 120, skipBlankLines: true, skipComments: true }] },
+  },
+  {
+    // being split in i31-cli/queue/home: the lead removes this block at integration.
+    files: [
+      'app/cli.ts',
+      'sdk/cli/*.ts',
+      'indexer/cli.ts',
+      'indexer/source/cli.ts',
+      'indexer/source/stream-cli.ts',
+      'db/cli.ts',
+      'db/ha-cli.ts',
+      'indexer/outbox/*.ts',
+      'app/payout/worker.ts',
+      'app/payout/queries.ts',
+      'indexer/source/queries.ts',
+      'app/merchant/*.ts',
+      'app/payout/program.ts',
+      'app/payout/store.ts',
+    ],
+    rules: { 'max-lines-per-function': 'off' },
+  },
+  {
+    // Not split yet (issue 31, item 4): each of these files holds one function over 120 lines, a closure that owns a
+    // server, a runner or a scenario. Listed by name so the rule holds everywhere else; a file leaves this list in
+    // the commit that splits it.
+    files: [
+      'app/payout/plain-executor.ts',
+      'app/payout/run-payout.ts',
+      'bench/ingest.ts',
+      'bench/payout.ts',
+      'demo/act2-indexing.ts',
+      'demo/act5-evidence.ts',
+      'demo/invariants.ts',
+      'indexer/rpc/client.ts',
+      'indexer/source/scanner.ts',
+      'indexer/source/stream.ts',
+      'indexer/source/webhook-verifier.ts',
+      'localnet/chain.ts',
+      'localnet/execution.ts',
+      'localnet/geyser/server.ts',
+      'localnet/index.ts',
+      'localnet/server.ts',
+      'localnet/ws.ts',
+      'sim/chaos/clients.ts',
+      'sim/chaos/harness.ts',
+      'sim/webhook.ts',
+      'testkit/golden/scenario.ts',
+      'testkit/replay-rpc.ts',
+    ],
+    rules: { 'max-lines-per-function': 'off' },
+  },
+  {
     // Plain CommonJS scripts run by Node (mocha's reporter): require/module are how they load and export.
     files: ['**/*.js'],
     languageOptions: { sourceType: 'commonjs', globals: { process: 'readonly', console: 'readonly' } },

@@ -10,7 +10,7 @@
 // `deliveryKey`) are the shells' own rules (run-payout.ts, worker.ts, the outbox), seams only mutants turn.
 import { nextAction, winnerAmongAttempts, winnerInHistory } from '../app/payout/next-action';
 import { createMatcher, matchBatch } from '../indexer/match/match';
-import { creditRows } from '../indexer/ledger/invoices';
+import { creditRows } from '../indexer/ledger/credits';
 import { compareReceipts, partitionReceipts, uniqueReceipts } from '../indexer/ledger/validate';
 import { fulfilmentOpId } from '../indexer/ledger/fulfilment';
 import { chunks, planChunk, scanRange } from '../indexer/source/scan-plan';

@@ -4,7 +4,7 @@
 // - `fast` (run-payout.ts, the default): the throughput machinery — the journal kept in memory between writes, the
 //   `sent` mark deferred (deferred-sends.ts), a pause that rides on the status calls of the worker's other slots,
 //   and in a worker pool the slots' chain calls shared (shared-chain.ts: merged status and op-account calls
-//   (merged-call.ts), riding pauses (riding-pause.ts), one recent blockhash for a short while);
+//   (merged-call.ts), status pauses (status-pause.ts), one recent blockhash for a short while);
 // - `plain` (plain-executor.ts): the rules in their most readable form — the journal read before every step, every
 //   write made before the next step, every chain call its own, a plain pause.
 import { PoolClient } from 'pg';

@@ -14,12 +14,12 @@ interface Waiter<V> {
 
 /**
  * Keys that ride along: in a call that goes out anyway (never one of their own), what room the asks leave is offered
- * to `board`, and what the call answered for the keys it carried is handed to `alight` (undefined: the call failed).
- * One call is in flight at a time, so `alight` always answers the last `board`.
+ * to `take`, and what the call answered for the keys it carried is handed to `answer` (undefined: the call failed).
+ * One call is in flight at a time, so `answer` always answers the last `take`.
  */
-export interface Riders<K, V> {
-  board(room: number): K[];
-  alight(answers: Map<K, V> | undefined): void;
+export interface CarriedKeys<K, V> {
+  take(room: number): K[];
+  answer(answers: Map<K, V> | undefined): void;
 }
 
 /**
@@ -29,7 +29,7 @@ export interface Riders<K, V> {
 export function mergeWhileInFlight<K extends string, V>(
   call: (keys: K[]) => Promise<V[]>,
   maxKeys: number,
-  riders?: Riders<K, V>,
+  carried?: CarriedKeys<K, V>,
 ): (keys: K[]) => Promise<V[]> {
   const waiting: Array<Waiter<V>> = [];
   let inFlight = false;
@@ -44,14 +44,14 @@ export function mergeWhileInFlight<K extends string, V>(
       for (const k of fresh) unique.set(k, unique.size);
       batch.push(waiting.shift()!);
     }
-    for (const k of riders?.board(Math.max(0, maxKeys - unique.size)) ?? []) {
+    for (const k of carried?.take(Math.max(0, maxKeys - unique.size)) ?? []) {
       if (!unique.has(k)) unique.set(k, unique.size);
     }
     inFlight = true;
     const keys = [...unique.keys()] as K[];
     const settle = (each: (w: Waiter<V>) => void, values?: V[]) => {
       for (const w of batch) each(w);
-      riders?.alight(values && new Map(keys.map((k, i) => [k, values[i]])));
+      carried?.answer(values && new Map(keys.map((k, i) => [k, values[i]])));
       inFlight = false;
       flush();
     };

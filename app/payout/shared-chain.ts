@@ -4,7 +4,7 @@
 //   signature at once (getSignatureStatuses takes up to 256; merged-call.ts). Nothing waits when nothing is in
 //   flight, so a lone slot sees no delay; under load, one call answers many slots (group commit, for RPC). And a
 //   slot pausing between two looks (pauseLooking) has its signatures carried by the calls made meanwhile, its pause
-//   ended by the first answer (riding-pause.ts): slots whose timers drift apart still share one call.
+//   ended by the first answer (status-pause.ts): slots whose timers drift apart still share one call.
 // - Op accounts: the same for the op-account reads (getOpAccount at `finalized` before a payout signs again after an
 //   expired or failed attempt, at `confirmed` to name a winner; many at once after an outage, when a whole batch of
 //   attempts expired): the reads asked while one is in flight go out as one getMultipleAccounts (up to 100) at the
@@ -18,7 +18,7 @@
 import { MAX_ACCOUNTS_PER_CALL, PayoutChain, SignatureStatus } from './chain';
 import { mergeWhileInFlight } from './merged-call';
 import { decodeOpAccount } from './program';
-import { ridingPauses } from './riding-pause';
+import { statusPauses } from './status-pause';
 import { Address, Signature } from '../types';
 
 /** getSignatureStatuses accepts at most this many signatures per call. */
@@ -43,7 +43,7 @@ export function shareChainCalls(chain: PayoutChain, opts: SharedChainOptions = {
   const now = opts.now ?? (() => performance.now());
   const maxAge = opts.blockhashMaxAgeMs ?? 0;
 
-  const pauses = ridingPauses<Signature, SignatureStatus>();
+  const pauses = statusPauses<Signature, SignatureStatus>();
   const statuses = mergeWhileInFlight(
     (signatures: Signature[]) => chain.signatureStatuses(signatures),
     MAX_STATUSES_PER_CALL,

@@ -11,7 +11,7 @@ import type { InvoiceState } from '../match/types';
 import { chainOrder } from './chain-order';
 import { insertByCopy, usesCopy } from './copy-path';
 import { insertByStatement } from './insert-path';
-import { lockCandidates, lockInvoices, planReceipts, writeCredits } from './invoices';
+import { lockCandidates, lockInvoices, planReceipts, writeCredits } from './credits';
 import { unknownReceipts } from './probe';
 import * as q from './queries';
 import { chainOf, lockOf, type Staged, validated } from './staged';

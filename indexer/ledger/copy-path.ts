@@ -6,7 +6,7 @@ import type { PoolClient } from 'pg';
 import { exec, rows } from '../../db/sql';
 import type { Receipt } from '../decode/receipt';
 import { copyIn, receiptCopyChunks } from './copy';
-import { type CreditRows, creditRows, type Planning } from './invoices';
+import { type CreditRows, creditRows, type Planning } from './credits';
 import type { Inserted } from './insert-path';
 import { identities } from './probe';
 import * as q from './queries';

@@ -6,7 +6,7 @@ import type { PoolClient } from 'pg';
 import { rows } from '../../db/sql';
 import type { Receipt } from '../decode/receipt';
 import type { InvoiceState } from '../match/types';
-import { type CreditRows, creditRows, type Planning, rematchInserted } from './invoices';
+import { type CreditRows, creditRows, type Planning, rematchInserted } from './credits';
 import * as q from './queries';
 import type { ReceiptSource } from './types';
 

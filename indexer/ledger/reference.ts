@@ -20,7 +20,7 @@ import type { Receipt } from '../decode/receipt';
 import { matchReceipt } from '../match/match';
 import type { InvoiceState } from '../match/types';
 import { fulfilmentOpId, invoicePaidPayload } from './fulfilment';
-import { lockInvoices, lockStatement } from './invoices';
+import { lockInvoices, lockStatement } from './credits';
 import * as q from './queries';
 import type { ApplyBatchInput, ApplyBatchResult } from './types';
 import { assertCluster, assertSource, compareReceipts, compareSlot, partitionReceipts, slotText } from './validate';

@@ -5,7 +5,7 @@ import type { Logger } from 'pino';
 import type { Query } from '../../db/sql';
 import type { Receipt } from '../decode/receipt';
 import { chainOrder } from './chain-order';
-import { lockStatement } from './invoices';
+import { lockStatement } from './credits';
 import { pathOf, type Prediction } from './prediction';
 import type { ApplyBatchInput, ReceiptSource, RejectedReceipt } from './types';
 import { assertCluster, assertSource, dropRepeats, partitionReceipts, slotText } from './validate';

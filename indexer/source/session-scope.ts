@@ -1,7 +1,7 @@
 // One session's lifetime (pure, no I/O): it ends on the caller's stop or on the first failure of anything it runs,
 // and everything it awaits races that end, so no await outlives the session. The websocket source's session
 // (ws-session.ts) runs inside one.
-import { onStop } from './observed';
+import { onStop } from './subscription-sink';
 
 export interface SessionScope {
   /** Aborted when the session ends (stop or failure): every call the session makes takes it. */

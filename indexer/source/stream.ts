@@ -19,7 +19,14 @@ import {
 import bs58 from 'bs58';
 import { decodeTransaction, parseJsonExact, type Receipt } from '../decode';
 import { SYSTEM_PROGRAM, TOKEN_2022_PROGRAM, TOKEN_PROGRAM } from '../decode/programs';
-import { createObservedSink, onStop, runSessions, SessionCounts, sessionCounts, SubscriptionDeps } from './observed';
+import {
+  createSubscriptionSink,
+  onStop,
+  runSessions,
+  SessionCounts,
+  sessionCounts,
+  SubscriptionDeps,
+} from './subscription-sink';
 import { NO_METRICS, toSlotNumber } from './ports';
 import { DEFAULT_STREAM, STREAM_SOURCE, type StreamOptions } from './stream-options';
 
@@ -28,7 +35,7 @@ export { DEFAULT_STREAM, STREAM_SOURCE, type StreamOptions };
 export type { GeyserClient } from './stream-options';
 import type { GeyserClient } from './stream-options';
 
-export type { ProvisionalPort } from './observed';
+export type { ProvisionalPort } from './subscription-sink';
 
 export interface StreamDeps extends SubscriptionDeps {
   /** A new, unconnected client per session. */
@@ -91,7 +98,11 @@ export function createStreamSource(deps: StreamDeps, options: Pick<StreamOptions
   const log = deps.log;
   const metrics = deps.metrics ?? NO_METRICS;
   const stats: StreamStats = { ...sessionCounts(), gaps: 0 };
-  const sink = createObservedSink(deps, { cluster: o.cluster, source: STREAM_SOURCE, commitment: o.commitment }, stats);
+  const sink = createSubscriptionSink(
+    deps,
+    { cluster: o.cluster, source: STREAM_SOURCE, commitment: o.commitment },
+    stats,
+  );
 
   /** One connection: returns when `signal` aborts, throws when the stream fails. */
   async function session(signal: AbortSignal, onProgress: () => void): Promise<void> {

@@ -1,13 +1,13 @@
 // What the websocket source does with a batch of observed signatures: each is fetched with getTransaction (at the
 // commitment it was observed at, a few in flight, asked again with backoff while the node does not return it yet),
 // decoded, and its receipts applied — finalized ones through the ledger (source 'ws'), confirmed ones kept as
-// provisional rows (observed.ts). A signature the node never returns is given up: the scanner credits what exists.
+// provisional rows (subscription-sink.ts). A signature the node never returns is given up: the scanner credits what exists.
 import type { Logger } from 'pino';
 import { decodeTransaction, type Receipt } from '../decode';
 import { backoffDelay } from '../../common/backoff';
 import { sleep } from '../../common/sleep';
 import { type RpcClient } from '../rpc';
-import type { createObservedSink } from './observed';
+import type { createSubscriptionSink } from './subscription-sink';
 import type { WsCommitment, WsOptions } from './ws-plan';
 
 /** A signature as observed: notified, or listed by a catch-up (finalized). */
@@ -26,7 +26,7 @@ export interface ApplyCounts {
 
 export interface ObservedApplierDeps {
   rpc: Pick<RpcClient, 'getTransaction'>;
-  sink: ReturnType<typeof createObservedSink>;
+  sink: ReturnType<typeof createSubscriptionSink>;
   stats: ApplyCounts;
   log?: Logger;
   options: Pick<WsOptions, 'cluster' | 'concurrency' | 'fetchAttempts' | 'backoff'>;

@@ -8,7 +8,7 @@ import { isOncepayError, SOURCE_CODES } from '../../common/errors';
 import { sleep } from '../../common/sleep';
 import { type RpcClient } from '../rpc';
 import { createApplyQueue } from './apply-queue';
-import type { createObservedSink, SessionCounts, SubscriptionDeps } from './observed';
+import type { createSubscriptionSink, SessionCounts, SubscriptionDeps } from './subscription-sink';
 import { type SourceMetrics, toSlotNumber } from './ports';
 import { createSessionScope, type SessionScope } from './session-scope';
 import { catchUp } from './ws-catch-up';
@@ -52,7 +52,7 @@ export interface WsSessionContext {
   deps: WsDeps;
   o: WsOptions;
   stats: WsStats;
-  sink: ReturnType<typeof createObservedSink>;
+  sink: ReturnType<typeof createSubscriptionSink>;
   metrics: SourceMetrics;
   /** Opens the socket (not yet open). */
   connect(): WebSocket;

@@ -1,7 +1,7 @@
 // The websocket itself: opening it (abandoned when the caller stops), reading a frame as text, keeping it alive
 // (a ping every pingMs; no message and no pong for idleTimeoutMs ends it) and closing it. No protocol here.
 import WebSocket from 'ws';
-import { onStop } from './observed';
+import { onStop } from './subscription-sink';
 
 /** A frame's text, whatever shape the `ws` client handed it over in. */
 export function textOf(raw: WebSocket.Data): string {

@@ -3,7 +3,7 @@
 // then `getTransaction` for each notified signature through the same RPC client (retries, backoff,
 // oncepay_rpc_errors_total) as the scanner, decoded by the same decoder. Finalized transactions go to the ledger
 // as source 'ws'; confirmed ones to provisional_receipts, settled as the (cluster, 'ws') checkpoint passes them
-// (observed.ts, shared with the Yellowstone stream).
+// (subscription-sink.ts, shared with the Yellowstone stream).
 //
 // The checkpoint: after each (re)connect, once every address is subscribed, the source reads the finalized slot S
 // and catches up with getSignaturesForAddress from a margin below its checkpoint; when that is applied the
@@ -14,7 +14,7 @@
 // (ws-session.ts); the next one starts after a backoff with jitter and catches up again. The scanner stays the
 // source of truth.
 import WebSocket from 'ws';
-import { createObservedSink, runSessions, sessionCounts } from './observed';
+import { createSubscriptionSink, runSessions, sessionCounts } from './subscription-sink';
 import { NO_METRICS } from './ports';
 import { DEFAULT_WS, WS_SOURCE, type WsOptions } from './ws-plan';
 import { runWsSession, type WsDeps, type WsSessionContext, type WsStats } from './ws-session';
@@ -38,7 +38,7 @@ export function createWsSource(deps: WsDeps, options: Pick<WsOptions, 'cluster'>
     deps,
     o,
     stats,
-    sink: createObservedSink(deps, { cluster: o.cluster, source: WS_SOURCE, commitment: o.commitment }, stats),
+    sink: createSubscriptionSink(deps, { cluster: o.cluster, source: WS_SOURCE, commitment: o.commitment }, stats),
     metrics,
     connect: () =>
       deps.connect ? deps.connect(deps.url) : new WebSocket(deps.url, { handshakeTimeout: o.idleTimeoutMs }),

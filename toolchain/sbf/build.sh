@@ -332,11 +332,6 @@ build_programs() {
     built=$((built + 1))
   done
   features="$given"
-  if [ ! -f "$ROOT/programs/oncepay/Cargo.toml" ] && [ -f "$ROOT/target/deploy/oncepay_lite.so" ]; then
-    cmp -s "$ROOT/target/deploy/oncepay_lite.so" "$ROOT/target/deploy/oncepay.so" ||
-      cp "$ROOT/target/deploy/oncepay_lite.so" "$ROOT/target/deploy/oncepay.so"
-    say "programs/oncepay has no crate yet: target/deploy/oncepay.so is the lite build"
-  fi
   if [ "$built" = 0 ]; then
     say "no program crate under programs/: building the toolchain probes only"
     build_probes

@@ -1,8 +1,8 @@
 // mergeWhileInFlight on its own (app/payout/merged-call.ts): a call that records what it was asked and answers when
-// the test says, so what goes out together, what each caller gets back and what riders see are all visible.
+// the test says, so what goes out together, what each caller gets back and what carried keys see are all visible.
 // (shared-chain.test.ts tests it as the worker uses it, through shareChainCalls.)
 import { expect } from 'chai';
-import { mergeWhileInFlight, Riders } from '../../../app/payout/merged-call';
+import { mergeWhileInFlight, CarriedKeys } from '../../../app/payout/merged-call';
 import { RPC_CODES } from '../../../common/errors/codes';
 
 interface Call {
@@ -112,39 +112,39 @@ describe('app/payout mergeWhileInFlight (pure: no chain)', () => {
     expect(made).to.equal(2);
   });
 
-  it('riders board a call that goes out anyway, in the room the asks leave, and alight with its answers (or undefined)', async () => {
+  it('carried keys join a call that goes out anyway, in the room the asks leave, and get its answers (or undefined)', async () => {
     const { calls, call } = recordingCall();
-    const boarded: number[] = [];
-    const alighted: Array<Map<string, string> | undefined> = [];
+    const taken: number[] = [];
+    const answered: Array<Map<string, string> | undefined> = [];
     let riding = ['a', 'r1', 'r2'];
-    const riders: Riders<string, string> = {
-      board(room) {
-        boarded.push(room);
+    const carried: CarriedKeys<string, string> = {
+      take(room) {
+        taken.push(room);
         const keys = riding.slice(0, room);
         riding = [];
         return keys;
       },
-      alight: (answers) => alighted.push(answers),
+      answer: (answers) => answered.push(answers),
     };
-    const merged = mergeWhileInFlight(call, 4, riders);
+    const merged = mergeWhileInFlight(call, 4, carried);
     const a = merged(['a', 'b']);
-    // Room 2 (of 4): 'a' and 'r1' board; 'a' is asked already, so it is not asked twice.
-    expect(boarded).to.deep.equal([2]);
+    // Room 2 (of 4): 'a' and 'r1' are taken; 'a' is asked already, so it is not asked twice.
+    expect(taken).to.deep.equal([2]);
     expect(calls[0].keys).to.deep.equal(['a', 'b', 'r1']);
     calls[0].resolve(values(calls[0]));
     expect(await a).to.deep.equal(['A', 'B']);
-    expect(alighted).to.have.length(1);
-    expect([...alighted[0]!]).to.deep.equal([
+    expect(answered).to.have.length(1);
+    expect([...answered[0]!]).to.deep.equal([
       ['a', 'A'],
       ['b', 'B'],
       ['r1', 'R1'],
     ]);
-    // A failed call: the riders alight with nothing.
+    // A failed call: the carried keys are answered with nothing.
     const b = settled(merged(['c']));
     calls[1].reject(new Error('timeout'));
     await b;
-    expect(alighted[1]).to.equal(undefined);
-    // No ask, no call: riders never make one of their own.
+    expect(answered[1]).to.equal(undefined);
+    // No ask, no call: carried keys never make one of their own.
     riding = ['r3'];
     await tick();
     expect(calls).to.have.length(2);

@@ -1,7 +1,7 @@
-// What one match writes (indexer/ledger/invoices.ts creditRows), without a database.
+// What one match writes (indexer/ledger/credits.ts creditRows), without a database.
 import { expect } from 'chai';
 import type { Receipt } from '../../../indexer/decode/receipt';
-import { creditRows, planReceipts } from '../../../indexer/ledger/invoices';
+import { creditRows, planReceipts } from '../../../indexer/ledger/credits';
 import { invoiceState as inv, receipt as fixtureReceipt } from './fixtures';
 
 /** 60 units of MINT to DEST, at slot 100. */

@@ -9,7 +9,7 @@ import type { Receipt } from '../../../indexer/decode/receipt';
 import { copyIn, receiptCopyText } from '../../../indexer/ledger/copy';
 import { COPY_MIN, insertByCopy, thenRun, usesCopy } from '../../../indexer/ledger/copy-path';
 import { columns, insertByStatement } from '../../../indexer/ledger/insert-path';
-import { lockCandidates, type Planning, planReceipts } from '../../../indexer/ledger/invoices';
+import { lockCandidates, type Planning, planReceipts } from '../../../indexer/ledger/credits';
 import type { InvoiceState } from '../../../indexer/match/types';
 import { identities, unknownReceipts } from '../../../indexer/ledger/probe';
 import { COPY_RECEIPTS } from '../../../indexer/ledger/queries';

@@ -1,8 +1,8 @@
-// The subscription sources' sink (indexer/source/observed.ts), with recording ports in place of the ledger and the
+// The subscription sources' sink (indexer/source/subscription-sink.ts), with recording ports in place of the ledger and the
 // provisional table: when provisional rows settle relative to the checkpoint a caller can see.
 import { expect } from 'chai';
 import type { Receipt } from '../../../indexer/decode/receipt';
-import { ProvisionalPort, createObservedSink, sessionCounts } from '../../../indexer/source/observed';
+import { ProvisionalPort, createSubscriptionSink, sessionCounts } from '../../../indexer/source/subscription-sink';
 import { acceptingLedger } from '../../../testkit/accepting-ledger';
 import type { BaseUnits } from '../../../common/amount';
 
@@ -35,7 +35,7 @@ function recordingPorts() {
       return { final: 0, reversed: 0 };
     },
   };
-  const sink = createObservedSink(
+  const sink = createSubscriptionSink(
     { ledger, provisional },
     { cluster: 'c', source: 'ws', commitment: 'confirmed' },
     stats,

@@ -43,7 +43,7 @@ export interface AppliedBatch {
   duplicates: number;
 }
 
-export interface ObservedSinkDeps {
+export interface SubscriptionSinkDeps {
   ledger: LedgerPort;
   provisional?: ProvisionalPort;
   log?: Logger;
@@ -53,13 +53,13 @@ export interface ObservedSinkDeps {
 }
 
 /** What a subscription source takes besides its connection. */
-export interface SubscriptionDeps extends ObservedSinkDeps {
+export interface SubscriptionDeps extends SubscriptionSinkDeps {
   /** Addresses to watch (deposit addresses, their ATAs, reference keys), read again every refreshMs. */
   watched: () => Promise<string[]>;
 }
 
-export function createObservedSink(
-  deps: ObservedSinkDeps,
+export function createSubscriptionSink(
+  deps: SubscriptionSinkDeps,
   o: { cluster: string; source: ReceiptSource; commitment: 'confirmed' | 'finalized' },
   stats: ObservedCounts,
 ) {
