@@ -50,6 +50,26 @@ export default tseslint.config(
     },
   },
   {
+    // One error vocabulary: what the code throws is an OncepayError with a stable code (common/errors/codes.ts), so
+    // isOncepayError sees it and a caller can branch on it. Tests, their kit and the script recording their golden
+    // fixtures may throw plain errors.
+    files: ['**/*.ts'],
+    ignores: ['tests/**', 'testkit/**', 'scripts/record-golden.ts'],
+    rules: {
+      'no-restricted-syntax': [
+        'error',
+        {
+          selector: 'NewExpression[callee.name=/^(Error|RangeError|TypeError)$/]',
+          message: 'Throw an OncepayError with a code from common/errors/codes.ts (add one if none fits).',
+        },
+        {
+          selector: 'CallExpression[callee.name=/^(Error|RangeError|TypeError)$/]',
+          message: 'Throw an OncepayError with a code from common/errors/codes.ts (add one if none fits).',
+        },
+      ],
+    },
+  },
+  {
     // Plain CommonJS scripts run by Node (mocha's reporter): require/module are how they load and export.
     files: ['**/*.js'],
     languageOptions: { sourceType: 'commonjs', globals: { process: 'readonly', console: 'readonly' } },

@@ -8,6 +8,7 @@ import type { Ledger } from '../indexer/ledger';
 import type { Narrator } from './narrator';
 import { short, tokens } from './narrator';
 import { airdrop, createMint, createTokenAccount, mintTo, payInstruction, send } from '../testkit/cluster';
+import { OncepayError, DEMO_CODES } from '../common/errors';
 
 export const DECIMALS = 6;
 
@@ -118,7 +119,7 @@ export async function setUpMerchantAndPay(deps: {
 
 export function invoiceOf(world: World, id: string): DemoInvoice {
   const inv = world.invoices.find((i) => i.id === id);
-  if (!inv) throw new Error(`no invoice ${id}`);
+  if (!inv) throw new OncepayError(DEMO_CODES.UNEXPECTED_ANSWER, `no invoice ${id}`);
   return inv;
 }
 

@@ -8,7 +8,7 @@ import { PublicKey, SystemProgram, TransactionInstruction } from '@solana/web3.j
 import idl from '../../idl/oncepay.json';
 import { OncepayError } from '../../common/errors';
 import { U64_MAX } from '../../common/amount';
-import { PAYOUT_CODES } from '../../common/errors/codes';
+import { AMOUNT_CODES, IDL_CODES, PAYOUT_CODES } from '../../common/errors/codes';
 import { OpId, opId, opIdBytes } from '../op-id';
 import { Address, address } from '../types';
 
@@ -22,7 +22,7 @@ const PROGRAM_ERROR_NAMES: ReadonlyMap<number, string> = new Map(
 /** The number of the program error `name` in the IDL; throws (at load) if the IDL has no such error. */
 function programErrorNumber(name: string): number {
   for (const [code, n] of PROGRAM_ERROR_NAMES) if (n === name) return code;
-  throw new Error(`idl/oncepay.json names no program error ${name}`);
+  throw new OncepayError(IDL_CODES.ERROR_UNKNOWN, `idl/oncepay.json names no program error ${name}`);
 }
 
 /** The program errors the SDK branches on, numbered as the IDL numbers them. */
@@ -125,8 +125,9 @@ export interface ExecutePayoutAccounts {
 
 /** data = discriminator[8] ‖ op_id[32] ‖ amount u64 LE ‖ op_bump u8 (Borsh, as Anchor encodes the args). */
 export function encodeExecutePayoutData(args: { opId: OpId; amount: bigint; opBump: number }): Buffer {
-  if (args.amount < 0n || args.amount > U64_MAX) throw new RangeError('amount is not a u64');
-  if (!Number.isInteger(args.opBump) || args.opBump < 0 || args.opBump > 255) throw new RangeError('bump is not a u8');
+  if (args.amount < 0n || args.amount > U64_MAX) throw new OncepayError(AMOUNT_CODES.OUT_OF_RANGE);
+  if (!Number.isInteger(args.opBump) || args.opBump < 0 || args.opBump > 255)
+    throw new OncepayError(PAYOUT_CODES.BUMP_INVALID);
   const data = Buffer.alloc(8 + 32 + 8 + 1);
   EXECUTE_PAYOUT_DISCRIMINATOR.copy(data, 0);
   opIdBytes(args.opId).copy(data, 8);

@@ -6,13 +6,14 @@ import { requireProgramSo } from '../../common/program-binary';
 import { startLocalnet } from '../../localnet';
 import { runChaos } from './harness';
 import { DEFAULT_PLAN, planChaos } from './plan';
+import { OncepayError, SIM_CODES } from '../../common/errors';
 
 function seedsOf(v: string): number[] {
   const out: number[] = [];
   for (const part of v.split(',')) {
     const [a, b] = part.split('-').map((x) => Number(x.trim()));
     if (!Number.isSafeInteger(a) || (b !== undefined && !Number.isSafeInteger(b)))
-      throw new Error(`seeds are integers or ranges (1,2,5-9), got ${v}`);
+      throw new OncepayError(SIM_CODES.OPTION_INVALID, `seeds are integers or ranges (1,2,5-9), got ${v}`);
     for (let s = a; s <= (b ?? a); s++) out.push(s);
   }
   return out;
