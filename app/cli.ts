@@ -36,21 +36,18 @@ import {
   startPayoutWorker,
 } from './payout/worker';
 import { keypairFileArg, keypairFilesArg, readKeypairFile } from './payout/keypair';
-import { ONCEPAY_PROGRAM_ID } from './payout/program';
+import { ONCEPAY_PROGRAM_ID } from './program/idl';
 import { signerOfMerchant } from './payout/signers';
 import {
   FINAL_STATES,
-  MerchantRow,
   PayoutState,
-  getMerchant,
-  getMerchantByAddress,
   getPayout,
   getPayoutOfMerchantById,
-  insertMerchant,
   listAttempts,
   listPayoutsOfMerchant,
   reopenFailedPayoutsOfMerchant,
 } from './payout/store';
+import { MerchantRow, getMerchant, getMerchantByAddress, insertMerchant } from './merchant/store';
 import { resumePayouts } from './payout/resume';
 import { payoutView } from './payout/view';
 import { address, isPayoutId, PAYOUT_ID_MAX_BYTES } from './types';

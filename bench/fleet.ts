@@ -23,7 +23,7 @@ import {
   getAssociatedTokenAddressSync,
 } from '@solana/spl-token';
 import { hashApiKey } from '../app/api/api-key-auth';
-import { insertMerchant } from '../app/payout/store';
+import { insertMerchant } from '../app/merchant/store';
 import { address } from '../app/types';
 import { freePort } from '../common/free-port';
 import { performFailover, startFormation, stopFormation, Formation } from '../db/ha-formation';

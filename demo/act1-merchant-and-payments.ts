@@ -3,7 +3,7 @@
 // INV-1001 is made later, in act 2, while the indexer is down.
 import { Connection, Keypair, PublicKey } from '@solana/web3.js';
 import { baseUnits } from '../common/amount';
-import { initializeMerchantInstruction } from '../app/payout/program';
+import { initializeMerchantInstruction } from '../app/merchant/instructions';
 import type { Ledger } from '../indexer/ledger';
 import type { Narrator } from './narrator';
 import { short, tokens } from './narrator';

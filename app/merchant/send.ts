@@ -4,7 +4,7 @@
 // expired blockhash it is safe to sign again; no journal is needed (payouts have one: app/payout).
 import { Commitment, Connection, Keypair, Transaction, TransactionInstruction } from '@solana/web3.js';
 import { OncepayError } from '../../common/errors';
-import { programErrorName } from '../payout/program';
+import { programErrorName } from '../program/errors';
 import { MERCHANT_CODES } from '../../common/errors/codes';
 
 export interface SendOptions {

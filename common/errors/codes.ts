@@ -210,6 +210,8 @@ export const CLI_CODES = {
 /** The program's interface as the IDL states it (app/program). */
 export const IDL_CODES = {
   ERROR_UNKNOWN: 'ONCEPAY__IDL__ERROR_UNKNOWN',
+  INSTRUCTION_UNKNOWN: 'ONCEPAY__IDL__INSTRUCTION_UNKNOWN',
+  ACCOUNT_MISSING: 'ONCEPAY__IDL__ACCOUNT_MISSING',
 } as const;
 
 /** The demo (demo/). */

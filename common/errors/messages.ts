@@ -205,6 +205,9 @@ export const ONCEPAY_ERROR_MESSAGES: Readonly<Record<OncepayErrorCode, string>> 
   // idl
   ONCEPAY__IDL__ERROR_UNKNOWN:
     'The IDL (idl/oncepay.json) names no program error of that name: the client and the IDL disagree.',
+  ONCEPAY__IDL__INSTRUCTION_UNKNOWN:
+    'The IDL has no instruction of that name (or one of a shape the client does not build).',
+  ONCEPAY__IDL__ACCOUNT_MISSING: 'An instruction was built without an account its IDL lists.',
   // process
   ONCEPAY__PROCESS__STOPPED_BY_SIGNAL: 'The process got SIGTERM or SIGINT: its work is aborted after the current step.',
   // sim

@@ -2,7 +2,7 @@
 // ONCEPAY_DB_SCHEMA and --rpc), keypair options, and JSON output on stdout (bigints as decimal strings).
 import { Command, Option } from 'commander';
 import { addressOption, pollMsOption, rpcOption } from '../../common/cli-options';
-import { ONCEPAY_PROGRAM_ID } from '../../app/payout/program';
+import { ONCEPAY_PROGRAM_ID } from '../../app/program/idl';
 import { OncePay } from '../oncepay';
 
 export interface ChainFlags {

@@ -3,7 +3,7 @@
 // finalized block of the run, decoded), PostgreSQL (the payout journal, receipts, invoices, exceptions, fulfilments,
 // outbox, delivery counters, refunds) and the merchant endpoint's own record of what it applied.
 import { Connection, PublicKey } from '@solana/web3.js';
-import { customErrorCode } from '../../app/payout/program';
+import { customErrorCode } from '../../app/program/errors';
 import { listAttempts } from '../../app/payout/store';
 import { decodeBlock } from '../../indexer/decode';
 import { createRpcClient } from '../../indexer/rpc';

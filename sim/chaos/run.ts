@@ -1,7 +1,7 @@
 // `make chaos SEEDS=1,2,3`: the system layer, one seeded chaos run of the real processes per seed (sim/chaos/
 // harness.ts), each checked against the invariants. A failing seed is printed with what broke and the run's log.
 import { Command } from 'commander';
-import { ONCEPAY_PROGRAM_ID } from '../../app/payout/program';
+import { ONCEPAY_PROGRAM_ID } from '../../app/program/idl';
 import { requireProgramSo } from '../../common/program-binary';
 import { startLocalnet } from '../../localnet';
 import { runChaos } from './harness';
