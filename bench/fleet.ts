@@ -23,7 +23,7 @@ import {
   getAssociatedTokenAddressSync,
 } from '@solana/spl-token';
 import { hashApiKey } from '../app/api/api-key-auth';
-import { insertMerchant } from '../app/payout/store';
+import { insertMerchant } from '../app/merchant/store';
 import { address } from '../app/types';
 import { freePort } from '../common/free-port';
 import { performFailover, startFormation, stopFormation, Formation } from '../db/ha-formation';
@@ -41,6 +41,7 @@ import {
 } from '../testkit/payout/setup';
 import { spawnLocalnet } from '../testkit/localnet-process';
 import { sleep } from '../common/sleep';
+import { OncepayError, BENCH_CODES } from '../common/errors';
 
 const PAYOUTS = Number(process.env.BENCH_FLEET_PAYOUTS ?? 300);
 const TRANSFERS = Number(process.env.BENCH_FLEET_TRANSFERS ?? 300);
@@ -85,7 +86,8 @@ function cli(args: string[], env: Record<string, string>): ChildProcess {
 
 async function ready(port: number, child: ChildProcess): Promise<void> {
   for (;;) {
-    if (child.exitCode !== null || child.signalCode !== null) throw new Error('a fleet process exited while starting');
+    if (child.exitCode !== null || child.signalCode !== null)
+      throw new OncepayError(BENCH_CODES.SETUP_FAILED, 'a fleet process exited while starting');
     const ok = await fetch(`http://127.0.0.1:${port}/readyz`).then(
       (r) => r.status === 200,
       () => false,
@@ -197,7 +199,8 @@ async function request(fleet: Fleet, run: Run, mint: PublicKey, i: number, rnd: 
       }),
     }).catch(() => undefined); // a killed API: try another
     if (r && (r.status === 200 || r.status === 201)) return;
-    if (r && r.status !== 503 && r.status !== 409) throw new Error(`payout ${i}: ${r.status} ${await r.text()}`);
+    if (r && r.status !== 503 && r.status !== 409)
+      throw new OncepayError(BENCH_CODES.CHECK_FAILED, `payout ${i}: ${r.status} ${await r.text()}`);
     await sleep(100);
   }
 }
@@ -449,7 +452,8 @@ async function measure(setup: Setup, n: number, chaos: boolean): Promise<Result>
                   count(*) FILTER (WHERE state IN ('failed', 'conflict'))::int AS bad FROM payouts`,
         )
         .catch(() => ({ rows: [{ ok: -1, bad: 0 }] })); // the database away mid-failover: look again
-      if (rows[0].bad > 0) throw new Error(`${rows[0].bad} payouts failed or in conflict`);
+      if (rows[0].bad > 0)
+        throw new OncepayError(BENCH_CODES.CHECK_FAILED, `${rows[0].bad} payouts failed or in conflict`);
       if (rows[0].ok === PAYOUTS) break;
       await sleep(200);
     }
@@ -511,17 +515,22 @@ async function allPaid(db: ReturnType<typeof createPool>, invoices: Invoice[]): 
  * exactly its amount, no receipt that is not one of the transfers. */
 async function checkCredits(db: ReturnType<typeof createPool>, invoices: Invoice[]): Promise<void> {
   const { rows } = await db.query(`SELECT signature, invoice_id, amount::text AS amount FROM receipts`);
-  if (rows.length !== invoices.length) throw new Error(`${rows.length} receipts, ${invoices.length} transfers`);
+  if (rows.length !== invoices.length)
+    throw new OncepayError(BENCH_CODES.CHECK_FAILED, `${rows.length} receipts, ${invoices.length} transfers`);
   const bySignature = new Map(rows.map((r) => [r.signature as string, r]));
   for (const inv of invoices) {
     const r = bySignature.get(inv.signature!);
     if (!r || r.invoice_id !== inv.id || BigInt(r.amount) !== inv.amount)
-      throw new Error(`transfer ${inv.signature} to ${inv.id}: ${JSON.stringify(r ?? null)}`);
+      throw new OncepayError(
+        BENCH_CODES.CHECK_FAILED,
+        `transfer ${inv.signature} to ${inv.id}: ${JSON.stringify(r ?? null)}`,
+      );
   }
   const { rows: credited } = await db.query(
     `SELECT count(*)::int AS n FROM invoices WHERE status = 'paid' AND credited_amount = expected_amount`,
   );
-  if (credited[0].n !== invoices.length) throw new Error(`${credited[0].n} invoices credited exactly`);
+  if (credited[0].n !== invoices.length)
+    throw new OncepayError(BENCH_CODES.CHECK_FAILED, `${credited[0].n} invoices credited exactly`);
 }
 
 /** Exact totals: every payout succeeded with one successful op transaction; the recipients hold PAYOUTS × AMOUNT. */
@@ -531,16 +540,17 @@ async function checkTotals(
   recipients: PublicKey[],
 ): Promise<void> {
   const { rows } = await db.query(`SELECT op_pda, state FROM payouts`);
-  if (rows.length !== PAYOUTS) throw new Error(`${rows.length} payout rows, ${PAYOUTS} requested`);
+  if (rows.length !== PAYOUTS)
+    throw new OncepayError(BENCH_CODES.CHECK_FAILED, `${rows.length} payout rows, ${PAYOUTS} requested`);
   for (const r of rows) {
     const landed = await successfulOpTransactions(connection, r.op_pda);
     if (r.state !== 'succeeded' || landed.length !== 1)
-      throw new Error(`payout at ${r.op_pda}: ${r.state}, ${landed.length} transfers`);
+      throw new OncepayError(BENCH_CODES.CHECK_FAILED, `payout at ${r.op_pda}: ${r.state}, ${landed.length} transfers`);
   }
   let total = 0n;
   for (const p of recipients) total += await tokenBalance(connection, p);
   if (total !== BigInt(PAYOUTS) * AMOUNT)
-    throw new Error(`recipients hold ${total}, expected ${BigInt(PAYOUTS) * AMOUNT}`);
+    throw new OncepayError(BENCH_CODES.CHECK_FAILED, `recipients hold ${total}, expected ${BigInt(PAYOUTS) * AMOUNT}`);
 }
 
 main().catch((e) => {

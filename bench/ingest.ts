@@ -26,6 +26,7 @@ import { copyIn, receiptCopyText } from '../indexer/ledger/copy';
 import { COPY_RECEIPTS } from '../indexer/ledger/queries';
 import type { Receipt } from '../indexer/decode/receipt';
 import type { BaseUnits } from '../common/amount';
+import { OncepayError, BENCH_CODES } from '../common/errors';
 
 const N = Number(process.env.BENCH_N ?? 200_000);
 const DUP = Number(process.env.BENCH_DUP ?? 20);
@@ -124,7 +125,8 @@ async function bench(url: string) {
          REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION receipts_check_invoice()`,
     );
     const copyGuarantees = COPY_RECEIPTS.replace(/^COPY receipts /, 'COPY receipts_guarantees ');
-    if (copyGuarantees === COPY_RECEIPTS) throw new Error('COPY_RECEIPTS no longer starts with "COPY receipts "');
+    if (copyGuarantees === COPY_RECEIPTS)
+      throw new OncepayError(BENCH_CODES.SETUP_FAILED, 'COPY_RECEIPTS no longer starts with "COPY receipts "');
     const ledger = createLedger({ db: pool, log });
     const invoiceAt = new Map<string, string>();
     for (let i = 0; i < INVOICES; i++) {
@@ -248,7 +250,11 @@ async function bench(url: string) {
         }
       });
       const n = (await pool.query(`SELECT count(*)::int AS n FROM ${table}`)).rows[0].n;
-      if (n !== deliveries.length) throw new Error(`${table}: ${n} rows for ${deliveries.length} distinct receipts`);
+      if (n !== deliveries.length)
+        throw new OncepayError(
+          BENCH_CODES.CHECK_FAILED,
+          `${table}: ${n} rows for ${deliveries.length} distinct receipts`,
+        );
       return t;
     }
     async function timeNaive(deliveries: Receipt[]): Promise<number> {
@@ -302,7 +308,8 @@ async function bench(url: string) {
                   (SELECT count(*) FROM exceptions) AS exceptions`,
         );
         const got = `${rows[0].n} distinct rows, ${rows[0].credited} credited, ${rows[0].exceptions} exceptions`;
-        if (kept !== undefined && got !== kept) throw new Error(`ledger ${how} kept ${got}, before ${kept}`);
+        if (kept !== undefined && got !== kept)
+          throw new OncepayError(BENCH_CODES.CHECK_FAILED, `ledger ${how} kept ${got}, before ${kept}`);
         kept = got;
       };
       for (let round = 0; round < ROUNDS; round++) {

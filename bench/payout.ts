@@ -41,8 +41,8 @@ import { createPayout, preparePayout } from '../app/payout/create-payout';
 import { runPayout } from '../app/payout/run-payout';
 import { shareChainCalls } from '../app/payout/shared-chain';
 import { DEFAULT_BLOCKHASH_MAX_AGE_MS, startPayoutWorker } from '../app/payout/worker';
-import { ONCEPAY_PROGRAM_ID } from '../app/payout/program';
-import { MerchantRow, insertMerchant } from '../app/payout/store';
+import { ONCEPAY_PROGRAM_ID } from '../app/program/idl';
+import { MerchantRow, insertMerchant } from '../app/merchant/store';
 import { address } from '../app/types';
 import { startLocalnet } from '../localnet';
 import { bankrunChain, bankrunIo, startBankrun } from '../testkit/payout/bankrun-chain';
@@ -51,6 +51,7 @@ import { MerchantSetup, SetupIo, connectionIo, createTokenAccount, setupMerchant
 import { spawnLocalnet } from '../testkit/localnet-process';
 import { leavingServerAsFound } from '../testkit/test-db';
 import { sleep } from '../common/sleep';
+import { OncepayError, BENCH_CODES } from '../common/errors';
 
 // 100 × (3 rounds × 3 modes) + warm-up stays under the ~1,400 transactions after which bankrun retires blockhashes
 // (the journal survives that, see testkit/payout/bankrun-chain.ts; the direct baseline would not).
@@ -272,7 +273,8 @@ async function run(
         pollIntervalMs: POLL_MS,
         signal,
       });
-      if (r?.state !== 'succeeded') throw new Error(`payout ${payoutId}: ${r?.state} ${r?.error}`);
+      if (r?.state !== 'succeeded')
+        throw new OncepayError(BENCH_CODES.CHECK_FAILED, `payout ${payoutId}: ${r?.state} ${r?.error}`);
     });
     return n / ((performance.now() - t0) / 1000);
   }
@@ -306,10 +308,13 @@ async function run(
         async (payoutId) => void (await createPayout(db, merchant, { ...terms(), payoutId })),
       );
       const deadline = sleep(DEADLINE_MS).then(() => {
-        throw new Error(`worker: ${done.size}/${n} payouts finished within ${DEADLINE_MS} ms`);
+        throw new OncepayError(
+          BENCH_CODES.CHECK_FAILED,
+          `worker: ${done.size}/${n} payouts finished within ${DEADLINE_MS} ms`,
+        );
       });
       await Promise.race([finished, deadline]);
-      if (failed) throw new Error(failed);
+      if (failed) throw new OncepayError(BENCH_CODES.CHECK_FAILED, failed);
       return n / ((performance.now() - t0) / 1000);
     } finally {
       await w.stop({ graceMs: 0 });
@@ -335,11 +340,14 @@ async function run(
       for (;;) {
         const [s] = seen ?? (await chain.signatureStatuses([signature]));
         if (s.found && s.settled) {
-          if (s.err) throw new Error(`direct ${payoutId}: ${JSON.stringify(s.err)}`);
+          if (s.err) throw new OncepayError(BENCH_CODES.CHECK_FAILED, `direct ${payoutId}: ${JSON.stringify(s.err)}`);
           return;
         }
         if (performance.now() - t0 > DEADLINE_MS)
-          throw new Error(`direct ${payoutId}: not confirmed within ${DEADLINE_MS} ms`);
+          throw new OncepayError(
+            BENCH_CODES.CHECK_FAILED,
+            `direct ${payoutId}: not confirmed within ${DEADLINE_MS} ms`,
+          );
         seen = await chain.pauseLooking([signature], POLL_MS);
       }
     });
@@ -480,7 +488,8 @@ async function bench(url: string, pgDataDir: string | undefined) {
         await bank.stop();
       }
     }
-    if (failed.length > 0) throw new Error(`payout bench failed on: ${failed.join('; ')}`);
+    if (failed.length > 0)
+      throw new OncepayError(BENCH_CODES.CHECK_FAILED, `payout bench failed on: ${failed.join('; ')}`);
   } finally {
     await db.end();
     await workerDb.end();

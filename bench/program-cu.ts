@@ -27,6 +27,7 @@ import {
   writeTokenAccount,
   type World,
 } from '../testkit/program/world';
+import { OncepayError, BENCH_CODES } from '../common/errors';
 
 /** Random op ids per measurement (the same for both binaries). */
 const OPS = 256;
@@ -101,17 +102,25 @@ async function measure(
   const rt = await createRuntime(runtime, binary);
   const w = await createWorld(rt, { tokenProgram, vaultAmount: 10n ** 15n });
   const bare = await bareTransferChecked(w);
-  if (!bare.ok) throw new Error(`transfer_checked failed: ${bare.error}`);
+  if (!bare.ok) throw new OncepayError(BENCH_CODES.CHECK_FAILED, `transfer_checked failed: ${bare.error}`);
   const byBump = new Map<number, TxResult>();
   for (const [bump, opId] of opIdsAtBumps(w)) {
     const r = await payout(w, { opId, amount: 1_000n });
-    if (!r.ok) throw new Error(`execute_payout (${binary}) failed: ${r.error}\n${r.logs.join('\n')}`);
+    if (!r.ok)
+      throw new OncepayError(
+        BENCH_CODES.CHECK_FAILED,
+        `execute_payout (${binary}) failed: ${r.error}\n${r.logs.join('\n')}`,
+      );
     byBump.set(bump, r);
   }
   const sample: bigint[] = [];
   for (const opId of randomOpIds) {
     const r = await payout(w, { opId, amount: 1_000n });
-    if (!r.ok) throw new Error(`execute_payout (${binary}) failed: ${r.error}\n${r.logs.join('\n')}`);
+    if (!r.ok)
+      throw new OncepayError(
+        BENCH_CODES.CHECK_FAILED,
+        `execute_payout (${binary}) failed: ${r.error}\n${r.logs.join('\n')}`,
+      );
     sample.push(r.computeUnits);
   }
   const at255 = byBump.get(255)!;

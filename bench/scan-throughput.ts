@@ -10,6 +10,7 @@ import { decodeBlock } from '../indexer/decode';
 import { createRpcClient } from '../indexer/rpc';
 import { createScanner } from '../indexer/source/scanner';
 import { acceptingLedger } from '../testkit/accepting-ledger';
+import { OncepayError, BENCH_CODES } from '../common/errors';
 
 const BLOCKS = Number(process.env.BENCH_SCAN_BLOCKS ?? 600);
 const PER_BLOCK = 4;
@@ -75,7 +76,7 @@ async function main(): Promise<void> {
       const p = await again.runPass();
       const rescanMs = performance.now() - t1;
       if (p.inserted !== 0 || p.duplicates !== BLOCKS * PER_BLOCK)
-        throw new Error(`re-scan not all duplicates: ${JSON.stringify(p)}`);
+        throw new OncepayError(BENCH_CODES.CHECK_FAILED, `re-scan not all duplicates: ${JSON.stringify(p)}`);
       rows.push({ label: `chunk=${st.chunkSize} concurrency=${st.concurrency}`, ms, rescanMs });
     }
     // Attribution: the same best setting with the ledger call replaced by a no-op (RPC + JSON + decode only).

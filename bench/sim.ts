@@ -6,6 +6,7 @@ import * as os from 'node:os';
 import { cellKey, faultCells } from '../common/fault-space';
 import { simulate } from '../sim/property';
 import { MODEL_FAILPOINTS } from '../sim/schedule';
+import { OncepayError, BENCH_CODES } from '../common/errors';
 
 const RUNS = Number(process.env.BENCH_SIM_RUNS ?? 2000);
 const SEED = Number(process.env.BENCH_SIM_SEED ?? 1);
@@ -13,7 +14,11 @@ const SEED = Number(process.env.BENCH_SIM_SEED ?? 1);
 function main(): void {
   const cells = faultCells();
   const r = simulate({ seed: SEED, numRuns: RUNS });
-  if (r.failure) throw new Error(`the simulation failed on seed ${SEED}: ${r.failure.problems.join('; ')}`);
+  if (r.failure)
+    throw new OncepayError(
+      BENCH_CODES.CHECK_FAILED,
+      `the simulation failed on seed ${SEED}: ${r.failure.problems.join('; ')}`,
+    );
   const perSecond = r.numRuns / (r.ms / 1000);
   const reachable = cells.filter((c) => MODEL_FAILPOINTS.includes(c.failpoint));
   const missed = cells.filter((c) => !r.cells.has(cellKey(c)));

@@ -19,6 +19,7 @@ import { startLocalnet } from '../localnet';
 import { airdrop, mintWithSource, send } from '../testkit/cluster';
 import { createTestDb, leavingServerAsFound } from '../testkit/test-db';
 import { until } from '../testkit/until';
+import { OncepayError, BENCH_CODES } from '../common/errors';
 
 const K = Number(process.env.BENCH_STREAM_K ?? 500);
 const SLOT_MS = Number(process.env.BENCH_STREAM_SLOT_MS ?? 100);
@@ -108,7 +109,10 @@ async function main() {
     );
     const expected = amounts.reduce((a, b) => a + b, 0n);
     if (BigInt(rows[0].credited) !== expected || (await count()) !== K)
-      throw new Error(`credited ${rows[0].credited}, expected ${expected}; receipts ${await count()}, sent ${K}`);
+      throw new OncepayError(
+        BENCH_CODES.CHECK_FAILED,
+        `credited ${rows[0].credited}, expected ${expected}; receipts ${await count()}, sent ${K}`,
+      );
     child.kill('SIGTERM');
     await exited;
     child = undefined;

@@ -10,6 +10,7 @@ import { existsSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { buildProbe, buildProbes, BUILD_SH, PROBE_IDS, ROOT, run, scratchDir } from '../testkit/toolchain/build';
 import { le128, le64, RUNTIMES } from '../testkit/toolchain/runtimes';
+import { OncepayError, BENCH_CODES } from '../common/errors';
 
 /** The programs `make program` builds, as far as their crates exist. */
 const PROGRAMS = [
@@ -28,7 +29,7 @@ function seconds(fn: () => void): number {
 
 function mustRun(args: string[], env: Record<string, string> = {}): string {
   const r = run('env', [...Object.entries(env).map(([k, v]) => `${k}=${v}`), BUILD_SH, ...args]);
-  if (r.status !== 0) throw new Error(r.stderr);
+  if (r.status !== 0) throw new OncepayError(BENCH_CODES.SETUP_FAILED, r.stderr);
   return r.stderr;
 }
 
@@ -54,7 +55,8 @@ async function main(): Promise<void> {
     const h = await runtime.start(paths);
     const cu = async (id: string, data: Buffer) => {
       const r = await h.invoke(id, data);
-      if (r.error) throw new Error(`${runtime.name}: ${r.error}\n${r.logs.join('\n')}`);
+      if (r.error)
+        throw new OncepayError(BENCH_CODES.CHECK_FAILED, `${runtime.name}: ${r.error}\n${r.logs.join('\n')}`);
       return r.computeUnits;
     };
     const rows: [string, bigint][] = [

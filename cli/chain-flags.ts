@@ -2,7 +2,7 @@
 // DATABASE_URL, ONCEPAY_DB_SCHEMA and --rpc).
 import { Command, Option } from 'commander';
 import { addressOption, pollMsOption, rpcOption } from './options';
-import { ONCEPAY_PROGRAM_ID } from '../app/payout/program';
+import { ONCEPAY_PROGRAM_ID } from '../app/program/idl';
 import { OncePay } from '../sdk/oncepay';
 
 export interface ChainFlags {

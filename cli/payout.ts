@@ -8,8 +8,8 @@ import { pruneIdempotencyKeys } from '../app/api/idempotency';
 import { deriveOperation } from '../app/op-id';
 import { createPayout } from '../app/payout/create-payout';
 import { executePayout } from '../app/payout/execute-payout';
-import { ONCEPAY_PROGRAM_ID } from '../app/payout/program';
-import { MerchantRegistration, registerMerchant, resolveMerchant } from '../app/payout/registry';
+import { ONCEPAY_PROGRAM_ID } from '../app/program/idl';
+import { MerchantRegistration, registerMerchant, resolveMerchant } from '../app/merchant/registry';
 import { resumePayouts } from '../app/payout/resume';
 import { retryFailedPayouts } from '../app/payout/retry';
 import {

@@ -5,6 +5,7 @@
 // open transaction rolls back, an outbox row's lease expires and it is delivered again with the same
 // Idempotency-Key, an Idempotency-Key held by the closed session is free for the client's retry.
 import type { Logger } from 'pino';
+import { OncepayError, PROCESS_CODES } from '../common/errors';
 
 /** Default bound between SIGTERM and exit (commands with longer steps pass their own, and say so in --help). */
 export const DEFAULT_GRACE_MS = 10_000;
@@ -24,7 +25,7 @@ export function onStopSignals(log: Logger, graceMs: number = DEFAULT_GRACE_MS): 
   const handler = (sig: NodeJS.Signals) => {
     if (ac.signal.aborted) return forceExit(`second ${sig}`);
     log.info({ signal: sig, graceMs }, 'stopping after the current step');
-    ac.abort(new Error(`stopped by ${sig}`));
+    ac.abort(new OncepayError(PROCESS_CODES.STOPPED_BY_SIGNAL, `stopped by ${sig}`));
     resolveStopped();
     // unref: a drain that finishes in time lets the process end on its own.
     setTimeout(() => forceExit(`drain took longer than ${graceMs} ms`), graceMs).unref();

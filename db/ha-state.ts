@@ -1,3 +1,4 @@
+import { OncepayError, DB_CODES } from '../common/errors';
 // What `pg_autoctl show state --json` says about a pg_auto_failover formation, read into the few facts oncepay acts
 // on: which node is primary, whether every node is where the monitor wants it, and the URL a service is given.
 // Pure: db/ha-formation.ts runs pg_autoctl, this decides; unit-tested on recorded outputs.
@@ -39,7 +40,8 @@ interface RawNode {
 /** Reads `pg_autoctl show state --json` (an array of nodes). Throws on anything else. */
 export function parseHaState(json: string): HaSummary {
   const raw = JSON.parse(json) as unknown;
-  if (!Array.isArray(raw)) throw new Error('pg_autoctl show state --json did not print an array');
+  if (!Array.isArray(raw))
+    throw new OncepayError(DB_CODES.HA_OUTPUT_MALFORMED, 'pg_autoctl show state --json did not print an array');
   const nodes = (raw as RawNode[]).map((n) => ({
     name: String(n.nodename),
     host: String(n.nodehost),
@@ -65,7 +67,8 @@ export function parseHaState(json: string): HaSummary {
 export function formationUrl(showUri: string, user: string): string {
   const uri = showUri.trim();
   const m = /^(postgres(?:ql)?:\/\/)([^/?]*)(.*)$/.exec(uri);
-  if (!m) throw new Error(`pg_autoctl show uri printed no postgres:// URL: ${uri}`);
+  if (!m)
+    throw new OncepayError(DB_CODES.HA_OUTPUT_MALFORMED, `pg_autoctl show uri printed no postgres:// URL: ${uri}`);
   const authority = m[2].includes('@') ? m[2] : `${encodeURIComponent(user)}@${m[2]}`;
   return `${m[1]}${authority}${m[3]}`;
 }

@@ -6,6 +6,8 @@
 // host that failed moves the cursor to the next one in the list's order, wrapping around, so one acquire tries each
 // host once before it gives up. Reports about a host the cursor already left change nothing: twenty connections
 // that all failed on the old primary move the cursor one step, not twenty.
+import { DB_CODES, OncepayError } from '../common/errors';
+
 export class HostCursor {
   private at = 0;
   /** The host the last good connection reached, once one did. */
@@ -14,7 +16,8 @@ export class HostCursor {
   private readonly plain = new Set<number>();
 
   constructor(readonly size: number) {
-    if (!Number.isSafeInteger(size) || size < 1) throw new RangeError('a host list has at least one host');
+    if (!Number.isSafeInteger(size) || size < 1)
+      throw new OncepayError(DB_CODES.HOSTS_MISSING, 'a host list has at least one host');
   }
 
   /** The host the next connection tries. */

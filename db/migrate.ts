@@ -7,7 +7,7 @@ import * as crypto from 'crypto';
 import { Client, Pool, PoolClient } from 'pg';
 import { projectRoot } from '../common/project-root';
 import { withTransactionOn } from './sql';
-import { DB_CODES } from '../common/errors/codes';
+import { DB_CODES, OncepayError } from '../common/errors';
 
 export const MIGRATION_FILE = /^(\d{4})_[a-z0-9_]+\.sql$/;
 // Any constant works; it only has to be the same for every oncepay process.
@@ -32,7 +32,7 @@ export function loadMigrations(dir = migrationsDir()): Migration[] {
   const seen = new Set<number>();
   return files.map((name) => {
     const version = Number(MIGRATION_FILE.exec(name)![1]);
-    if (seen.has(version)) throw new Error(`${DB_CODES.MIGRATION_DUPLICATE_VERSION}: ${version} (${name})`);
+    if (seen.has(version)) throw new OncepayError(DB_CODES.MIGRATION_DUPLICATE_VERSION, `${version} (${name})`);
     seen.add(version);
     const sql = fs.readFileSync(path.join(dir, name), 'utf8');
     return { version, name, sql, checksum: crypto.createHash('sha256').update(sql).digest('hex') };
@@ -71,7 +71,7 @@ export async function migrate(db: Queryable, opts: { schema?: string; dir?: stri
         const prior = done.get(m.version);
         if (prior) {
           if (prior.checksum !== m.checksum) {
-            throw new Error(`${DB_CODES.MIGRATION_EDITED}: ${m.name} changed after it was applied`);
+            throw new OncepayError(DB_CODES.MIGRATION_EDITED, `${m.name} changed after it was applied`);
           }
           continue;
         }
@@ -84,7 +84,7 @@ export async function migrate(db: Queryable, opts: { schema?: string; dir?: stri
             m.checksum,
           ]);
         }).catch((e: Error) => {
-          throw new Error(`${DB_CODES.MIGRATION_FAILED}: ${m.name}: ${e.message}`, { cause: e });
+          throw new OncepayError(DB_CODES.MIGRATION_FAILED, `${m.name}: ${e.message}`, {}, { cause: e });
         });
         applied.push(m.name);
       }
@@ -99,6 +99,6 @@ export async function migrate(db: Queryable, opts: { schema?: string; dir?: stri
 }
 
 export function quoteIdent(name: string): string {
-  if (!/^[a-z_][a-z0-9_]*$/.test(name)) throw new Error(`${DB_CODES.INVALID_IDENTIFIER}: ${name}`);
+  if (!/^[a-z_][a-z0-9_]*$/.test(name)) throw new OncepayError(DB_CODES.INVALID_IDENTIFIER, name);
   return `"${name}"`;
 }

@@ -3,11 +3,12 @@
 // INV-1001 is made later, in act 2, while the indexer is down.
 import { Connection, Keypair, PublicKey } from '@solana/web3.js';
 import { baseUnits } from '../common/amount';
-import { initializeMerchantInstruction } from '../app/payout/program';
+import { initializeMerchantInstruction } from '../app/merchant/instructions';
 import type { Ledger } from '../indexer/ledger';
 import type { Narrator } from './narrator';
 import { short, tokens } from './narrator';
 import { airdrop, createMint, createTokenAccount, mintTo, payInstruction, send } from '../testkit/cluster';
+import { OncepayError, DEMO_CODES } from '../common/errors';
 
 export const DECIMALS = 6;
 
@@ -118,7 +119,7 @@ export async function setUpMerchantAndPay(deps: {
 
 export function invoiceOf(world: World, id: string): DemoInvoice {
   const inv = world.invoices.find((i) => i.id === id);
-  if (!inv) throw new Error(`no invoice ${id}`);
+  if (!inv) throw new OncepayError(DEMO_CODES.UNEXPECTED_ANSWER, `no invoice ${id}`);
   return inv;
 }
 

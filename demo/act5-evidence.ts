@@ -13,6 +13,7 @@ import { FAIL_ONCE_INVOICE } from './act3-fulfilment';
 import type { PayoutEvidence } from './act4-payouts';
 import type { DemoEvidence, InvoiceEvidence, PayoutEvidenceRow } from './evidence';
 import { tokenBalance } from '../testkit/cluster';
+import { OncepayError, DEMO_CODES } from '../common/errors';
 
 const TOKEN_PROGRAMS = new Set([
   'TokenkegQfeZyiNwAJbNbGKPFXCWuBvf9Ss623VQ5DA',
@@ -33,7 +34,7 @@ async function rpcCall<T>(url: string, method: string, params: unknown[]): Promi
     body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }),
   });
   const j = (await res.json()) as { result: T; error?: { message: string } };
-  if (j.error) throw new Error(`${method}: ${j.error.message}`);
+  if (j.error) throw new OncepayError(DEMO_CODES.UNEXPECTED_ANSWER, `${method}: ${j.error.message}`);
   return j.result;
 }
 

@@ -10,7 +10,7 @@ import { selectedProgramBinary } from '../common/program-binary';
 import { projectRoot } from '../common/project-root';
 import { logger } from '../common/log';
 import { passwordFileOf, shellUrl } from '../db/local-server';
-import { ONCEPAY_PROGRAM_ID } from '../app/payout/program';
+import { ONCEPAY_PROGRAM_ID } from '../app/program/idl';
 import { createLedger } from '../indexer/ledger';
 import { createIndexerMetrics } from '../indexer/metrics';
 import { readOutboxStats } from '../indexer/outbox';

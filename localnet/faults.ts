@@ -1,3 +1,4 @@
+import { OncepayError, LOCALNET_CODES } from '../common/errors';
 // Fault injection for the HTTP layer: answers that never come (after executing: `drop`; before: `timeout`),
 // rate limiting (429), server errors (500), and answers from a node without the transaction history (`forget`:
 // getSignatureStatuses answers from the status cache alone, whatever searchTransactionHistory asks). Rules are
@@ -68,7 +69,8 @@ export function createResponseFaults(): ResponseFaults {
       drops.push({ rule, left: rule.count ?? 1 });
     },
     failNext(rule) {
-      if (!['429', 'timeout', '500'].includes(rule.kind)) throw new Error(`unknown fault kind ${String(rule.kind)}`);
+      if (!['429', 'timeout', '500'].includes(rule.kind))
+        throw new OncepayError(LOCALNET_CODES.INVALID_OPTION, `unknown fault kind ${String(rule.kind)}`);
       fails.push({ rule, left: rule.count ?? 1 });
     },
     forgetHistory(rule) {

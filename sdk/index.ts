@@ -20,7 +20,7 @@ export { deriveOperation, deriveOpId } from '../app/op-id';
 /** The id a refund payout gets from its exception's receipt: `refund:<cluster>:<signature>:<ix>:<inner>`. */
 export { refundPayoutId } from '../app/exception/refund-id';
 export { FINDINGS } from '../app/vault/findings';
-export { ONCEPAY_PROGRAM_ID } from '../app/payout/program';
+export { ONCEPAY_PROGRAM_ID } from '../app/program/idl';
 /** Every error the SDK throws is an OncepayError with a stable `code` (ONCEPAY__<AREA>__<WHAT>). */
 export { OncepayError, isOncepayError } from '../common/errors';
 /** Every `OncepayError.code` (the one table in common/errors/codes.ts): `isOncepayError(e, code)` takes one. */

@@ -27,18 +27,11 @@ import {
 import { createConnectionChain } from '../app/payout/chain';
 import { createPayout } from '../app/payout/create-payout';
 import { RunLockedDeps, RunPayoutDeps, runPayout } from '../app/payout/run-payout';
-import { ONCEPAY_PROGRAM_ID, merchantAddress } from '../app/payout/program';
+import { ONCEPAY_PROGRAM_ID } from '../app/program/idl';
+import { merchantAddress } from '../app/merchant/instructions';
 import { signerOfMerchant } from '../app/payout/signers';
-import {
-  FINAL_STATES,
-  MerchantRow,
-  getMerchant,
-  getMerchantByAddress,
-  getPayout,
-  getPayoutOfMerchantById,
-  insertMerchant,
-  listAttempts,
-} from '../app/payout/store';
+import { FINAL_STATES, getPayout, getPayoutOfMerchantById, listAttempts } from '../app/payout/store';
+import { MerchantRow, getMerchant, getMerchantByAddress, insertMerchant } from '../app/merchant/store';
 import { resumePayouts } from '../app/payout/resume';
 import { startPayoutWorker } from '../app/payout/worker';
 import { address } from '../app/types';

@@ -2,7 +2,8 @@
 // show` and the API give (app/payout/view.ts), with its decimal strings turned back into bigint.
 import { ExceptionRow } from '../app/exception/types';
 import { payoutView } from '../app/payout/view';
-import { AttemptRow, MerchantRow, PayoutRow } from '../app/payout/store';
+import { AttemptRow, PayoutRow } from '../app/payout/store';
+import { MerchantRow } from '../app/merchant/store';
 import { ExceptionView, Payout, PayoutState, RegisteredMerchant } from './types';
 
 export function toRegistered(m: MerchantRow): RegisteredMerchant {

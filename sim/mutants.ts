@@ -4,6 +4,7 @@
 import type { Action } from '../app/payout/next-action';
 import type { Cores } from './cores';
 import { REAL_CORES } from './cores';
+import { OncepayError, SIM_CODES } from '../common/errors';
 
 export interface Mutant {
   name: string;
@@ -101,7 +102,11 @@ export const MUTANTS: readonly Mutant[] = [
 
 export function mutant(name: string): Mutant {
   const m = MUTANTS.find((x) => x.name === name);
-  if (!m) throw new Error(`no mutant ${name}; known: ${MUTANTS.map((x) => x.name).join(', ')}`);
+  if (!m)
+    throw new OncepayError(
+      SIM_CODES.MUTANT_UNKNOWN,
+      `no mutant ${name}; known: ${MUTANTS.map((x) => x.name).join(', ')}`,
+    );
   return m;
 }
 

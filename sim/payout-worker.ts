@@ -17,6 +17,7 @@ import { backoffDelay } from '../common/backoff';
 import { type PayoutTx, RpcFailure } from './chain';
 import { ConstraintViolation, DatabaseGone, type Tables } from './database';
 import { type Actor, Killed, kill, note, pass, type World } from './world';
+import { OncepayError, SIM_CODES } from '../common/errors';
 
 /** Chain calls failing in a row before the payout is handed back (worker --max-chain-failures). */
 export const MAX_CHAIN_FAILURES = 3;
@@ -324,7 +325,7 @@ function observe(sh: Shell, r: Run, { p, attempts }: Journal, action: Action): v
     case 'find_winner':
       return findWinner(sh, r, p, attempts, action.op);
     default:
-      throw new Error(`not an observation: ${action.kind}`);
+      throw new OncepayError(SIM_CODES.ACTION_INVALID, `not an observation: ${action.kind}`);
   }
 }
 

@@ -7,10 +7,12 @@ import { faultCells } from '../common/fault-space';
 import { MUTANTS, mutant } from './mutants';
 import { DEFAULT_RUNS, formatFailure, simulate } from './property';
 import { REAL_CORES } from './cores';
+import { OncepayError, SIM_CODES } from '../common/errors';
 
 const int = (v: string) => {
   const n = Number(v);
-  if (!Number.isSafeInteger(n) || n < 0) throw new Error(`not a non-negative integer: ${v}`);
+  if (!Number.isSafeInteger(n) || n < 0)
+    throw new OncepayError(SIM_CODES.OPTION_INVALID, `not a non-negative integer: ${v}`);
   return n;
 };
 

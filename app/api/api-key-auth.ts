@@ -8,7 +8,7 @@
 import { createHash } from 'crypto';
 import { FastifyInstance, FastifyPluginAsync, FastifyRequest } from 'fastify';
 import { Pool } from 'pg';
-import { MerchantRow, getMerchantByApiKeyHash } from '../payout/store';
+import { MerchantRow, getMerchantByApiKeyHash } from '../merchant/store';
 import { ApiError } from './errors';
 
 declare module 'fastify' {

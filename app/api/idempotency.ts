@@ -77,7 +77,7 @@ export async function completeKey(
   body: unknown,
 ): Promise<void> {
   if ((await exec(c, q.completeKey(merchantId, key, status, body))) !== 1)
-    throw new Error(`idempotency key ${key} is no longer held by this session`);
+    throw new OncepayError(API_CODES.IDEMPOTENCY_KEY_LOST, `idempotency key ${key} is no longer held by this session`);
 }
 
 /** Give the key back after an unexpected failure so the client's retry can run (nothing was committed). */

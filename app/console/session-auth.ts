@@ -8,6 +8,7 @@
 import type { FastifyInstance, FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import type { Pool } from 'pg';
 import { logger } from '../../common/log';
+import { OncepayError } from '../../common/errors';
 import { CONSOLE_CODES } from '../../common/errors/codes';
 import { CSRF_FIELD, csrfTokenMatches, sameOrigin } from './csrf';
 import { SESSION_COOKIE, SessionLimits, sessionCookieOptions, sessionVerdict } from './session-policy';
@@ -31,7 +32,8 @@ const log = logger('console');
 
 /** The session the hook put on the request (a route inside the context always has one). */
 export function operatorSession(req: FastifyRequest): OperatorSession {
-  if (!req.operatorSession) throw new Error('console route outside the authenticated context');
+  if (!req.operatorSession)
+    throw new OncepayError(CONSOLE_CODES.OUTSIDE_SESSION, 'console route outside the authenticated context');
   return req.operatorSession;
 }
 

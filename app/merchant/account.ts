@@ -1,14 +1,13 @@
-// The merchant config account (PDA ["merchant", merchant_authority]) as the program writes it. Pure.
-// Layout (Borsh, as in idl/oncepay.json): discriminator[8] ‖ merchant_authority[32] ‖ payout_authority[32] ‖
-// paused u8 ‖ bump u8.
-import { createHash } from 'crypto';
+// The merchant config account (PDA ["merchant", merchant_authority]) as the program writes it, decoded by Anchor's
+// coder from the IDL's `Merchant` type (app/program/idl.ts). Pure.
 import { PublicKey } from '@solana/web3.js';
 import { OncepayError } from '../../common/errors';
-import { Address, address } from '../types';
 import { MERCHANT_CODES } from '../../common/errors/codes';
+import { accountSize, decodeAccount } from '../program/idl';
+import { Address, address } from '../types';
 
-export const MERCHANT_ACCOUNT_LEN = 8 + 32 + 32 + 1 + 1;
-export const MERCHANT_ACCOUNT_DISCRIMINATOR = createHash('sha256').update('account:Merchant').digest().subarray(0, 8);
+/** The account's size: discriminator and fields, as the IDL lays them out. */
+export const MERCHANT_ACCOUNT_LEN = accountSize('Merchant');
 
 /** A merchant's on-chain configuration. */
 export interface MerchantAccount {
@@ -22,24 +21,31 @@ export interface MerchantAccount {
   bump: number;
 }
 
+/** The fields of the IDL's Merchant type, as the coder decodes them. */
+interface MerchantFields {
+  merchant_authority: PublicKey;
+  payout_authority: PublicKey;
+  paused: boolean;
+  bump: number;
+}
+
 export function decodeMerchantAccount(addr: Address | string, data: Uint8Array): MerchantAccount {
-  const b = Buffer.from(data);
-  if (b.length < MERCHANT_ACCOUNT_LEN || !b.subarray(0, 8).equals(MERCHANT_ACCOUNT_DISCRIMINATOR)) {
+  let m: MerchantFields;
+  try {
+    m = decodeAccount<MerchantFields>('Merchant', Buffer.from(data));
+  } catch (e) {
+    // A wrong discriminator, too few bytes, a paused flag that is not a bool: not a merchant config.
     throw new OncepayError(
       MERCHANT_CODES.ACCOUNT_MALFORMED,
-      `${addr} is not an oncepay merchant config (${b.length} bytes)`,
+      `${addr} is not an oncepay merchant config (${data.length} bytes: ${(e as Error).message})`,
       { address: addr },
     );
   }
-  if (b[72] > 1)
-    throw new OncepayError(MERCHANT_CODES.ACCOUNT_MALFORMED, `${addr}: paused flag is ${b[72]}, not a bool`, {
-      address: addr,
-    });
   return {
     address: address(addr, 'merchant'),
-    merchantAuthority: address(new PublicKey(b.subarray(8, 40))),
-    payoutAuthority: address(new PublicKey(b.subarray(40, 72))),
-    paused: b[72] === 1,
-    bump: b[73],
+    merchantAuthority: address(m.merchant_authority),
+    payoutAuthority: address(m.payout_authority),
+    paused: m.paused,
+    bump: m.bump,
   };
 }

@@ -7,7 +7,7 @@ import {
   merchantAddress,
   setPausedInstruction,
   setPayoutAuthorityInstruction,
-} from '../payout/program';
+} from './instructions';
 import { Address, address } from '../types';
 import { MerchantAccount, decodeMerchantAccount } from './account';
 import { MERCHANT_CODES } from '../../common/errors/codes';
@@ -63,9 +63,9 @@ export async function initMerchant(
   });
   const existing = await readMerchantAccount(c, merchant);
   if (existing) return found(existing, false, null);
-  const { ix } = initializeMerchantInstruction(c.programId, o.authority.publicKey, o.payoutAuthority);
-  const signers = o.payer && !o.payer.publicKey.equals(o.authority.publicKey) ? [o.payer, o.authority] : [o.authority];
-  if (o.payer) ix.keys[1] = { pubkey: o.payer.publicKey, isSigner: true, isWritable: true };
+  const payer = o.payer ?? o.authority;
+  const { ix } = initializeMerchantInstruction(c.programId, o.authority.publicKey, o.payoutAuthority, payer.publicKey);
+  const signers = payer.publicKey.equals(o.authority.publicKey) ? [o.authority] : [payer, o.authority];
   try {
     const landed = await sendAndConfirm(c.connection, [ix], signers, c.send);
     return found(await mustRead(c, merchant), true, landed.signature);

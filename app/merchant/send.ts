@@ -5,7 +5,7 @@
 import { Commitment, Connection, Keypair, Transaction, TransactionInstruction } from '@solana/web3.js';
 import { OncepayError } from '../../common/errors';
 import { sleep } from '../../common/sleep';
-import { programErrorName } from '../payout/program';
+import { programErrorName } from '../program/errors';
 import { MERCHANT_CODES } from '../../common/errors/codes';
 
 export interface SendOptions {

@@ -175,7 +175,8 @@ export function createConnectionChain(opts: ConnectionChainOptions): PayoutChain
     },
     async opAccountsData(pdas, programId, commitment) {
       if (pdas.length === 0) return [];
-      if (pdas.length > MAX_ACCOUNTS_PER_CALL) throw new Error(`at most ${MAX_ACCOUNTS_PER_CALL} accounts a call`);
+      if (pdas.length > MAX_ACCOUNTS_PER_CALL)
+        throw new OncepayError(RPC_CODES.BATCH_TOO_LARGE, `at most ${MAX_ACCOUNTS_PER_CALL} accounts a call`);
       const keys = pdas.map((pda) => new PublicKey(pda));
       if (!rpc) {
         const infos = await connection.getMultipleAccountsInfo(keys, commitment);

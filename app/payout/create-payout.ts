@@ -5,7 +5,8 @@ import { OncepayError } from '../../common/errors';
 import { PAYOUT_CODES } from '../../common/errors/codes';
 import { deriveOperation } from '../op-id';
 import { address, payoutId as toPayoutId } from '../types';
-import { MerchantRow, PayoutRow, insertPayout } from './store';
+import { MerchantRow } from '../merchant/store';
+import { PayoutRow, insertPayout } from './store';
 
 export interface PayoutInput {
   payoutId: string;

@@ -1,6 +1,7 @@
 // Pure rules of the attempt journal: what an observation of the chain means for one attempt and for the payout.
 // No I/O here; next-action.ts applies them to the whole journal, run-payout.ts gathers the observations and writes.
-import { customErrorCode, describeTransactionError, OpAccount, PROGRAM_ERRORS } from './program';
+import { customErrorCode, describeTransactionError, PROGRAM_ERRORS } from '../program/errors';
+import { OpAccount } from './program';
 import { SignatureStatus } from './chain';
 
 export type AttemptStatus = 'built' | 'sent' | 'landed' | 'failed' | 'expired';

@@ -6,7 +6,8 @@ import { OncepayError } from '../../common/errors';
 import { PAYOUT_CODES } from '../../common/errors/codes';
 import { PayoutResult, RunPayoutDeps, runPayout } from './run-payout';
 import { signerOfMerchant } from './signers';
-import { FINAL_STATES, getMerchant, getPayout } from './store';
+import { getMerchant } from '../merchant/store';
+import { FINAL_STATES, getPayout } from './store';
 
 /** Run payout `id` (or finish running it); NOT_FOUND when there is no such row. */
 export async function executePayout(

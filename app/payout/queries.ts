@@ -1,4 +1,4 @@
-// Every SQL statement of the payout journal, the merchant API's merchants and the worker pool, as Queries that
+// Every SQL statement of the payout journal and the worker pool (the merchants' are app/merchant/queries.ts), as Queries that
 // db/sql runs (app/payout/store.ts, lock.ts). Values go in as $n; amounts cross as decimal strings
 // (NUMERIC(20,0) ↔ bigint), never as JS numbers. The statements the executor runs for every payout (the worker's
 // claim, the attempt's insert, the landed finish) are named: each connection plans them once (db/sql Query.name).
@@ -60,43 +60,6 @@ export function unlockPayout(id: string): Query {
 /** The session's lock_timeout ('0': none). */
 export function setLockTimeout(timeout: string): Query {
   return { text: `SELECT set_config('lock_timeout', $1, false)`, values: [timeout] };
-}
-
-// ---- merchants ----
-
-export function insertMerchant(m: {
-  name: string;
-  apiKeyHash: string;
-  programId: string;
-  merchantAddress: string;
-  vault: string;
-  tokenProgram?: string;
-}): Query {
-  return {
-    text: `INSERT INTO api_merchants (name, api_key_hash, program_id, merchant_address, vault, token_program)
-           VALUES ($1, $2, $3, $4, $5, COALESCE($6, 'TokenkegQfeZyiNwAJbNbGKPFXCWuBvf9Ss623VQ5DA')) RETURNING *`,
-    values: [m.name, m.apiKeyHash, m.programId, m.merchantAddress, m.vault, m.tokenProgram ?? null],
-  };
-}
-
-export function getMerchantByApiKeyHash(hash: string): Query {
-  return { text: 'SELECT * FROM api_merchants WHERE api_key_hash = $1', values: [hash] };
-}
-
-export function getMerchant(id: string): Query {
-  return { text: 'SELECT * FROM api_merchants WHERE id = $1', values: [id] };
-}
-
-/** Every registered merchant (the payout workers match them against their keys: app/payout/signers.ts). */
-export function listMerchants(): Query {
-  return { text: 'SELECT * FROM api_merchants ORDER BY id', values: [] };
-}
-
-export function getMerchantByAddress(merchantAddress: string): Query {
-  return {
-    text: 'SELECT * FROM api_merchants WHERE merchant_address = $1 ORDER BY id LIMIT 1',
-    values: [merchantAddress],
-  };
 }
 
 // ---- payouts ----

@@ -3,7 +3,8 @@
 import { OncepayError } from '../../common/errors';
 import { PAYOUT_CODES } from '../../common/errors/codes';
 import { Db } from '../../db/sql';
-import { getPayoutOfMerchantById, MerchantRow, reopenFailedPayoutsOfMerchant } from './store';
+import { MerchantRow } from '../merchant/store';
+import { getPayoutOfMerchantById, reopenFailedPayoutsOfMerchant } from './store';
 
 /**
  * Reopen `merchant`'s failed payout `id`, or every failed one of it when `id` is null; the ids reopened. A given id

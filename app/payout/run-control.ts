@@ -15,9 +15,14 @@ import { AttemptRow, noteHandBack, PayoutRow } from './store';
 /** A chain call failed (timeout, 429, dropped connection): it decides nothing. */
 export class ChainCallFailed extends Error {}
 
-/** The RPC failures (app/payout/json-rpc.ts) that are a chain call failing: everything but a misconfigured endpoint. */
+/**
+ * The RPC failures (app/payout/json-rpc.ts) that are a chain call failing: everything but a misconfigured endpoint,
+ * an abort and a batch too large for the method (a bug: asking again cannot help).
+ */
 const RETRIED_RPC_CODES: ReadonlySet<string> = new Set(
-  Object.values(RPC_CODES).filter((c) => c !== RPC_CODES.INVALID_ENDPOINT && c !== RPC_CODES.ABORTED),
+  Object.values(RPC_CODES).filter(
+    (c) => c !== RPC_CODES.INVALID_ENDPOINT && c !== RPC_CODES.ABORTED && c !== RPC_CODES.BATCH_TOO_LARGE,
+  ),
 );
 
 /** The chain, with every failure of a call marked ChainCallFailed (see above); sends are left as they are. */

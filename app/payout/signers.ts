@@ -10,7 +10,7 @@ import { PAYOUT_CODES } from '../../common/errors/codes';
 import { Db } from '../../db/sql';
 import { decodeMerchantAccount, MerchantAccount } from '../merchant/account';
 import { MAX_ACCOUNTS_PER_CALL, PayoutChain } from './chain';
-import { listMerchants, MerchantRow } from './store';
+import { listMerchants, MerchantRow } from '../merchant/store';
 
 /** One registered merchant as the keys see it. */
 export interface MerchantSigning {

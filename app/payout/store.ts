@@ -1,5 +1,5 @@
-// Reads and writes of merchants, payouts and their attempts: app/payout/queries.ts's statements run through
-// db/sql, rows mapped to MerchantRow / PayoutRow / AttemptRow (NUMERIC text → bigint, never a JS number).
+// Reads and writes of payouts and their attempts: app/payout/queries.ts's statements run through db/sql, rows
+// mapped to PayoutRow / AttemptRow (NUMERIC text → bigint, never a JS number). Merchants: app/merchant/store.ts.
 import type { PoolClient } from 'pg';
 import { Db, exec, one, rows } from '../../db/sql';
 import { OpId } from '../op-id';
@@ -9,16 +9,6 @@ import * as q from './queries';
 
 export type PayoutState = 'pending' | 'executing' | 'succeeded' | 'conflict' | 'failed';
 export const FINAL_STATES: readonly PayoutState[] = ['succeeded', 'conflict', 'failed'];
-
-export interface MerchantRow {
-  id: string;
-  name: string;
-  programId: Address;
-  merchantAddress: Address;
-  vault: Address;
-  tokenProgram: Address;
-  createdAt: Date;
-}
 
 export interface NewPayout {
   merchantId: string;
@@ -74,17 +64,6 @@ export interface AttemptRow {
 
 export type PayoutOutcome = q.OutcomeColumns;
 
-/** A row of api_merchants as SELECT * returns it. */
-interface MerchantSqlRow {
-  id: string;
-  name: string;
-  program_id: Address;
-  merchant_address: Address;
-  vault: Address;
-  token_program: Address;
-  created_at: Date;
-}
-
 /** A row of payouts as SELECT * returns it (bigint and NUMERIC columns as text). */
 interface PayoutSqlRow {
   id: string;
@@ -131,18 +110,6 @@ interface AttemptSqlRow {
 }
 
 const big = (x: string | null): bigint | null => (x === null ? null : BigInt(x));
-
-function toMerchant(r: MerchantSqlRow): MerchantRow {
-  return {
-    id: String(r.id),
-    name: r.name,
-    programId: r.program_id,
-    merchantAddress: r.merchant_address,
-    vault: r.vault,
-    tokenProgram: r.token_program,
-    createdAt: r.created_at,
-  };
-}
 
 function toPayout(r: PayoutSqlRow): PayoutRow {
   return {
@@ -191,31 +158,7 @@ function toAttempt(r: AttemptSqlRow): AttemptRow {
   };
 }
 
-const merchantOrNull = (r: MerchantSqlRow | null) => (r ? toMerchant(r) : null);
 const payoutOrNull = (r: PayoutSqlRow | null) => (r ? toPayout(r) : null);
-
-// ---- merchants ----
-
-export async function insertMerchant(db: Db, m: Parameters<typeof q.insertMerchant>[0]): Promise<MerchantRow> {
-  return toMerchant((await one<MerchantSqlRow>(db, q.insertMerchant(m)))!);
-}
-
-export async function getMerchantByApiKeyHash(db: Db, hash: string): Promise<MerchantRow | null> {
-  return merchantOrNull(await one<MerchantSqlRow>(db, q.getMerchantByApiKeyHash(hash)));
-}
-
-export async function getMerchant(db: Db, id: string): Promise<MerchantRow | null> {
-  return merchantOrNull(await one<MerchantSqlRow>(db, q.getMerchant(id)));
-}
-
-/** Every registered merchant, by id. */
-export async function listMerchants(db: Db): Promise<MerchantRow[]> {
-  return (await rows<MerchantSqlRow>(db, q.listMerchants())).map(toMerchant);
-}
-
-export async function getMerchantByAddress(db: Db, merchantAddress: string): Promise<MerchantRow | null> {
-  return merchantOrNull(await one<MerchantSqlRow>(db, q.getMerchantByAddress(merchantAddress)));
-}
 
 // ---- payouts ----
 

@@ -32,11 +32,13 @@ export const PAYOUT_CODES = {
   AMOUNT_ZERO: 'ONCEPAY__PAYOUT__AMOUNT_ZERO',
   CHAIN_UNAVAILABLE: 'ONCEPAY__PAYOUT__CHAIN_UNAVAILABLE',
   SIGNER_UNAUTHORIZED: 'ONCEPAY__PAYOUT__SIGNER_UNAUTHORIZED',
+  BUMP_INVALID: 'ONCEPAY__PAYOUT__BUMP_INVALID',
 } as const;
 
 /** The merchant API server (app/api); its HTTP answers are API_ERRORS (app/api/errors.ts). */
 export const API_CODES = {
   IDEMPOTENCY_RETENTION_TOO_SHORT: 'ONCEPAY__API__IDEMPOTENCY_RETENTION_TOO_SHORT',
+  IDEMPOTENCY_KEY_LOST: 'ONCEPAY__API__IDEMPOTENCY_KEY_LOST',
 } as const;
 
 /** The merchant lifecycle (app/merchant). */
@@ -126,6 +128,7 @@ export const RPC_CODES = {
   RETRIES_EXHAUSTED: 'ONCEPAY__RPC__RETRIES_EXHAUSTED',
   ABORTED: 'ONCEPAY__RPC__ABORTED',
   INVALID_ENDPOINT: 'ONCEPAY__RPC__INVALID_ENDPOINT',
+  BATCH_TOO_LARGE: 'ONCEPAY__RPC__BATCH_TOO_LARGE',
 } as const;
 
 /** The indexer sources (scanner, backfill, webhook, file). */
@@ -138,6 +141,12 @@ export const SOURCE_CODES = {
   BACKFILL_INCOMPLETE: 'ONCEPAY__SOURCE__BACKFILL_INCOMPLETE',
   INVALID_CHECKPOINT: 'ONCEPAY__SOURCE__INVALID_CHECKPOINT',
   WS_REQUEST_REFUSED: 'ONCEPAY__SOURCE__WS_REQUEST_REFUSED',
+  WS_CLOSED: 'ONCEPAY__SOURCE__WS_CLOSED',
+  WS_IDLE: 'ONCEPAY__SOURCE__WS_IDLE',
+  STREAM_IDLE: 'ONCEPAY__SOURCE__STREAM_IDLE',
+  STREAM_ENDED: 'ONCEPAY__SOURCE__STREAM_ENDED',
+  STOPPED: 'ONCEPAY__SOURCE__STOPPED',
+  HINT_STEP_INVALID: 'ONCEPAY__SOURCE__HINT_STEP_INVALID',
 } as const;
 
 /** Webhook rejection reasons: the `code` of a 4xx body and the `reason` of a dead-letter row. */
@@ -167,6 +176,8 @@ export const LOCALNET_CODES = {
   PROGRAM_LOAD_FAILED: 'ONCEPAY__LOCALNET__PROGRAM_LOAD_FAILED',
   INVALID_OPTION: 'ONCEPAY__LOCALNET__INVALID_OPTION',
   TOKEN_PROGRAM_MISSING: 'ONCEPAY__LOCALNET__TOKEN_PROGRAM_MISSING',
+  GEYSER_REQUEST_MALFORMED: 'ONCEPAY__LOCALNET__GEYSER_REQUEST_MALFORMED',
+  GEYSER_UNSUPPORTED: 'ONCEPAY__LOCALNET__GEYSER_UNSUPPORTED',
 } as const;
 
 /** The database: the embedded server (db/local-server.ts) and migrations (db/migrate.ts). */
@@ -183,6 +194,8 @@ export const DB_CODES = {
   CONNINFO_MALFORMED: 'ONCEPAY__DB__CONNINFO_MALFORMED',
   CONNINFO_UNSUPPORTED: 'ONCEPAY__DB__CONNINFO_UNSUPPORTED',
   HA_FAILED: 'ONCEPAY__DB__HA_FAILED',
+  HA_OUTPUT_MALFORMED: 'ONCEPAY__DB__HA_OUTPUT_MALFORMED',
+  HOSTS_MISSING: 'ONCEPAY__DB__HOSTS_MISSING',
 } as const;
 
 /** Choosing a program binary (common/program-binary.ts). */
@@ -197,6 +210,13 @@ export const CLI_CODES = {
   USAGE: 'ONCEPAY__CLI__USAGE',
   /** A flag's or argument's value of the wrong form (a number, a URL, a row id…; addresses and amounts have theirs). */
   VALUE_INVALID: 'ONCEPAY__CLI__VALUE_INVALID',
+} as const;
+
+/** The program's interface as the IDL states it (app/program). */
+export const IDL_CODES = {
+  ERROR_UNKNOWN: 'ONCEPAY__IDL__ERROR_UNKNOWN',
+  INSTRUCTION_UNKNOWN: 'ONCEPAY__IDL__INSTRUCTION_UNKNOWN',
+  ACCOUNT_MISSING: 'ONCEPAY__IDL__ACCOUNT_MISSING',
 } as const;
 
 /** The demo (demo/). */
@@ -219,6 +239,26 @@ export const CONSOLE_CODES = {
   LOGIN_THROTTLED: 'ONCEPAY__CONSOLE__LOGIN_THROTTLED',
   CSRF_REJECTED: 'ONCEPAY__CONSOLE__CSRF_REJECTED',
   CURSOR_INVALID: 'ONCEPAY__CONSOLE__CURSOR_INVALID',
+  OUTSIDE_SESSION: 'ONCEPAY__CONSOLE__OUTSIDE_SESSION',
+} as const;
+
+/** A long-running process stopping on a signal (common/shutdown.ts): the reason its work is aborted with. */
+export const PROCESS_CODES = {
+  STOPPED_BY_SIGNAL: 'ONCEPAY__PROCESS__STOPPED_BY_SIGNAL',
+} as const;
+
+/** The simulation's own command line and checks (sim/). */
+export const SIM_CODES = {
+  OPTION_INVALID: 'ONCEPAY__SIM__OPTION_INVALID',
+  MUTANT_UNKNOWN: 'ONCEPAY__SIM__MUTANT_UNKNOWN',
+  EVIDENCE_MISSING: 'ONCEPAY__SIM__EVIDENCE_MISSING',
+  ACTION_INVALID: 'ONCEPAY__SIM__ACTION_INVALID',
+} as const;
+
+/** The benchmarks (bench/): a run whose system misbehaved measures nothing and stops. */
+export const BENCH_CODES = {
+  SETUP_FAILED: 'ONCEPAY__BENCH__SETUP_FAILED',
+  CHECK_FAILED: 'ONCEPAY__BENCH__CHECK_FAILED',
 } as const;
 
 /** Every area table, for walking all codes (tests, docs). */
@@ -242,8 +282,12 @@ export const ONCEPAY_ERROR_AREAS = {
   DB_CODES,
   PROGRAM_BINARY_CODES,
   CLI_CODES,
+  IDL_CODES,
   DEMO_CODES,
   CONSOLE_CODES,
+  PROCESS_CODES,
+  SIM_CODES,
+  BENCH_CODES,
 } as const;
 
 type Areas = typeof ONCEPAY_ERROR_AREAS;

@@ -14,8 +14,9 @@ export class OncepayError extends Error {
     code: OncepayErrorCode,
     message: string = ONCEPAY_ERROR_MESSAGES[code],
     context: Record<string, unknown> = {},
+    options?: { cause?: unknown },
   ) {
-    super(`${code}: ${message}`);
+    super(`${code}: ${message}`, options);
     this.name = 'OncepayError';
     this.code = code;
     this.context = context;

@@ -27,8 +27,11 @@ export const ONCEPAY_ERROR_MESSAGES: Readonly<Record<OncepayErrorCode, string>> 
     'The chain could not be reached for too many calls in a row; the journal keeps the payout resumable.',
   ONCEPAY__PAYOUT__SIGNER_UNAUTHORIZED:
     "The key is not the merchant's payout authority (refused on chain as Unauthorized, or seen before signing): nothing moved, the payout stays due.",
+  ONCEPAY__PAYOUT__BUMP_INVALID: 'A PDA bump is not a u8 (0–255).',
   // api
   ONCEPAY__API__IDEMPOTENCY_RETENTION_TOO_SHORT: 'Idempotency keys must be kept at least 24 h.',
+  ONCEPAY__API__IDEMPOTENCY_KEY_LOST:
+    'An idempotency key was taken over by another session before its request could record the answer.',
   // merchant
   ONCEPAY__MERCHANT__ACCOUNT_MALFORMED:
     'The account at the merchant PDA is not an oncepay merchant config (wrong owner, size or discriminator).',
@@ -112,6 +115,7 @@ export const ONCEPAY_ERROR_MESSAGES: Readonly<Record<OncepayErrorCode, string>> 
   ONCEPAY__RPC__RETRIES_EXHAUSTED: 'An RPC call failed on every retry.',
   ONCEPAY__RPC__ABORTED: 'An RPC call was aborted by its caller.',
   ONCEPAY__RPC__INVALID_ENDPOINT: 'The RPC endpoint is not an http(s) URL.',
+  ONCEPAY__RPC__BATCH_TOO_LARGE: 'A batched RPC call was asked for more items than the method takes in one call.',
   // source
   ONCEPAY__SOURCE__BLOCK_UNDECODABLE:
     'A block the node returned could not be decoded: the checkpoint stops before its slot.',
@@ -125,6 +129,14 @@ export const ONCEPAY_ERROR_MESSAGES: Readonly<Record<OncepayErrorCode, string>> 
     'Backfill finished with slots it could not process (listed in the error context).',
   ONCEPAY__SOURCE__INVALID_CHECKPOINT: 'A checkpoint slot read back is not a non-negative safe integer.',
   ONCEPAY__SOURCE__WS_REQUEST_REFUSED: 'The node answered a websocket request (a subscription) with a JSON-RPC error.',
+  ONCEPAY__SOURCE__WS_CLOSED: 'The node closed the websocket (or it closed while connecting); the session reconnects.',
+  ONCEPAY__SOURCE__WS_IDLE:
+    'The websocket went silent (no message, no pong) past the idle timeout; the session reconnects.',
+  ONCEPAY__SOURCE__STREAM_IDLE: 'The gRPC stream went silent (no message, not even a ping) past the idle timeout.',
+  ONCEPAY__SOURCE__STREAM_ENDED: 'The gRPC server ended the stream; the source reconnects.',
+  ONCEPAY__SOURCE__STOPPED: 'A source session was stopped (or ended) before its work finished.',
+  ONCEPAY__SOURCE__HINT_STEP_INVALID:
+    'A webhook hint step credits from a status alone (only a transaction credits): a bug.',
   // webhook
   ONCEPAY__WEBHOOK__UNAUTHORIZED: 'Missing or wrong webhook credentials.',
   ONCEPAY__WEBHOOK__BODY_TOO_LARGE: 'The delivery body is larger than the receiver accepts.',
@@ -155,6 +167,10 @@ export const ONCEPAY_ERROR_MESSAGES: Readonly<Record<OncepayErrorCode, string>> 
   ONCEPAY__LOCALNET__INVALID_OPTION: 'A command-line or handle option is out of range.',
   ONCEPAY__LOCALNET__TOKEN_PROGRAM_MISSING:
     'The legacy SPL Token program (spl_token-3.5.0.so) is missing or not the expected file; run make setup.',
+  ONCEPAY__LOCALNET__GEYSER_REQUEST_MALFORMED:
+    'A Geyser subscribe request is not valid protobuf (truncated, unknown wire type).',
+  ONCEPAY__LOCALNET__GEYSER_UNSUPPORTED:
+    'The localnet Geyser cannot encode this (a transaction error it does not know, a grpc-js change).',
   // db
   ONCEPAY__DB__POSTGRES_MISSING: "No PostgreSQL server binaries: `make setup` installs Debian's `postgresql`.",
   ONCEPAY__DB__POSTGRES_FAILED: 'initdb, pg_ctl or psql failed; the message has their output.',
@@ -171,6 +187,8 @@ export const ONCEPAY_ERROR_MESSAGES: Readonly<Record<OncepayErrorCode, string>> 
   ONCEPAY__DB__CONNINFO_UNSUPPORTED:
     'The database URL asks for something the pool does not honour (the message names the parameter and value).',
   ONCEPAY__DB__HA_FAILED: 'A pg_autoctl step of `oncepay db ha` failed; the message has its output.',
+  ONCEPAY__DB__HA_OUTPUT_MALFORMED: 'pg_autoctl printed something other than the state or URL asked for.',
+  ONCEPAY__DB__HOSTS_MISSING: 'A multi-host database URL names no host.',
   // program_binary
   ONCEPAY__PROGRAM__UNKNOWN_BINARY: 'A program binary name that is neither the Anchor program nor the lean twin.',
   ONCEPAY__PROGRAM__BINARY_MISSING: 'The chosen program binary is not built (run make program).',
@@ -198,4 +216,23 @@ export const ONCEPAY_ERROR_MESSAGES: Readonly<Record<OncepayErrorCode, string>> 
   ONCEPAY__CONSOLE__CSRF_REJECTED:
     "A console form came without its session's token or from another origin; nothing changed.",
   ONCEPAY__CONSOLE__CURSOR_INVALID: 'A console page cursor is not a row id.',
+  ONCEPAY__CONSOLE__OUTSIDE_SESSION:
+    'A console page was reached outside the session-checked context (a bug of the route registration).',
+  // idl
+  ONCEPAY__IDL__ERROR_UNKNOWN:
+    'The IDL (idl/oncepay.json) names no program error of that name: the client and the IDL disagree.',
+  ONCEPAY__IDL__INSTRUCTION_UNKNOWN:
+    'The IDL has no instruction of that name (or one of a shape the client does not build).',
+  ONCEPAY__IDL__ACCOUNT_MISSING: 'An instruction was built without an account its IDL lists.',
+  // process
+  ONCEPAY__PROCESS__STOPPED_BY_SIGNAL: 'The process got SIGTERM or SIGINT: its work is aborted after the current step.',
+  // sim
+  ONCEPAY__SIM__OPTION_INVALID: 'A simulation option (a seed, a count) is not of the form it takes.',
+  ONCEPAY__SIM__MUTANT_UNKNOWN: 'No mutant of that name in sim/mutants.ts.',
+  ONCEPAY__SIM__EVIDENCE_MISSING: 'The chain could not show a block the chaos evidence needs.',
+  ONCEPAY__SIM__ACTION_INVALID: 'A simulated worker was handed an action it does not take (a bug of the simulation).',
+  // bench
+  ONCEPAY__BENCH__SETUP_FAILED: 'A benchmark could not start what it measures (a process, a toolchain, a program).',
+  ONCEPAY__BENCH__CHECK_FAILED:
+    'A benchmark run did not do what it measures (a payout failed, a count differs): no figure.',
 };

@@ -288,7 +288,10 @@ export function createRpcClient(opts: RpcClientOptions): RpcClient {
     async getSignatureStatuses(signatures, o) {
       if (signatures.length === 0) return [];
       if (signatures.length > MAX_SIGNATURES_PER_STATUS_CALL)
-        throw new Error(`getSignatureStatuses takes at most ${MAX_SIGNATURES_PER_STATUS_CALL} signatures a call`);
+        throw new OncepayError(
+          RPC_CODES.BATCH_TOO_LARGE,
+          `getSignatureStatuses takes at most ${MAX_SIGNATURES_PER_STATUS_CALL} signatures a call`,
+        );
       const r = await call<unknown>('getSignatureStatuses', [signatures, { searchTransactionHistory: true }], o);
       const value = r !== null && typeof r === 'object' ? (r as { value?: unknown }).value : undefined;
       const statuses = Array.isArray(value) && value.length === signatures.length ? value.map(statusOf) : undefined;

@@ -92,7 +92,7 @@ async function backfillRange(
     const end = Math.min(o.toSlot, start + o.listSpan - 1);
     const listed = await deps.rpc.getBlocks(start, end, o.commitment, { signal });
     for (const part of chunks(listed, o.chunkSize)) {
-      if (signal?.aborted) throw signal.reason ?? new Error('aborted');
+      if (signal?.aborted) throw signal.reason ?? new OncepayError(SOURCE_CODES.STOPPED, 'aborted');
       const outcomes = await readSlots({
         rpc: deps.rpc,
         decode: deps.decode,

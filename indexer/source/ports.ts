@@ -1,7 +1,7 @@
 // What the sources need from the rest of the indexer, as narrow interfaces: the ledger (one transaction per
 // batch) and a metrics sink. Tests and the CLI pass the real ones.
 import type { ApplyBatchInput, ApplyBatchResult } from '../ledger/types';
-import { SOURCE_CODES } from '../../common/errors/codes';
+import { OncepayError, SOURCE_CODES } from '../../common/errors';
 
 export interface LedgerPort {
   applyBatch(input: ApplyBatchInput): Promise<ApplyBatchResult>;
@@ -32,6 +32,6 @@ export const NO_METRICS: SourceMetrics = {
 export function toSlotNumber(x: bigint | number | string | null): number | null {
   if (x === null || x === undefined) return null;
   const n = Number(x);
-  if (!Number.isSafeInteger(n) || n < 0) throw new Error(`${SOURCE_CODES.INVALID_CHECKPOINT}: ${String(x)}`);
+  if (!Number.isSafeInteger(n) || n < 0) throw new OncepayError(SOURCE_CODES.INVALID_CHECKPOINT, String(x));
   return n;
 }

@@ -2,6 +2,7 @@
 // and everything it awaits races that end, so no await outlives the session. The websocket source's session
 // (ws-session.ts) runs inside one.
 import { onStop } from './subscription-sink';
+import { OncepayError, SOURCE_CODES } from '../../common/errors';
 
 export interface SessionScope {
   /** Aborted when the session ends (stop or failure): every call the session makes takes it. */
@@ -22,7 +23,9 @@ export function createSessionScope(stop: AbortSignal): SessionScope {
   const ac = new AbortController();
   let failure: unknown = null;
   const ended = new Promise<never>((_, reject) =>
-    ac.signal.addEventListener('abort', () => reject(failure ?? new Error('stopped')), { once: true }),
+    ac.signal.addEventListener('abort', () => reject(failure ?? new OncepayError(SOURCE_CODES.STOPPED, 'stopped')), {
+      once: true,
+    }),
   );
   ended.catch(() => undefined);
   const unlistenStop = onStop(stop, () => ac.abort());

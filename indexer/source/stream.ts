@@ -34,6 +34,7 @@ export { DEFAULT_STREAM, STREAM_SOURCE, type StreamOptions };
 
 export type { GeyserClient } from './stream-options';
 import type { GeyserClient } from './stream-options';
+import { OncepayError, SOURCE_CODES } from '../../common/errors';
 
 export type { ProvisionalPort } from './subscription-sink';
 
@@ -141,7 +142,7 @@ export function createStreamSource(deps: StreamDeps, options: Pick<StreamOptions
       setInterval(
         () => {
           if (Date.now() - lastMessage > o.idleTimeoutMs)
-            stream.destroy(new Error('stream idle: no message, not even a ping'));
+            stream.destroy(new OncepayError(SOURCE_CODES.STREAM_IDLE, 'stream idle: no message, not even a ping'));
         },
         Math.min(1000, o.idleTimeoutMs),
       ),
@@ -185,7 +186,7 @@ export function createStreamSource(deps: StreamDeps, options: Pick<StreamOptions
             metrics.setCheckpointLag(o.cluster, STREAM_SOURCE, Math.max(0, tip - stats.checkpoint));
         }
       }
-      if (!signal.aborted) throw new Error('stream ended by the server');
+      if (!signal.aborted) throw new OncepayError(SOURCE_CODES.STREAM_ENDED, 'stream ended by the server');
       await flushCheckpoint();
     } catch (e) {
       if (signal.aborted) {

@@ -14,7 +14,7 @@
 // (queries.ts leaseHints). The decisions are pure (webhook-hint-plan.ts); this is the I/O shell around them.
 import type { Pool } from 'pg';
 import type { Logger } from 'pino';
-import { isOncepayError } from '../../common/errors';
+import { isOncepayError, OncepayError, SOURCE_CODES } from '../../common/errors';
 import { failpoint } from '../../common/failpoint';
 import { holdConnection } from '../../db/held-connection';
 import { decodeTransaction } from '../decode';
@@ -301,7 +301,8 @@ export function createChainVerifier(opts: ChainVerifierOptions) {
           continue;
         }
         const step = nextHintStep(hints[i], look, policy, random());
-        if (step.action === 'credit') throw new Error('a status alone never credits'); // only a transaction does
+        if (step.action === 'credit')
+          throw new OncepayError(SOURCE_CODES.HINT_STEP_INVALID, 'a status alone never credits'); // only a transaction does
         results.push(outcome(hints[i], await settleWithout(hints[i], step, null)));
         settled.add(hints[i].id);
       }

@@ -4,6 +4,7 @@
 import type { RpcClient } from '../rpc';
 import type { Observed } from './ws-apply';
 import { catchUpPage, type SignatureInfo } from './ws-plan';
+import { OncepayError, RPC_CODES } from '../../common/errors';
 
 const PAGE = 1000;
 
@@ -25,7 +26,8 @@ export async function catchUp(
         ...(o.minContextSlot === undefined ? {} : { minContextSlot: o.minContextSlot }),
       };
       const page = await rpc.call<SignatureInfo[]>('getSignaturesForAddress', [address, config], { signal: o.signal });
-      if (!Array.isArray(page)) throw new Error(`getSignaturesForAddress(${address}): not a list`);
+      if (!Array.isArray(page))
+        throw new OncepayError(RPC_CODES.MALFORMED_RESPONSE, `getSignaturesForAddress(${address}): not a list`);
       const step = catchUpPage(page, from, PAGE);
       read(step.read.map((r) => ({ ...r, commitment: 'finalized' as const })));
       before = step.before;

@@ -4,7 +4,7 @@
 // (ws-watched.ts), all inside one session scope (session-scope.ts): the session returns when the caller stops, and
 // throws on the first failure of anything it runs (socket closed, no pong, RPC or database away).
 import type WebSocket from 'ws';
-import { isOncepayError, SOURCE_CODES } from '../../common/errors';
+import { isOncepayError, OncepayError, SOURCE_CODES } from '../../common/errors';
 import { sleep } from '../../common/sleep';
 import { type RpcClient } from '../rpc';
 import { createApplyQueue } from './apply-queue';
@@ -109,7 +109,12 @@ export async function runWsSession(c: WsSessionContext, signal: AbortSignal, hea
   });
   const stopKeepAlive = keepAlive(ws, o, scope.fail);
   ws.on('close', (code: number, reason: unknown) =>
-    scope.fail(new Error(`websocket closed by the node (${code}${reason ? ` ${String(reason)}` : ''})`)),
+    scope.fail(
+      new OncepayError(
+        SOURCE_CODES.WS_CLOSED,
+        `websocket closed by the node (${code}${reason ? ` ${String(reason)}` : ''})`,
+      ),
+    ),
   );
   ws.on('error', (e: Error) => scope.fail(e));
   const refreshTimer = setInterval(watched.tick, o.refreshMs);
@@ -138,7 +143,7 @@ export async function runWsSession(c: WsSessionContext, signal: AbortSignal, hea
     scope.end();
     stopKeepAlive();
     clearInterval(refreshTimer);
-    rpc.close(new Error('session ended'));
+    rpc.close(new OncepayError(SOURCE_CODES.STOPPED, 'session ended'));
     // A graceful stop lets the ledger batch in flight commit (its RPC calls are aborted: nothing half-applied).
     await queue.running()?.catch(() => undefined);
     closeSocket(ws);

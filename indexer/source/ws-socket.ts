@@ -2,6 +2,7 @@
 // (a ping every pingMs; no message and no pong for idleTimeoutMs ends it) and closing it. No protocol here.
 import WebSocket from 'ws';
 import { onStop } from './subscription-sink';
+import { OncepayError, SOURCE_CODES } from '../../common/errors';
 
 /** A frame's text, whatever shape the `ws` client handed it over in. */
 export function textOf(raw: WebSocket.Data): string {
@@ -25,7 +26,8 @@ export function openSocket(connect: () => WebSocket, signal: AbortSignal): Promi
     };
     const onOpen = (): void => settle();
     const onError = (e: Error): void => settle(e);
-    const onClose = (code: number): void => settle(new Error(`websocket closed while connecting (${code})`));
+    const onClose = (code: number): void =>
+      settle(new OncepayError(SOURCE_CODES.WS_CLOSED, `websocket closed while connecting (${code})`));
     ws.on('open', onOpen);
     ws.on('error', onError);
     ws.on('close', onClose);
@@ -72,7 +74,8 @@ export function keepAlive(
       if (ws.readyState === WebSocket.OPEN) ws.ping();
     }),
     clock.every(Math.min(1000, o.idleTimeoutMs), () => {
-      if (clock.now() - lastHeard > o.idleTimeoutMs) idle(new Error('websocket idle: no message, no pong'));
+      if (clock.now() - lastHeard > o.idleTimeoutMs)
+        idle(new OncepayError(SOURCE_CODES.WS_IDLE, 'websocket idle: no message, no pong'));
     }),
   ];
   return () => {

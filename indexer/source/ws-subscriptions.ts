@@ -3,6 +3,7 @@
 // commitment it was sent at; an address dropped is unsubscribed, and its notifications are no longer taken.
 import type { SocketRpc } from './ws-rpc';
 import { logsSubscribeRequest, logsUnsubscribeRequest, type WsCommitment } from './ws-plan';
+import { OncepayError, RPC_CODES } from '../../common/errors';
 
 export interface SubscriptionSet {
   /** Subscribes `address` at every commitment; resolves once the node answered each with its subscription id. */
@@ -26,7 +27,10 @@ export function createSubscriptionSet(
   function subscribeAt(address: string, commitment: WsCommitment): Promise<number> {
     const mapped = (result: unknown): void => {
       if (typeof result !== 'number')
-        throw new Error(`logsSubscribe answered ${JSON.stringify(result)}, not a subscription id`);
+        throw new OncepayError(
+          RPC_CODES.MALFORMED_RESPONSE,
+          `logsSubscribe answered ${JSON.stringify(result)}, not a subscription id`,
+        );
       subs.set(result, { address, commitment });
     };
     return rpc.request((id) => logsSubscribeRequest(id, address, commitment), mapped) as Promise<number>;

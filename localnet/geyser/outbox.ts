@@ -14,6 +14,7 @@
 // (a message boundary is independent of DATA frame boundaries), at most MAX_BATCH bytes at a time, written to the
 // call's HTTP/2 stream directly: grpc-js has no public way to write several messages at once.
 import type * as grpc from '@grpc/grpc-js';
+import { OncepayError, LOCALNET_CODES } from '../../common/errors';
 
 /**
  * The largest batch: one DATA frame at the default SETTINGS_MAX_FRAME_SIZE (16 KiB, what the client advertises),
@@ -51,7 +52,10 @@ export interface Outbox {
 export function http2StreamOf(call: grpc.ServerDuplexStream<unknown, unknown>): RawStream {
   const stream = (call as unknown as { call?: { stream?: Partial<RawStream> & { respond?: unknown } } }).call?.stream;
   if (!stream || typeof stream.write !== 'function' || typeof stream.respond !== 'function')
-    throw new Error('localnet geyser: the grpc-js call no longer exposes its HTTP/2 stream (call.call.stream)');
+    throw new OncepayError(
+      LOCALNET_CODES.GEYSER_UNSUPPORTED,
+      'localnet geyser: the grpc-js call no longer exposes its HTTP/2 stream (call.call.stream)',
+    );
   return stream as RawStream;
 }
 

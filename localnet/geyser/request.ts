@@ -11,6 +11,7 @@ import {
   SubscribeRequestFilterSlots,
   SubscribeRequestFilterTransactions,
 } from '@triton-one/yellowstone-grpc';
+import { OncepayError, LOCALNET_CODES } from '../../common/errors';
 
 type MapField = 'accounts' | 'slots' | 'transactions' | 'transactionsStatus' | 'blocks' | 'blocksMeta' | 'entry';
 const MAP_FIELDS: Record<number, { name: MapField; empty: () => unknown }> = {
@@ -33,7 +34,7 @@ class Reader {
     let n = 0;
     let mul = 1;
     for (;;) {
-      if (this.pos >= this.end) throw new Error('truncated varint');
+      if (this.pos >= this.end) throw new OncepayError(LOCALNET_CODES.GEYSER_REQUEST_MALFORMED, 'truncated varint');
       const x = this.b[this.pos++];
       n += (x & 0x7f) * mul;
       if (x < 0x80) return n;
@@ -50,7 +51,7 @@ class Reader {
       const start = this.pos;
       this.pos += len;
       return [start, start + len];
-    } else throw new Error(`unsupported wire type ${wire}`);
+    } else throw new OncepayError(LOCALNET_CODES.GEYSER_REQUEST_MALFORMED, `unsupported wire type ${wire}`);
     return null;
   }
 }

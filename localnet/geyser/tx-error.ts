@@ -2,6 +2,7 @@
 // plugin interface hands Yellowstone). Variant order is the enum order of Agave's TransactionError and
 // InstructionError; a test decodes every entry with the Yellowstone client's own decoder.
 import { IX_ERR_NAMES, TX_ERR_NAMES, type RpcTxError } from '../encode';
+import { OncepayError, LOCALNET_CODES } from '../../common/errors';
 
 /**
  * Agave's order from LiteSVM's lists of field-less variants (localnet/encode.ts), with the variants that carry data
@@ -37,7 +38,7 @@ const u32 = (n: number): number[] => [n & 0xff, (n >>> 8) & 0xff, (n >>> 16) & 0
 
 function variant(list: readonly string[], name: string): number {
   const i = list.indexOf(name);
-  if (i < 0) throw new Error(`unknown error variant ${name}`);
+  if (i < 0) throw new OncepayError(LOCALNET_CODES.GEYSER_UNSUPPORTED, `unknown error variant ${name}`);
   return i;
 }
 
@@ -45,7 +46,7 @@ function instructionError(e: unknown): number[] {
   if (typeof e === 'string') return u32(variant(INSTRUCTION_ERROR_VARIANTS, e));
   const custom = (e as { Custom?: unknown } | null)?.Custom;
   if (typeof custom === 'number') return [...u32(variant(INSTRUCTION_ERROR_VARIANTS, 'Custom')), ...u32(custom)];
-  throw new Error(`unsupported instruction error ${JSON.stringify(e)}`);
+  throw new OncepayError(LOCALNET_CODES.GEYSER_UNSUPPORTED, `unsupported instruction error ${JSON.stringify(e)}`);
 }
 
 /** Bincode of one transaction error in the RPC's JSON shape. */
@@ -65,5 +66,5 @@ export function encodeTxError(err: RpcTxError): Uint8Array {
     const index = Number((value as { account_index?: unknown }).account_index);
     return Uint8Array.from([...u32(variant(TX_ERROR_VARIANTS, name)), index & 0xff]);
   }
-  throw new Error(`unsupported transaction error ${JSON.stringify(err)}`);
+  throw new OncepayError(LOCALNET_CODES.GEYSER_UNSUPPORTED, `unsupported transaction error ${JSON.stringify(err)}`);
 }

@@ -3,13 +3,14 @@
 // finalized block of the run, decoded), PostgreSQL (the payout journal, receipts, invoices, exceptions, fulfilments,
 // outbox, delivery counters, refunds) and the merchant endpoint's own record of what it applied.
 import { Connection, PublicKey } from '@solana/web3.js';
-import { customErrorCode } from '../../app/payout/program';
+import { customErrorCode } from '../../app/program/errors';
 import { listAttempts } from '../../app/payout/store';
 import { decodeBlock } from '../../indexer/decode';
 import { createRpcClient } from '../../indexer/rpc';
 import { tokenBalance } from '../../testkit/cluster';
 import type { Evidence } from '../evidence';
 import { CHAOS_CLUSTER, type Stage } from './stage';
+import { OncepayError, SIM_CODES } from '../../common/errors';
 
 const key = (signature: string, ix: number, inner: number) => `${signature}/${ix}/${inner}`;
 
@@ -20,7 +21,8 @@ async function chainTransfers(s: Stage, deposits: Set<string>): Promise<Evidence
   for (const slot of await rpc.getBlocks(s.firstSlot, finalized, 'finalized')) {
     const got = await rpc.getBlock(slot, 'finalized');
     if (got.status === 'skipped') continue;
-    if (got.status !== 'ok') throw new Error(`block ${slot} is not available: ${got.message}`);
+    if (got.status !== 'ok')
+      throw new OncepayError(SIM_CODES.EVIDENCE_MISSING, `block ${slot} is not available: ${got.message}`);
     for (const r of decodeBlock(got.block, { slot, cluster: CHAOS_CLUSTER })) {
       out.push({
         key: key(r.signature, r.ixIndex, r.innerIndex),

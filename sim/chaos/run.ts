@@ -1,18 +1,19 @@
 // `make chaos SEEDS=1,2,3`: the system layer, one seeded chaos run of the real processes per seed (sim/chaos/
 // harness.ts), each checked against the invariants. A failing seed is printed with what broke and the run's log.
 import { Command } from 'commander';
-import { ONCEPAY_PROGRAM_ID } from '../../app/payout/program';
+import { ONCEPAY_PROGRAM_ID } from '../../app/program/idl';
 import { requireProgramSo } from '../../common/program-binary';
 import { startLocalnet } from '../../localnet';
 import { runChaos } from './harness';
 import { DEFAULT_PLAN, planChaos } from './plan';
+import { OncepayError, SIM_CODES } from '../../common/errors';
 
 function seedsOf(v: string): number[] {
   const out: number[] = [];
   for (const part of v.split(',')) {
     const [a, b] = part.split('-').map((x) => Number(x.trim()));
     if (!Number.isSafeInteger(a) || (b !== undefined && !Number.isSafeInteger(b)))
-      throw new Error(`seeds are integers or ranges (1,2,5-9), got ${v}`);
+      throw new OncepayError(SIM_CODES.OPTION_INVALID, `seeds are integers or ranges (1,2,5-9), got ${v}`);
     for (let s = a; s <= (b ?? a); s++) out.push(s);
   }
   return out;

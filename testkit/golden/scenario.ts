@@ -29,7 +29,8 @@ import {
 import WebSocket from 'ws';
 import bs58 from 'bs58';
 import { opId } from '../../app/op-id';
-import { executePayoutInstruction, initializeMerchantInstruction } from '../../app/payout/program';
+import { executePayoutInstruction } from '../../app/payout/program';
+import { initializeMerchantInstruction } from '../../app/merchant/instructions';
 import { mintAccountInstructions } from '../cluster';
 import { sleep } from '../../common/sleep';
 

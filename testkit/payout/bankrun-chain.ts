@@ -6,7 +6,8 @@ import * as path from 'path';
 import { Keypair, PublicKey, SystemProgram, Transaction, TransactionError } from '@solana/web3.js';
 import { ProgramTestContext, start } from 'solana-bankrun';
 import { PayoutChain, SignatureStatus } from '../../app/payout/chain';
-import { decodeOpAccount, ONCEPAY_PROGRAM_ID } from '../../app/payout/program';
+import { decodeOpAccount } from '../../app/payout/program';
+import { ONCEPAY_PROGRAM_ID } from '../../app/program/idl';
 import { SetupIo } from './setup';
 import { requireProgramSo } from '../../common/program-binary';
 

@@ -10,7 +10,8 @@ import {
   createInitializeMint2Instruction,
   createMintToInstruction,
 } from '@solana/spl-token';
-import { initializeMerchantInstruction, ONCEPAY_PROGRAM_ID } from '../../app/payout/program';
+import { initializeMerchantInstruction } from '../../app/merchant/instructions';
+import { ONCEPAY_PROGRAM_ID } from '../../app/program/idl';
 import { confirm, send } from '../cluster';
 
 export { tokenBalance } from '../cluster';

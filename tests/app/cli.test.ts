@@ -6,7 +6,7 @@ import { buildCli } from '../../cli/main';
 import { TestDb } from '../../testkit/test-db';
 import { testDbAsCliEnv } from '../contracts/test-db-env';
 import { deriveOpId } from '../../app/op-id';
-import { ONCEPAY_PROGRAM_ID } from '../../app/payout/program';
+import { ONCEPAY_PROGRAM_ID } from '../../app/program/idl';
 import { runCli as run } from '../contracts/cli-in-process';
 
 describe('app/cli (oncepay payout …)', () => {

@@ -6,7 +6,7 @@ import { expect } from 'chai';
 import { hashApiKey } from '../../app/api/api-key-auth';
 import { prepareRefund, resolveException } from '../../app/exception/refund';
 import { exceptionTotals, getException, listExceptions } from '../../app/exception/store';
-import { insertMerchant, MerchantRow } from '../../app/payout/store';
+import { insertMerchant, MerchantRow } from '../../app/merchant/store';
 import { address } from '../../app/types';
 import { createLedger } from '../../indexer/ledger';
 import { createTestDb, TestDb } from '../../testkit/test-db';

@@ -10,7 +10,7 @@ import * as fs from 'fs';
 import * as path from 'path';
 import { Keypair, PublicKey, Transaction } from '@solana/web3.js';
 import { createMintToInstruction, createTransferCheckedInstruction } from '@solana/spl-token';
-import { setPayoutAuthorityInstruction } from '../../app/payout/program';
+import { setPayoutAuthorityInstruction } from '../../app/merchant/instructions';
 import { OncePay } from '../../sdk';
 import { getPayout, listAttempts, PayoutRow } from '../../app/payout/store';
 import { createLedger } from '../../indexer/ledger';

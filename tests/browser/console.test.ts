@@ -14,7 +14,7 @@ import { buildApiApp } from '../../app/api/build-api-app';
 import { hashApiKey } from '../../app/api/api-key-auth';
 import { addConsoleOperator } from '../../app/console/operators';
 import { listExceptions } from '../../app/exception/store';
-import { insertMerchant } from '../../app/payout/store';
+import { insertMerchant } from '../../app/merchant/store';
 import { address } from '../../app/types';
 import { createLedger } from '../../indexer/ledger';
 import { createOutboxWorker } from '../../indexer/outbox';

@@ -178,6 +178,8 @@ describe('db/host-cursor: which host a new connection tries', () => {
   });
 
   it('refuses an empty host list', () => {
-    expect(() => new HostCursor(0)).to.throw(RangeError);
+    expect(() => new HostCursor(0))
+      .to.throw(OncepayError)
+      .with.property('code', DB_CODES.HOSTS_MISSING);
   });
 });

@@ -5,8 +5,8 @@
 import { expect } from 'chai';
 import { Keypair } from '@solana/web3.js';
 import { hashApiKey } from '../../app/api/api-key-auth';
-import { insertMerchant } from '../../app/payout/store';
-import { ONCEPAY_PROGRAM_ID } from '../../app/payout/program';
+import { insertMerchant } from '../../app/merchant/store';
+import { ONCEPAY_PROGRAM_ID } from '../../app/program/idl';
 import { address } from '../../app/types';
 import { currentSuite, expectNoSecretShown, passwordOf } from './secrets';
 import { FaultDb, getJson, Proc, startFaultDb, startOncepay, waitFor } from './support';

@@ -13,7 +13,7 @@ import { convertIdlToCamelCase } from '@coral-xyz/anchor/dist/cjs/idl';
 import idl from '../../idl/oncepay.json';
 import { Keypair, SystemProgram } from '@solana/web3.js';
 import { BN } from '@coral-xyz/anchor';
-import { PROGRAM_ERRORS } from '../../app/payout/program';
+import { PROGRAM_ERRORS } from '../../app/program/errors';
 import { PROGRAM_ID, REPO_ROOT } from '../../testkit/program/runtimes';
 import { ERROR_CODES, merchantPda, opPda, program, TOKEN_PROGRAM_ID } from '../../testkit/program/world';
 

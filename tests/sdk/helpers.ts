@@ -13,7 +13,7 @@ import {
   MINT_SIZE,
   TOKEN_PROGRAM_ID,
 } from '@solana/spl-token';
-import { ONCEPAY_PROGRAM_ID } from '../../app/payout/program';
+import { ONCEPAY_PROGRAM_ID } from '../../app/program/idl';
 import { send } from '../../testkit/cluster';
 import { fund, startTestNode, TestNode } from '../../testkit/node';
 import { CliResult, oncepay, ROOT } from '../indexer/cli/run-cli';

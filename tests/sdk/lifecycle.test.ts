@@ -23,7 +23,8 @@ import {
   unpackAccount,
 } from '@solana/spl-token';
 import { TestNode } from '../../testkit/node';
-import { merchantAddress, ONCEPAY_PROGRAM_ID } from '../../app/payout/program';
+import { merchantAddress } from '../../app/merchant/instructions';
+import { ONCEPAY_PROGRAM_ID } from '../../app/program/idl';
 import { send } from '../../testkit/cluster';
 import { createTestDb, TestDb } from '../../testkit/test-db';
 import { OncePay, readKeypairFile } from '../../sdk';

@@ -18,7 +18,8 @@ import {
 import { TestNode } from '../../testkit/node';
 import { createPool } from '../../db/pool';
 import { resolveDatabaseUrl } from '../../db/local-server';
-import { merchantAddress, ONCEPAY_PROGRAM_ID } from '../../app/payout/program';
+import { merchantAddress } from '../../app/merchant/instructions';
+import { ONCEPAY_PROGRAM_ID } from '../../app/program/idl';
 import { deriveOperation } from '../../app/op-id';
 import { createTokenAccount, send, tokenBalance } from '../../testkit/cluster';
 import { Keys, ROOT, createMint, fundedKeypair, startNet } from './helpers';
@@ -128,8 +129,10 @@ describe('sdk: the packed package, installed into a fresh project (README exampl
     );
     expect(stray).to.deep.equal([]);
     const pkg = JSON.parse(fs.readFileSync(path.join(app, 'node_modules', 'oncepay', 'package.json'), 'utf8'));
-    for (const dev of ['mocha', 'chai', 'litesvm', 'solana-bankrun', 'ts-node', 'typescript', '@coral-xyz/anchor'])
+    for (const dev of ['mocha', 'chai', 'litesvm', 'solana-bankrun', 'ts-node', 'typescript'])
       expect(pkg.dependencies).to.not.have.property(dev);
+    // The program interface is read from the IDL at run time by Anchor's coder (app/program/idl.ts).
+    expect(pkg.dependencies).to.include({ '@coral-xyz/anchor': '0.32.1' });
   });
 
   it('packed from a clean build whatever was built before: no leftover, no build-info, no source-map comment without its map', () => {

@@ -5,12 +5,8 @@ import { BorshCoder, Idl } from '@coral-xyz/anchor';
 import { Keypair, PublicKey } from '@solana/web3.js';
 import { Account, AccountState, ExtensionType, Mint, TOKEN_2022_PROGRAM_ID } from '@solana/spl-token';
 import { decodeMerchantAccount, MERCHANT_ACCOUNT_LEN } from '../../app/merchant/account';
-import {
-  merchantAddress,
-  ONCEPAY_PROGRAM_ID,
-  setPausedInstruction,
-  setPayoutAuthorityInstruction,
-} from '../../app/payout/program';
+import { merchantAddress, setPausedInstruction, setPayoutAuthorityInstruction } from '../../app/merchant/instructions';
+import { ONCEPAY_PROGRAM_ID } from '../../app/program/idl';
 import { refundTerms } from '../../app/exception/refund';
 import { refundPayoutId } from '../../app/exception/refund-id';
 import { ExceptionRow } from '../../app/exception/types';

@@ -5,7 +5,7 @@
 // again, the merchant endpoint failing; then the chain, the ledger and the merchant endpoint are checked against the
 // invariants. Seeds 1 and 2 here (ONCEPAY_CHAOS_SEEDS=3,4 for others); `make chaos SEEDS=…` for longer runs.
 import { expect } from 'chai';
-import { ONCEPAY_PROGRAM_ID } from '../../app/payout/program';
+import { ONCEPAY_PROGRAM_ID } from '../../app/program/idl';
 import { requireProgramSo } from '../../common/program-binary';
 import { startLocalnet, type LocalnetHandle } from '../../localnet';
 import { runChaos } from '../../sim/chaos/harness';

@@ -12,8 +12,8 @@ import { createTestDb, TestDb } from '../../../testkit/test-db';
 import { buildApiApp } from '../../../app/api/build-api-app';
 import { hashApiKey } from '../../../app/api/api-key-auth';
 import { API_ERRORS } from '../../../app/api/errors';
-import { insertMerchant } from '../../../app/payout/store';
-import { ONCEPAY_PROGRAM_ID } from '../../../app/payout/program';
+import { insertMerchant } from '../../../app/merchant/store';
+import { ONCEPAY_PROGRAM_ID } from '../../../app/program/idl';
 import { address } from '../../../app/types';
 
 const KEY = 'test-api-key-auth-merchant-0001';

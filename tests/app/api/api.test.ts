@@ -6,9 +6,9 @@ import { buildApiApp } from '../../../app/api/build-api-app';
 import { hashApiKey } from '../../../app/api/api-key-auth';
 import { API_ERRORS } from '../../../app/api/errors';
 import { pruneIdempotencyKeys } from '../../../app/api/idempotency';
-import { insertMerchant, MerchantRow } from '../../../app/payout/store';
+import { insertMerchant, MerchantRow } from '../../../app/merchant/store';
 import { deriveOpId } from '../../../app/op-id';
-import { ONCEPAY_PROGRAM_ID } from '../../../app/payout/program';
+import { ONCEPAY_PROGRAM_ID } from '../../../app/program/idl';
 import { address } from '../../../app/types';
 
 const KEY_A = 'test-api-key-merchant-a-000001';

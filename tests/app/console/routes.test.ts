@@ -11,7 +11,7 @@ import { sessionIdHash } from '../../../app/console/store';
 import { CONTENT_SECURITY_POLICY } from '../../../app/console/security-headers';
 import { listExceptions } from '../../../app/exception/store';
 import { hashApiKey } from '../../../app/api/api-key-auth';
-import { insertMerchant } from '../../../app/payout/store';
+import { insertMerchant } from '../../../app/merchant/store';
 import { address } from '../../../app/types';
 import { createLedger } from '../../../indexer/ledger';
 import { createTestDb, TestDb } from '../../../testkit/test-db';

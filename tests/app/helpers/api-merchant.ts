@@ -2,8 +2,8 @@
 import { Keypair } from '@solana/web3.js';
 import type { Pool } from 'pg';
 import { hashApiKey } from '../../../app/api/api-key-auth';
-import { ONCEPAY_PROGRAM_ID } from '../../../app/payout/program';
-import { insertMerchant, MerchantRow } from '../../../app/payout/store';
+import { ONCEPAY_PROGRAM_ID } from '../../../app/program/idl';
+import { insertMerchant, MerchantRow } from '../../../app/merchant/store';
 import { address } from '../../../app/types';
 
 export function insertApiMerchant(pool: Pool, name: string, apiKey: string): Promise<MerchantRow> {

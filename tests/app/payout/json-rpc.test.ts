@@ -10,7 +10,8 @@ import { PAYOUT_CODES, RPC_CODES } from '../../../common/errors/codes';
 import { Connection } from '@solana/web3.js';
 import { createConnectionChain, parseOpAccountInfo, parseOpAccountsInfo } from '../../../app/payout/chain';
 import { jsonRpc } from '../../../app/payout/json-rpc';
-import { OP_ACCOUNT_DISCRIMINATOR, OP_ACCOUNT_LEN, ONCEPAY_PROGRAM_ID } from '../../../app/payout/program';
+import { OP_ACCOUNT_DISCRIMINATOR, OP_ACCOUNT_LEN } from '../../../app/payout/program';
+import { ONCEPAY_PROGRAM_ID } from '../../../app/program/idl';
 import { address } from '../../../app/types';
 
 /** A server whose next answer is `reply` (status, body; or no answer at all). */

@@ -4,8 +4,9 @@ import { Keypair } from '@solana/web3.js';
 import { createTestDb, TestDb } from '../../../testkit/test-db';
 import { hashApiKey } from '../../../app/api/api-key-auth';
 import { preparePayout } from '../../../app/payout/create-payout';
-import { insertAttempt, insertMerchant, insertPayout, MerchantRow } from '../../../app/payout/store';
-import { ONCEPAY_PROGRAM_ID } from '../../../app/payout/program';
+import { insertAttempt, insertPayout } from '../../../app/payout/store';
+import { insertMerchant, MerchantRow } from '../../../app/merchant/store';
+import { ONCEPAY_PROGRAM_ID } from '../../../app/program/idl';
 import { address, signature } from '../../../app/types';
 
 describe('app/schema (migration 0100)', () => {

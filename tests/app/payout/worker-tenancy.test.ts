@@ -9,7 +9,7 @@ import { Keypair, Transaction } from '@solana/web3.js';
 import { Pool } from 'pg';
 import { createPool } from '../../../db/pool';
 import { createConnectionChain } from '../../../app/payout/chain';
-import { setPayoutAuthorityInstruction } from '../../../app/payout/program';
+import { setPayoutAuthorityInstruction } from '../../../app/merchant/instructions';
 import { getPayout, listAttempts, PayoutRow } from '../../../app/payout/store';
 import { PayoutResult } from '../../../app/payout/run-payout';
 import { PayoutWorker, PayoutWorkerOptions, startPayoutWorker } from '../../../app/payout/worker';

@@ -24,7 +24,7 @@ describe('indexer/source session scope (pure)', () => {
     expect(await scope.guard(Promise.resolve('answer'))).to.equal('answer');
     stop.abort();
     expect(scope.signal.aborted).to.equal(true);
-    expect((await rejection<Error>(scope.ended)).message).to.equal('stopped');
+    expect((await rejection<Error>(scope.ended)).message).to.equal('ONCEPAY__SOURCE__STOPPED: stopped');
     scope.fail(new Error('too late'));
     expect(scope.failure()).to.equal(null);
   });

@@ -119,6 +119,6 @@ describe('indexer/source ws catch-up (scripted getSignaturesForAddress)', () => 
     await catchUp(rpc as never, ['ADDR'], 0, () => undefined, { signal: new AbortController().signal }).catch(
       (e: Error) => (message = e.message),
     );
-    expect(message).to.equal('getSignaturesForAddress(ADDR): not a list');
+    expect(message).to.equal('ONCEPAY__RPC__MALFORMED_RESPONSE: getSignaturesForAddress(ADDR): not a list');
   });
 });

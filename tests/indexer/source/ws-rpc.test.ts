@@ -100,7 +100,7 @@ describe('indexer/source ws subscription set (pure)', () => {
     const bad = set.subscribe('BAD');
     rpc.answer({ kind: 'result', id: 1, result: { not: 'an id' } });
     expect((await rejection<Error>(bad)).message).to.equal(
-      'logsSubscribe answered {"not":"an id"}, not a subscription id',
+      'ONCEPAY__RPC__MALFORMED_RESPONSE: logsSubscribe answered {"not":"an id"}, not a subscription id',
     );
     const good = set.subscribe('A');
     rpc.answer({ kind: 'result', id: 2, result: 9 });

@@ -60,7 +60,7 @@ describe('indexer/source ws socket (no network)', () => {
     const closed = fakeSocket();
     const refused = openSocket(() => closed.socket, new AbortController().signal).catch((e: Error) => e.message);
     closed.ws.emit('close', 1006);
-    expect(await refused).to.equal('websocket closed while connecting (1006)');
+    expect(await refused).to.equal('ONCEPAY__SOURCE__WS_CLOSED: websocket closed while connecting (1006)');
 
     const stop = new AbortController();
     const stopped = fakeSocket();
@@ -68,7 +68,7 @@ describe('indexer/source ws socket (no network)', () => {
     stop.abort();
     expect(stopped.calls).to.deep.equal(['terminate']);
     stopped.ws.emit('close', 1006); // what terminate() leads to
-    expect(await abandoned).to.equal('websocket closed while connecting (1006)');
+    expect(await abandoned).to.equal('ONCEPAY__SOURCE__WS_CLOSED: websocket closed while connecting (1006)');
   });
 
   it('pings an open socket every pingMs, and calls it idle once nothing was heard for idleTimeoutMs', () => {
@@ -85,7 +85,7 @@ describe('indexer/source ws socket (no network)', () => {
     clock.advance(35_000);
     expect(idle).to.deep.equal([]);
     clock.advance(1_000); // 36 s of silence
-    expect(idle[0]).to.equal('websocket idle: no message, no pong');
+    expect(idle[0]).to.equal('ONCEPAY__SOURCE__WS_IDLE: websocket idle: no message, no pong');
     stop();
     const pings = calls.length;
     clock.advance(100_000);

@@ -1,11 +1,11 @@
-// app/payout/registry and app/payout/retry: the registered merchants as an operator names them, and a merchant's
+// app/merchant/registry and app/payout/retry: the registered merchants as an operator names them, and a merchant's
 // failed payouts reopened; against a schema of their own.
 import { expect } from 'chai';
 import { Keypair } from '@solana/web3.js';
 import { hashApiKey } from '../../../app/api/api-key-auth';
 import { createPayout } from '../../../app/payout/create-payout';
-import { ONCEPAY_PROGRAM_ID } from '../../../app/payout/program';
-import { registerMerchant, resolveMerchant } from '../../../app/payout/registry';
+import { ONCEPAY_PROGRAM_ID } from '../../../app/program/idl';
+import { registerMerchant, resolveMerchant } from '../../../app/merchant/registry';
 import { retryFailedPayouts } from '../../../app/payout/retry';
 import { createTestDb, TestDb } from '../../../testkit/test-db';
 
@@ -16,7 +16,7 @@ const codeOf = (p: Promise<unknown>) =>
     (e: { code?: string; context?: unknown; message: string }) => e,
   );
 
-describe('app/payout/registry, app/payout/retry', () => {
+describe('app/merchant/registry, app/payout/retry', () => {
   let db: TestDb;
   before(async () => (db = await createTestDb('payout_registry')));
   after(async () => db?.drop());
