@@ -26,6 +26,7 @@ import { pruneIdempotencyKeys } from './api/idempotency';
 import { CLI_CODES, PAYOUT_CODES } from '../common/errors/codes';
 import { deriveOperation } from './op-id';
 import { createConnectionChain } from './payout/chain';
+import { mintDecimalsFromChain } from './invoice/mint-decimals-rpc';
 import { createPayout } from './payout/create-payout';
 import { EXECUTOR_NAMES, executorNamed } from './payout/executor';
 import { RunPayoutDeps, runPayout } from './payout/run-payout';
@@ -214,6 +215,7 @@ export function register(program: Command): void {
       ).makeOptionMandatory(),
     )
     .addOption(addressOption('--token-program <address>', 'SPL Token (default) or Token-2022 program id'))
+    .addOption(addressOption('--receiving-address <address>', 'wallet its invoices are paid to unless one is named'))
     .option(
       '--api-key <key>',
       'use this API key instead of a generated one (16–512 visible ASCII characters; visible in `ps`: prefer the generated one)',
@@ -227,6 +229,7 @@ export function register(program: Command): void {
         merchant: string;
         vault: string;
         tokenProgram?: string;
+        receivingAddress?: string;
         apiKey?: string;
         json?: boolean;
       }) => {
@@ -240,6 +243,7 @@ export function register(program: Command): void {
             merchantAddress: address(o.merchant, 'merchant'),
             vault: address(o.vault, 'vault'),
             tokenProgram: o.tokenProgram ? address(o.tokenProgram, 'token program') : undefined,
+            receivingAddress: o.receivingAddress ? address(o.receivingAddress, 'receiving address') : undefined,
           }),
         );
         print({ id: m.id, name: m.name, merchant: m.merchantAddress, apiKey }, o.json);
@@ -457,7 +461,9 @@ export function register(program: Command): void {
         const worker = execDb
           ? startPayoutWorker(workerOptions(execDb, { ...o, rpc: rpc!, authority: o.authority! }))
           : undefined;
-        const app = await buildApiApp({ db });
+        // With --rpc, a new invoice's mint has its decimals read from the chain (once per mint).
+        const readMintDecimals = o.rpc ? mintDecimalsFromChain(new Connection(o.rpc, 'finalized')) : undefined;
+        const app = await buildApiApp({ db, invoices: { readMintDecimals } });
         const url = await app.listen({ host: o.host, port: o.port });
         log.info({ url, executes: !!worker }, 'merchant API listening');
         process.stdout.write(`${JSON.stringify({ url })}\n`);

@@ -10,11 +10,14 @@ import { registerAuthenticatedRoutes } from './api-key-auth';
 import { fastifyRefusal, sendHttpError } from '../../common/errors/http';
 import { ApiError, errorBodySchema, toApiError } from './errors';
 import { payoutRoutes } from './payout-routes';
+import { invoiceRoutes, InvoiceRoutesOptions } from './invoice-routes';
 
 export interface ApiAppOptions {
   db: Pool;
   idempotencyStaleMs?: number;
   bodyLimit?: number;
+  /** Invoices: how a mint's decimals are read from the chain, and the public URL of checkout links. */
+  invoices?: Pick<InvoiceRoutesOptions, 'readMintDecimals' | 'publicUrl'>;
 }
 
 function fromFastifyError(e: FastifyError): ApiError {
@@ -25,6 +28,9 @@ function fromFastifyError(e: FastifyError): ApiError {
     const field = v?.instancePath?.replace(/^\//, '');
     if (field === 'amount') return new ApiError('AMOUNT_MALFORMED');
     if (field === 'payoutId') return new ApiError('PAYOUT_ID_MALFORMED');
+    if (field === 'invoiceId') return new ApiError('INVOICE_ID_MALFORMED');
+    if (e.validationContext === 'querystring')
+      return new ApiError('FILTER_INVALID', `query${v?.instancePath ?? ''} ${v?.message}`);
     return new ApiError(
       'BODY_INVALID',
       `${e.validationContext ?? 'request'}${v?.instancePath ?? ''} ${v?.message ?? 'is invalid'}`,
@@ -82,6 +88,11 @@ export async function buildApiApp(opts: ApiAppOptions): Promise<FastifyInstance>
   await registerAuthenticatedRoutes(app, opts.db, payoutRoutes, {
     db: opts.db,
     idempotencyStaleMs: opts.idempotencyStaleMs ?? 60_000,
+  });
+  await registerAuthenticatedRoutes(app, opts.db, invoiceRoutes, {
+    db: opts.db,
+    idempotencyStaleMs: opts.idempotencyStaleMs ?? 60_000,
+    ...opts.invoices,
   });
 
   await app.register(healthRoutes, { db: opts.db });
