@@ -11,6 +11,7 @@ import { fastifyRefusal, sendHttpError } from '../../common/errors/http';
 import { ApiError, errorBodySchema, toApiError } from './errors';
 import { payoutRoutes } from './payout-routes';
 import { invoiceRoutes, InvoiceRoutesOptions } from './invoice-routes';
+import { checkoutRoutes, CheckoutRoutesOptions } from '../checkout/checkout-routes';
 
 export interface ApiAppOptions {
   db: Pool;
@@ -18,6 +19,8 @@ export interface ApiAppOptions {
   bodyLimit?: number;
   /** Invoices: how a mint's decimals are read from the chain, and the public URL of checkout links. */
   invoices?: Pick<InvoiceRoutesOptions, 'readMintDecimals' | 'publicUrl'>;
+  /** The public checkout page's bounds (event streams, heartbeat). */
+  checkout?: Omit<CheckoutRoutesOptions, 'db'>;
 }
 
 function fromFastifyError(e: FastifyError): ApiError {
@@ -95,6 +98,7 @@ export async function buildApiApp(opts: ApiAppOptions): Promise<FastifyInstance>
     ...opts.invoices,
   });
 
+  await app.register(checkoutRoutes, { db: opts.db, ...opts.checkout }); // public: the payer's page
   await app.register(healthRoutes, { db: opts.db });
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
   app.get('/metrics', { schema: { hide: true } }, async (_req, reply) => {

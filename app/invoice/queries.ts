@@ -123,3 +123,7 @@ export function putMintDecimals(mint: string, decimals: number): Query {
     values: [mint, decimals],
   };
 }
+
+export function countExceptions(ledgerInvoiceId: string): Query {
+  return { text: 'SELECT count(*) AS n FROM exceptions WHERE invoice_id = $1', values: [ledgerInvoiceId] };
+}

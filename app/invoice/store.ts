@@ -169,6 +169,11 @@ export async function invoiceDetail(db: Db, inv: InvoiceRow): Promise<InvoiceDet
   };
 }
 
+/** How many exceptions the ledger raised on this invoice (overpayment, late payment, …). */
+export async function exceptionCount(db: Db, ledgerInvoiceId: string): Promise<number> {
+  return Number((await one<{ n: string }>(db, q.countExceptions(ledgerInvoiceId)))!.n);
+}
+
 /** Reads a mint's decimals from the chain: null when the account is not a token mint. */
 export type ReadMintDecimals = (mint: string) => Promise<number | null>;
 
