@@ -9,6 +9,7 @@ import { onStopSignals, shutdownHelp } from '../common/shutdown';
 import { createPoolFromEnv } from '../db/pool';
 import { serveMetrics } from '../indexer/metrics';
 import { startPayoutWorker } from '../app/payout/worker';
+import { mintDecimalsFromChain } from '../app/invoice/mint-decimals-rpc';
 import { Connection } from '@solana/web3.js';
 import { urlCarriesSecret } from '../common/redact';
 import { clusterOption, intOption, keypairFilesArg, rpcOption, urlArg } from './options';
@@ -99,7 +100,13 @@ async function serve(o: ServeOpts, cmd: Command): Promise<void> {
   const worker = execDb
     ? startPayoutWorker(workerOptions(execDb, { ...o, rpc: rpc!, authority: o.authority! }))
     : undefined;
-  const app = await buildApiApp({ db, console: o.console ? consoleOptions(o, rpc) : undefined });
+  // With --rpc, a new invoice's mint has its decimals read from the chain (once per mint).
+  const readMintDecimals = o.rpc ? mintDecimalsFromChain(new Connection(o.rpc, 'finalized')) : undefined;
+  const app = await buildApiApp({
+    db,
+    console: o.console ? consoleOptions(o, rpc) : undefined,
+    invoices: { readMintDecimals },
+  });
   const url = await app.listen({ host: o.host, port: o.port });
   log.info({ url, executes: !!worker }, 'merchant API listening');
   process.stdout.write(`${JSON.stringify({ url, ...(o.console ? { console: `${url}/console/` } : {}) })}\n`);

@@ -71,6 +71,7 @@ function merchantAdd(payout: Command): void {
       ).makeOptionMandatory(),
     )
     .addOption(addressOption('--token-program <address>', 'SPL Token (default) or Token-2022 program id'))
+    .addOption(addressOption('--receiving-address <address>', 'wallet its invoices are paid to unless one is named'))
     .option(
       '--api-key <key>',
       'use this API key instead of a generated one (16–512 visible ASCII characters; visible in `ps`: prefer the generated one)',

@@ -4,13 +4,18 @@
 import * as crypto from 'crypto';
 import { Connection, Keypair, PublicKey } from '@solana/web3.js';
 import { Pool } from 'pg';
+import { sleep } from '../common/sleep';
 import { OncepayError } from '../common/errors';
 import { logger } from '../common/log';
 import { migrate } from '../db/migrate';
 import { createPool } from '../db/pool';
 import { resolveDatabaseUrl } from '../db/local-server';
 import { hashApiKey } from '../app/api/api-key-auth';
-import { EXCEPTION_CODES, PAYOUT_CODES, SDK_CODES } from '../common/errors/codes';
+import { EXCEPTION_CODES, INVOICE_CODES, PAYOUT_CODES, SDK_CODES } from '../common/errors/codes';
+import { createInvoice } from '../app/invoice/create-invoice';
+import { decodeCursor, encodeCursor } from '../app/invoice/list-cursor';
+import { mintDecimalsFromChain } from '../app/invoice/mint-decimals-rpc';
+import { getInvoice, invoiceDetail, listInvoices } from '../app/invoice/store';
 import { exceptionTotals, getException, listExceptions } from '../app/exception/store';
 import { prepareRefund, refundException, resolveException } from '../app/exception/refund';
 import { ExceptionFilter, ExceptionTotals } from '../app/exception/types';
@@ -62,6 +67,10 @@ import {
 import { VaultCheck, VaultCreated, checkVault, createVault } from '../app/vault/vault';
 import {
   ExceptionView,
+  Invoice,
+  InvoiceInput,
+  InvoicePage,
+  InvoiceStatus,
   OncePayOptions,
   Payout,
   PayoutInput,
@@ -69,7 +78,14 @@ import {
   PayoutWorker,
   RegisteredMerchant,
 } from './types';
-import { toExceptionView, toPayout, toRegistered } from './views';
+import { toExceptionView, toInvoice, toPayout, toRegistered } from './views';
+
+/** An optional Date argument. */
+function dateArg(v: unknown, field: string): Date | undefined {
+  if (v === undefined) return undefined;
+  if (v instanceof Date && !Number.isNaN(v.getTime())) return v;
+  throw invalid(field, 'a Date', v);
+}
 
 /** What a method that signs payouts takes: its keys (one, or several), payer, signal and retry flag, checked. */
 function signersArg(s: PayoutSigners, field = 'signers') {
@@ -241,6 +257,8 @@ export class OncePay {
     merchant: PublicKey | string;
     vault: PublicKey | string;
     tokenProgram?: PublicKey | string;
+    /** The wallet its invoices are paid to unless an invoice names another. */
+    receivingAddress?: PublicKey | string;
     apiKey?: string;
   }): Promise<{ merchant: RegisteredMerchant; created: boolean; apiKey: string | null }> {
     const a = objectArg(o, 'options');
@@ -248,6 +266,7 @@ export class OncePay {
     const merchantAddr = address(pubkeyArg(a.merchant, 'merchant'), 'merchant');
     const vault = pubkeyArg(a.vault, 'vault');
     let tokenProgram = optionalPubkeyArg(a.tokenProgram, 'tokenProgram');
+    const receivingAddress = optionalPubkeyArg(a.receivingAddress, 'receivingAddress');
     if (a.apiKey !== undefined && (typeof a.apiKey !== 'string' || !/^[\x21-\x7e]{16,512}$/.test(a.apiKey)))
       // Not shown: it is a credential.
       throw new OncepayError(SDK_CODES.ARGUMENT_INVALID, 'apiKey must be 16–512 visible ASCII characters', {
@@ -266,6 +285,7 @@ export class OncePay {
       merchantAddress: merchantAddr,
       vault: address(vault, 'vault'),
       tokenProgram: tokenProgram ? address(tokenProgram) : undefined,
+      receivingAddress: receivingAddress ? address(receivingAddress) : undefined,
     });
     return { merchant: toRegistered(m), created: true, apiKey };
   }
@@ -306,6 +326,90 @@ export class OncePay {
     const m = await this.merchantRow(merchant);
     const { row, created } = await createPayout(this.db, m, terms);
     return { payout: toPayout(row, await listAttempts(this.db, row.id)), created };
+  }
+
+  // ---- invoices ----
+
+  /**
+   * Store an invoice (idempotent on invoiceId: the same terms again return the stored one, `created: false`; other
+   * terms throw ONCEPAY__INVOICE__ID_EXISTS). oncepay generates its reference key; the recipient is the merchant's
+   * receiving address unless `input.recipient` names one. A mint's decimals are read from the chain once (rpcUrl).
+   */
+  async createInvoice(
+    merchant: RegisteredMerchant | string,
+    input: InvoiceInput,
+  ): Promise<{ invoice: Invoice; created: boolean }> {
+    const i = objectArg(input, 'input');
+    const amount = amountArg(i.amount, 'input.amount');
+    const m = await this.merchantRow(merchant);
+    const read = this.conn ? mintDecimalsFromChain(this.conn) : undefined;
+    const { row, created } = await createInvoice(this.db, m, { ...i, amount }, read, 'input.');
+    return { invoice: toInvoice(row, await invoiceDetail(this.db, row)), created };
+  }
+
+  /** The merchant's invoice `invoiceId` with its receipts, exceptions and fulfilment, or null. */
+  async getInvoice(merchant: RegisteredMerchant | string, invoiceId: string): Promise<Invoice | null> {
+    const m = await this.merchantRow(merchant);
+    const row = await getInvoice(this.db, m.id, stringArg(invoiceId, 'invoiceId', { nonEmpty: true })!);
+    return row ? toInvoice(row, await invoiceDetail(this.db, row)) : null;
+  }
+
+  /** The merchant's invoices, newest first, `limit` (1–100, default 20) at a time. */
+  async listInvoices(
+    merchant: RegisteredMerchant | string,
+    o: { status?: InvoiceStatus; createdFrom?: Date; createdTo?: Date; limit?: number; cursor?: string } = {},
+  ): Promise<InvoicePage> {
+    const a = objectArg(o, 'options');
+    const limit = optionalIntArg(a.limit, 'limit', 1) ?? 20;
+    if (limit > 100) throw new OncepayError(INVOICE_CODES.FILTER_INVALID, 'limit must be 1–100', { field: 'limit' });
+    const before = a.cursor === undefined ? undefined : decodeCursor(stringArg(a.cursor, 'cursor')!);
+    if (before === null)
+      throw new OncepayError(INVOICE_CODES.CURSOR_MALFORMED, 'cursor is not one listInvoices returned', {
+        field: 'cursor',
+      });
+    const status = optionalOneOfArg(a.status, 'status', ['open', 'paid', 'expired'] as const);
+    const createdFrom = dateArg(a.createdFrom, 'createdFrom');
+    const createdTo = dateArg(a.createdTo, 'createdTo');
+    const m = await this.merchantRow(merchant);
+    const page = await listInvoices(this.db, {
+      merchantId: m.id,
+      status,
+      createdFrom,
+      createdTo,
+      before,
+      limit,
+    });
+    const data: Invoice[] = [];
+    for (const row of page.rows) data.push(toInvoice(row, await invoiceDetail(this.db, row)));
+    const last = page.rows[page.rows.length - 1];
+    return { data, nextCursor: page.more && last ? encodeCursor(last.id) : null };
+  }
+
+  /**
+   * Resolves with the invoice once the ledger credited it in full at finality; rejects with
+   * ONCEPAY__INVOICE__EXPIRED when it expires unpaid, ONCEPAY__INVOICE__ABORTED on `signal`, NOT_FOUND when there is
+   * no such invoice. It looks every `pollIntervalMs` (default 1000). To be called on payment instead, from any
+   * process, use the fulfilment webhook (`oncepay outbox run`: one signed POST per paid invoice, its operation id as
+   * Idempotency-Key).
+   */
+  async waitForPayment(
+    merchant: RegisteredMerchant | string,
+    invoiceId: string,
+    o: { signal?: AbortSignal; pollIntervalMs?: number } = {},
+  ): Promise<Invoice> {
+    const a = objectArg(o, 'options');
+    const signal = abortSignalArg(a.signal, 'signal');
+    const every = optionalIntArg(a.pollIntervalMs, 'pollIntervalMs', 1) ?? 1000;
+    for (;;) {
+      const aborted = () => new OncepayError(INVOICE_CODES.ABORTED, undefined, { invoiceId });
+      if (signal?.aborted) throw aborted();
+      const inv = await this.getInvoice(merchant, invoiceId);
+      if (!inv)
+        throw new OncepayError(INVOICE_CODES.NOT_FOUND, `no invoice ${JSON.stringify(invoiceId)}`, { invoiceId });
+      if (inv.status === 'paid') return inv;
+      if (inv.status === 'expired') throw new OncepayError(INVOICE_CODES.EXPIRED, undefined, { invoiceId });
+      await sleep(every, signal, aborted);
+    }
   }
 
   /** What executing a payout needs, apart from the database (the worker pool brings its own connections). */

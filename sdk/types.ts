@@ -132,3 +132,45 @@ export interface ExceptionView {
   settledAt: Date | null;
   createdAt: Date;
 }
+
+export type { InvoiceInput } from '../app/invoice/prepare';
+export type { InvoiceStatus, InvoiceReceipt, InvoiceException, InvoiceFulfilment } from '../app/invoice/store';
+import type { InvoiceException, InvoiceFulfilment, InvoiceReceipt, InvoiceStatus } from '../app/invoice/store';
+
+/** An invoice: what was asked (amount in base units and in tokens), its Solana Pay request, what the ledger did. */
+export interface Invoice {
+  /** The merchant's invoice id. */
+  invoiceId: string;
+  /** 'paid' once the ledger credited the whole amount at finality; 'expired' when open past expiresAt. */
+  status: InvoiceStatus;
+  amount: bigint;
+  /** The amount in tokens, an exact decimal string ("1.5"). */
+  amountTokens: string;
+  creditedAmount: bigint;
+  /** A mint address, or 'SOL'. */
+  mint: string;
+  decimals: number;
+  /** The wallet paid. */
+  recipient: string;
+  /** The Solana Pay reference key oncepay generated. */
+  reference: string;
+  label: string | null;
+  message: string | null;
+  memo: string | null;
+  expiresAt: Date | null;
+  /** The Solana Pay transfer-request URL (solana:…), built by @solana/pay. */
+  paymentUrl: string;
+  /** The payer's checkout page, relative to where the API is served: /pay/<unguessable id>. */
+  checkoutPath: string;
+  createdAt: Date;
+  paidAt: Date | null;
+  receipts: InvoiceReceipt[];
+  exceptions: InvoiceException[];
+  fulfilment: InvoiceFulfilment | null;
+}
+
+/** A page of invoices, newest first; pass nextCursor back as `cursor` for the next one (null: the last page). */
+export interface InvoicePage {
+  data: Invoice[];
+  nextCursor: string | null;
+}

@@ -4,7 +4,9 @@ import { ExceptionRow } from '../app/exception/types';
 import { payoutView } from '../app/payout/view';
 import { AttemptRow, PayoutRow } from '../app/payout/store';
 import { MerchantRow } from '../app/merchant/store';
-import { ExceptionView, Payout, PayoutState, RegisteredMerchant } from './types';
+import { InvoiceDetail, InvoiceRow } from '../app/invoice/store';
+import { invoiceView } from '../app/invoice/view';
+import { ExceptionView, Invoice, Payout, PayoutState, RegisteredMerchant } from './types';
 
 export function toRegistered(m: MerchantRow): RegisteredMerchant {
   return {
@@ -55,5 +57,29 @@ export function toExceptionView(e: ExceptionRow, refund: Payout | null): Excepti
     note: e.resolution?.note ?? null,
     settledAt: e.resolution?.at ?? null,
     createdAt: e.createdAt,
+  };
+}
+
+export function toInvoice(r: InvoiceRow, detail: InvoiceDetail): Invoice {
+  const v = invoiceView(r, undefined);
+  return {
+    invoiceId: r.invoiceId,
+    status: r.status,
+    amount: r.amount,
+    amountTokens: v.amountTokens,
+    creditedAmount: r.creditedAmount,
+    mint: r.mint,
+    decimals: r.decimals,
+    recipient: r.recipient,
+    reference: r.reference,
+    label: r.label,
+    message: r.message,
+    memo: r.memo,
+    expiresAt: r.expiresAt,
+    paymentUrl: v.paymentUrl,
+    checkoutPath: v.checkoutUrl,
+    createdAt: r.createdAt,
+    paidAt: r.paidAt,
+    ...detail,
   };
 }

@@ -11,6 +11,8 @@ import { fastifyRefusal, sendHttpError } from '../../common/errors/http';
 import { ApiError, errorBodySchema, toApiError } from './errors';
 import { payoutRoutes } from './payout-routes';
 import { ConsoleOptions, consoleApp } from '../console/console-app';
+import { invoiceRoutes, InvoiceRoutesOptions } from './invoice-routes';
+import { checkoutRoutes, CheckoutRoutesOptions } from '../checkout/checkout-routes';
 
 export interface ApiAppOptions {
   db: Pool;
@@ -18,6 +20,10 @@ export interface ApiAppOptions {
   bodyLimit?: number;
   /** The operator console at /console/ (app/console); absent: not served. */
   console?: Omit<ConsoleOptions, 'db'>;
+  /** Invoices: how a mint's decimals are read from the chain, and the public URL of checkout links. */
+  invoices?: Pick<InvoiceRoutesOptions, 'readMintDecimals' | 'publicUrl'>;
+  /** The public checkout page's bounds (event streams, heartbeat). */
+  checkout?: Omit<CheckoutRoutesOptions, 'db'>;
 }
 
 function fromFastifyError(e: FastifyError): ApiError {
@@ -28,6 +34,9 @@ function fromFastifyError(e: FastifyError): ApiError {
     const field = v?.instancePath?.replace(/^\//, '');
     if (field === 'amount') return new ApiError('AMOUNT_MALFORMED');
     if (field === 'payoutId') return new ApiError('PAYOUT_ID_MALFORMED');
+    if (field === 'invoiceId') return new ApiError('INVOICE_ID_MALFORMED');
+    if (e.validationContext === 'querystring')
+      return new ApiError('FILTER_INVALID', `query${v?.instancePath ?? ''} ${v?.message}`);
     return new ApiError(
       'BODY_INVALID',
       `${e.validationContext ?? 'request'}${v?.instancePath ?? ''} ${v?.message ?? 'is invalid'}`,
@@ -86,10 +95,16 @@ export async function buildApiApp(opts: ApiAppOptions): Promise<FastifyInstance>
     db: opts.db,
     idempotencyStaleMs: opts.idempotencyStaleMs ?? 60_000,
   });
+  await registerAuthenticatedRoutes(app, opts.db, invoiceRoutes, {
+    db: opts.db,
+    idempotencyStaleMs: opts.idempotencyStaleMs ?? 60_000,
+    ...opts.invoices,
+  });
 
   // The operator console: its own encapsulated context (sessions, CSRF, CSP, HTML errors), beside the API.
   if (opts.console) await app.register(consoleApp, { ...opts.console, db: opts.db, prefix: '/console' });
 
+  await app.register(checkoutRoutes, { db: opts.db, ...opts.checkout }); // public: the payer's page
   await app.register(healthRoutes, { db: opts.db });
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
   app.get('/metrics', { schema: { hide: true } }, async (_req, reply) => {

@@ -1,7 +1,7 @@
 // Every error the merchant API answers with: one table of stable code → HTTP status + default message.
 // Bodies are always { code, message } (common/errors/http.ts: the webhook receiver answers in the same shape).
 // Codes are never removed, renamed or reused.
-import { AMOUNT_CODES, isOncepayError, OncepayErrorCode, PAYOUT_CODES } from '../../common/errors';
+import { AMOUNT_CODES, INVOICE_CODES, isOncepayError, OncepayErrorCode, PAYOUT_CODES } from '../../common/errors';
 import { HttpError, HttpErrorBody, httpErrorBodySchema } from '../../common/errors/http';
 import { DATABASE_UNAVAILABLE_MESSAGE } from '../../db/unavailable';
 
@@ -29,6 +29,21 @@ export const API_ERRORS = {
   PAYOUT_ID_EXISTS: { status: 409, message: 'a payout with this payoutId already exists for this merchant' },
   PAYOUT_NOT_FOUND: { status: 404, message: 'no such payout for this merchant' },
   ROUTE_NOT_FOUND: { status: 404, message: 'no such route' },
+  INVOICE_ID_MALFORMED: { status: 400, message: 'invoiceId must be 1–200 bytes of UTF-8 without control characters' },
+  INVOICE_TEXT_INVALID: {
+    status: 400,
+    message: 'label (≤100), message and memo (≤500) must be characters without control characters',
+  },
+  EXPIRY_INVALID: { status: 400, message: 'expiresAt must be an ISO 8601 time in the future' },
+  RECEIVING_ADDRESS_MISSING: {
+    status: 400,
+    message: 'name a recipient: this merchant has no receiving address configured',
+  },
+  MINT_NOT_FOUND: { status: 400, message: "the mint is not a token mint on the chain (or 'SOL')" },
+  INVOICE_ID_EXISTS: { status: 409, message: 'an invoice with this invoiceId already exists for this merchant' },
+  INVOICE_NOT_FOUND: { status: 404, message: 'no such invoice for this merchant' },
+  CURSOR_MALFORMED: { status: 400, message: 'cursor must be a value a previous page returned' },
+  FILTER_INVALID: { status: 400, message: 'a list filter (status, createdFrom, createdTo, limit) is invalid' },
   DATABASE_UNAVAILABLE: { status: 503, message: DATABASE_UNAVAILABLE_MESSAGE },
   INTERNAL: { status: 500, message: 'internal error; the request may be retried with the same Idempotency-Key' },
 } as const;
@@ -54,6 +69,12 @@ const FROM_ONCEPAY: Partial<Record<OncepayErrorCode, ApiErrorCode>> = {
   [PAYOUT_CODES.ID_MALFORMED]: 'PAYOUT_ID_MALFORMED',
   [PAYOUT_CODES.AMOUNT_ZERO]: 'AMOUNT_ZERO',
   [PAYOUT_CODES.ADDRESS_MALFORMED]: 'ADDRESS_MALFORMED',
+  [INVOICE_CODES.ID_MALFORMED]: 'INVOICE_ID_MALFORMED',
+  [INVOICE_CODES.TEXT_INVALID]: 'INVOICE_TEXT_INVALID',
+  [INVOICE_CODES.EXPIRY_INVALID]: 'EXPIRY_INVALID',
+  [INVOICE_CODES.RECEIVING_ADDRESS_MISSING]: 'RECEIVING_ADDRESS_MISSING',
+  [INVOICE_CODES.MINT_NOT_FOUND]: 'MINT_NOT_FOUND',
+  [INVOICE_CODES.ID_EXISTS]: 'INVOICE_ID_EXISTS',
 };
 
 export function toApiError(e: unknown): ApiError {

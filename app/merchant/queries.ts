@@ -8,11 +8,20 @@ export function insertMerchant(m: {
   merchantAddress: string;
   vault: string;
   tokenProgram?: string;
+  receivingAddress?: string;
 }): Query {
   return {
-    text: `INSERT INTO api_merchants (name, api_key_hash, program_id, merchant_address, vault, token_program)
-           VALUES ($1, $2, $3, $4, $5, COALESCE($6, 'TokenkegQfeZyiNwAJbNbGKPFXCWuBvf9Ss623VQ5DA')) RETURNING *`,
-    values: [m.name, m.apiKeyHash, m.programId, m.merchantAddress, m.vault, m.tokenProgram ?? null],
+    text: `INSERT INTO api_merchants (name, api_key_hash, program_id, merchant_address, vault, token_program, receiving_address)
+           VALUES ($1, $2, $3, $4, $5, COALESCE($6, 'TokenkegQfeZyiNwAJbNbGKPFXCWuBvf9Ss623VQ5DA'), $7) RETURNING *`,
+    values: [
+      m.name,
+      m.apiKeyHash,
+      m.programId,
+      m.merchantAddress,
+      m.vault,
+      m.tokenProgram ?? null,
+      m.receivingAddress ?? null,
+    ],
   };
 }
 

@@ -14,6 +14,8 @@ export interface MerchantRegistration {
   merchant: string;
   vault: string;
   tokenProgram?: string;
+  /** The wallet its invoices are paid to unless an invoice names one. */
+  receivingAddress?: string;
   /** Use this API key instead of a generated one. */
   apiKey?: string;
 }
@@ -32,6 +34,7 @@ export async function registerMerchant(
     merchantAddress: address(r.merchant, 'merchant'),
     vault: address(r.vault, 'vault'),
     tokenProgram: r.tokenProgram ? address(r.tokenProgram, 'token program') : undefined,
+    receivingAddress: r.receivingAddress ? address(r.receivingAddress, 'receiving address') : undefined,
   });
   return { merchant, apiKey };
 }

@@ -11,6 +11,8 @@ export interface MerchantRow {
   merchantAddress: Address;
   vault: Address;
   tokenProgram: Address;
+  /** Where its invoices are paid unless a request names another wallet (migration 0300); null: not set. */
+  receivingAddress: Address | null;
   createdAt: Date;
 }
 
@@ -22,6 +24,7 @@ interface MerchantSqlRow {
   merchant_address: Address;
   vault: Address;
   token_program: Address;
+  receiving_address: Address | null;
   created_at: Date;
 }
 
@@ -33,6 +36,7 @@ function toMerchant(r: MerchantSqlRow): MerchantRow {
     merchantAddress: r.merchant_address,
     vault: r.vault,
     tokenProgram: r.token_program,
+    receivingAddress: r.receiving_address ?? null,
     createdAt: r.created_at,
   };
 }

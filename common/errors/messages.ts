@@ -32,6 +32,20 @@ export const ONCEPAY_ERROR_MESSAGES: Readonly<Record<OncepayErrorCode, string>> 
   ONCEPAY__API__IDEMPOTENCY_RETENTION_TOO_SHORT: 'Idempotency keys must be kept at least 24 h.',
   ONCEPAY__API__IDEMPOTENCY_KEY_LOST:
     'An idempotency key was taken over by another session before its request could record the answer.',
+  // invoice
+  ONCEPAY__INVOICE__ID_MALFORMED: 'An invoice id is not 1–200 bytes of UTF-8 without control characters.',
+  ONCEPAY__INVOICE__TEXT_INVALID:
+    'A label, message or memo is too long (label 100, message 500, memo 500 characters) or has control characters.',
+  ONCEPAY__INVOICE__EXPIRY_INVALID: 'An expiry is not an ISO 8601 time in the future.',
+  ONCEPAY__INVOICE__RECEIVING_ADDRESS_MISSING:
+    'The request names no recipient and the merchant has no receiving address configured.',
+  ONCEPAY__INVOICE__MINT_NOT_FOUND: 'The mint is not a token mint on the chain (its decimals cannot be read).',
+  ONCEPAY__INVOICE__ID_EXISTS: 'An invoice with this invoice id already exists for this merchant (other terms).',
+  ONCEPAY__INVOICE__NOT_FOUND: 'No invoice with this id for this merchant.',
+  ONCEPAY__INVOICE__CURSOR_MALFORMED: 'A list cursor is not one this API returned.',
+  ONCEPAY__INVOICE__FILTER_INVALID: 'A list filter (status, created range, limit) is invalid.',
+  ONCEPAY__INVOICE__EXPIRED: 'The invoice expired before it was paid.',
+  ONCEPAY__INVOICE__ABORTED: 'Waiting for the payment was stopped by its abort signal.',
   // merchant
   ONCEPAY__MERCHANT__ACCOUNT_MALFORMED:
     'The account at the merchant PDA is not an oncepay merchant config (wrong owner, size or discriminator).',

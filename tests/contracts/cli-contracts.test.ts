@@ -31,6 +31,7 @@ const MALFORMED: Record<string, Malformed> = {
   '--vault': address,
   '--program': address,
   '--token-program': address,
+  '--receiving-address': address,
   '--payout-authority': address,
   '--merchant-authority': address,
   '--to': address,

@@ -204,6 +204,67 @@ describe('sdk contract: every public method refuses malformed input with an Once
       field: 'apiKey',
     },
     {
+      method: 'createInvoice',
+      call: (o) => o.createInvoice(okStr, { invoiceId: '', amount: 1n, mint: 'SOL', recipient: okStr }),
+      code: 'ONCEPAY__INVOICE__ID_MALFORMED',
+      field: 'input.invoiceId',
+    },
+    {
+      method: 'createInvoice',
+      call: (o) => o.createInvoice(okStr, { invoiceId: 'i', amount: '1' as never, mint: 'SOL', recipient: okStr }),
+      code: AMOUNT,
+      field: 'input.amount',
+    },
+    {
+      method: 'createInvoice',
+      call: (o) => o.createInvoice(okStr, { invoiceId: 'i', amount: 1n, mint: 'x', recipient: okStr }),
+      code: ADDRESS,
+      field: 'input.mint',
+    },
+    {
+      method: 'createInvoice',
+      call: (o) => o.createInvoice(okStr, { invoiceId: 'i', amount: 1n, mint: 'SOL' }),
+      code: 'ONCEPAY__INVOICE__RECEIVING_ADDRESS_MISSING',
+      field: 'input.recipient',
+    },
+    {
+      method: 'createInvoice',
+      call: (o) => o.createInvoice(okStr, { invoiceId: 'i', amount: 1n, mint: 'SOL', recipient: okStr, label: '\n' }),
+      code: 'ONCEPAY__INVOICE__TEXT_INVALID',
+      field: 'input.label',
+    },
+    {
+      method: 'createInvoice',
+      call: (o) =>
+        o.createInvoice(okStr, { invoiceId: 'i', amount: 1n, mint: 'SOL', recipient: okStr, expiresAt: new Date(0) }),
+      code: 'ONCEPAY__INVOICE__EXPIRY_INVALID',
+      field: 'input.expiresAt',
+    },
+    {
+      method: 'getInvoice',
+      call: (o) => o.getInvoice(okStr, 5 as never),
+      code: ARGUMENT,
+      field: 'invoiceId',
+    },
+    {
+      method: 'listInvoices',
+      call: (o) => o.listInvoices(okStr, { cursor: 'nope' }),
+      code: 'ONCEPAY__INVOICE__CURSOR_MALFORMED',
+      field: 'cursor',
+    },
+    {
+      method: 'listInvoices',
+      call: (o) => o.listInvoices(okStr, { limit: 101 }),
+      code: 'ONCEPAY__INVOICE__FILTER_INVALID',
+      field: 'limit',
+    },
+    {
+      method: 'waitForPayment',
+      call: (o) => o.waitForPayment(okStr, 'i', { signal: 'x' as never }),
+      code: ARGUMENT,
+      field: 'signal',
+    },
+    {
       method: 'createPayout',
       call: (o) => o.createPayout('not a merchant!', { payoutId: 'p', recipient: ok, mint: ok, amount: 1n }),
       code: ADDRESS,

@@ -1,0 +1,133 @@
+import { expect } from 'chai';
+import { Keypair } from '@solana/web3.js';
+import { parseURL, TransferRequestURL } from '@solana/pay';
+import { OncePay, OncepayError, RegisteredMerchant } from '../../sdk';
+import { createTestDb, TestDb } from '../../testkit/test-db';
+import { createLedger } from '../../indexer/ledger';
+import { baseUnits } from '../../common/amount';
+
+describe('sdk invoices: createInvoice, getInvoice, listInvoices, waitForPayment (real PostgreSQL)', () => {
+  let db: TestDb;
+  let op: OncePay;
+  let shop: RegisteredMerchant;
+  let other: RegisteredMerchant;
+  const wallet = Keypair.generate().publicKey.toBase58();
+
+  before(async () => {
+    db = await createTestDb('sdk_invoices');
+    op = OncePay.connect({ databaseUrl: db.url, schema: db.schema });
+    const pk = () => Keypair.generate().publicKey;
+    shop = (
+      await op.registerMerchant({
+        name: 'shop',
+        merchant: pk(),
+        vault: pk(),
+        tokenProgram: pk(),
+        receivingAddress: wallet,
+      })
+    ).merchant;
+    other = (await op.registerMerchant({ name: 'other', merchant: pk(), vault: pk(), tokenProgram: pk() })).merchant;
+  });
+  after(async () => {
+    await op?.close();
+    await db?.drop();
+  });
+
+  const pay = async (reference: string, signature: string, amount: string) =>
+    createLedger({ db: db.pool }).applyBatch({
+      cluster: 'localnet',
+      source: 'file',
+      receipts: [
+        {
+          signature,
+          slot: 9n,
+          blockTime: null,
+          ixIndex: 0,
+          innerIndex: -1,
+          program: 'system',
+          kind: 'systemTransfer',
+          mint: 'SOL',
+          source: Keypair.generate().publicKey.toBase58(),
+          destination: wallet,
+          destinationOwner: wallet,
+          amount: baseUnits(amount),
+          accountKeys: [reference],
+          references: [reference],
+        },
+      ],
+    });
+
+  it('creates once per invoiceId: the same terms return the stored invoice, other terms are refused', async () => {
+    const a = await op.createInvoice(shop, {
+      invoiceId: 'order-1',
+      amount: 2_500_000_000n,
+      mint: 'SOL',
+      label: 'Shop',
+    });
+    expect(a.created).to.equal(true);
+    expect(a.invoice).to.include({ status: 'open', amountTokens: '2.5', recipient: wallet, creditedAmount: 0n });
+    expect(a.invoice.checkoutPath).to.match(/^\/pay\/[A-Za-z0-9_-]{32}$/);
+    const url = parseURL(a.invoice.paymentUrl) as TransferRequestURL;
+    expect(url.amount!.toFixed()).to.equal('2.5');
+    expect(url.reference![0].toBase58()).to.equal(a.invoice.reference);
+    const again = await op.createInvoice(shop, {
+      invoiceId: 'order-1',
+      amount: 2_500_000_000n,
+      mint: 'SOL',
+      label: 'Shop',
+    });
+    expect(again.created).to.equal(false);
+    expect(again.invoice.reference).to.equal(a.invoice.reference);
+    expect(again.invoice.paymentUrl).to.equal(a.invoice.paymentUrl);
+    let err: unknown;
+    try {
+      await op.createInvoice(shop, { invoiceId: 'order-1', amount: 1n, mint: 'SOL' });
+    } catch (e) {
+      err = e;
+    }
+    expect(err).to.be.instanceOf(OncepayError);
+    expect((err as OncepayError).code).to.equal('ONCEPAY__INVOICE__ID_EXISTS');
+    expect(await op.getInvoice(other, 'order-1')).to.equal(null);
+  });
+
+  it('waitForPayment resolves when the ledger credits the invoice in full', async () => {
+    const { invoice } = await op.createInvoice(shop, { invoiceId: 'order-2', amount: 100n, mint: 'SOL' });
+    const waiting = op.waitForPayment(shop, 'order-2', { pollIntervalMs: 20 });
+    await pay(invoice.reference, 'B'.repeat(88), '100');
+    const paid = await waiting;
+    expect(paid).to.include({ status: 'paid', creditedAmount: 100n });
+    expect(paid.receipts.map((r) => [r.signature, r.amount])).to.deep.equal([['B'.repeat(88), 100n]]);
+    expect(paid.fulfilment).to.not.equal(null);
+  });
+
+  it('waitForPayment rejects on expiry and on abort', async () => {
+    await op.createInvoice(shop, {
+      invoiceId: 'order-3',
+      amount: 1n,
+      mint: 'SOL',
+      expiresAt: new Date(Date.now() + 60_000),
+    });
+    await db.pool.query(`UPDATE api_invoices SET expires_at = now() WHERE invoice_id = 'order-3'`);
+    const codeOf = (p: Promise<unknown>) =>
+      p.then(
+        () => 'resolved',
+        (e: OncepayError) => e.code,
+      );
+    expect(await codeOf(op.waitForPayment(shop, 'order-3'))).to.equal('ONCEPAY__INVOICE__EXPIRED');
+    await op.createInvoice(shop, { invoiceId: 'order-4', amount: 1n, mint: 'SOL' });
+    const ac = new AbortController();
+    const waiting = codeOf(op.waitForPayment(shop, 'order-4', { signal: ac.signal, pollIntervalMs: 10 }));
+    ac.abort();
+    expect(await waiting).to.equal('ONCEPAY__INVOICE__ABORTED');
+  });
+
+  it('lists newest first, page by page, with a status filter', async () => {
+    const first = await op.listInvoices(shop, { limit: 3 });
+    expect(first.data.map((i) => i.invoiceId)).to.deep.equal(['order-4', 'order-3', 'order-2']);
+    const second = await op.listInvoices(shop, { limit: 3, cursor: first.nextCursor! });
+    expect(second.data.map((i) => i.invoiceId)).to.deep.equal(['order-1']);
+    expect(second.nextCursor).to.equal(null);
+    expect((await op.listInvoices(shop, { status: 'paid' })).data.map((i) => i.invoiceId)).to.deep.equal(['order-2']);
+    expect((await op.listInvoices(other)).data).to.deep.equal([]);
+  });
+});
