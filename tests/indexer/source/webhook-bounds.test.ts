@@ -210,7 +210,9 @@ describe('indexer/source webhook hints: bounded and fair (localnet)', function (
       const other = createWebhookStore(db.pool);
       expect(await other.leaseHints(CLUSTER, { limit: 10, leaseMs: 60_000, known: [] })).to.deep.equal([]);
       const pid = (await holder.query('SELECT pg_backend_pid() AS pid')).rows[0].pid;
-      await db.pool.query('SELECT pg_terminate_backend($1)', [pid]);
+      // With a timeout, pg_terminate_backend waits until the backend has exited (without one it only signals it,
+      // and the next statement can still see the session alive).
+      await db.pool.query('SELECT pg_terminate_backend($1, 10000)', [pid]);
       const leaseLeft = await count(`lease_until > now() + interval '9 minutes'`);
       expect(leaseLeft).to.equal(3);
       const taken = await other.leaseHints(CLUSTER, { limit: 10, leaseMs: 60_000, known: [] });
