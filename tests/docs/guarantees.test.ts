@@ -14,6 +14,7 @@ const SECTIONS = [
   '4. Receipts ledger',
   '5. Exceptions and refunds',
   '6. Fulfilment and outbox delivery',
+  '7. The checkout page (what the payer sees)',
 ];
 
 /** Whitespace runs as one space, and a template literal's escaped backtick as a backtick: names as a reader sees them. */
