@@ -17,7 +17,6 @@ export const README_LINE_LIMIT = 150;
  * the commit that brings it under the limit, and none may grow meanwhile.
  */
 const NOT_TRIMMED_YET: Record<string, number> = {
-  'indexer/source/README.md': 244,
   'sim/README.md': 220,
 };
 
