@@ -12,14 +12,6 @@ import { buildCli } from '../../cli/main';
 const ROOT = path.resolve(__dirname, '..', '..');
 export const README_LINE_LIMIT = 150;
 
-/**
- * READMEs not trimmed yet (issue 31, item 5), each with the line count it may not pass: a README leaves this list in
- * the commit that brings it under the limit, and none may grow meanwhile.
- */
-const NOT_TRIMMED_YET: Record<string, number> = {
-  'sim/README.md': 220,
-};
-
 /** Paths that name what a run creates (not in the tree): runtime folders and build output. */
 const GENERATED = /^(\.oncepay|target|dist|node_modules|toolchain\/sbf\/build|\.anchor|test-ledger)(\/|$)/;
 
@@ -153,15 +145,13 @@ describe('READMEs (describe, and name only what exists)', () => {
   const cli = buildCli();
   const tree = tracked();
 
-  it(`every README is under ${README_LINE_LIMIT} lines (the untrimmed ones no longer than they are)`, () => {
+  it(`every README is under ${README_LINE_LIMIT} lines`, () => {
     const over: string[] = [];
     for (const f of files) {
       const lines = fs.readFileSync(path.join(ROOT, f), 'utf8').split('\n').length - 1;
-      const limit = NOT_TRIMMED_YET[f] ?? README_LINE_LIMIT - 1;
-      if (lines > limit) over.push(`${f}: ${lines} lines (at most ${limit})`);
+      if (lines >= README_LINE_LIMIT) over.push(`${f}: ${lines} lines (at most ${README_LINE_LIMIT - 1})`);
     }
     expect(over).to.deep.equal([]);
-    for (const f of Object.keys(NOT_TRIMMED_YET)) expect(files, `${f} is listed but gone`).to.include(f);
   });
 
   it('every repository path a README names exists', () => {
