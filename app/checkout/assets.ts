@@ -4,7 +4,7 @@ import { STATUS_TEXT } from './page-html';
 
 export const CHECKOUT_CSS = `body{font-family:system-ui,sans-serif;margin:0;background:#f6f7f9;color:#111}
 main{max-width:26rem;margin:2rem auto;padding:1.5rem;background:#fff;border-radius:12px;box-shadow:0 1px 4px #0002}
-h1{font-size:1.4rem;margin:0 0 .5rem}.amount{font-size:1.6rem;font-weight:600}.unit{font-size:1rem;color:#333}
+h1{font-size:1.4rem;margin:0 0 .5rem}.amount{font-size:1.6rem;font-weight:600}.unit{font-size:1rem;color:#333;overflow-wrap:anywhere}
 .qr svg{width:100%;max-width:18rem;height:auto;display:block;margin:0 auto}
 a.wallet{display:inline-block;padding:.6rem 1rem;background:#3b2a8f;color:#fff;border-radius:8px;text-decoration:none}
 .status{font-size:1.2rem;font-weight:600;padding:.5rem;border-radius:8px;background:#eef}

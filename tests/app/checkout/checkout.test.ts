@@ -131,6 +131,8 @@ describe('app/checkout: the payer page and its live status (real PostgreSQL, LIS
     expect(html).to.match(/<svg[^>]*>/);
     expect(html).to.include(`href="${escapeHtml(inv.paymentUrl)}"`);
     expect(html).to.include('Waiting for payment');
+    // An empty icon of its own: a browser's request for /favicon.ico would answer 404 (a console error).
+    expect(html).to.include('<link rel="icon" href="data:,">');
     // The only script is the same-origin one; no inline script or style.
     expect(html.match(/<script/g)).to.have.length(1);
     expect(html).to.include('<script src="/pay/checkout.js" defer></script>');
