@@ -7,6 +7,7 @@ import type { Logger } from 'pino';
 import type { Pool } from 'pg';
 import { hashApiKey } from '../app/api/api-key-auth';
 import { buildApiApp } from '../app/api/build-api-app';
+import { mintDecimalsFromChain } from '../app/invoice/mint-decimals-rpc';
 import { createConnectionChain } from '../app/payout/chain';
 import { RunPayoutDeps, runPayout, PayoutResult } from '../app/payout/run-payout';
 import { getPayout, listAttempts } from '../app/payout/store';
@@ -50,6 +51,36 @@ export interface PayoutEvidence {
   runs: PayoutRun[];
 }
 
+/** The demo merchant, registered with a random API key, and its API listening on loopback. */
+async function startMerchantApi(deps: {
+  world: World;
+  net: LocalnetHandle;
+  db: Pool;
+  teardown: Teardown;
+}): Promise<{ apiUrl: string; apiKey: string }> {
+  const { world, net, db } = deps;
+  // An API key is a credential, not an operation key: random is right here.
+  const apiKey = `ok_demo_${crypto.randomBytes(16).toString('hex')}`;
+  await insertMerchant(db, {
+    name: 'demo shop',
+    apiKeyHash: hashApiKey(apiKey),
+    programId: address(world.programId.toBase58()),
+    merchantAddress: address(world.merchant.toBase58()),
+    vault: address(world.vault.toBase58()),
+    // Invoices created through the API (demo/pages.ts) are paid to the merchant's wallet.
+    receivingAddress: address(world.authority.publicKey.toBase58()),
+  });
+  // The API as `oncepay payout serve` runs it: the operator console beside it, mints' decimals read from the chain.
+  const app = await buildApiApp({
+    db,
+    console: { explorer: { cluster: 'localnet', rpcUrl: net.url } },
+    invoices: { readMintDecimals: mintDecimalsFromChain(world.connection) },
+  });
+  const apiUrl = await app.listen({ port: 0, host: '127.0.0.1' });
+  deps.teardown.push('merchant API', () => app.close());
+  return { apiUrl, apiKey };
+}
+
 export async function runPayouts(deps: {
   world: World;
   net: LocalnetHandle;
@@ -59,19 +90,7 @@ export async function runPayouts(deps: {
   teardown: Teardown;
 }): Promise<PayoutEvidence> {
   const { world, net, db, say } = deps;
-  // An API key is a credential, not an operation key: random is right here.
-  const apiKey = `ok_demo_${crypto.randomBytes(16).toString('hex')}`;
-  await insertMerchant(db, {
-    name: 'demo shop',
-    apiKeyHash: hashApiKey(apiKey),
-    programId: address(world.programId.toBase58()),
-    merchantAddress: address(world.merchant.toBase58()),
-    vault: address(world.vault.toBase58()),
-  });
-  const app = await buildApiApp({ db });
-  const listening = await app.listen({ port: 0, host: '127.0.0.1' });
-  deps.teardown.push('merchant API', () => app.close());
-  const apiUrl = listening;
+  const { apiUrl, apiKey } = await startMerchantApi(deps);
   say.step(`merchant API listening at ${apiUrl} (POST /v1/payouts, Bearer key, Idempotency-Key)`);
 
   const suppliers = [];

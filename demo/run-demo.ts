@@ -23,6 +23,7 @@ import { createTeardown, SO_PATH, startDemoDb, startDemoLocalnet } from './infra
 import { checkInvariants } from './invariants';
 import { serveDemoMetrics } from './metrics';
 import { createNarrator } from './narrator';
+import { createDemoPages } from './pages';
 import { demoResult, renderTable } from './table';
 
 export interface DemoOptions {
@@ -132,6 +133,7 @@ export async function runDemo(o: DemoOptions): Promise<number> {
 
     say.act('4. Payouts: API idempotency, lost responses, expired blockhashes, racing workers');
     const payouts = await runPayouts({ world, net, db: db.pool, log: logger('payout'), say, teardown });
+    const pages = await createDemoPages({ apiUrl: payouts.apiUrl, apiKey: payouts.apiKey, world, say });
 
     say.act('5. What the chain, the database and the merchant saw');
     const evidence = await gatherEvidence({ world, rpcUrl: net.url, db: db.pool, indexing, fulfilment, payouts });
@@ -154,6 +156,10 @@ export async function runDemo(o: DemoOptions): Promise<number> {
       );
       say.step(
         `merchant API: ${payouts.apiUrl}/v1/payouts   (Authorization: Bearer ${payouts.apiKey}; OpenAPI at ${payouts.apiUrl}/openapi.json)`,
+      );
+      say.step(`checkout page: ${pages.checkoutUrl}`);
+      say.step(
+        `operator console: ${pages.consoleUrl}   (log in as an operator: ${env} node bin/oncepay operator add <name>)`,
       );
       say.step(`provider webhook: ${indexing.webhookUrl}   metrics: ${metricsServer.url}`);
       say.step(

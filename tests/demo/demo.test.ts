@@ -16,16 +16,21 @@ let running: ChildProcess | undefined;
 
 function runDemo(
   env: Record<string, string>,
+  args: string[] = [],
+  onStdout: (all: string) => void = () => undefined,
 ): Promise<{ code: number | null; signal: string | null; stdout: string; stderr: string }> {
   return new Promise((resolve, reject) => {
-    const child = (running = spawn(process.execPath, [path.join(ROOT, 'bin', 'oncepay'), 'demo', '--ci'], {
+    const child = (running = spawn(process.execPath, [path.join(ROOT, 'bin', 'oncepay'), 'demo', '--ci', ...args], {
       cwd: ROOT,
       env: { ...process.env, ONCEPAY_FROM_SOURCE: '1', ...env },
       stdio: ['ignore', 'pipe', 'pipe'],
     }));
     let stdout = '';
     let stderr = '';
-    child.stdout.on('data', (d) => (stdout += d));
+    child.stdout.on('data', (d) => {
+      stdout += d;
+      onStdout(stdout);
+    });
     child.stderr.on('data', (d) => (stderr += d));
     child.on('error', reject);
     child.on('close', (code, signal) => {
@@ -33,6 +38,17 @@ function runDemo(
       resolve({ code, signal, stdout, stderr });
     });
   });
+}
+
+/** The checkout link and the console address the demo printed (in act 4; again under --keep). */
+function printedLinks(stdout: string): { checkout: string[]; console: string[] } {
+  const all = (re: RegExp) => [...stdout.matchAll(re)].map((m) => m[1]);
+  return {
+    checkout: all(
+      /checkout page(?: of INV-3001 \(created by POST \/v1\/invoices\))?: (http:\/\/127\.0\.0\.1:\d+\/pay\/[A-Za-z0-9_-]+)$/gm,
+    ),
+    console: all(/operator console: (http:\/\/127\.0\.0\.1:\d+\/console\/)/gm),
+  };
 }
 
 describe('oncepay demo --ci', function () {
@@ -96,6 +112,15 @@ describe('oncepay demo --ci', function () {
     }
     // The webhook receiver (in the demo process) logs every delivery it held and checked.
     expect(byComponent.get('indexer') ?? 0, JSON.stringify([...byComponent])).to.be.greaterThan(0);
+  });
+
+  it("prints the checkout link of the invoice it created through the API and the console's address", () => {
+    const links = printedLinks(run.stdout);
+    expect(links.checkout, run.stdout).to.have.length(1);
+    expect(links.console, run.stdout).to.have.length(1);
+    // Both on the demo's API (one origin), the checkout link not naming the merchant's invoice id.
+    expect(new URL(links.checkout[0]).origin).to.equal(new URL(links.console[0]).origin);
+    expect(links.checkout[0]).not.to.include('INV-3001');
   });
 
   it('credits every invoice exactly its amount, and the chain agrees with credited + exceptions', () => {
@@ -176,5 +201,45 @@ describe('oncepay demo --ci', function () {
     expect(BigInt(e.vault.funded) - paid).to.equal(BigInt(e.vault.balance));
     const expired = e.payouts.find((p) => p.payoutId === 'payout-2002')!;
     expect(expired.attempts.map((a) => a.status)).to.deep.equal(['expired', 'landed']);
+  });
+});
+
+describe('oncepay demo --ci --keep', function () {
+  this.timeout(300_000);
+
+  after(() => {
+    running?.kill('SIGTERM');
+  });
+
+  it('leaves the checkout page and the console serving (200) until it is stopped', async () => {
+    requireProgramSo();
+    const answers: Array<{ url: string; status: number; finalUrl: string; text: string }> = [];
+    let asked = false;
+    const run = await runDemo({ DATABASE_URL: resolveDatabaseUrl() }, ['--keep'], (stdout) => {
+      // The keep section's lines: the checkout link, then the console line with how to add an operator.
+      const kept = stdout.slice(stdout.indexOf('Still running (--keep)'));
+      const links = printedLinks(kept);
+      if (asked || !stdout.includes('Still running (--keep)') || !/operator add <name>\)$/m.test(kept)) return;
+      asked = true;
+      void (async () => {
+        for (const url of [links.checkout[0], links.console[0]]) {
+          const res = await fetch(url);
+          answers.push({ url, status: res.status, finalUrl: res.url, text: await res.text() });
+        }
+      })()
+        .catch((e: Error) => answers.push({ url: '', status: 0, finalUrl: '', text: e.message }))
+        .finally(() => running?.kill('SIGTERM'));
+    });
+    expect(asked, `the keep section never printed both links:\n${run.stdout.slice(-3000)}`).to.equal(true);
+    expect(answers.map((a) => [a.status, a.text.slice(0, 200)])).to.have.length(2);
+    const [checkout, console] = answers;
+    expect(checkout.status, checkout.text).to.equal(200);
+    expect(checkout.text).to.include('Pay oncepay demo shop');
+    expect(checkout.text).to.include('15 tokens of mint');
+    // The console answers its login page to a stranger.
+    expect(console.status, console.text).to.equal(200);
+    expect(console.finalUrl).to.match(/\/console\/login$/);
+    // Stopped by SIGTERM: it stopped everything it started and exited.
+    expect(run.signal ?? String(run.code)).to.match(/^(130|SIGTERM)$/);
   });
 });

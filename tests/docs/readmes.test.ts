@@ -48,8 +48,6 @@ const ABSENT_ON_PURPOSE: Record<string, string> = {
   'sim/README.md: oncepay sim': 'the README says why there is no such command',
   'idl/README.md: programs/oncepay-lite/src/idl.rs': 'the retired generator, named as retired',
   'deploy/README.md: prometheus.yml': "Prometheus's own configuration file, on the operator's machine",
-  'README.md: tests/browser': 'the page suites not on main yet (testkit/browser.ts is their harness): to check',
-  'testkit/README.md: tests/browser': 'the same',
   'programs/oncepay/README.md: program/Cargo.toml': 'a file of an upstream crate (spl-program-metadata)',
 };
 
