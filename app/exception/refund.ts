@@ -50,9 +50,9 @@ function notFound(id: string): OncepayError {
 
 export interface RefundOptions {
   /**
-   * Who pays the refund, and whose exceptions it may touch: its own (the money arrived in its vault, or it
-   * refunded it) and those of no registered merchant. Another merchant's exception is not found. Default: the
-   * registered merchant whose vault received the money.
+   * Who pays the refund, and whose exceptions it may touch: its own (the money arrived in its vault, it is about
+   * its API invoice, or it refunded it) and those of no registered merchant. Another merchant's exception is not
+   * found. Default: the registered merchant whose vault received the money, else the API invoice's merchant.
    */
   merchant?: MerchantRow;
   /** Refund to this token account instead of the sender's. */
