@@ -16,7 +16,7 @@ function oneOf<T extends string>(name: string, values: readonly T[]) {
 }
 
 const MERCHANT_SCOPE =
-  "only this merchant's exceptions (api_merchants id or merchant config address): the money arrived in its vault, or it refunded it";
+  "only this merchant's exceptions (api_merchants id or merchant config address): the money arrived in its vault, it is about its API invoice, or it refunded it";
 
 export function register(program: Command): void {
   const exception = program

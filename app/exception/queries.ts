@@ -21,12 +21,16 @@ const SELECT = `SELECT e.id, e.kind, e.invoice_id, e.amount::text AS amount, e.d
 
 /**
  * SQL condition: the exception is merchant $n's (NULL: anyone's) — its money arrived in that merchant's vault, or
- * that merchant's payout refunded it — or, when $n+1 is true, no registered merchant's (ExceptionScope.orUnowned).
- * The one definition of an exception's merchant for list, show, refund, resolve and totals.
+ * it is about that merchant's API invoice (paid to its receiving wallet: POST /v1/invoices), or that merchant's
+ * payout refunded it — or, when $n+1 is true, no registered merchant's (ExceptionScope.orUnowned). The one
+ * definition of an exception's merchant for list, show, refund, resolve and totals.
  */
 function ofMerchant(n: number): string {
-  return `($${n}::bigint IS NULL OR r.destination = (SELECT m.vault FROM api_merchants m WHERE m.id = $${n}) OR p.merchant_id = $${n}
-           OR ($${n + 1}::boolean AND p.id IS NULL AND NOT EXISTS (SELECT 1 FROM api_merchants m WHERE m.vault = r.destination)))`;
+  return `($${n}::bigint IS NULL OR r.destination = (SELECT m.vault FROM api_merchants m WHERE m.id = $${n})
+           OR e.invoice_id IN (SELECT ai.ledger_invoice_id FROM api_invoices ai WHERE ai.merchant_id = $${n})
+           OR p.merchant_id = $${n}
+           OR ($${n + 1}::boolean AND p.id IS NULL AND NOT EXISTS (SELECT 1 FROM api_merchants m WHERE m.vault = r.destination)
+               AND NOT EXISTS (SELECT 1 FROM api_invoices ai WHERE ai.ledger_invoice_id = e.invoice_id)))`;
 }
 
 const scopeValues = (s: ExceptionScope) => [s.merchantId ?? null, s.orUnowned === true];
@@ -68,6 +72,11 @@ export function insertResolved(exceptionId: string, note: string): Query {
     text: `INSERT INTO exception_resolutions (exception_id, resolution, note) VALUES ($1, 'resolved', $2) ON CONFLICT (exception_id) DO NOTHING`,
     values: [exceptionId, note],
   };
+}
+
+/** The merchant whose API invoice (api_invoices) is the ledger invoice `ledgerInvoiceId`, if any. */
+export function merchantIdByApiInvoice(ledgerInvoiceId: string): Query {
+  return { text: 'SELECT merchant_id AS id FROM api_invoices WHERE ledger_invoice_id = $1', values: [ledgerInvoiceId] };
 }
 
 /** At most two registered merchants (api_merchants) whose vault is `vault`: the caller wants exactly one. */

@@ -13,7 +13,7 @@ import { MerchantRow, getMerchant } from '../merchant/store';
 import { PayoutRow, getPayout } from '../payout/store';
 import { address } from '../types';
 import { EXCEPTION_CODES } from '../../common/errors/codes';
-import { getException, insertRefundLink, insertResolved, merchantIdByVault } from './store';
+import { getException, insertRefundLink, insertResolved, merchantIdByApiInvoice, merchantIdByVault } from './store';
 import { refundPayoutId } from './refund-id';
 import { ExceptionRow, ExceptionScope } from './types';
 import { Keypair } from '@solana/web3.js';
@@ -50,9 +50,9 @@ function notFound(id: string): OncepayError {
 
 export interface RefundOptions {
   /**
-   * Who pays the refund, and whose exceptions it may touch: its own (the money arrived in its vault, or it
-   * refunded it) and those of no registered merchant. Another merchant's exception is not found. Default: the
-   * registered merchant whose vault received the money.
+   * Who pays the refund, and whose exceptions it may touch: its own (the money arrived in its vault, it is about
+   * its API invoice, or it refunded it) and those of no registered merchant. Another merchant's exception is not
+   * found. Default: the registered merchant whose vault received the money, else the API invoice's merchant.
    */
   merchant?: MerchantRow;
   /** Refund to this token account instead of the sender's. */
@@ -107,13 +107,17 @@ export async function prepareRefund(pool: Pool, id: string, o: RefundOptions = {
   });
 }
 
+/**
+ * Who pays a refund nobody named: the merchant whose vault received the money, else the merchant whose API invoice
+ * the exception is about (paid to its receiving wallet; the refund comes out of its vault like any payout).
+ */
 async function merchantForReceipt(c: PoolClient, e: ExceptionRow): Promise<MerchantRow> {
-  const mid = await merchantIdByVault(c, e.receipt.destination);
+  const mid = (await merchantIdByVault(c, e.receipt.destination)) ?? (await merchantIdByApiInvoice(c, e.invoiceId));
   const m = mid ? await getMerchant(c, mid) : null;
   if (!m) {
     throw new OncepayError(
       EXCEPTION_CODES.MERCHANT_UNKNOWN,
-      `no registered merchant has vault ${e.receipt.destination} (where exception ${e.id}'s money arrived): name the paying merchant with --merchant`,
+      `no registered merchant has vault ${e.receipt.destination} (where exception ${e.id}'s money arrived) or its invoice: name the paying merchant with --merchant`,
       { id: e.id },
     );
   }

@@ -106,6 +106,13 @@ export async function merchantIdByVault(db: Db, vault: string): Promise<string |
   return found.length === 1 ? String(found[0].id) : null;
 }
 
+/** The merchant whose API invoice the exception is about (its receiving wallet got the money), if any. */
+export async function merchantIdByApiInvoice(db: Db, ledgerInvoiceId: string | null): Promise<string | null> {
+  if (ledgerInvoiceId === null) return null;
+  const found = await one<{ id: string }>(db, q.merchantIdByApiInvoice(ledgerInvoiceId));
+  return found ? String(found.id) : null;
+}
+
 /** Count and sum of exceptions per state (every state present, zero when none). */
 export async function exceptionTotals(db: Db, scope: ExceptionScope = {}): Promise<ExceptionTotals> {
   const out = Object.fromEntries(EXCEPTION_STATES.map((s) => [s, { count: 0, amount: 0n }])) as ExceptionTotals;

@@ -48,14 +48,16 @@ export interface ExceptionFilter {
 }
 
 /**
- * Whose exceptions: a registered merchant's (api_merchants id) are those whose money arrived in its vault, and
- * those it refunded. Absent: every exception (an operator of the whole deployment).
+ * Whose exceptions: a registered merchant's (api_merchants id) are those whose money arrived in its vault, those
+ * about its API invoices (paid to its receiving wallet), and those it refunded. Absent: every exception (an
+ * operator of the whole deployment).
  */
 export interface ExceptionScope {
   merchantId?: string;
   /**
-   * Also the exceptions of no registered merchant (their money arrived in no registered vault, and nobody refunded
-   * them): a refund with `--merchant` names who pays those. Another merchant's stay out of scope.
+   * Also the exceptions of no registered merchant (their money arrived in no registered vault, they are about no
+   * API invoice, and nobody refunded them): a refund with `--merchant` names who pays those. Another merchant's stay
+   * out of scope.
    */
   orUnowned?: boolean;
 }

@@ -1,11 +1,14 @@
 // Exceptions scoped by merchant, on the real ledger and PostgreSQL (no chain: nothing here is executed): a merchant's
-// exceptions are those whose money arrived in its vault (or that it refunded). Listed, shown, totalled and resolved
-// with a merchant in scope, another merchant's exception is not found and stays as it was; a refund stored for a
-// merchant takes its own exceptions and those of no registered merchant, never another merchant's.
+// exceptions are those whose money arrived in its vault, or that are about its API invoice (paid to its receiving
+// wallet), or that it refunded. Listed, shown, totalled and resolved with a merchant in scope, another merchant's
+// exception is not found and stays as it was; a refund stored for a merchant takes its own exceptions and those of
+// no registered merchant, never another merchant's; a refund nobody names a payer for is paid by the API invoice's
+// merchant (the console's *refund*).
 import { expect } from 'chai';
 import { hashApiKey } from '../../app/api/api-key-auth';
 import { prepareRefund, resolveException } from '../../app/exception/refund';
 import { exceptionTotals, getException, listExceptions } from '../../app/exception/store';
+import { createInvoice } from '../../app/invoice/create-invoice';
 import { insertMerchant, MerchantRow } from '../../app/merchant/store';
 import { address } from '../../app/types';
 import { createLedger } from '../../indexer/ledger';
@@ -69,6 +72,40 @@ describe('app/exception: scoped by merchant (two merchants, one database)', () =
     expect((await getException(db.pool, ex.a, { merchantId: A.id }))?.id).to.equal(ex.a);
     expect((await exceptionTotals(db.pool, { merchantId: A.id })).open).to.deep.equal({ count: 1, amount: 50n });
     expect((await exceptionTotals(db.pool)).open).to.deep.equal({ count: 3, amount: 150n });
+  });
+
+  it("an API invoice's exception (paid to the receiving wallet) is its merchant's; a refund with no payer named is paid by it", async () => {
+    const wallet = addr('c-wallet');
+    const C = await insertMerchant(db.pool, {
+      name: 'c',
+      apiKeyHash: hashApiKey('c-key-0123456789'),
+      programId: address(addr('program')),
+      merchantAddress: address(addr('c-merchant')),
+      vault: address(addr('c-vault')),
+      receivingAddress: address(wallet),
+    });
+    const { row } = await createInvoice(db.pool, C, { invoiceId: 'api-1', amount: '100', mint }, async () => 6);
+    await createLedger({ db: db.pool }).applyBatch({
+      cluster: 'scope',
+      source: 'scanner',
+      receipts: [
+        receipt({
+          signature: sig('scope-api'),
+          destination: addr('c-wallet-ata'),
+          destinationOwner: wallet,
+          references: [row.reference],
+          mint,
+          amount: 130n,
+        }),
+      ],
+    });
+    const [e] = await listExceptions(db.pool, { invoiceId: row.ledgerInvoiceId });
+    expect(e).to.deep.include({ kind: 'overpayment', amount: 30n });
+    expect((await listExceptions(db.pool, {}, { merchantId: C.id })).map((x) => x.id)).to.deep.equal([e.id]);
+    expect(await getException(db.pool, e.id, { merchantId: A.id, orUnowned: true })).to.equal(null);
+    const refund = await prepareRefund(db.pool, e.id);
+    expect(refund.payout.merchantId).to.equal(C.id);
+    expect(refund.payout.amount).to.equal(30n);
   });
 
   it("resolving or refunding another merchant's exception is 'not found' and changes nothing", async () => {
