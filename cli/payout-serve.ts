@@ -47,6 +47,7 @@ type ServeOpts = {
   console: boolean;
   cluster: string;
   explorer?: string;
+  publicUrl?: string;
 } & WorkerFlags;
 
 export function registerServe(payout: Command): void {
@@ -68,6 +69,11 @@ export function registerServe(payout: Command): void {
         '--explorer <template>',
         'explorer link template for the console, e.g. http://127.0.0.1:3000/{kind}/{id} ({kind}: tx|address); default Solana Explorer',
         urlArg('--explorer', ['http:', 'https:']),
+      )
+      .option(
+        '--public-url <url>',
+        "where payers reach this API (e.g. https://pay.example.com): invoices' checkout links are absolute; without it, a path",
+        urlArg('--public-url', ['http:', 'https:']),
       ),
   )
     .addHelpText(
@@ -105,7 +111,7 @@ async function serve(o: ServeOpts, cmd: Command): Promise<void> {
   const app = await buildApiApp({
     db,
     console: o.console ? consoleOptions(o, rpc) : undefined,
-    invoices: { readMintDecimals },
+    invoices: { readMintDecimals, publicUrl: o.publicUrl },
   });
   const url = await app.listen({ host: o.host, port: o.port });
   log.info({ url, executes: !!worker }, 'merchant API listening');

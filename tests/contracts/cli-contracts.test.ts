@@ -51,6 +51,7 @@ const MALFORMED: Record<string, Malformed> = {
   '--ws': { value: 'http://node.example', code: VALUE },
   '--url': { value: 'not a url', code: VALUE },
   '--explorer': { value: 'javascript:alert(1)', code: VALUE },
+  '--public-url': { value: 'javascript:alert(1)', code: VALUE },
   '--provider': { value: 'Not A Name', code: 'ONCEPAY__SOURCE__INVALID_OPTION' },
   '--commitment': choice,
   '--executor': choice,

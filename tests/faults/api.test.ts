@@ -13,6 +13,7 @@ import { FaultDb, getJson, Proc, startFaultDb, startOncepay, waitFor } from './s
 
 const API_KEY = 'fault-test-api-key-0000000001';
 const APP = 'oncepay-payout-serve';
+const PUBLIC_URL = 'https://pay.example/';
 const pk = () => address(Keypair.generate().publicKey);
 
 describe('faults: merchant API (payout serve) through database restarts and terminated sessions', function () {
@@ -33,7 +34,7 @@ describe('faults: merchant API (payout serve) through database restarts and term
       merchantAddress: pk(),
       vault: pk(),
     });
-    api = startOncepay(['payout', 'serve', '--port', '0'], db.env);
+    api = startOncepay(['payout', 'serve', '--port', '0', '--public-url', PUBLIC_URL], db.env);
     const line = await api.firstLine;
     expect(line.url, JSON.stringify(line)).to.be.a('string');
     url = line.url as string;
@@ -93,6 +94,19 @@ describe('faults: merchant API (payout serve) through database restarts and term
     }
   }
 
+  it("--public-url: an invoice's checkout link is absolute on it, the page still served here", async () => {
+    const r = await fetch(`${url}/v1/invoices`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${API_KEY}`, 'content-type': 'application/json', 'idempotency-key': 'inv-1' },
+      body: JSON.stringify({ invoiceId: 'INV-1', amount: '1000000', mint: 'SOL', recipient }),
+    });
+    const body = (await r.json()) as { checkoutUrl?: string };
+    expect(r.status, JSON.stringify(body)).to.equal(201);
+    expect(body.checkoutUrl).to.match(/^https:\/\/pay\.example\/pay\/[A-Za-z0-9_-]+$/);
+    const page = await fetch(`${url}${new URL(body.checkoutUrl!).pathname}`);
+    expect(page.status).to.equal(200);
+  });
+
   it('stays up through a restart and a pg_terminate_backend under load; 503 while away; every payout once', async () => {
     const N = 48;
     const seen: Answer[] = [];
@@ -137,7 +151,8 @@ describe('faults: merchant API (payout serve) through database restarts and term
     );
     for (const r of rows) expect(r.amount).to.equal(String(1000 + Number(r.merchant_payout_id.slice(3))));
     const keys = await db.pool.query(
-      `SELECT key, state, response_status, response_body->>'payoutId' AS p FROM idempotency_keys`,
+      // The payouts' keys (the first test's invoice has its own).
+      `SELECT key, state, response_status, response_body->>'payoutId' AS p FROM idempotency_keys WHERE key LIKE 'key-%'`,
     );
     expect(keys.rows.length).to.equal(N);
     for (const k of keys.rows)
