@@ -1,9 +1,10 @@
 // From a payment's finalized slot to the checkout page showing *paid* (not a test; `make bench`), beside the time
 // from the same slot to the ledger's credit: the page should add little to the ledger's own latency.
-// N invoices (BENCH_PAID_N or --count, default 300) created through the merchant API (`POST /v1/invoices`,
-// buildApiApp in this process, listening on loopback, checkout served), each paid in full on `oncepay localnet` (its
-// own process, serving geyser) by a Solana Pay transfer carrying the invoice's reference key, PAYERS at a time, and
-// credited at `finalized` by `oncepay indexer stream --grpc` (its own process, the real client) into PostgreSQL.
+// N invoices (BENCH_PAID_N or --count, default 300) created through the merchant API (`POST /v1/invoices`; the API is
+// buildApiApp with checkout served, run as `oncepay payout serve` in its own process, or with BENCH_PAID_API=inline
+// in this one), each paid in full on `oncepay localnet` (its own process, serving geyser) by a Solana Pay transfer
+// carrying the invoice's reference key, PAYERS at a time, and credited at `finalized` by `oncepay indexer stream
+// --grpc` (its own process, the real client) into PostgreSQL.
 // Three moments per invoice, all read on this process's clock (performance.now()):
 //   finalized — the node's rootNotification (websocket `rootSubscribe`, the node's own finalized slot) that first
 //               reaches the slot holding the payment (the slot the ledger's receipt records);
@@ -18,7 +19,6 @@
 import { ChildProcess, spawn } from 'child_process';
 import * as os from 'os';
 import * as path from 'path';
-import type { FastifyInstance } from 'fastify';
 import type { PoolClient } from 'pg';
 import { Connection, Keypair, PublicKey } from '@solana/web3.js';
 import { createAssociatedTokenAccountIdempotentInstruction, getAssociatedTokenAddressSync } from '@solana/spl-token';
@@ -56,6 +56,10 @@ const DECIMALS = 6;
 const CLUSTER = 'bench-paid';
 const KEY = 'bench-paid-latency-api-key-0001';
 const BIN = path.resolve(__dirname, '../bin/oncepay');
+/** Where the API runs: `process` (`oncepay payout serve`, the deployed topology) or `inline` (buildApiApp here). */
+const API = process.env.BENCH_PAID_API ?? 'process';
+if (API !== 'process' && API !== 'inline')
+  throw new OncepayError(BENCH_CODES.SETUP_FAILED, `BENCH_PAID_API must be process or inline, not ${API}`);
 
 /** One invoice as the API answered it, and the moments measured for it (ms, this process's clock). */
 interface Invoice {
@@ -68,6 +72,8 @@ interface Invoice {
   events?: CheckoutEvents;
   creditAt?: number;
   pageAt?: number;
+  /** A status the page showed other than open and paid (an exception, an expiry): the run fails at once. */
+  unexpected?: string;
 }
 
 /** What the run set up: the chain's parties, the API and where it listens. */
@@ -79,8 +85,50 @@ interface World {
   /** The merchant's receiving wallet's associated token account: where every invoice is paid. */
   ata: PublicKey;
   merchantId: string;
-  app: FastifyInstance;
+  api: Api;
+}
+
+/** The merchant API, listening on loopback at `base`. */
+interface Api {
   base: string;
+  stop(): Promise<void>;
+}
+
+/** buildApiApp in this process: the API shares this process's event loop with the clients and the payers. */
+async function inlineApi(db: TestDb, connection: Connection): Promise<Api> {
+  const port = await freePort();
+  const base = `http://127.0.0.1:${port}`;
+  const app = await buildApiApp({
+    db: db.pool,
+    invoices: { readMintDecimals: mintDecimalsFromChain(connection), publicUrl: base },
+  });
+  await app.listen({ host: '127.0.0.1', port });
+  return { base, stop: () => app.close() };
+}
+
+/** `oncepay payout serve` (an API only: ONCEPAY_RPC_URL reads the mints' decimals, no worker pool). */
+async function processApi(db: TestDb, net: LocalnetProcess): Promise<Api> {
+  const child = spawn(process.execPath, [BIN, 'payout', 'serve', '--port', '0', '--no-console'], {
+    env: { ...process.env, ...db.env, ONCEPAY_RPC_URL: net.rpc, ONCEPAY_LOG_LEVEL: 'warn' },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  const base = await new Promise<string>((resolve, reject) => {
+    let out = '';
+    child.stdout!.on('data', (d: Buffer) => {
+      out += d.toString();
+      const nl = out.indexOf('\n');
+      if (nl >= 0) resolve((JSON.parse(out.slice(0, nl)) as { url: string }).url);
+    });
+    void exited.then(() => reject(new OncepayError(BENCH_CODES.SETUP_FAILED, 'payout serve exited')));
+  });
+  return {
+    base,
+    async stop() {
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
+      await exited;
+    },
+  };
 }
 
 async function setUp(db: TestDb, net: LocalnetProcess): Promise<World> {
@@ -105,14 +153,8 @@ async function setUp(db: TestDb, net: LocalnetProcess): Promise<World> {
     vault: pk(),
     receivingAddress: address(wallet),
   });
-  const port = await freePort();
-  const base = `http://127.0.0.1:${port}`;
-  const app = await buildApiApp({
-    db: db.pool,
-    invoices: { readMintDecimals: mintDecimalsFromChain(connection), publicUrl: base },
-  });
-  await app.listen({ host: '127.0.0.1', port });
-  return { connection, payer, mint, source, ata, merchantId: merchant.id, app, base };
+  const api = API === 'inline' ? await inlineApi(db, connection) : await processApi(db, net);
+  return { connection, payer, mint, source, ata, merchantId: merchant.id, api };
 }
 
 /** N invoices through `POST /v1/invoices`, CREATORS at a time; amounts differ, so a mixed-up credit shows. */
@@ -123,7 +165,7 @@ async function createInvoices(w: World): Promise<Invoice[]> {
     for (let i = next++; i < N; i = next++) {
       const invoiceId = `paid-${i}`;
       const amount = BigInt(1_000_000 + i);
-      const res = await fetch(`${w.base}/v1/invoices`, {
+      const res = await fetch(`${w.api.base}/v1/invoices`, {
         method: 'POST',
         headers: { authorization: `Bearer ${KEY}`, 'idempotency-key': invoiceId, 'content-type': 'application/json' },
         body: JSON.stringify({ invoiceId, amount: String(amount), mint: w.mint.toBase58() }),
@@ -136,7 +178,7 @@ async function createInvoices(w: World): Promise<Invoice[]> {
       invoices[i] = {
         invoiceId,
         ledgerId: ledgerInvoiceId(w.merchantId, invoiceId),
-        checkoutUrl: body.checkoutUrl,
+        checkoutUrl: new URL(body.checkoutUrl, w.api.base).toString(), // a path when the API has no public URL
         reference: new PublicKey(body.reference),
         amount,
       };
@@ -151,6 +193,7 @@ async function openPages(invoices: Invoice[]): Promise<void> {
   for (const inv of invoices) {
     inv.events = await openCheckoutEvents(`${inv.checkoutUrl}/events`, (s) => {
       if (s === 'paid' && inv.pageAt === undefined) inv.pageAt = performance.now();
+      else if (s !== 'open' && s !== 'paid') inv.unexpected ??= s;
     });
     if (inv.events.res.statusCode !== 200)
       throw new OncepayError(BENCH_CODES.SETUP_FAILED, `${inv.checkoutUrl}/events: ${inv.events.res.statusCode}`);
@@ -222,12 +265,19 @@ async function payAll(w: World, invoices: Invoice[]): Promise<void> {
   await Promise.all(Array.from({ length: PAYERS }, payer));
 }
 
-/** Waits (up to 5 minutes) until every page saw paid and every credit was notified; else the count that did not. */
+/** Waits (up to 5 minutes) until every page saw paid and every credit was notified; fails at once when a page shows
+ * anything else than open or paid, and at the end with the counts that did not. */
 async function waitForPages(invoices: Invoice[]): Promise<void> {
   const missing = () => invoices.filter((inv) => inv.pageAt === undefined || inv.creditAt === undefined);
+  const done = async () => {
+    const odd = invoices.find((inv) => inv.unexpected);
+    if (odd) throw new OncepayError(BENCH_CODES.CHECK_FAILED, `${odd.invoiceId}: the page showed ${odd.unexpected}`);
+    return missing().length === 0;
+  };
   try {
-    await until('every page to show paid', async () => missing().length === 0, { timeoutMs: 300_000, intervalMs: 50 });
-  } catch {
+    await until('every page to show paid', done, { timeoutMs: 300_000, intervalMs: 50 });
+  } catch (e) {
+    if (e instanceof OncepayError) throw e;
     const m = missing();
     throw new OncepayError(
       BENCH_CODES.CHECK_FAILED,
@@ -309,7 +359,8 @@ function printFigures(f: Figures, seconds: number): void {
   const cpu = os.cpus();
   console.log(
     `finalized slot → checkout page shows paid (machine ${cpu.length} cores (${cpu[0]?.model ?? '?'}), ` +
-      `load avg ${os.loadavg()[0].toFixed(1)}, node ${process.version}; localnet in its own process, ${SLOT_MS} ms ` +
+      `load avg ${os.loadavg()[0].toFixed(1)}, node ${process.version}; API ${API === 'inline' ? 'in this process' : 'in its own process'}, ` +
+      `localnet in its own process, ${SLOT_MS} ms ` +
       `slots, finality ${DEPTH} slots deep; indexer stream --grpc at finalized; ${N} invoices through the API, ` +
       `${PAYERS} payments in flight, paid in ${seconds.toFixed(1)} s; every invoice credited exactly its amount, ` +
       `every page saw paid):`,
@@ -354,7 +405,7 @@ async function main(): Promise<void> {
     }
     for (const inv of invoices) inv?.events?.close();
     listener?.release(true);
-    await world?.app.close();
+    await world?.api.stop();
     await net.stop();
     await db.drop();
   }
