@@ -13,6 +13,9 @@
 //   page      — a client of the page's event stream (`/pay/<checkout id>/events`, opened before the payment and read
 //               as the page's script reads it: testkit/checkout-events.ts) receiving `status: paid`.
 // Prints p50/p99/max of finalized→credit and finalized→page side by side, and the page's extra (page − credit).
+// BENCH_PAID_BROWSER=K (default 0) also opens the first K checkout pages in chromium (testkit/browser.ts): the moment
+// the page's own script sets `data-status="paid"` (a MutationObserver calling back into this process), beside the
+// stream client's moment for the same invoice, shows the client measures what the page shows.
 // Exits non-zero unless every invoice is credited exactly its amount by its one transfer and every page saw paid.
 // Slots of BENCH_PAID_SLOT_MS (default 100), finality BENCH_PAID_DEPTH slots deep (default 4). Uses DATABASE_URL,
 // else the embedded server (stopped at the end if this run started it); its own schema, dropped at the end.
@@ -20,6 +23,7 @@ import { ChildProcess, spawn } from 'child_process';
 import * as os from 'os';
 import * as path from 'path';
 import type { PoolClient } from 'pg';
+import type { Browser } from 'puppeteer-core';
 import { Connection, Keypair, PublicKey } from '@solana/web3.js';
 import { createAssociatedTokenAccountIdempotentInstruction, getAssociatedTokenAddressSync } from '@solana/spl-token';
 import { buildApiApp } from '../app/api/build-api-app';
@@ -32,6 +36,7 @@ import { INVOICE_CHANGED_CHANNEL } from '../app/checkout/invoice-events';
 import { freePort } from '../common/free-port';
 import { OncepayError, BENCH_CODES } from '../common/errors';
 import { airdrop, mintWithSource, payInstruction, send, waitFinalized } from '../testkit/cluster';
+import { launchBrowser, openPage } from '../testkit/browser';
 import { CheckoutEvents, openCheckoutEvents } from '../testkit/checkout-events';
 import { spawnLocalnet, LocalnetProcess } from '../testkit/localnet-process';
 import { createTestDb, leavingServerAsFound, TestDb } from '../testkit/test-db';
@@ -58,6 +63,8 @@ const KEY = 'bench-paid-latency-api-key-0001';
 const BIN = path.resolve(__dirname, '../bin/oncepay');
 /** Where the API runs: `process` (`oncepay payout serve`, the deployed topology) or `inline` (buildApiApp here). */
 const API = process.env.BENCH_PAID_API ?? 'process';
+/** Checkout pages also opened in chromium (0: none, and chromium is not needed). */
+const BROWSER = Number(process.env.BENCH_PAID_BROWSER ?? 0);
 if (API !== 'process' && API !== 'inline')
   throw new OncepayError(BENCH_CODES.SETUP_FAILED, `BENCH_PAID_API must be process or inline, not ${API}`);
 
@@ -72,6 +79,9 @@ interface Invoice {
   events?: CheckoutEvents;
   creditAt?: number;
   pageAt?: number;
+  /** When the page in chromium turned paid (BENCH_PAID_BROWSER); `browser` says whether it is open there. */
+  browser?: boolean;
+  browserAt?: number;
   /** A status the page showed other than open and paid (an exception, an expiry): the run fails at once. */
   unexpected?: string;
 }
@@ -201,6 +211,32 @@ async function openPages(invoices: Invoice[]): Promise<void> {
   await Promise.all(invoices.map((inv) => inv.events!.next('open')));
 }
 
+/** Run in a checkout page: calls the exposed `benchPaid` when the page's script sets its status to paid. */
+const WATCH_PAID = `(() => {
+  const main = document.querySelector('main[data-checkout]');
+  new MutationObserver(() => {
+    if (main.getAttribute('data-status') === 'paid') window.benchPaid();
+  }).observe(main, { attributes: true, attributeFilter: ['data-status'] });
+})()`;
+
+/** The first BROWSER invoices' pages in chromium, each in its own context (its own connections to the API);
+ * the page's script setting data-status="paid" stamps `browserAt` here. Undefined when BROWSER is 0. */
+async function openBrowserPages(invoices: Invoice[]): Promise<Browser | undefined> {
+  if (BROWSER <= 0) return undefined;
+  const browser = await launchBrowser();
+  for (const inv of invoices.slice(0, BROWSER)) {
+    const { page } = await openPage(browser, { isolated: true });
+    await page.exposeFunction('benchPaid', () => {
+      inv.browserAt ??= performance.now();
+    });
+    await page.goto(inv.checkoutUrl);
+    await page.waitForSelector('main[data-status="open"]');
+    await page.evaluate(WATCH_PAID); // a string: this project's TypeScript has no DOM types
+    inv.browser = true;
+  }
+  return browser;
+}
+
 /** A LISTEN connection of ours: the first notification of an invoice (its credit's commit) stamps `creditAt`. */
 async function listenForCredits(db: TestDb, invoices: Invoice[]): Promise<PoolClient> {
   const byLedgerId = new Map(invoices.map((inv) => [inv.ledgerId, inv]));
@@ -268,7 +304,10 @@ async function payAll(w: World, invoices: Invoice[]): Promise<void> {
 /** Waits (up to 5 minutes) until every page saw paid and every credit was notified; fails at once when a page shows
  * anything else than open or paid, and at the end with the counts that did not. */
 async function waitForPages(invoices: Invoice[]): Promise<void> {
-  const missing = () => invoices.filter((inv) => inv.pageAt === undefined || inv.creditAt === undefined);
+  const missing = () =>
+    invoices.filter(
+      (inv) => inv.pageAt === undefined || inv.creditAt === undefined || (inv.browser && inv.browserAt === undefined),
+    );
   const done = async () => {
     const odd = invoices.find((inv) => inv.unexpected);
     if (odd) throw new OncepayError(BENCH_CODES.CHECK_FAILED, `${odd.invoiceId}: the page showed ${odd.unexpected}`);
@@ -282,7 +321,9 @@ async function waitForPages(invoices: Invoice[]): Promise<void> {
     throw new OncepayError(
       BENCH_CODES.CHECK_FAILED,
       `${m.filter((x) => x.pageAt === undefined).length} pages never saw paid, ` +
-        `${m.filter((x) => x.creditAt === undefined).length} credits never notified (first: ${m[0].invoiceId})`,
+        `${m.filter((x) => x.creditAt === undefined).length} credits never notified, ` +
+        `${m.filter((x) => x.browser && x.browserAt === undefined).length} chromium pages never paid ` +
+        `(first: ${m[0].invoiceId})`,
     );
   }
 }
@@ -340,17 +381,20 @@ interface Figures {
   credit: number[];
   page: number[];
   extra: number[];
+  /** Chromium's page turning paid − the stream client seeing paid, for the invoices open in chromium. */
+  browser: number[];
 }
 
 function figures(invoices: Invoice[], roots: Array<[number, number]>, slots: Map<string, number>): Figures {
-  const f: Figures = { credit: [], page: [], extra: [] };
+  const f: Figures = { credit: [], page: [], extra: [], browser: [] };
   for (const inv of invoices) {
     const fin = finalizedAt(roots, slots.get(inv.ledgerId)!);
     f.credit.push(inv.creditAt! - fin);
     f.page.push(inv.pageAt! - fin);
     f.extra.push(inv.pageAt! - inv.creditAt!);
+    if (inv.browser) f.browser.push(inv.browserAt! - inv.pageAt!);
   }
-  for (const xs of [f.credit, f.page, f.extra]) xs.sort((a, b) => a - b);
+  for (const xs of [f.credit, f.page, f.extra, f.browser]) xs.sort((a, b) => a - b);
   return f;
 }
 
@@ -373,6 +417,12 @@ function printFigures(f: Figures, seconds: number): void {
   row('finalized → credit', f.credit);
   row('finalized → page', f.page);
   row('page − credit', f.extra);
+  if (f.browser.length > 0)
+    console.log(
+      `  chromium, ${f.browser.length} of the pages: page turned paid − stream client saw paid ` +
+        `p50 ${quantile(f.browser, 0.5).toFixed(0)} ms, min ${f.browser[0].toFixed(0)}, ` +
+        `max ${f.browser[f.browser.length - 1].toFixed(0)} ms`,
+    );
 }
 
 async function main(): Promise<void> {
@@ -381,11 +431,13 @@ async function main(): Promise<void> {
   let world: World | undefined;
   let listener: PoolClient | undefined;
   let stream: ChildProcess | undefined;
+  let browser: Browser | undefined;
   let invoices: Invoice[] = [];
   try {
     world = await setUp(db, net);
     invoices = await createInvoices(world);
     await openPages(invoices);
+    browser = await openBrowserPages(invoices);
     listener = await listenForCredits(db, invoices);
     const roots = watchRoots(world.connection);
     stream = await startStream(db, net, world.connection);
@@ -403,6 +455,7 @@ async function main(): Promise<void> {
       stream.kill('SIGKILL');
       await exited;
     }
+    await browser?.close();
     for (const inv of invoices) inv?.events?.close();
     listener?.release(true);
     await world?.api.stop();
