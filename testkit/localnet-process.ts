@@ -9,12 +9,21 @@ export interface LocalnetProcess {
   rpc: string;
   /** The node's websocket endpoint (`indexer stream --ws`). */
   ws: string;
+  /** The node's Yellowstone gRPC endpoint (`indexer stream --grpc`), when started with `grpc`. */
+  grpc?: string;
   pid?: number;
   stop(): Promise<void>;
 }
 
-/** `oncepay localnet` in a child process with the compiled program, on a fresh ledger. */
-export async function spawnLocalnet(opts: { slotMs: number }): Promise<LocalnetProcess> {
+/**
+ * `oncepay localnet` in a child process with the compiled program, on a fresh ledger: slots of `slotMs`, final
+ * `finalityDepth` slots deep (default 2), serving geyser on a free port with `grpc`.
+ */
+export async function spawnLocalnet(opts: {
+  slotMs: number;
+  finalityDepth?: number;
+  grpc?: boolean;
+}): Promise<LocalnetProcess> {
   const ledger = fs.mkdtempSync(path.join(os.tmpdir(), 'oncepay-bench-localnet-'));
   const args = [
     'localnet',
@@ -23,7 +32,8 @@ export async function spawnLocalnet(opts: { slotMs: number }): Promise<LocalnetP
     '--slot-ms',
     String(opts.slotMs),
     '--finality-depth',
-    '2',
+    String(opts.finalityDepth ?? 2),
+    ...(opts.grpc ? ['--grpc-port', '0'] : []),
     '--program',
     requireProgramSo(),
     '--ledger',
@@ -35,18 +45,19 @@ export async function spawnLocalnet(opts: { slotMs: number }): Promise<LocalnetP
     env: { ...process.env, ONCEPAY_LOG_LEVEL: 'error' },
   });
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  const { rpc, ws } = await new Promise<{ rpc: string; ws: string }>((resolve, reject) => {
+  const { rpc, ws, grpc } = await new Promise<{ rpc: string; ws: string; grpc?: string }>((resolve, reject) => {
     let out = '';
     child.stdout!.on('data', (d: Buffer) => {
       out += d.toString();
       const nl = out.indexOf('\n');
-      if (nl >= 0) resolve(JSON.parse(out.slice(0, nl)) as { rpc: string; ws: string });
+      if (nl >= 0) resolve(JSON.parse(out.slice(0, nl)) as { rpc: string; ws: string; grpc?: string });
     });
     void exited.then(() => reject(new Error('oncepay localnet exited before it listened')));
   });
   return {
     rpc,
     ws,
+    grpc,
     pid: child.pid,
     async stop() {
       child.kill('SIGTERM');

@@ -1,5 +1,4 @@
 import { expect } from 'chai';
-import * as http from 'http';
 import { FastifyInstance } from 'fastify';
 import { Keypair } from '@solana/web3.js';
 import { createTestDb, TestDb } from '../../../testkit/test-db';
@@ -11,39 +10,10 @@ import { address } from '../../../app/types';
 import { createLedger } from '../../../indexer/ledger';
 import { baseUnits } from '../../../common/amount';
 import { checkoutPageHtml, escapeHtml } from '../../../app/checkout/page-html';
+import { openCheckoutEvents } from '../../../testkit/checkout-events';
 
 const KEY = 'test-api-key-checkout-0000001';
 const pk = () => address(Keypair.generate().publicKey);
-
-/** An open server-sent-event stream: the `status` events it got so far, and a way to wait for the next. */
-function openEvents(
-  url: string,
-): Promise<{ statuses: string[]; next: (s: string) => Promise<void>; res: http.IncomingMessage; close: () => void }> {
-  return new Promise((resolve, reject) => {
-    const req = http.get(url, (res) => {
-      const statuses: string[] = [];
-      const waiters: Array<{ s: string; done: () => void }> = [];
-      let buf = '';
-      res.setEncoding('utf8');
-      res.on('data', (chunk: string) => {
-        buf += chunk;
-        let i;
-        while ((i = buf.indexOf('\n\n')) >= 0) {
-          const block = buf.slice(0, i);
-          buf = buf.slice(i + 2);
-          const m = /^event: status\ndata: (.*)$/m.exec(block);
-          if (!m) continue;
-          statuses.push(m[1]);
-          for (const w of waiters.filter((x) => x.s === m[1])) w.done();
-        }
-      });
-      const next = (s: string) =>
-        new Promise<void>((done) => (statuses.includes(s) ? done() : waiters.push({ s, done })));
-      resolve({ statuses, next, res, close: () => req.destroy() });
-    });
-    req.on('error', reject);
-  });
-}
 
 describe('app/checkout: the payer page and its live status (real PostgreSQL, LISTEN/NOTIFY)', function () {
   this.timeout(30_000);
@@ -157,7 +127,7 @@ describe('app/checkout: the payer page and its live status (real PostgreSQL, LIS
 
   it('pushes paid when the ledger credits the invoice, then the exception of a second payment', async () => {
     const inv = await create({ invoiceId: 'inv-live', amount: '100', mint: 'SOL' });
-    const ev = await openEvents(`${base}${inv.checkoutUrl}/events`);
+    const ev = await openCheckoutEvents(`${base}${inv.checkoutUrl}/events`);
     try {
       expect(ev.res.headers['content-type']).to.match(/^text\/event-stream/);
       await ev.next('open');
@@ -176,18 +146,18 @@ describe('app/checkout: the payer page and its live status (real PostgreSQL, LIS
   it('caps the open streams per process (503 beyond), frees a slot when a stream closes, ends all on close', async () => {
     const inv = await create({ invoiceId: 'inv-cap', amount: '1', mint: 'SOL' });
     const url = `${base}${inv.checkoutUrl}/events`;
-    const a = await openEvents(url);
-    const b = await openEvents(url);
+    const a = await openCheckoutEvents(url);
+    const b = await openCheckoutEvents(url);
     await Promise.all([a.next('open'), b.next('open')]);
-    const c = await openEvents(url);
+    const c = await openCheckoutEvents(url);
     expect(c.res.statusCode).to.equal(503);
     c.close();
     a.close();
-    let d: Awaited<ReturnType<typeof openEvents>> | undefined;
+    let d: Awaited<ReturnType<typeof openCheckoutEvents>> | undefined;
     for (let i = 0; i < 50 && !(d && d.res.statusCode === 200); i++) {
       d?.close();
       await new Promise((r) => setTimeout(r, 50));
-      d = await openEvents(url);
+      d = await openCheckoutEvents(url);
     }
     expect(d!.res.statusCode).to.equal(200);
     const ended = new Promise<void>((resolve) => d!.res.on('end', () => resolve()));
