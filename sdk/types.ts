@@ -133,9 +133,14 @@ export interface ExceptionView {
   createdAt: Date;
 }
 
-export type { InvoiceInput } from '../app/invoice/prepare';
-export type { InvoiceStatus, InvoiceReceipt, InvoiceException, InvoiceFulfilment } from '../app/invoice/store';
-import type { InvoiceException, InvoiceFulfilment, InvoiceReceipt } from '../app/invoice/store';
+export type {
+  InvoiceInput,
+  InvoiceStatus,
+  InvoiceReceipt,
+  InvoiceException,
+  InvoiceFulfilment,
+} from '../app/invoice/types';
+import type { InvoiceException, InvoiceFulfilment, InvoiceReceipt } from '../app/invoice/types';
 import type { InvoiceView } from '../app/invoice/view';
 
 /** The fields an invoice has alike in the API's JSON and here: one definition, app/invoice/view.ts. */

@@ -4,7 +4,7 @@ import { ExceptionRow } from '../app/exception/types';
 import { payoutView } from '../app/payout/view';
 import { AttemptRow, PayoutRow } from '../app/payout/store';
 import { MerchantRow } from '../app/merchant/store';
-import { InvoiceDetail, InvoiceRow } from '../app/invoice/store';
+import type { InvoiceDetail, InvoiceRow } from '../app/invoice/types';
 import { invoiceView } from '../app/invoice/view';
 import { ExceptionView, Invoice, Payout, PayoutState, RegisteredMerchant } from './types';
 

@@ -2,7 +2,7 @@
 // URL and its checkout link, and — for one invoice — what the ledger did with it.
 import { checkoutPath } from './checkout-id';
 import { paymentUrl } from './payment-url';
-import type { InvoiceDetail, InvoiceRow, InvoiceStatus } from './store';
+import type { InvoiceDetail, InvoiceRow, InvoiceStatus } from './types';
 import { tokensOf } from './tokens';
 
 /** The one definition of an invoice's fields: the SDK's `Invoice` is this with bigint amounts and Date times. */
