@@ -10,7 +10,8 @@ export const SOL_DECIMALS = 9;
 /** `amount` base units of a mint with `decimals` decimals, as tokens: 1500000n, 6 → "1.5"; 1n, 9 → "0.000000001". */
 export function tokensOf(amount: bigint, decimals: number): string {
   if (amount < 0n) throw new OncepayError(AMOUNT_CODES.OUT_OF_RANGE, 'amount must not be negative');
-  if (!Number.isInteger(decimals) || decimals < 0 || decimals > 255) throw new OncepayError(AMOUNT_CODES.OUT_OF_RANGE, 'decimals must be 0–255');
+  if (!Number.isInteger(decimals) || decimals < 0 || decimals > 255)
+    throw new OncepayError(AMOUNT_CODES.OUT_OF_RANGE, 'decimals must be 0–255');
   if (decimals === 0) return amount.toString();
   const digits = amount.toString().padStart(decimals + 1, '0');
   const whole = digits.slice(0, digits.length - decimals);
