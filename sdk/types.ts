@@ -133,33 +133,39 @@ export interface ExceptionView {
   createdAt: Date;
 }
 
-export type { InvoiceInput } from '../app/invoice/prepare';
-export type { InvoiceStatus, InvoiceReceipt, InvoiceException, InvoiceFulfilment } from '../app/invoice/store';
-import type { InvoiceException, InvoiceFulfilment, InvoiceReceipt, InvoiceStatus } from '../app/invoice/store';
+export type {
+  InvoiceInput,
+  InvoiceStatus,
+  InvoiceReceipt,
+  InvoiceException,
+  InvoiceFulfilment,
+} from '../app/invoice/types';
+import type { InvoiceException, InvoiceFulfilment, InvoiceReceipt } from '../app/invoice/types';
+import type { InvoiceView } from '../app/invoice/view';
 
-/** An invoice: what was asked (amount in base units and in tokens), its Solana Pay request, what the ledger did. */
-export interface Invoice {
-  /** The merchant's invoice id. */
-  invoiceId: string;
-  /** 'paid' once the ledger credited the whole amount at finality; 'expired' when open past expiresAt. */
-  status: InvoiceStatus;
+/** The fields an invoice has alike in the API's JSON and here: one definition, app/invoice/view.ts. */
+type InvoiceFieldsAsInApi = Omit<
+  InvoiceView,
+  | 'id'
+  | 'amount'
+  | 'creditedAmount'
+  | 'expiresAt'
+  | 'checkoutUrl'
+  | 'createdAt'
+  | 'paidAt'
+  | 'receipts'
+  | 'exceptions'
+  | 'fulfilment'
+>;
+
+/**
+ * An invoice: what was asked (amount in base units and in tokens), its Solana Pay request, what the ledger did. The
+ * API's view of it (app/invoice/view.ts) with amounts as bigint and times as Date.
+ */
+export interface Invoice extends InvoiceFieldsAsInApi {
   amount: bigint;
-  /** The amount in tokens, an exact decimal string ("1.5"). */
-  amountTokens: string;
   creditedAmount: bigint;
-  /** A mint address, or 'SOL'. */
-  mint: string;
-  decimals: number;
-  /** The wallet paid. */
-  recipient: string;
-  /** The Solana Pay reference key oncepay generated. */
-  reference: string;
-  label: string | null;
-  message: string | null;
-  memo: string | null;
   expiresAt: Date | null;
-  /** The Solana Pay transfer-request URL (solana:…), built by @solana/pay. */
-  paymentUrl: string;
   /** The payer's checkout page, relative to where the API is served: /pay/<unguessable id>. */
   checkoutPath: string;
   createdAt: Date;

@@ -4,7 +4,7 @@ import { ExceptionRow } from '../app/exception/types';
 import { payoutView } from '../app/payout/view';
 import { AttemptRow, PayoutRow } from '../app/payout/store';
 import { MerchantRow } from '../app/merchant/store';
-import { InvoiceDetail, InvoiceRow } from '../app/invoice/store';
+import type { InvoiceDetail, InvoiceRow } from '../app/invoice/types';
 import { invoiceView } from '../app/invoice/view';
 import { ExceptionView, Invoice, Payout, PayoutState, RegisteredMerchant } from './types';
 
@@ -60,26 +60,28 @@ export function toExceptionView(e: ExceptionRow, refund: Payout | null): Excepti
   };
 }
 
+const date = (iso: string | null) => (iso === null ? null : new Date(iso));
+
+/** An invoice is the API's view of it (app/invoice/view.ts), with its decimal strings and times turned back. */
 export function toInvoice(r: InvoiceRow, detail: InvoiceDetail): Invoice {
-  const v = invoiceView(r, undefined);
+  const {
+    id: _id,
+    amount,
+    creditedAmount,
+    expiresAt,
+    checkoutUrl,
+    createdAt,
+    paidAt,
+    ...asInApi
+  } = invoiceView(r, undefined);
   return {
-    invoiceId: r.invoiceId,
-    status: r.status,
-    amount: r.amount,
-    amountTokens: v.amountTokens,
-    creditedAmount: r.creditedAmount,
-    mint: r.mint,
-    decimals: r.decimals,
-    recipient: r.recipient,
-    reference: r.reference,
-    label: r.label,
-    message: r.message,
-    memo: r.memo,
-    expiresAt: r.expiresAt,
-    paymentUrl: v.paymentUrl,
-    checkoutPath: v.checkoutUrl,
-    createdAt: r.createdAt,
-    paidAt: r.paidAt,
+    ...asInApi,
+    amount: BigInt(amount),
+    creditedAmount: BigInt(creditedAmount),
+    expiresAt: date(expiresAt),
+    checkoutPath: checkoutUrl,
+    createdAt: new Date(createdAt),
+    paidAt: date(paidAt),
     ...detail,
   };
 }

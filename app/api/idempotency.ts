@@ -1,6 +1,7 @@
-// Idempotency-Key for POST /v1/payouts. A key is scoped to one merchant and bound to the hash of the canonical
-// request; the response is stored with it. Same key + same request → the stored response; same key + other
-// request → conflict; same key while the first is still running → in progress.
+// Idempotency-Key for the creates (POST /v1/payouts, POST /v1/invoices; idempotent-create.ts answers them). A key
+// is scoped to one merchant and bound to the hash of the canonical request; the response is stored with it. Same
+// key + same request → the stored response; same key + other request → conflict; same key while the first is still
+// running → in progress.
 //
 // An in-flight key belongs to the database session that claimed it (migrations/0110): the request claims, runs
 // its effect and completes the key on ONE connection it holds throughout. When PostgreSQL no longer knows that

@@ -1,6 +1,6 @@
 // POST /v1/invoices, GET /v1/invoices/:id and GET /v1/invoices. Registered only through registerAuthenticatedRoutes
 // (api-key-auth.ts): the merchant is on the request, and every read has it in its key.
-import { FastifyInstance, FastifyRequest } from 'fastify';
+import { FastifyInstance } from 'fastify';
 import { Pool } from 'pg';
 import { decodeCursor, encodeCursor } from '../invoice/list-cursor';
 import { prepareInvoice, sameInvoiceTerms } from '../invoice/prepare';
@@ -15,7 +15,7 @@ import {
 import { invoiceView } from '../invoice/view';
 import { authenticatedMerchant } from './api-key-auth';
 import { ApiError } from './errors';
-import { canonicalRequestHash, isIdempotencyKey, withIdempotencyKey } from './idempotency';
+import { errorAnswer, idempotentCreateRoute } from './idempotent-create';
 import {
   createInvoiceBodySchema,
   invoiceErrorResponses as errors,
@@ -62,86 +62,46 @@ function time(x: string | undefined, field: string): Date | undefined {
 /** POST /v1/invoices: create an invoice under the merchant's Idempotency-Key. */
 function createInvoiceRoute(app: FastifyInstance, opts: InvoiceRoutesOptions): void {
   const { db } = opts;
-  app.post<{ Body: CreateBody; Headers: { 'idempotency-key'?: string } }>(
-    '/v1/invoices',
-    {
-      schema: {
-        summary: 'Create an invoice (idempotent)',
-        description:
-          'Stores the invoice with a reference key oncepay generates; answers its Solana Pay URL and checkout link. The ledger credits it when a payment carrying the reference reaches the recipient at finality. Repeat the same request with the same Idempotency-Key to get the original response.',
-        security: [{ bearer: [] }],
-        headers: {
-          type: 'object',
-          required: ['idempotency-key'],
-          properties: {
-            'idempotency-key': {
-              type: 'string',
-              description: 'Client-chosen key, 1–255 visible ASCII characters, kept ≥ 24 h.',
-            },
-          },
-        },
-        body: createInvoiceBodySchema,
-        response: {
-          201: invoiceSchema,
-          400: errors[400],
-          401: errors[401],
-          409: errors[409],
-          413: errors[413],
-          415: errors[415],
-          500: errors[500],
-          503: errors[503],
-        },
-      },
-      preValidation: async (req: FastifyRequest) => {
-        const key = req.headers['idempotency-key'];
-        if (key === undefined) throw new ApiError('IDEMPOTENCY_KEY_MISSING');
-        if (!isIdempotencyKey(key)) throw new ApiError('IDEMPOTENCY_KEY_MALFORMED');
-      },
-    },
-    async (req, reply) => {
-      const merchant = authenticatedMerchant(req);
-      const key = req.headers['idempotency-key'] as string;
-      // Validation first (nothing is claimed for a request that can never succeed).
-      const terms = prepareInvoice(merchant, req.body, new Date());
-      const b = req.body;
-      const canonical: Record<string, string> = {
-        invoiceId: terms.invoiceId,
-        amount: terms.amount.toString(),
-        mint: terms.mint,
-        recipient: b.recipient ?? '',
-        label: b.label ?? '',
-        message: b.message ?? '',
-        memo: b.memo ?? '',
-        expiresAt: terms.expiresAt?.toISOString() ?? '',
-      };
-      const hash = canonicalRequestHash('POST', '/v1/invoices', canonical);
+  idempotentCreateRoute<CreateBody>(app, {
+    path: '/v1/invoices',
+    summary: 'Create an invoice (idempotent)',
+    description:
+      'Stores the invoice with a reference key oncepay generates; answers its Solana Pay URL and checkout link. The ledger credits it when a payment carrying the reference reaches the recipient at finality. Repeat the same request with the same Idempotency-Key to get the original response.',
+    bodySchema: createInvoiceBodySchema,
+    createdSchema: invoiceSchema,
+    errors,
+    db,
+    idempotencyStaleMs: opts.idempotencyStaleMs,
+    prepare: async (merchant, b) => {
+      const terms = prepareInvoice(merchant, b, new Date());
       // The mint's decimals before the key is claimed: a chain read never runs inside the request's transaction.
       const decimals = await mintDecimals(db, terms.mint, opts.readMintDecimals);
-
-      const outcome = await withIdempotencyKey(
-        db,
-        merchant.id,
-        key,
-        hash,
-        async (c) => {
+      return {
+        canonical: {
+          invoiceId: terms.invoiceId,
+          amount: terms.amount.toString(),
+          mint: terms.mint,
+          recipient: b.recipient ?? '',
+          label: b.label ?? '',
+          message: b.message ?? '',
+          memo: b.memo ?? '',
+          expiresAt: terms.expiresAt?.toISOString() ?? '',
+        },
+        create: async (c) => {
           const r = await insertInvoice(c, terms, decimals);
           if (r.created)
             return { status: 201, body: invoiceView(r.row, opts.publicUrl, await invoiceDetail(c, r.row)) };
           // Another key already created this invoice: never a second one (and never a second reference key).
-          const e = new ApiError(
-            'INVOICE_ID_EXISTS',
-            `invoiceId ${JSON.stringify(terms.invoiceId)} already exists${sameInvoiceTerms(r.row, terms) ? ' (same terms)' : ' with other terms'}`,
+          return errorAnswer(
+            new ApiError(
+              'INVOICE_ID_EXISTS',
+              `invoiceId ${JSON.stringify(terms.invoiceId)} already exists${sameInvoiceTerms(r.row, terms) ? ' (same terms)' : ' with other terms'}`,
+            ),
           );
-          return { status: e.status, body: e.body() };
         },
-        opts.idempotencyStaleMs,
-      );
-      if (outcome.kind === 'conflict') throw new ApiError('IDEMPOTENCY_CONFLICT');
-      if (outcome.kind === 'in_progress') throw new ApiError('IDEMPOTENCY_IN_PROGRESS');
-      if (outcome.kind === 'replay') reply.header('idempotent-replayed', 'true');
-      return reply.code(outcome.status).send(outcome.body);
+      };
     },
-  );
+  });
 }
 
 export async function invoiceRoutes(app: FastifyInstance, opts: InvoiceRoutesOptions): Promise<void> {

@@ -1,13 +1,12 @@
 // One LISTEN connection per process for the checkout pages' live status (migration 0301 notifies
 // `oncepay_invoice_changed` with "<schema> <ledger invoice id>"), fanned out to the streams watching that invoice.
-// Outside the API's pool, so it never takes a request's connection. A hint only: while the connection is down
-// (database restart, terminated backend) it reconnects with backoff, and after each (re)connect every watcher is
-// told to read again (what changed meanwhile is not lost, only late).
-import { Client, Pool } from 'pg';
+// db/listen holds it outside the API's pool, so it never takes a request's connection. A hint only: while the
+// connection is down (database restart, terminated backend) db/listen reconnects with backoff, and after each
+// (re)connect every watcher is told to read again (what changed meanwhile is not lost, only late).
+import { Pool } from 'pg';
 import { Logger } from 'pino';
-import { clientClassOf } from '../../db/host-list';
-import { backoffDelay } from '../../common/backoff';
-import { currentSchema } from '../payout/queries';
+import { BackoffPolicy } from '../../common/backoff';
+import { listen } from '../../db/listen';
 
 export const INVOICE_CHANGED_CHANNEL = 'oncepay_invoice_changed';
 
@@ -22,60 +21,27 @@ export interface InvoiceEvents {
 export function listenForInvoiceChanges(
   pool: Pool,
   log: Logger,
-  reconnect = { baseMs: 200, capMs: 10_000 },
+  reconnect: BackoffPolicy = { baseMs: 200, capMs: 10_000 },
 ): InvoiceEvents {
   const byInvoice = new Map<string, Set<() => void>>();
   let count = 0;
-  let stopped = false;
-  let client: Client | undefined;
-  let failures = 0;
-  let timer: NodeJS.Timeout | undefined;
 
-  const tell = (fns: Iterable<() => void> | undefined) => {
-    for (const fn of fns ?? []) fn();
+  // A copy of the set: a watcher may unsubscribe while it is told.
+  const tell = (fns: Set<() => void> | undefined) => {
+    for (const fn of [...(fns ?? [])]) fn();
   };
-  const tellAll = () => {
-    for (const fns of byInvoice.values()) tell([...fns]);
-  };
+  const listener = listen(pool, {
+    channel: INVOICE_CHANGED_CHANNEL,
+    onNotify: (ledgerId) => tell(byInvoice.get(ledgerId)),
+    // Changes while we were not listening: every watcher reads once.
+    onListening: () => {
+      for (const fns of byInvoice.values()) tell(fns);
+    },
+    log,
+    reconnect,
+    lostMessage: 'checkout live status lost (LISTEN connection); reconnecting',
+  });
 
-  async function connect(): Promise<void> {
-    timer = undefined;
-    if (stopped) return;
-    const c = new (clientClassOf(pool))(pool.options);
-    c.on('error', (e) => lost(c, e));
-    try {
-      await c.connect();
-      const q = currentSchema();
-      const schema = (await c.query<{ schema: string }>(q.text, q.values)).rows[0]?.schema;
-      c.on('notification', (n) => {
-        if (n.channel !== INVOICE_CHANGED_CHANNEL || !n.payload) return;
-        const space = n.payload.indexOf(' ');
-        if (n.payload.slice(0, space) !== schema) return;
-        const fns = byInvoice.get(n.payload.slice(space + 1));
-        if (fns) tell([...fns]);
-      });
-      await c.query(`LISTEN ${INVOICE_CHANGED_CHANNEL}`);
-    } catch (e) {
-      lost(c, e as Error);
-      return;
-    }
-    if (stopped) return void c.end().catch(() => undefined);
-    client = c;
-    failures = 0;
-    tellAll(); // changes while we were not listening: every watcher reads once
-  }
-
-  function lost(c: Client, e: Error): void {
-    if (client === c) client = undefined;
-    c.end().catch(() => undefined);
-    if (stopped || timer) return;
-    failures += 1;
-    const delayMs = backoffDelay(failures, reconnect, Math.random());
-    log.warn({ err: e.message, delayMs }, 'checkout live status lost (LISTEN connection); reconnecting');
-    timer = setTimeout(() => void connect(), delayMs);
-  }
-
-  void connect();
   return {
     watch(ledgerId, onChange) {
       let fns = byInvoice.get(ledgerId);
@@ -92,12 +58,6 @@ export function listenForInvoiceChanges(
       };
     },
     watchers: () => count,
-    async stop() {
-      stopped = true;
-      if (timer) clearTimeout(timer);
-      const c = client;
-      client = undefined;
-      await c?.end().catch(() => undefined);
-    },
+    stop: () => listener.stop(),
   };
 }

@@ -3,6 +3,7 @@
 import type { FastifyPluginAsync } from 'fastify';
 import type { Pool } from 'pg';
 import { one, rows } from '../../db/sql';
+import type { ReceiptSqlColumns } from '../../indexer/ledger/types';
 import * as q from './page-queries';
 import { ExplorerConfig } from './explorer';
 import { addressLink, txLink, when } from './format';
@@ -26,15 +27,8 @@ interface InvoiceSqlRow {
   exceptions: number;
 }
 
-interface ReceiptSqlRow {
+interface ReceiptSqlRow extends ReceiptSqlColumns {
   id: string;
-  cluster: string;
-  signature: string;
-  ix_index: number;
-  inner_index: number;
-  slot: string | null;
-  mint: string | null;
-  source: string;
   amount: string;
   first_source: string;
   created_at: Date;

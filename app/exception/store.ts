@@ -1,6 +1,7 @@
 // Reads and writes of ledger exceptions and their settlements: app/exception/queries.ts's statements run through
 // db/sql, rows mapped to ExceptionRow (amounts NUMERIC text → bigint).
 import { Db, exec, one, rows } from '../../db/sql';
+import type { ReceiptSqlColumns } from '../../indexer/ledger/types';
 import * as q from './queries';
 import {
   EXCEPTION_STATES,
@@ -11,21 +12,14 @@ import {
   ExceptionTotals,
 } from './types';
 
-/** A row of queries.ts's exception SELECT. */
-interface ExceptionSqlRow {
+/** A row of queries.ts's exception SELECT: the exception and its receipt's columns. */
+interface ExceptionSqlRow extends ReceiptSqlColumns {
   id: string;
   kind: ExceptionRow['kind'];
   invoice_id: string | null;
   amount: string;
   detail: string | null;
   created_at: Date;
-  cluster: string;
-  signature: string;
-  ix_index: number;
-  inner_index: number;
-  slot: string | null;
-  mint: string | null;
-  source: string;
   destination: string;
   destination_owner: string | null;
   resolution: 'refund' | 'resolved' | null;

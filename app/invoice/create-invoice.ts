@@ -6,8 +6,9 @@ import { OncepayError } from '../../common/errors';
 import { INVOICE_CODES } from '../../common/errors/codes';
 import { withTransaction } from '../../db/sql';
 import { MerchantRow } from '../merchant/store';
-import { InvoiceInput, prepareInvoice, sameInvoiceTerms } from './prepare';
-import { InvoiceRow, insertInvoice, mintDecimals, ReadMintDecimals } from './store';
+import { prepareInvoice, sameInvoiceTerms } from './prepare';
+import { insertInvoice, mintDecimals, ReadMintDecimals } from './store';
+import type { InvoiceInput, InvoiceRow } from './types';
 
 export async function createInvoice(
   db: Pool,

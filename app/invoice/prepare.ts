@@ -5,35 +5,8 @@ import { INVOICE_CODES } from '../../common/errors/codes';
 import { parseAmount } from '../payout/create-payout';
 import { PAYOUT_CODES } from '../../common/errors/codes';
 import { MerchantRow } from '../merchant/store';
-import { Address, address, isPayoutId } from '../types';
-
-export interface InvoiceInput {
-  invoiceId: string;
-  /** Base units as a decimal string (or bigint): never a JS number. */
-  amount: string | bigint;
-  /** A mint address, or 'SOL'. */
-  mint: string;
-  /** The wallet to pay; the merchant's receiving address when absent. */
-  recipient?: string;
-  label?: string;
-  message?: string;
-  memo?: string;
-  /** ISO 8601 (or a Date); after it an unpaid invoice is expired (a later payment still credits: never dropped). */
-  expiresAt?: string | Date;
-}
-
-/** What the request asks for, checked: the terms two requests for the same invoice id are compared on. */
-export interface InvoiceTerms {
-  merchantId: string;
-  invoiceId: string;
-  amount: bigint;
-  mint: Address | 'SOL';
-  recipient: Address;
-  label: string | null;
-  message: string | null;
-  memo: string | null;
-  expiresAt: Date | null;
-}
+import type { InvoiceInput, InvoiceTerms } from './types';
+import { address, isPayoutId } from '../types';
 
 export const TEXT_LIMITS = { label: 100, message: 500, memo: 500 } as const;
 

@@ -6,58 +6,10 @@ import { OncepayError } from '../../common/errors';
 import { INVOICE_CODES } from '../../common/errors/codes';
 import { Db, exec, one, rows } from '../../db/sql';
 import { newCheckoutId } from './checkout-id';
-import { InvoiceTerms, ledgerInvoiceId } from './prepare';
+import { ledgerInvoiceId } from './prepare';
 import * as q from './queries';
 import { SOL_DECIMALS } from './tokens';
-
-export type InvoiceStatus = 'open' | 'paid' | 'expired';
-
-export interface InvoiceRow extends InvoiceTerms {
-  id: string;
-  ledgerInvoiceId: string;
-  checkoutId: string;
-  /** The Solana Pay reference key, generated once at creation. */
-  reference: string;
-  decimals: number;
-  status: InvoiceStatus;
-  creditedAmount: bigint;
-  paidAt: Date | null;
-  createdAt: Date;
-}
-
-export interface InvoiceReceipt {
-  signature: string;
-  ixIndex: number;
-  innerIndex: number;
-  slot: bigint | null;
-  amount: bigint;
-  mint: string | null;
-  source: string;
-  deliveredBy: string;
-}
-
-export interface InvoiceException {
-  id: string;
-  kind: string;
-  amount: bigint;
-  detail: string | null;
-  signature: string;
-  createdAt: Date;
-}
-
-export interface InvoiceFulfilment {
-  id: string;
-  delivery: string | null;
-  attempts: number;
-  lastStatus: number | null;
-  deliveredAt: Date | null;
-}
-
-export interface InvoiceDetail {
-  receipts: InvoiceReceipt[];
-  exceptions: InvoiceException[];
-  fulfilment: InvoiceFulfilment | null;
-}
+import type { InvoiceDetail, InvoiceRow, InvoiceTerms } from './types';
 
 function toInvoice(r: QueryResultRow): InvoiceRow {
   return {

@@ -2,25 +2,37 @@
 // URL and its checkout link, and — for one invoice — what the ledger did with it.
 import { checkoutPath } from './checkout-id';
 import { paymentUrl } from './payment-url';
-import type { InvoiceDetail, InvoiceRow } from './store';
+import type { InvoiceDetail, InvoiceRow, InvoiceStatus } from './types';
 import { tokensOf } from './tokens';
 
+/** The one definition of an invoice's fields: the SDK's `Invoice` is this with bigint amounts and Date times. */
 export interface InvoiceView {
+  /** oncepay's id of the invoice row. */
   id: string;
+  /** The merchant's invoice id. */
   invoiceId: string;
-  status: 'open' | 'paid' | 'expired';
+  /** 'paid' once the ledger credited the whole amount at finality; 'expired' when open past expiresAt. */
+  status: InvoiceStatus;
+  /** Base units, a decimal string. */
   amount: string;
+  /** The amount in tokens, an exact decimal string ("1.5"). */
   amountTokens: string;
+  /** Base units the ledger credited at finality. */
   creditedAmount: string;
+  /** A mint address, or 'SOL'. */
   mint: string;
   decimals: number;
+  /** The wallet paid. */
   recipient: string;
+  /** The Solana Pay reference key oncepay generated. */
   reference: string;
   label: string | null;
   message: string | null;
   memo: string | null;
   expiresAt: string | null;
+  /** The Solana Pay transfer-request URL (solana:…), built by @solana/pay. */
   paymentUrl: string;
+  /** The payer's checkout page: /pay/<unguessable id>, absolute when the API knows its public URL. */
   checkoutUrl: string;
   createdAt: string;
   paidAt: string | null;

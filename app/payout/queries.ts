@@ -343,8 +343,3 @@ export function openAttemptStats(): Query {
     values: [],
   };
 }
-
-/** The schema a session works in (the payout workers' wake-ups are per schema, see due-listener.ts). */
-export function currentSchema(): Query {
-  return { text: 'SELECT current_schema() AS schema', values: [] };
-}

@@ -5,6 +5,21 @@ import type { ExceptionKind, InvoiceState } from '../match/types';
 export const RECEIPT_SOURCES = ['scanner', 'backfill', 'webhook', 'file', 'stream', 'ws'] as const;
 export type ReceiptSource = (typeof RECEIPT_SOURCES)[number];
 
+/**
+ * The columns of a receipts row that say which transfer it is and where it came from, as pg returns them (slot as
+ * text): one definition for every reader of the table (app/exception, the console).
+ */
+export interface ReceiptSqlColumns {
+  cluster: string;
+  signature: string;
+  ix_index: number;
+  inner_index: number;
+  slot: string | null;
+  mint: string | null;
+  /** The sender's token account. */
+  source: string;
+}
+
 export interface ApplyBatchInput {
   /** e.g. 'mainnet-beta', 'devnet', 'localnet': part of every receipt's identity. */
   cluster: string;

@@ -5,6 +5,8 @@ import { OncePay, OncepayError, RegisteredMerchant } from '../../sdk';
 import { createTestDb, TestDb } from '../../testkit/test-db';
 import { createLedger } from '../../indexer/ledger';
 import { baseUnits } from '../../common/amount';
+import { getInvoice } from '../../app/invoice/store';
+import { invoiceView } from '../../app/invoice/view';
 
 describe('sdk invoices: createInvoice, getInvoice, listInvoices, waitForPayment (real PostgreSQL)', () => {
   let db: TestDb;
@@ -129,5 +131,31 @@ describe('sdk invoices: createInvoice, getInvoice, listInvoices, waitForPayment 
     expect(second.nextCursor).to.equal(null);
     expect((await op.listInvoices(shop, { status: 'paid' })).data.map((i) => i.invoiceId)).to.deep.equal(['order-2']);
     expect((await op.listInvoices(other)).data).to.deep.equal([]);
+  });
+
+  it("is the API's view of the invoice (app/invoice/view.ts) with bigint amounts and Date times, no row id", async () => {
+    const expiresAt = new Date(Date.now() + 3_600_000);
+    const { invoice } = await op.createInvoice(shop, {
+      invoiceId: 'order-view',
+      amount: 18_446_744_073_709_551_615n,
+      mint: 'SOL',
+      label: 'Shop',
+      memo: 'm',
+      expiresAt,
+    });
+    const v = invoiceView((await getInvoice(db.pool, shop.id, 'order-view'))!, undefined);
+    const { id, amount, creditedAmount, checkoutUrl, createdAt, paidAt, expiresAt: expiry, ...same } = v;
+    expect(invoice).to.include(same);
+    expect(invoice).to.not.have.property('id');
+    expect(id).to.be.a('string');
+    expect([invoice.amount, invoice.creditedAmount]).to.deep.equal([BigInt(amount), BigInt(creditedAmount)]);
+    expect(invoice.amount).to.equal(18_446_744_073_709_551_615n);
+    expect(invoice.checkoutPath).to.equal(checkoutUrl);
+    expect(invoice.expiresAt).to.be.instanceOf(Date);
+    expect(invoice.expiresAt!.toISOString()).to.equal(expiry).and.to.equal(expiresAt.toISOString());
+    expect(invoice.createdAt).to.be.instanceOf(Date);
+    expect(invoice.createdAt.toISOString()).to.equal(createdAt);
+    expect([invoice.paidAt, paidAt]).to.deep.equal([null, null]);
+    expect([invoice.receipts, invoice.exceptions]).to.deep.equal([[], []]);
   });
 });
