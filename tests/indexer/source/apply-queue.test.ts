@@ -3,6 +3,7 @@
 import { expect } from 'chai';
 import { createApplyQueue } from '../../../indexer/source/apply-queue';
 import { createSessionScope } from '../../../indexer/source/session-scope';
+import { SOURCE_CODES } from '../../../common/errors/codes';
 
 /** A controllable batch: the items it got and the hand that finishes it. */
 function scripted() {
@@ -60,9 +61,9 @@ describe('indexer/source apply queue (pure)', () => {
     q.enqueue([2]); // after the end: queued, never begun
     batches[0].done();
     await tick();
-    let message = '';
-    await q.idle().catch((e: Error) => (message = e.message));
-    expect(message).to.equal('stopped');
+    let code = '';
+    await q.idle().catch((e: { code?: string }) => (code = e.code ?? ''));
+    expect(code).to.equal(SOURCE_CODES.STOPPED);
     expect(batches.length).to.equal(1);
   });
 });
