@@ -246,7 +246,7 @@ function journalSuite(suite: Suite, executor: ExecutorName): void {
     try {
       let out = '';
       child.stdout.on('data', (d) => (out += d));
-      const base = await until(async () => (/\{"url":"([^"]+)"\}/.exec(out) ?? [])[1], 'serve to listen', 60_000);
+      const base = await until(async () => (/\{"url":"([^"]+)"/.exec(out) ?? [])[1], 'serve to listen', 60_000);
       const headers = {
         authorization: `Bearer ${L.apiKey}`,
         'idempotency-key': 'serve-1',
