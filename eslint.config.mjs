@@ -63,7 +63,6 @@ export default tseslint.config(
     files: [
       'app/payout/plain-executor.ts',
       'app/payout/run-payout.ts',
-      'app/payout/worker.ts',
       'indexer/outbox/worker.ts',
       'bench/ingest.ts',
       'bench/payout.ts',
