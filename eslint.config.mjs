@@ -63,7 +63,6 @@ export default tseslint.config(
     files: [
       'app/payout/plain-executor.ts',
       'app/payout/run-payout.ts',
-      'indexer/outbox/worker.ts',
       'bench/ingest.ts',
       'bench/payout.ts',
       'demo/act2-indexing.ts',
