@@ -62,7 +62,6 @@ export default tseslint.config(
     // the commit that splits it.
     files: [
       'app/payout/plain-executor.ts',
-      'app/payout/run-payout.ts',
       'bench/ingest.ts',
       'bench/payout.ts',
       'demo/act2-indexing.ts',
