@@ -77,8 +77,8 @@ export async function runPlainPayoutLocked(db: PoolClient, id: string, deps: Run
       if (!wrote) continue; // an observation: the round goes on
     } catch (e) {
       if (!(e instanceof ChainCallFailed)) throw e;
-      if (++failures >= (deps.maxChainFailures ?? Infinity)) throw chainUnavailable(id, failures, e.message);
-      log.warn({ err: e.message }, 'chain call failed; retrying');
+      if (++failures >= (deps.maxChainFailures ?? Infinity)) throw chainUnavailable(id, failures, e.reason);
+      log.warn({ err: e.reason }, 'chain call failed; retrying');
       await sleep(poll, deps.signal, aborted);
     }
     seen.round = newRound(); // after a write that settled something, a pause, or a failed chain call

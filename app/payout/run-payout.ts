@@ -187,9 +187,9 @@ async function runRounds(run: RunState, id: string, deps: LockedDeps, log: Logge
       // RPC trouble (timeouts, 429s, dropped connections): it decides nothing. Look again after a pause.
       chainFailures += 1;
       if (chainFailures >= maxChainFailures) {
-        throw chainUnavailable(id, chainFailures, e.message);
+        throw chainUnavailable(id, chainFailures, e.reason);
       }
-      log.warn({ err: e.message }, 'chain call failed; retrying');
+      log.warn({ err: e.reason }, 'chain call failed; retrying');
       end = 'pause';
     }
     seen = undefined;
