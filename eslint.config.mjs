@@ -61,10 +61,6 @@ export default tseslint.config(
     // server, a runner or a scenario. Listed by name so the rule holds everywhere else; a file leaves this list in
     // the commit that splits it.
     files: [
-      'app/payout/plain-executor.ts',
-      'app/payout/run-payout.ts',
-      'app/payout/worker.ts',
-      'indexer/outbox/worker.ts',
       'bench/ingest.ts',
       'bench/payout.ts',
       'demo/act2-indexing.ts',

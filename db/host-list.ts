@@ -38,6 +38,13 @@ function isHostFailure(e: unknown): boolean {
   return false;
 }
 
+/**
+ * A connection to a read-only server, closed before the pool lends it. Not an OncepayError, on purpose: it stands in
+ * for PostgreSQL's own 25006 refusal, and `code` is that SQLSTATE, which db/unavailable.ts reads as an outage (503 +
+ * Retry-After, backoff) like pg's own errors. As an OncepayError its code would be ours, and the callers that test
+ * for an OncepayError before asking isDatabaseUnavailable (the payout worker's hand-back) would take an outage for
+ * a refusal of the payout.
+ */
 export class ReadOnlyServerError extends Error {
   readonly code = READ_ONLY_SQLSTATE;
   constructor(where: string, inRecovery: boolean) {

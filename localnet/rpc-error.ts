@@ -1,4 +1,5 @@
 // A JSON-RPC error with the real node's code, message and data. A class only because it is an error.
+// Not an OncepayError: it is the answer a real Solana node gives (its numeric code is the node's), not one of ours.
 export class RpcError extends Error {
   readonly code: number;
   readonly data: unknown;

@@ -28,7 +28,10 @@ export type RpcMethod = (typeof RPC_METHODS)[number];
 export const RPC_FAULTS = ['fail', 'drop', 'delay', 'forget', 'stale'] as const;
 export type RpcFault = (typeof RPC_FAULTS)[number];
 
-/** A chain call that failed: it decides nothing (a timeout, a 429, a dropped connection). */
+/**
+ * A chain call that failed: it decides nothing (a timeout, a 429, a dropped connection). Not an OncepayError: it
+ * models the RPC node's failure as the transport sees it.
+ */
 export class RpcFailure extends Error {
   constructor(
     readonly method: RpcMethod,

@@ -11,6 +11,8 @@ import type { Receipt } from '../indexer/decode/receipt';
 import type { ExceptionKind, InvoiceState } from '../indexer/match/types';
 import type { ReceiptSource } from '../indexer/ledger/types';
 
+// DatabaseGone and ConstraintViolation are not OncepayErrors: they model PostgreSQL's signals to its clients.
+
 /** A statement on a session that is gone (the server restarted, the connection was dropped). */
 export class DatabaseGone extends Error {
   constructor() {

@@ -9,7 +9,10 @@ import type { Database } from './database';
 import type { MerchantEndpoint } from './outbox';
 import type { Signature } from '../app/types';
 
-/** Thrown through an actor's step when it reaches an armed failpoint: it dies there. */
+/**
+ * Thrown through an actor's step when it reaches an armed failpoint: it dies there. Not an OncepayError: it models
+ * a process killed (SIGKILL), which no code of ours throws.
+ */
 export class Killed extends Error {
   constructor(readonly failpoint: FailpointName) {
     super(`killed at ${failpoint}`);

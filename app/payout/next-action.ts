@@ -132,6 +132,19 @@ export type Action =
   /** Nothing to do until the chain moves: pause, then a new round. */
   | { kind: 'wait' };
 
+/** The actions that only read the chain: each fills in one part of this round's observation, and the round goes on. */
+export const LOOK_ACTION_KINDS = [
+  'read_op_before_signing',
+  'read_blockhash',
+  'look',
+  'check_expiry',
+  'read_expired_op',
+  'read_winner_op',
+  'find_winner',
+] as const satisfies ReadonlyArray<Action['kind']>;
+export type LookAction = Extract<Action, { kind: (typeof LOOK_ACTION_KINDS)[number] }>;
+export const isLookAction = (a: Action): a is LookAction => (LOOK_ACTION_KINDS as readonly string[]).includes(a.kind);
+
 /** An attempt that may still land: built (journaled, maybe sent) or sent, not settled. */
 export const isOpenAttempt = (a: AttemptRow): boolean => a.status === 'built' || a.status === 'sent';
 

@@ -12,7 +12,16 @@ import { logger } from '../../common/log';
 import { buildAttemptTransaction } from './build-attempt';
 import { PayoutChain, SignatureStatus } from './chain';
 import { payoutMetrics } from './metrics';
-import { Action, nextAction, Observation, Round, winnerAmongAttempts, winnerInHistory } from './next-action';
+import {
+  Action,
+  isLookAction,
+  LookAction,
+  nextAction,
+  Observation,
+  Round,
+  winnerAmongAttempts,
+  winnerInHistory,
+} from './next-action';
 import { aborted, ChainCallFailed, chainUnavailable, handBackUnauthorized, markedChain } from './run-control';
 import { sleep } from '../../common/sleep';
 import { PayoutResult, payoutResult, RunLockedDeps } from './run-payout';
@@ -68,8 +77,8 @@ export async function runPlainPayoutLocked(db: PoolClient, id: string, deps: Run
       if (!wrote) continue; // an observation: the round goes on
     } catch (e) {
       if (!(e instanceof ChainCallFailed)) throw e;
-      if (++failures >= (deps.maxChainFailures ?? Infinity)) throw chainUnavailable(id, failures, e.message);
-      log.warn({ err: e.message }, 'chain call failed; retrying');
+      if (++failures >= (deps.maxChainFailures ?? Infinity)) throw chainUnavailable(id, failures, e.reason);
+      log.warn({ err: e.reason }, 'chain call failed; retrying');
       await sleep(poll, deps.signal, aborted);
     }
     seen.round = newRound(); // after a write that settled something, a pause, or a failed chain call
@@ -90,19 +99,15 @@ async function perform(r: Run, p: store.PayoutRow, attempts: store.AttemptRow[],
     m.payouts.inc({ state: outcome.state });
     if (outcome.state === 'conflict') m.conflicts.inc();
   };
+  if (isLookAction(action)) {
+    await observe(r, p, attempts, action);
+    return false;
+  }
   switch (action.kind) {
     case 'reopen':
       seen.reopened = true;
       await store.reopenFailedPayout(db, p.id);
       return true;
-    case 'read_blockhash':
-      round.lifetime = await chain.latestBlockhash();
-      return false;
-    case 'read_op_before_signing': {
-      const account = await chain.getOpAccount(p.opPda, p.programId, 'finalized');
-      round.op = { read: 'before_signing', account, lifetime: await chain.latestBlockhash() };
-      return false;
-    }
     case 'sign': {
       const signers = { authority: r.deps.authority, payer: r.deps.payer };
       const { bytes, signature } = buildAttemptTransaction(p, signers, action.lifetime);
@@ -112,14 +117,6 @@ async function perform(r: Run, p: store.PayoutRow, attempts: store.AttemptRow[],
       seen.unsent.add(a.id);
       return true;
     }
-    case 'look': {
-      const statuses: SignatureStatus[] = await chain.signatureStatuses(action.attempts.map((a) => a.signature));
-      round.statuses = new Map(action.attempts.map((a, i) => [a.id, statuses[i]]));
-      return false;
-    }
-    case 'check_expiry':
-      round.expired.set(action.attempt.id, await chain.blockhashExpired(action.attempt));
-      return false;
     case 'send': {
       const a = action.attempt;
       seen.lastSend.set(a.id, performance.now());
@@ -151,15 +148,6 @@ async function perform(r: Run, p: store.PayoutRow, attempts: store.AttemptRow[],
       );
       seen.awaitingWinner = true;
       return true;
-    case 'read_winner_op': {
-      // At confirmed, where the 6000 was seen; until the account shows, look again after each pause.
-      const account = await chain.getOpAccount(p.opPda, p.programId, 'confirmed').catch((e: unknown) => {
-        if (e instanceof ChainCallFailed) return null;
-        throw e;
-      });
-      round.op = { read: 'winner', account };
-      return false;
-    }
     case 'settle_failed':
       await settle(action.attempt, { status: 'failed', slot: action.slot, error: action.error }, 'failed');
       if (action.failPayout) await finish({ state: 'failed', error: action.error });
@@ -174,21 +162,9 @@ async function perform(r: Run, p: store.PayoutRow, attempts: store.AttemptRow[],
       if (!settled) return true; // not as the journal said: read it again
       throw await handBackUnauthorized(db, p, action, r.deps.authority, r.log);
     }
-    case 'read_expired_op': {
-      const account = await chain.getOpAccount(p.opPda, p.programId, 'finalized');
-      round.op = { read: 'expired', account, attemptId: action.attempt.id };
-      return false;
-    }
     case 'settle_expired':
       await settle(action.attempt, { status: 'expired' }, 'expired');
       return true;
-    case 'find_winner': {
-      // Among our attempts, else in the op account's history. A failed read of either is a failed chain call
-      // (look again after a pause), never "no winner".
-      const ours = winnerAmongAttempts(attempts, await chain.signatureStatuses(attempts.map((a) => a.signature)));
-      round.winner = ours ?? winnerInHistory(await chain.opAccountSignatures(p.opPda), action.op);
-      return false;
-    }
     case 'settle_from_op':
       if (action.mismatches.length > 0)
         r.log.error({ mismatches: action.mismatches, opPda: p.opPda }, 'op account records other terms: conflict');
@@ -200,5 +176,50 @@ async function perform(r: Run, p: store.PayoutRow, attempts: store.AttemptRow[],
     case 'done':
     case 'wait':
       return false; // the loop's
+  }
+}
+
+/** Observes what `action` asks for: fills in this round's observation (no write; the round goes on). */
+async function observe(r: Run, p: store.PayoutRow, attempts: store.AttemptRow[], action: LookAction): Promise<void> {
+  const { chain } = r;
+  const { round } = r.seen;
+  switch (action.kind) {
+    case 'read_blockhash':
+      round.lifetime = await chain.latestBlockhash();
+      return;
+    case 'read_op_before_signing': {
+      const account = await chain.getOpAccount(p.opPda, p.programId, 'finalized');
+      round.op = { read: 'before_signing', account, lifetime: await chain.latestBlockhash() };
+      return;
+    }
+    case 'look': {
+      const statuses: SignatureStatus[] = await chain.signatureStatuses(action.attempts.map((a) => a.signature));
+      round.statuses = new Map(action.attempts.map((a, i) => [a.id, statuses[i]]));
+      return;
+    }
+    case 'check_expiry':
+      round.expired.set(action.attempt.id, await chain.blockhashExpired(action.attempt));
+      return;
+    case 'read_winner_op': {
+      // At confirmed, where the 6000 was seen; until the account shows, look again after each pause.
+      const account = await chain.getOpAccount(p.opPda, p.programId, 'confirmed').catch((e: unknown) => {
+        if (e instanceof ChainCallFailed) return null;
+        throw e;
+      });
+      round.op = { read: 'winner', account };
+      return;
+    }
+    case 'read_expired_op': {
+      const account = await chain.getOpAccount(p.opPda, p.programId, 'finalized');
+      round.op = { read: 'expired', account, attemptId: action.attempt.id };
+      return;
+    }
+    case 'find_winner': {
+      // Among our attempts, else in the op account's history. A failed read of either is a failed chain call
+      // (look again after a pause), never "no winner".
+      const ours = winnerAmongAttempts(attempts, await chain.signatureStatuses(attempts.map((a) => a.signature)));
+      round.winner = ours ?? winnerInHistory(await chain.opAccountSignatures(p.opPda), action.op);
+      return;
+    }
   }
 }

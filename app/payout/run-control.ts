@@ -12,8 +12,19 @@ import { PAYOUT_CODES, RPC_CODES } from '../../common/errors/codes';
 import { PayoutChain } from './chain';
 import { AttemptRow, noteHandBack, PayoutRow } from './store';
 
-/** A chain call failed (timeout, 429, dropped connection): it decides nothing. */
-export class ChainCallFailed extends Error {}
+/**
+ * A chain call failed (timeout, 429, dropped connection): it decides nothing. An OncepayError like every other
+ * error thrown here; `reason` is what the call failed with (the message without the code, for the logs and for
+ * CHAIN_UNAVAILABLE's "last:"). It never leaves a run: both executors catch it around each step.
+ */
+export class ChainCallFailed extends OncepayError {
+  readonly reason: string;
+  constructor(reason: string) {
+    super(PAYOUT_CODES.CHAIN_CALL_FAILED, reason, { reason });
+    this.name = 'ChainCallFailed';
+    this.reason = reason;
+  }
+}
 
 /**
  * The RPC failures (app/payout/json-rpc.ts) that are a chain call failing: everything but a misconfigured endpoint,

@@ -18,8 +18,11 @@ import { sleep } from '../../common/sleep';
 import { SharedChain } from './shared-chain';
 import { payoutMetrics } from './metrics';
 import {
+  Action,
+  isLookAction,
   isOpenAttempt,
   Lifetime,
+  LookAction,
   nextAction,
   OpLook,
   Winner,
@@ -184,9 +187,9 @@ async function runRounds(run: RunState, id: string, deps: LockedDeps, log: Logge
       // RPC trouble (timeouts, 429s, dropped connections): it decides nothing. Look again after a pause.
       chainFailures += 1;
       if (chainFailures >= maxChainFailures) {
-        throw chainUnavailable(id, chainFailures, e.message);
+        throw chainUnavailable(id, chainFailures, e.reason);
       }
-      log.warn({ err: e.message }, 'chain call failed; retrying');
+      log.warn({ err: e.reason }, 'chain call failed; retrying');
       end = 'pause';
     }
     seen = undefined;
@@ -260,6 +263,16 @@ async function readJournal(db: PoolClient, id: string): Promise<Journal> {
   return { p: row, attempts: await listAttempts(db, id) };
 }
 
+/** What the steps of one round share: the run, its dependencies, this round's observations. */
+interface RoundContext {
+  run: RunState;
+  deps: LockedDeps;
+  log: Logger;
+  round: LiveRound;
+  /** Statuses the pause before this round brought back (taken after it began). */
+  seen: Seen | undefined;
+}
+
 /** One look at the chain and what follows from it, until a write settles something or nothing is left to do. */
 async function playRound(
   run: RunState,
@@ -268,21 +281,7 @@ async function playRound(
   rebroadcastMs: number,
   seen: Seen | undefined,
 ): Promise<RoundEnd> {
-  const m = payoutMetrics();
-  const round: LiveRound = { expired: new Map(), sent: new Set() };
-  const j = (): Journal => run.journal!;
-  /** Apply a settled attempt as written; null: not as we left it, read the journal again. */
-  const settle = async (a: AttemptRow, r: Parameters<typeof settleAttempt>[2]) => {
-    const row = await settleAttempt(deps.db, a.id, r, run.sends.take(a.id));
-    if (!row) run.journal = undefined;
-    else run.journal = withAttempt(j(), row);
-  };
-  const finish = async (r: PayoutOutcome) => {
-    const row = await finishPayout(deps.db, j().p.id, r);
-    if (row) finished(r, log);
-    run.journal = row ? { ...j(), p: row } : undefined;
-  };
-
+  const c: RoundContext = { run, deps, log, round: { expired: new Map(), sent: new Set() }, seen };
   for (;;) {
     if (!run.journal) return 'next';
     const { p, attempts } = run.journal;
@@ -294,177 +293,233 @@ async function playRound(
       unsent: run.unsent,
       lastSend: run.lastSend,
       awaitingWinner: run.awaitingWinner,
-      round,
+      round: c.round,
     });
-    switch (action.kind) {
-      case 'done':
-        return payoutResult(p, attempts.length);
-      case 'reopen': {
-        run.reopened = true;
-        const row = await reopenFailedPayout(deps.db, p.id);
-        run.journal = row ? { p: row, attempts } : undefined;
-        return 'next';
-      }
-      case 'read_op_before_signing': {
-        // The blockhash is fetched alongside; it is only used if the op account is absent.
-        const [account, lifetime] = await Promise.all([
-          deps.chain.getOpAccount(p.opPda, p.programId, 'finalized'),
-          deps.chain.latestBlockhash(),
-        ]);
-        round.op = { read: 'before_signing', account, lifetime };
-        break;
-      }
-      case 'read_blockhash':
-        round.lifetime = await deps.chain.latestBlockhash();
-        break;
-      case 'sign': {
-        const a = await signAttempt(p, action.lifetime, deps);
-        m.attempts.inc({ outcome: 'built' });
+    const end = await performAction(c, run.journal, action);
+    if (end) return end;
+  }
+}
+
+/** Perform the one action nextAction named; undefined: the round goes on (ask nextAction again). */
+async function performAction(c: RoundContext, journal: Journal, action: Action): Promise<RoundEnd | undefined> {
+  const { run, deps, log } = c;
+  const { p, attempts } = journal;
+  if (isLookAction(action)) {
+    await lookAtChain(c, p, attempts, action);
+    return undefined;
+  }
+  switch (action.kind) {
+    case 'done':
+      return payoutResult(p, attempts.length);
+    case 'reopen': {
+      run.reopened = true;
+      const row = await reopenFailedPayout(deps.db, p.id);
+      run.journal = row ? { p: row, attempts } : undefined;
+      return 'next';
+    }
+    case 'sign':
+      return signNewAttempt(c, journal, action.lifetime);
+    case 'send':
+      await sendAttempt(c, action.attempt, action.first);
+      return undefined;
+    case 'settle_landed':
+      return settleLanded(c, journal, action.attempt, action.slot);
+    case 'settle_consumed': {
+      const a = action.attempt;
+      await settle(c, a, { status: 'failed', slot: action.slot, error: 'OperationAlreadyConsumed' });
+      payoutMetrics().attempts.inc({ outcome: 'consumed' });
+      log.warn(
+        { attempt: a.attemptNo, signature: a.signature },
+        'attempt found the op already consumed: looking up the winner',
+      );
+      run.awaitingWinner = true;
+      return 'next';
+    }
+    case 'settle_failed':
+      await settle(c, action.attempt, { status: 'failed', slot: action.slot, error: action.error });
+      payoutMetrics().attempts.inc({ outcome: 'failed' });
+      if (action.failPayout) await finish(c, { state: 'failed', error: action.error });
+      return 'next';
+    case 'hand_back_unauthorized':
+      await settle(c, action.attempt, { status: 'failed', slot: action.slot, error: action.error });
+      payoutMetrics().attempts.inc({ outcome: 'unauthorized' });
+      if (!run.journal) return 'next';
+      throw await handBackUnauthorized(deps.db, p, action, deps.authority, log);
+    case 'settle_expired': {
+      const a = action.attempt;
+      await settle(c, a, { status: 'expired' });
+      payoutMetrics().attempts.inc({ outcome: 'expired' });
+      log.info(
+        { attempt: a.attemptNo, signature: a.signature },
+        'attempt expired unlanded and the op account is absent at finalized',
+      );
+      return 'next';
+    }
+    case 'settle_from_op':
+      return settleFromOp(c, p, action);
+    case 'wait':
+      return 'pause';
+  }
+}
+
+/** A look at the chain: what it saw goes into this round's observation. */
+async function lookAtChain(c: RoundContext, p: PayoutRow, attempts: AttemptRow[], action: LookAction): Promise<void> {
+  const { deps, log, round, seen } = c;
+  switch (action.kind) {
+    case 'read_op_before_signing': {
+      // The blockhash is fetched alongside; it is only used if the op account is absent.
+      const [account, lifetime] = await Promise.all([
+        deps.chain.getOpAccount(p.opPda, p.programId, 'finalized'),
+        deps.chain.latestBlockhash(),
+      ]);
+      round.op = { read: 'before_signing', account, lifetime };
+      return;
+    }
+    case 'read_blockhash':
+      round.lifetime = await deps.chain.latestBlockhash();
+      return;
+    case 'look': {
+      // The pause before this round may have brought the statuses back already (taken after it began).
+      const signatures = action.attempts.map((a) => a.signature);
+      const statuses =
+        seen && signatures.every((s) => seen.has(s))
+          ? signatures.map((s) => seen.get(s)!)
+          : await deps.chain.signatureStatuses(signatures);
+      round.statuses = new Map(action.attempts.map((a, i) => [a.id, statuses[i]]));
+      return;
+    }
+    case 'check_expiry':
+      round.expired.set(action.attempt.id, await deps.chain.blockhashExpired(action.attempt));
+      return;
+    case 'read_winner_op':
+      // We saw the error at `confirmed`; the creating transaction is at least as old, so read at confirmed.
+      // Until it shows, look again after each pause (a failed read is only a later look).
+      round.op = {
+        read: 'winner',
+        account: await deps.chain.getOpAccount(p.opPda, p.programId, 'confirmed').catch((e) => {
+          if (e instanceof ChainCallFailed) return null;
+          throw e;
+        }),
+      };
+      return;
+    case 'read_expired_op': {
+      const account = await deps.chain.getOpAccount(p.opPda, p.programId, 'finalized');
+      if (account) {
         log.info(
-          { attempt: a.attemptNo, signature: a.signature, lastValidBlockHeight: a.lastValidBlockHeight.toString() },
-          'attempt persisted',
+          { attempt: action.attempt.attemptNo },
+          'blockhash expired but the op account exists: executed earlier',
         );
-        failpoint('payout.after_persist_before_send');
-        // What insertAttempt wrote (the attempt, and the payout moved to executing); no need to read it back.
-        run.journal = { p: { ...p, state: 'executing' }, attempts: [...attempts, a] };
-        run.unsent.add(a.id);
-        return 'next';
       }
-      case 'look': {
-        // The pause before this round may have brought the statuses back already (taken after it began).
-        const signatures = action.attempts.map((a) => a.signature);
-        const statuses =
-          seen && signatures.every((s) => seen.has(s))
-            ? signatures.map((s) => seen!.get(s)!)
-            : await deps.chain.signatureStatuses(signatures);
-        round.statuses = new Map(action.attempts.map((a, i) => [a.id, statuses[i]]));
-        break;
+      round.op = { read: 'expired', account, attemptId: action.attempt.id };
+      return;
+    }
+    case 'find_winner': {
+      let winner: Winner | null = null;
+      if (attempts.length > 0) {
+        winner = winnerAmongAttempts(attempts, await deps.chain.signatureStatuses(attempts.map((a) => a.signature)));
       }
-      case 'check_expiry':
-        round.expired.set(action.attempt.id, await deps.chain.blockhashExpired(action.attempt));
-        break;
-      case 'send': {
-        const a = action.attempt;
-        run.lastSend.set(a.id, performance.now());
-        run.unsent.delete(a.id);
-        round.sent.add(a.id);
-        const kind = action.first ? 'first' : 'rebroadcast';
-        try {
-          await deps.chain.sendRawTransaction(a.txBytes);
-          m.sends.inc({ kind, outcome: 'ok' });
-        } catch (e) {
-          // The node may have executed it anyway (lost response): keep going, the status tells.
-          m.sends.inc({ kind, outcome: 'error' });
-          log.warn({ attempt: a.attemptNo, err: (e as Error).message }, 'send failed; delivery unknown');
-        }
-        failpoint('payout.after_send_before_record');
-        // Recorded later (RunState.sends): the look at the chain after the pause does not depend on it.
-        run.sends.sent(a.id, performance.now());
-        // What markAttemptSent will write (status only ever moves built → sent here).
-        const sent = { ...a, status: 'sent' as const, sendCount: a.sendCount + 1 };
-        run.journal = withAttempt(run.journal, sent);
-        break;
-      }
-      case 'settle_landed': {
-        const a = action.attempt;
-        const sends = run.sends.take(a.id);
-        const done = await finishLanded(deps.db, p.id, a.id, { signature: a.signature, slot: action.slot }, sends);
-        m.attempts.inc({ outcome: 'landed' });
-        if (done) {
-          finished({ state: 'succeeded', signature: a.signature, slot: action.slot }, log);
-          // What finishLanded wrote: the row (final) and the attempt landed, in one statement.
-          const landed = { ...a, status: 'landed' as const, slot: action.slot };
-          run.journal = withAttempt({ p: done, attempts }, landed);
-        } else run.journal = undefined;
-        return 'next';
-      }
-      case 'settle_consumed': {
-        const a = action.attempt;
-        await settle(a, { status: 'failed', slot: action.slot, error: 'OperationAlreadyConsumed' });
-        m.attempts.inc({ outcome: 'consumed' });
-        log.warn(
-          { attempt: a.attemptNo, signature: a.signature },
-          'attempt found the op already consumed: looking up the winner',
-        );
-        run.awaitingWinner = true;
-        return 'next';
-      }
-      case 'read_winner_op':
-        // We saw the error at `confirmed`; the creating transaction is at least as old, so read at confirmed.
-        // Until it shows, look again after each pause (a failed read is only a later look).
-        round.op = {
-          read: 'winner',
-          account: await deps.chain.getOpAccount(p.opPda, p.programId, 'confirmed').catch((e) => {
-            if (e instanceof ChainCallFailed) return null;
-            throw e;
-          }),
-        };
-        break;
-      case 'settle_failed':
-        await settle(action.attempt, { status: 'failed', slot: action.slot, error: action.error });
-        m.attempts.inc({ outcome: 'failed' });
-        if (action.failPayout) await finish({ state: 'failed', error: action.error });
-        return 'next';
-      case 'hand_back_unauthorized':
-        await settle(action.attempt, { status: 'failed', slot: action.slot, error: action.error });
-        m.attempts.inc({ outcome: 'unauthorized' });
-        if (!run.journal) return 'next';
-        throw await handBackUnauthorized(deps.db, p, action, deps.authority, log);
-      case 'read_expired_op': {
-        const account = await deps.chain.getOpAccount(p.opPda, p.programId, 'finalized');
-        if (account) {
-          log.info(
-            { attempt: action.attempt.attemptNo },
-            'blockhash expired but the op account exists: executed earlier',
-          );
-        }
-        round.op = { read: 'expired', account, attemptId: action.attempt.id };
-        break;
-      }
-      case 'settle_expired': {
-        const a = action.attempt;
-        await settle(a, { status: 'expired' });
-        m.attempts.inc({ outcome: 'expired' });
-        log.info(
-          { attempt: a.attemptNo, signature: a.signature },
-          'attempt expired unlanded and the op account is absent at finalized',
-        );
-        return 'next';
-      }
-      case 'find_winner': {
-        let winner: Winner | null = null;
-        if (attempts.length > 0) {
-          winner = winnerAmongAttempts(attempts, await deps.chain.signatureStatuses(attempts.map((a) => a.signature)));
-        }
-        // Not among our attempts as far as this node's status cache knows: ask the op account's own history. A
-        // failed read of it is a failed chain call (look again after a pause), never "no history": read as
-        // empty, it settled the attempt that paid as superseded and the payout without its proof (sim/ found it).
-        winner ??= winnerInHistory(await deps.chain.opAccountSignatures(p.opPda), action.op);
-        round.winner = winner;
-        break;
-      }
-      case 'settle_from_op': {
-        for (const s of action.attempts) {
-          await settle(
-            s.attempt,
-            s.status === 'landed' ? { status: 'landed', slot: s.slot } : { status: 'failed', error: s.error },
-          );
-          if (!run.journal) return 'next';
-        }
-        if (action.mismatches.length > 0) {
-          log.error(
-            { mismatches: action.mismatches, opPda: p.opPda },
-            'op account records other terms than this payout row: conflict',
-          );
-        }
-        run.awaitingWinner = false;
-        await finish(action.outcome);
-        return 'next';
-      }
-      case 'wait':
-        return 'pause';
+      // Not among our attempts as far as this node's status cache knows: ask the op account's own history. A
+      // failed read of it is a failed chain call (look again after a pause), never "no history": read as
+      // empty, it settled the attempt that paid as superseded and the payout without its proof (sim/ found it).
+      winner ??= winnerInHistory(await deps.chain.opAccountSignatures(p.opPda), action.op);
+      round.winner = winner;
+      return;
     }
   }
+}
+
+/** Sign a new attempt and persist it before anything sends it. */
+async function signNewAttempt(c: RoundContext, journal: Journal, lifetime: Lifetime): Promise<RoundEnd> {
+  const { p, attempts } = journal;
+  const a = await signAttempt(p, lifetime, c.deps);
+  payoutMetrics().attempts.inc({ outcome: 'built' });
+  c.log.info(
+    { attempt: a.attemptNo, signature: a.signature, lastValidBlockHeight: a.lastValidBlockHeight.toString() },
+    'attempt persisted',
+  );
+  failpoint('payout.after_persist_before_send');
+  // What insertAttempt wrote (the attempt, and the payout moved to executing); no need to read it back.
+  c.run.journal = { p: { ...p, state: 'executing' }, attempts: [...attempts, a] };
+  c.run.unsent.add(a.id);
+  return 'next';
+}
+
+/** Send (or send again) a persisted attempt's bytes; a failed send decides nothing. */
+async function sendAttempt(c: RoundContext, a: AttemptRow, first: boolean): Promise<void> {
+  const { run, deps, log } = c;
+  const m = payoutMetrics();
+  run.lastSend.set(a.id, performance.now());
+  run.unsent.delete(a.id);
+  c.round.sent.add(a.id);
+  const kind = first ? 'first' : 'rebroadcast';
+  try {
+    await deps.chain.sendRawTransaction(a.txBytes);
+    m.sends.inc({ kind, outcome: 'ok' });
+  } catch (e) {
+    // The node may have executed it anyway (lost response): keep going, the status tells.
+    m.sends.inc({ kind, outcome: 'error' });
+    log.warn({ attempt: a.attemptNo, err: (e as Error).message }, 'send failed; delivery unknown');
+  }
+  failpoint('payout.after_send_before_record');
+  // Recorded later (RunState.sends): the look at the chain after the pause does not depend on it.
+  run.sends.sent(a.id, performance.now());
+  // What markAttemptSent will write (status only ever moves built → sent here).
+  const sent = { ...a, status: 'sent' as const, sendCount: a.sendCount + 1 };
+  run.journal = withAttempt(run.journal!, sent);
+}
+
+/** Our attempt landed: the payout succeeded, and the attempt is marked landed, in one statement. */
+async function settleLanded(c: RoundContext, journal: Journal, a: AttemptRow, slot: bigint): Promise<RoundEnd> {
+  const { p, attempts } = journal;
+  const sends = c.run.sends.take(a.id);
+  const done = await finishLanded(c.deps.db, p.id, a.id, { signature: a.signature, slot }, sends);
+  payoutMetrics().attempts.inc({ outcome: 'landed' });
+  if (done) {
+    finished({ state: 'succeeded', signature: a.signature, slot }, c.log);
+    // What finishLanded wrote: the row (final) and the attempt landed, in one statement.
+    const landed = { ...a, status: 'landed' as const, slot };
+    c.run.journal = withAttempt({ p: done, attempts }, landed);
+  } else c.run.journal = undefined;
+  return 'next';
+}
+
+/** The op account exists and its winner is known: settle every open attempt by it, then the payout. */
+async function settleFromOp(
+  c: RoundContext,
+  p: PayoutRow,
+  action: Extract<Action, { kind: 'settle_from_op' }>,
+): Promise<RoundEnd> {
+  for (const s of action.attempts) {
+    await settle(
+      c,
+      s.attempt,
+      s.status === 'landed' ? { status: 'landed', slot: s.slot } : { status: 'failed', error: s.error },
+    );
+    if (!c.run.journal) return 'next';
+  }
+  if (action.mismatches.length > 0) {
+    c.log.error(
+      { mismatches: action.mismatches, opPda: p.opPda },
+      'op account records other terms than this payout row: conflict',
+    );
+  }
+  c.run.awaitingWinner = false;
+  await finish(c, action.outcome);
+  return 'next';
+}
+
+/** Apply a settled attempt as written; when it was not as we left it, the journal is read again. */
+async function settle(c: RoundContext, a: AttemptRow, r: Parameters<typeof settleAttempt>[2]): Promise<void> {
+  const row = await settleAttempt(c.deps.db, a.id, r, c.run.sends.take(a.id));
+  if (!row) c.run.journal = undefined;
+  else c.run.journal = withAttempt(c.run.journal!, row);
+}
+
+/** Write the payout's final state; when it was not as we left it, the journal is read again. */
+async function finish(c: RoundContext, r: PayoutOutcome): Promise<void> {
+  const row = await finishPayout(c.deps.db, c.run.journal!.p.id, r);
+  if (row) finished(r, c.log);
+  c.run.journal = row ? { ...c.run.journal!, p: row } : undefined;
 }
 
 async function signAttempt(p: PayoutRow, lifetime: Lifetime, deps: LockedDeps): Promise<AttemptRow> {

@@ -23,7 +23,12 @@ export const httpErrorBodySchema = {
   },
 } as const;
 
-/** An error a server answers with: `status` and the body { code, message }. */
+/**
+ * An error a server answers with: `status` and the body { code, message }. Not an OncepayError, on purpose: `code`
+ * is the wire vocabulary of the server that answers (API_ERRORS in app/api/errors.ts, WEBHOOK_CODES), and the
+ * message goes out as it is, unprefixed. The code paths that branch on isOncepayError (webhook-plan.ts's item
+ * refusals, toApiError) must not take a finished answer for an input error to translate.
+ */
 export class HttpError<C extends string = string> extends Error {
   readonly code: C;
   readonly status: number;

@@ -28,6 +28,8 @@ export const ONCEPAY_ERROR_MESSAGES: Readonly<Record<OncepayErrorCode, string>> 
   ONCEPAY__PAYOUT__SIGNER_UNAUTHORIZED:
     "The key is not the merchant's payout authority (refused on chain as Unauthorized, or seen before signing): nothing moved, the payout stays due.",
   ONCEPAY__PAYOUT__BUMP_INVALID: 'A PDA bump is not a u8 (0–255).',
+  ONCEPAY__PAYOUT__CHAIN_CALL_FAILED:
+    'One chain call of a payout run failed (timeout, 429, dropped connection): it decides nothing; the run looks again after a pause.',
   // api
   ONCEPAY__API__IDEMPOTENCY_RETENTION_TOO_SHORT: 'Idempotency keys must be kept at least 24 h.',
   ONCEPAY__API__IDEMPOTENCY_KEY_LOST:

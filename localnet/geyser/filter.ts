@@ -22,6 +22,7 @@ export interface StreamFilter {
   slots: Array<{ name: string; byCommitment: boolean }>;
 }
 
+/** A subscription filter the Yellowstone server refuses, in its words. Not an OncepayError: the server's signal. */
 export class FilterError extends Error {}
 
 const COMMITMENTS: Commitment[] = ['processed', 'confirmed', 'finalized'];
