@@ -73,7 +73,6 @@ export default tseslint.config(
       'indexer/rpc/client.ts',
       'indexer/source/scanner.ts',
       'indexer/source/stream.ts',
-      'indexer/source/webhook-verifier.ts',
       'localnet/chain.ts',
       'localnet/execution.ts',
       'localnet/geyser/server.ts',
