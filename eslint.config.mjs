@@ -70,7 +70,6 @@ export default tseslint.config(
       'demo/act2-indexing.ts',
       'demo/act5-evidence.ts',
       'demo/invariants.ts',
-      'indexer/source/stream.ts',
       'localnet/chain.ts',
       'localnet/execution.ts',
       'localnet/geyser/server.ts',
