@@ -7,6 +7,7 @@
 //
 // Any failure (stream error, idle stream, database away) ends the session; the next one starts after a backoff
 // with jitter, from `from_slot` = the durable checkpoint, so what was buffered and lost is streamed again.
+// A slot's receipts wait in stream-settler.ts for its FINALIZED update; this is the session around it.
 import {
   CommitmentLevel,
   SlotStatus,
@@ -27,8 +28,9 @@ import {
   sessionCounts,
   SubscriptionDeps,
 } from './subscription-sink';
-import { NO_METRICS, toSlotNumber } from './ports';
+import { NO_METRICS, type SourceMetrics, toSlotNumber } from './ports';
 import { DEFAULT_STREAM, STREAM_SOURCE, type StreamOptions } from './stream-options';
+import { createStreamSettler, holdReceipts, type PendingSlots, type StreamSettler } from './stream-settler';
 
 export { DEFAULT_STREAM, STREAM_SOURCE, type StreamOptions };
 
@@ -94,9 +96,157 @@ export function decodeStreamedTransaction(
   return decodeTransaction({ ...tx, slot, blockTime: null }, { cluster });
 }
 
+/** What every session of one source shares. */
+interface StreamContext {
+  deps: StreamDeps;
+  o: StreamOptions;
+  stats: StreamStats;
+  sink: ReturnType<typeof createSubscriptionSink>;
+  settler: StreamSettler;
+  metrics: SourceMetrics;
+}
+
+type SubscribeStream = Awaited<ReturnType<GeyserClient['subscribe']>>;
+
+/** What a session's timers read and the refresh changes: the watched set sent last, when a message came last. */
+interface Live {
+  watched: string[];
+  lastMessage: number;
+}
+
+/**
+ * Connect and subscribe from the checkpoint itself (else `fromSlot`, else live), or from the server's oldest slot
+ * when its history does not reach back that far (counted as a gap).
+ */
+async function openStream(cx: StreamContext, live: Live) {
+  const { deps, o, stats } = cx;
+  const log = deps.log;
+  const checkpoint = toSlotNumber(await deps.ledger.getCheckpoint(o.cluster, STREAM_SOURCE));
+  stats.checkpoint = checkpoint;
+  // From the checkpoint itself, not the slot after: a server may send a slot's update before the last of its
+  // transactions; reading one slot again costs only duplicates.
+  let from = checkpoint ?? o.fromSlot;
+  live.watched = [...new Set(await deps.watched())].sort();
+  const client = deps.client();
+  await client.connect();
+  if (from !== undefined) {
+    // Down longer than the server keeps history: go on from what it has; the scanner covers the gap.
+    const first = Number((await client.subscribeReplayInfo()).firstAvailable ?? 0);
+    if (from < first) {
+      log?.error(
+        { from, firstAvailable: first },
+        'slots before firstAvailable cannot be streamed again; the scanner covers them',
+      );
+      stats.gaps++;
+      from = first;
+    }
+  }
+  const stream = await client.subscribe();
+  stats.sessions++;
+  const write = (req: SubscribeRequest): void => {
+    stream.write(req as never);
+  };
+  write({ ...streamRequest(live.watched, o.commitment), ...(from === undefined ? {} : { fromSlot: String(from) }) });
+  log?.info({ from: from ?? null, watched: live.watched.length, commitment: o.commitment }, 'stream subscribed');
+  return { stream, write };
+}
+
+/** The session's timers: the keep-alive ping, the idle watchdog and the refresh of the watched addresses. */
+function startTimers(
+  cx: StreamContext,
+  live: Live,
+  stream: SubscribeStream,
+  write: (req: SubscribeRequest) => void,
+): NodeJS.Timeout[] {
+  const { deps, o } = cx;
+  let pingId = 0;
+  return [
+    setInterval(() => write({ ...streamRequest(live.watched, o.commitment), ping: { id: ++pingId } }), o.pingMs),
+    setInterval(
+      () => {
+        if (Date.now() - live.lastMessage > o.idleTimeoutMs)
+          stream.destroy(new OncepayError(SOURCE_CODES.STREAM_IDLE, 'stream idle: no message, not even a ping'));
+      },
+      Math.min(1000, o.idleTimeoutMs),
+    ),
+    setInterval(() => {
+      deps
+        .watched()
+        .then((next) => {
+          const sorted = [...new Set(next)].sort();
+          if (sorted.join() === live.watched.join()) return;
+          live.watched = sorted;
+          write(streamRequest(live.watched, o.commitment));
+          deps.log?.info({ watched: live.watched.length }, 'stream filters updated');
+        })
+        .catch((e) => deps.log?.warn({ err: (e as Error).message }, 'could not read the watched addresses'));
+    }, o.refreshMs),
+  ];
+}
+
+/** The stream's updates until it ends: transactions held per slot (and kept provisional), finalized slots applied. */
+async function consume(cx: StreamContext, live: Live, stream: SubscribeStream, onProgress: () => void): Promise<void> {
+  const { o, stats, sink, settler, metrics } = cx;
+  const pending: PendingSlots = new Map();
+  let tip = 0;
+  for await (const u of stream as AsyncIterable<SubscribeUpdate>) {
+    live.lastMessage = Date.now();
+    if (u.transaction?.transaction) {
+      const slot = Number(u.transaction.slot);
+      tip = Math.max(tip, slot);
+      stats.transactions++;
+      const receipts = decodeUpdate(cx, u.transaction.transaction, slot);
+      holdReceipts(pending, slot, receipts);
+      await sink.provisional(receipts.map((receipt) => ({ slot, receipt })));
+    } else if (u.slot) {
+      const slot = Number(u.slot.slot);
+      tip = Math.max(tip, slot);
+      if (u.slot.status !== SlotStatus.SLOT_FINALIZED) continue;
+      await settler.applyFinalized(slot, pending);
+      onProgress();
+      if (stats.checkpoint !== null)
+        metrics.setCheckpointLag(o.cluster, STREAM_SOURCE, Math.max(0, tip - stats.checkpoint));
+    }
+  }
+}
+
+/** A streamed transaction's receipts, or none when the decoder refuses it (the sink logs and counts that). */
+function decodeUpdate(cx: StreamContext, info: SubscribeUpdateTransactionInfo, slot: number): Receipt[] {
+  return cx.sink.decode(() => decodeStreamedTransaction(info, slot, cx.o.cluster), {
+    signature: bs58.encode(info.signature),
+    slot,
+  });
+}
+
+/** One connection: returns when `signal` aborts, throws when the stream fails. */
+async function session(cx: StreamContext, signal: AbortSignal, onProgress: () => void): Promise<void> {
+  const live: Live = { watched: [], lastMessage: Date.now() };
+  const { stream, write } = await openStream(cx, live);
+  live.lastMessage = Date.now();
+  const timers = startTimers(cx, live, stream, write);
+  const unlisten = onStop(signal, () => stream.destroy());
+  try {
+    await consume(cx, live, stream, onProgress);
+    if (!signal.aborted) throw new OncepayError(SOURCE_CODES.STREAM_ENDED, 'stream ended by the server');
+    await cx.settler.flush();
+  } catch (e) {
+    if (signal.aborted) {
+      // Graceful stop: the empty finalized slots seen last still move the checkpoint.
+      await cx.settler
+        .flush()
+        .catch((err) => cx.deps.log?.warn({ err: (err as Error).message }, 'last checkpoint not written'));
+      return;
+    }
+    throw e;
+  } finally {
+    unlisten();
+    for (const t of timers) clearInterval(t);
+    stream.destroy();
+  }
+}
+
 export function createStreamSource(deps: StreamDeps, options: Pick<StreamOptions, 'cluster'> & Partial<StreamOptions>) {
   const o = { ...DEFAULT_STREAM, ...options };
-  const log = deps.log;
   const metrics = deps.metrics ?? NO_METRICS;
   const stats: StreamStats = { ...sessionCounts(), gaps: 0 };
   const sink = createSubscriptionSink(
@@ -104,146 +254,17 @@ export function createStreamSource(deps: StreamDeps, options: Pick<StreamOptions
     { cluster: o.cluster, source: STREAM_SOURCE, commitment: o.commitment },
     stats,
   );
-
-  /** One connection: returns when `signal` aborts, throws when the stream fails. */
-  async function session(signal: AbortSignal, onProgress: () => void): Promise<void> {
-    const checkpoint = toSlotNumber(await deps.ledger.getCheckpoint(o.cluster, STREAM_SOURCE));
-    stats.checkpoint = checkpoint;
-    // From the checkpoint itself, not the slot after: a server may send a slot's update before the last of its
-    // transactions; reading one slot again costs only duplicates.
-    let from = checkpoint ?? o.fromSlot;
-    let watched = [...new Set(await deps.watched())].sort();
-    const client = deps.client();
-    await client.connect();
-    if (from !== undefined) {
-      // Down longer than the server keeps history: go on from what it has; the scanner covers the gap.
-      const first = Number((await client.subscribeReplayInfo()).firstAvailable ?? 0);
-      if (from < first) {
-        log?.error(
-          { from, firstAvailable: first },
-          'slots before firstAvailable cannot be streamed again; the scanner covers them',
-        );
-        stats.gaps++;
-        from = first;
-      }
-    }
-    const stream = await client.subscribe();
-    stats.sessions++;
-    const write = (req: SubscribeRequest): void => {
-      stream.write(req as never);
-    };
-    write({ ...streamRequest(watched, o.commitment), ...(from === undefined ? {} : { fromSlot: String(from) }) });
-    log?.info({ from: from ?? null, watched: watched.length, commitment: o.commitment }, 'stream subscribed');
-
-    let lastMessage = Date.now();
-    let pingId = 0;
-    const timers = [
-      setInterval(() => write({ ...streamRequest(watched, o.commitment), ping: { id: ++pingId } }), o.pingMs),
-      setInterval(
-        () => {
-          if (Date.now() - lastMessage > o.idleTimeoutMs)
-            stream.destroy(new OncepayError(SOURCE_CODES.STREAM_IDLE, 'stream idle: no message, not even a ping'));
-        },
-        Math.min(1000, o.idleTimeoutMs),
-      ),
-      setInterval(() => {
-        deps
-          .watched()
-          .then((next) => {
-            const sorted = [...new Set(next)].sort();
-            if (sorted.join() === watched.join()) return;
-            watched = sorted;
-            write(streamRequest(watched, o.commitment));
-            log?.info({ watched: watched.length }, 'stream filters updated');
-          })
-          .catch((e) => log?.warn({ err: (e as Error).message }, 'could not read the watched addresses'));
-      }, o.refreshMs),
-    ];
-    const unlisten = onStop(signal, () => stream.destroy());
-
-    /** Receipts per confirmed slot, waiting for that slot's FINALIZED update. */
-    const pending = new Map<number, Receipt[]>();
-    let tip = 0;
-    try {
-      for await (const u of stream as AsyncIterable<SubscribeUpdate>) {
-        lastMessage = Date.now();
-        if (u.transaction?.transaction) {
-          const slot = Number(u.transaction.slot);
-          tip = Math.max(tip, slot);
-          stats.transactions++;
-          const receipts = decode(u.transaction.transaction, slot);
-          const list = pending.get(slot) ?? [];
-          list.push(...receipts);
-          pending.set(slot, list);
-          await sink.provisional(receipts.map((receipt) => ({ slot, receipt })));
-        } else if (u.slot) {
-          const slot = Number(u.slot.slot);
-          tip = Math.max(tip, slot);
-          if (u.slot.status !== SlotStatus.SLOT_FINALIZED) continue;
-          await applyFinalized(slot, pending);
-          onProgress();
-          if (stats.checkpoint !== null)
-            metrics.setCheckpointLag(o.cluster, STREAM_SOURCE, Math.max(0, tip - stats.checkpoint));
-        }
-      }
-      if (!signal.aborted) throw new OncepayError(SOURCE_CODES.STREAM_ENDED, 'stream ended by the server');
-      await flushCheckpoint();
-    } catch (e) {
-      if (signal.aborted) {
-        // Graceful stop: the empty finalized slots seen last still move the checkpoint.
-        await flushCheckpoint().catch((err) =>
-          log?.warn({ err: (err as Error).message }, 'last checkpoint not written'),
-        );
-        return;
-      }
-      throw e;
-    } finally {
-      unlisten();
-      for (const t of timers) clearInterval(t);
-      stream.destroy();
-    }
-  }
-
-  function decode(info: SubscribeUpdateTransactionInfo, slot: number): Receipt[] {
-    return sink.decode(() => decodeStreamedTransaction(info, slot, o.cluster), {
-      signature: bs58.encode(info.signature),
-      slot,
-    });
-  }
-
-  /** A finalized slot with nothing to credit, not yet written: its checkpoint waits for the next write. */
-  let unwritten: number | null = null;
-  let lastWrite = 0;
-
-  async function applyFinalized(slot: number, pending: Map<number, Receipt[]>): Promise<void> {
-    const receipts = pending.get(slot) ?? [];
-    // Confirmed slots below a finalized one that never got their own FINALIZED update were not on the finalized
-    // fork: their receipts are dropped (their provisional rows settle as reversed).
-    for (const s of [...pending.keys()]) if (s <= slot) pending.delete(s);
-    metrics.countSlots(o.cluster, STREAM_SOURCE, 'block', 1);
-    if (stats.checkpoint !== null && slot <= stats.checkpoint && receipts.length === 0) return;
-    // Empty slots move the checkpoint at most once per checkpointMs (one ledger transaction per slot would fall
-    // behind a fast chain); a checkpoint written late only means more duplicates after a restart, never a gap.
-    if (receipts.length === 0 && Date.now() - lastWrite < o.checkpointMs) {
-      unwritten = slot;
-      return;
-    }
-    await write(slot, receipts);
-  }
-
-  async function write(slot: number, receipts: Receipt[]): Promise<void> {
-    await sink.apply(receipts, { slot, checkpoint: slot });
-    lastWrite = Date.now();
-    unwritten = null;
-  }
-
-  /** Write the checkpoint of the empty slots seen since the last write (on a timer and before stopping). */
-  async function flushCheckpoint(): Promise<void> {
-    if (unwritten !== null) await write(unwritten, []);
-  }
+  const settler = createStreamSettler({ sink, metrics, cluster: o.cluster, checkpointMs: o.checkpointMs, stats });
+  const cx: StreamContext = { deps, o, stats, sink, settler, metrics };
 
   async function run({ signal }: { signal: AbortSignal }): Promise<StreamStats> {
-    await runSessions(signal, session, { backoff: o.backoff, kind: 'stream', stats, log, metrics });
+    await runSessions(signal, (s, onProgress) => session(cx, s, onProgress), {
+      backoff: o.backoff,
+      kind: 'stream',
+      stats,
+      log: deps.log,
+      metrics,
+    });
     return stats;
   }
 
