@@ -65,7 +65,6 @@ export default tseslint.config(
       'bench/payout.ts',
       'demo/act2-indexing.ts',
       'demo/act5-evidence.ts',
-      'demo/invariants.ts',
       'indexer/rpc/client.ts',
       'indexer/source/scanner.ts',
       'indexer/source/stream.ts',
