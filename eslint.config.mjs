@@ -63,7 +63,6 @@ export default tseslint.config(
     files: [
       'bench/ingest.ts',
       'bench/payout.ts',
-      'demo/act5-evidence.ts',
       'indexer/rpc/client.ts',
       'indexer/source/scanner.ts',
       'indexer/source/stream.ts',
