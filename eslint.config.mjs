@@ -61,7 +61,6 @@ export default tseslint.config(
     // server, a runner or a scenario. Listed by name so the rule holds everywhere else; a file leaves this list in
     // the commit that splits it.
     files: [
-      'bench/payout.ts',
       'indexer/rpc/client.ts',
       'indexer/source/scanner.ts',
       'indexer/source/stream.ts',
