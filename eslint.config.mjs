@@ -61,11 +61,6 @@ export default tseslint.config(
     // server, a runner or a scenario. Listed by name so the rule holds everywhere else; a file leaves this list in
     // the commit that splits it.
     files: [
-      'bench/ingest.ts',
-      'bench/payout.ts',
-      'demo/act2-indexing.ts',
-      'demo/act5-evidence.ts',
-      'demo/invariants.ts',
       'localnet/chain.ts',
       'localnet/execution.ts',
       'localnet/geyser/server.ts',

@@ -247,147 +247,139 @@ interface Bank {
   stop(): Promise<void>;
 }
 
-async function run(
-  bank: Bank,
-  db: Pool,
-  workerDb: Pool,
-  m: MerchantSetup,
-  merchant: MerchantRow,
-  recipient: PublicKey,
-  cpu: CpuMeter,
-) {
-  if (profile) bank = { ...bank, chain: profileChain(bank.chain) };
-  let seq = 0;
-  const terms = () => ({ recipient: recipient.toBase58(), mint: m.mint.toBase58(), amount: '1' });
+/** What one bank's rounds work on: its chain, the databases, the merchant and recipient it pays. */
+interface RoundSetup {
+  bank: Bank;
+  db: Pool;
+  workerDb: Pool;
+  m: MerchantSetup;
+  merchant: MerchantRow;
+  recipient: PublicKey;
+  /** `n` new payout ids for a mode (`prefix`), unique over the bank's run. */
+  ids: (prefix: string, n: number) => string[];
+}
 
-  async function journal(n: number): Promise<number> {
-    const ids = Array.from({ length: n }, () => `j-${bank.name}-${++seq}`);
-    const t0 = performance.now();
-    const signal = AbortSignal.timeout(DEADLINE_MS);
-    await inParallel(ids, CONCURRENCY, async (payoutId) => {
-      const { row } = await createPayout(db, merchant, { ...terms(), payoutId });
-      const r = await runPayout(row, {
-        db,
-        chain: bank.chain,
-        authority: m.authority,
-        pollIntervalMs: POLL_MS,
-        signal,
-      });
-      if (r?.state !== 'succeeded')
-        throw new OncepayError(BENCH_CODES.CHECK_FAILED, `payout ${payoutId}: ${r?.state} ${r?.error}`);
-    });
-    return n / ((performance.now() - t0) / 1000);
-  }
+const termsOf = (r: RoundSetup) => ({ recipient: r.recipient.toBase58(), mint: r.m.mint.toBase58(), amount: '1' });
 
-  async function worker(n: number): Promise<number> {
-    const ids = Array.from({ length: n }, () => `w-${bank.name}-${++seq}`);
-    const done = new Set<string>();
-    let failed: string | undefined;
-    let allDone!: () => void;
-    const finished = new Promise<void>((r) => (allDone = r));
-    // A worker per round, so it does not poll the database while the other modes are measured.
-    const w = startPayoutWorker({
-      db: workerDb,
-      chain: bank.chain,
-      authority: m.authority,
-      concurrency: CONCURRENCY,
+/** The journal: createPayout + runPayout, CONCURRENCY at a time; payouts/s. */
+async function journalRound(r: RoundSetup, n: number): Promise<number> {
+  const ids = r.ids('j', n);
+  const t0 = performance.now();
+  const signal = AbortSignal.timeout(DEADLINE_MS);
+  await inParallel(ids, CONCURRENCY, async (payoutId) => {
+    const { row } = await createPayout(r.db, r.merchant, { ...termsOf(r), payoutId });
+    const res = await runPayout(row, {
+      db: r.db,
+      chain: r.bank.chain,
+      authority: r.m.authority,
       pollIntervalMs: POLL_MS,
-      idleMs: IDLE_MS,
-      blockhashMaxAgeMs: BLOCKHASH_MAX_AGE_MS,
-      onFinished: (r) => {
-        if (r.state !== 'succeeded') failed ??= `payout ${r.payoutId}: ${r.state} ${r.error}`;
-        done.add(r.payoutId);
-        if (done.size === n || failed) allDone();
-      },
+      signal,
     });
-    try {
-      const t0 = performance.now();
-      await inParallel(
-        ids,
-        CONCURRENCY,
-        async (payoutId) => void (await createPayout(db, merchant, { ...terms(), payoutId })),
-      );
-      const deadline = sleep(DEADLINE_MS).then(() => {
-        throw new OncepayError(
-          BENCH_CODES.CHECK_FAILED,
-          `worker: ${done.size}/${n} payouts finished within ${DEADLINE_MS} ms`,
-        );
-      });
-      await Promise.race([finished, deadline]);
-      if (failed) throw new OncepayError(BENCH_CODES.CHECK_FAILED, failed);
-      return n / ((performance.now() - t0) / 1000);
-    } finally {
-      await w.stop({ graceMs: 0 });
-    }
-  }
+    if (res?.state !== 'succeeded')
+      throw new OncepayError(BENCH_CODES.CHECK_FAILED, `payout ${payoutId}: ${res?.state} ${res?.error}`);
+  });
+  return n / ((performance.now() - t0) / 1000);
+}
 
-  async function direct(n: number): Promise<number> {
-    const ids = Array.from({ length: n }, () => `d-${bank.name}-${++seq}`);
-    // The worker's chain policy (see the header): one recent blockhash shared for BLOCKHASH_MAX_AGE_MS, the
-    // slots' status looks merged into one call while another is in flight, pauses riding on those calls.
-    const chain = shareChainCalls(bank.chain, { blockhashMaxAgeMs: BLOCKHASH_MAX_AGE_MS });
+/** The worker pool: payouts created as the API does, claimed and executed by a pool started for this round. */
+async function workerRound(r: RoundSetup, n: number): Promise<number> {
+  const ids = r.ids('w', n);
+  const done = new Set<string>();
+  let failed: string | undefined;
+  let allDone!: () => void;
+  const finished = new Promise<void>((res) => (allDone = res));
+  // A worker per round, so it does not poll the database while the other modes are measured.
+  const w = startPayoutWorker({
+    db: r.workerDb,
+    chain: r.bank.chain,
+    authority: r.m.authority,
+    concurrency: CONCURRENCY,
+    pollIntervalMs: POLL_MS,
+    idleMs: IDLE_MS,
+    blockhashMaxAgeMs: BLOCKHASH_MAX_AGE_MS,
+    onFinished: (res) => {
+      if (res.state !== 'succeeded') failed ??= `payout ${res.payoutId}: ${res.state} ${res.error}`;
+      done.add(res.payoutId);
+      if (done.size === n || failed) allDone();
+    },
+  });
+  try {
     const t0 = performance.now();
-    await inParallel(ids, CONCURRENCY, async (payoutId) => {
-      const p = preparePayout(merchant, { ...terms(), payoutId });
-      const { bytes, signature } = buildAttemptTransaction(
-        p,
-        { authority: m.authority },
-        await chain.latestBlockhash(),
+    await inParallel(
+      ids,
+      CONCURRENCY,
+      async (payoutId) => void (await createPayout(r.db, r.merchant, { ...termsOf(r), payoutId })),
+    );
+    const deadline = sleep(DEADLINE_MS).then(() => {
+      throw new OncepayError(
+        BENCH_CODES.CHECK_FAILED,
+        `worker: ${done.size}/${n} payouts finished within ${DEADLINE_MS} ms`,
       );
-      await chain.sendRawTransaction(bytes);
-      // The pause between looks rides on the other sends' status calls, as the worker's slots' pauses do.
-      let seen: SignatureStatus[] | undefined;
-      for (;;) {
-        const [s] = seen ?? (await chain.signatureStatuses([signature]));
-        if (s.found && s.settled) {
-          if (s.err) throw new OncepayError(BENCH_CODES.CHECK_FAILED, `direct ${payoutId}: ${JSON.stringify(s.err)}`);
-          return;
-        }
-        if (performance.now() - t0 > DEADLINE_MS)
-          throw new OncepayError(
-            BENCH_CODES.CHECK_FAILED,
-            `direct ${payoutId}: not confirmed within ${DEADLINE_MS} ms`,
-          );
-        seen = await chain.pauseLooking([signature], POLL_MS);
-      }
     });
+    await Promise.race([finished, deadline]);
+    if (failed) throw new OncepayError(BENCH_CODES.CHECK_FAILED, failed);
     return n / ((performance.now() - t0) / 1000);
+  } finally {
+    await w.stop({ graceMs: 0 });
   }
+}
 
-  /** Runs one mode's round: its payouts/s, and the CPU each payout cost (ms) in this process, PostgreSQL, the bank. */
-  type Cpu = { node: number; pg: number; bank: number };
-  const cpuOf: Record<'worker' | 'journal' | 'direct', Cpu[]> = { worker: [], journal: [], direct: [] };
-  async function measured(mode: keyof typeof cpuOf, f: (n: number) => Promise<number>): Promise<number> {
-    const before = cpu.now();
-    const stopProfile = await cpuProfile();
-    const rate = await f(N);
-    await stopProfile(`${bank.name.split(',')[0].replace(/\W+/g, '-')}-${mode}`);
-    const after = cpu.now();
-    cpuOf[mode].push({
-      node: (after.node - before.node) / N,
-      pg: (after.pg - before.pg) / N,
-      bank: (after.bank - before.bank) / N,
-    });
-    return rate;
-  }
+/** Direct: the same transactions built, signed, sent and polled to `confirmed`, no database; tx/s. */
+async function directRound(r: RoundSetup, n: number): Promise<number> {
+  const ids = r.ids('d', n);
+  // The worker's chain policy (see the header): one recent blockhash shared for BLOCKHASH_MAX_AGE_MS, the
+  // slots' status looks merged into one call while another is in flight, pauses riding on those calls.
+  const chain = shareChainCalls(r.bank.chain, { blockhashMaxAgeMs: BLOCKHASH_MAX_AGE_MS });
+  const t0 = performance.now();
+  await inParallel(ids, CONCURRENCY, async (payoutId) => {
+    const p = preparePayout(r.merchant, { ...termsOf(r), payoutId });
+    const { bytes, signature } = buildAttemptTransaction(
+      p,
+      { authority: r.m.authority },
+      await chain.latestBlockhash(),
+    );
+    await chain.sendRawTransaction(bytes);
+    // The pause between looks rides on the other sends' status calls, as the worker's slots' pauses do.
+    let seen: SignatureStatus[] | undefined;
+    for (;;) {
+      const [st] = seen ?? (await chain.signatureStatuses([signature]));
+      if (st.found && st.settled) {
+        if (st.err) throw new OncepayError(BENCH_CODES.CHECK_FAILED, `direct ${payoutId}: ${JSON.stringify(st.err)}`);
+        return;
+      }
+      if (performance.now() - t0 > DEADLINE_MS)
+        throw new OncepayError(BENCH_CODES.CHECK_FAILED, `direct ${payoutId}: not confirmed within ${DEADLINE_MS} ms`);
+      seen = await chain.pauseLooking([signature], POLL_MS);
+    }
+  });
+  return n / ((performance.now() - t0) / 1000);
+}
 
-  await worker(Math.min(20, N));
-  await journal(Math.min(20, N));
-  await direct(Math.min(20, N));
-  const w: number[] = [];
-  const j: number[] = [];
-  const d: number[] = [];
-  profile?.clear();
-  for (let i = 0; i < ROUNDS; i++) {
-    w.push(await measured('worker', worker));
-    printProfile(`${bank.name}, worker, round ${i + 1}`);
-    j.push(await measured('journal', journal));
-    printProfile(`${bank.name}, journal, round ${i + 1}`);
-    d.push(await measured('direct', direct));
-    printProfile(`${bank.name}, direct, round ${i + 1}`);
-  }
+const MODES = { worker: workerRound, journal: journalRound, direct: directRound } as const;
+type Mode = keyof typeof MODES;
+/** CPU ms one payout cost in this process, PostgreSQL and the bank's process. */
+type Cpu = { node: number; pg: number; bank: number };
+
+/** Runs one mode's round of N: its payouts/s; pushes the CPU each payout cost onto `cpuOf`. */
+async function measured(r: RoundSetup, cpu: CpuMeter, cpuOf: Cpu[], mode: Mode): Promise<number> {
+  const before = cpu.now();
+  const stopProfile = await cpuProfile();
+  const rate = await MODES[mode](r, N);
+  await stopProfile(`${r.bank.name.split(',')[0].replace(/\W+/g, '-')}-${mode}`);
+  const after = cpu.now();
+  cpuOf.push({
+    node: (after.node - before.node) / N,
+    pg: (after.pg - before.pg) / N,
+    bank: (after.bank - before.bank) / N,
+  });
+  return rate;
+}
+
+/** The bank's line: the ratios to direct, the absolute rates, the overhead per payout, the rounds, the CPU. */
+function report(bank: Bank, rates: Record<Mode, number[]>, cpuOf: Record<Mode, Cpu[]>): void {
+  const { worker: w, journal: j, direct: d } = rates;
   const [wm, jm, dm] = [median(w), median(j), median(d)];
-  const cpuLine = (mode: keyof typeof cpuOf) => {
+  const cpuLine = (mode: Mode) => {
     const xs = cpuOf[mode];
     const part = (k: keyof Cpu) => median(xs.map((x) => x[k])).toFixed(2);
     return `${mode} ${part('node')}/${part('pg')}/${bank.pid === undefined ? '-' : part('bank')}`;
@@ -403,6 +395,36 @@ async function run(
       `CPU ms per payout (this process/PostgreSQL/bank process, medians): ` +
       `${cpuLine('worker')}, ${cpuLine('journal')}, ${cpuLine('direct')}`,
   );
+}
+
+async function run(
+  bank: Bank,
+  db: Pool,
+  workerDb: Pool,
+  m: MerchantSetup,
+  merchant: MerchantRow,
+  recipient: PublicKey,
+  cpu: CpuMeter,
+) {
+  if (profile) bank = { ...bank, chain: profileChain(bank.chain) };
+  let seq = 0;
+  const ids = (prefix: string, n: number) => Array.from({ length: n }, () => `${prefix}-${bank.name}-${++seq}`);
+  const r: RoundSetup = { bank, db, workerDb, m, merchant, recipient, ids };
+
+  // Warm-up, one small round of each.
+  await workerRound(r, Math.min(20, N));
+  await journalRound(r, Math.min(20, N));
+  await directRound(r, Math.min(20, N));
+  const rates: Record<Mode, number[]> = { worker: [], journal: [], direct: [] };
+  const cpuOf: Record<Mode, Cpu[]> = { worker: [], journal: [], direct: [] };
+  profile?.clear();
+  for (let i = 0; i < ROUNDS; i++) {
+    for (const mode of ['worker', 'journal', 'direct'] as const) {
+      rates[mode].push(await measured(r, cpu, cpuOf[mode], mode));
+      printProfile(`${bank.name}, ${mode}, round ${i + 1}`);
+    }
+  }
+  report(bank, rates, cpuOf);
 }
 
 /** The machine, and how busy it is right now (figures on a shared machine move with its load). */

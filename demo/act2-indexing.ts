@@ -11,6 +11,7 @@ import type { IndexerMetrics } from '../indexer/metrics';
 import { createRpcClient, RpcClient } from '../indexer/rpc';
 import { runBackfill } from '../indexer/source/backfill';
 import { createSourceMetrics } from '../indexer/source/metrics';
+import type { SourceMetrics } from '../indexer/source/ports';
 import { createScanner } from '../indexer/source/scanner';
 import { buildWebhookApp } from '../indexer/source/webhook';
 import { signDelivery } from '../indexer/source/webhook-auth';
@@ -81,7 +82,7 @@ async function getTransaction(rpc: RpcClient, signature: string): Promise<unknow
   return tx;
 }
 
-export async function runIndexing(deps: {
+export interface IndexingDeps {
   world: World;
   net: LocalnetHandle;
   db: Pool;
@@ -93,26 +94,25 @@ export async function runIndexing(deps: {
   teardown: Teardown;
   trackChild: (pid: number | undefined, kill: () => void) => void;
   interactive: boolean;
-}): Promise<IndexingEvidence> {
-  const { world, net, db, ledger, say, log } = deps;
-  const sourceMetrics = createSourceMetrics(deps.metrics);
-  const rpc = createRpcClient({
-    url: net.url,
-    retry: { attempts: 6, timeoutMs: 10_000 },
-    onError: (kind) => sourceMetrics.countRpcError(kind),
-  });
-  const decode = (block: unknown, slot: number) => decodeBlock(block, { slot, cluster: CLUSTER });
-  const lastSlot = Math.max(...world.payments.map((p) => p.slot));
-  await waitFinalized(world.connection, lastSlot);
+}
 
-  // 2a. The scanner: one pass to the finalized tip, then a pass that re-reads its window below the checkpoint.
+/** What every scene shares: the demo's dependencies, one RPC client and the source metrics it counts into. */
+interface Scene extends IndexingDeps {
+  rpc: RpcClient;
+  sourceMetrics: SourceMetrics;
+  decode: (block: unknown, slot: number) => ReturnType<typeof decodeBlock>;
+}
+
+/** 2a. The scanner: one pass to the finalized tip, then a pass that re-reads its window below the checkpoint. */
+async function scanTwice(s: Scene): Promise<IndexingEvidence['scannerPasses']> {
+  const { rpc, ledger, decode, log, sourceMetrics } = s;
   const scanner = createScanner(
     { rpc, ledger, decode, log, metrics: sourceMetrics },
     {
       cluster: CLUSTER,
       commitment: 'finalized',
       rescanWindow: RESCAN_WINDOW,
-      fromSlot: world.firstSlot,
+      fromSlot: s.world.firstSlot,
       pollMs: 100,
       maxSlotsPerPass: 5000,
       chunkSize: 500,
@@ -128,17 +128,49 @@ export async function runIndexing(deps: {
       duplicates: p.duplicates,
     });
   }
-  say.step(
+  s.say.step(
     `scanner (finalized, re-scan window ${RESCAN_WINDOW} slots): pass 1 slots ${scannerPasses[0].range} → ${scannerPasses[0].inserted} new receipts; pass 2 slots ${scannerPasses[1].range} → ${scannerPasses[1].inserted} new, ${scannerPasses[1].duplicates} duplicates absorbed`,
   );
+  return scannerPasses;
+}
 
-  // 2b. A provider-style webhook redelivers the same transactions over real HTTP; each one is a hint, checked
-  // against the chain (getTransaction through the same RPC client) before anything is applied.
+/** One signed POST of the given transactions to the webhook receiver, and what it answered. */
+async function deliverWebhook(
+  url: string,
+  secret: string,
+  d: { eventId: string; signatures: string[] },
+  txs: Map<string, unknown>,
+): Promise<WebhookDeliveryLog> {
+  const payload = JSON.stringify({ transactions: d.signatures.map((s) => txs.get(s)) });
+  const res = await fetch(url, {
+    method: 'POST',
+    headers: {
+      'content-type': 'application/json',
+      'x-oncepay-signature': signDelivery(secret, payload, Math.floor(Date.now() / 1000)),
+      'x-oncepay-event-id': d.eventId,
+    },
+    body: payload,
+  });
+  const body = (await res.json()) as { duplicate?: boolean; inserted?: number; duplicates?: number };
+  return {
+    eventId: d.eventId,
+    signatures: d.signatures,
+    status: res.status,
+    duplicateEvent: body.duplicate === true,
+    inserted: body.inserted ?? 0,
+    duplicates: body.duplicates ?? 0,
+  };
+}
+
+/** 2b. A provider-style webhook redelivers the same transactions over real HTTP; each one is a hint, checked
+ * against the chain (getTransaction through the same RPC client) before anything is applied. */
+async function redeliverByWebhook(s: Scene): Promise<{ webhookUrl: string; webhook: WebhookDeliveryLog[] }> {
+  const { world, db, rpc, ledger, log } = s;
   const secret = 'demo-provider-secret';
   const verifier = createChainVerifier({ db, rpc, ledger, cluster: CLUSTER, log });
-  const app = buildWebhookApp({ db, ledger, cluster: CLUSTER, secret, verifier, log, metrics: sourceMetrics });
+  const app = buildWebhookApp({ db, ledger, cluster: CLUSTER, secret, verifier, log, metrics: s.sourceMetrics });
   const address = await app.listen({ port: 0, host: '127.0.0.1' });
-  deps.teardown.push('webhook receiver', () => app.close());
+  s.teardown.push('webhook receiver', () => app.close());
   const webhookUrl = `${address}/v1/webhooks/demo-provider`;
   const txs = new Map<string, unknown>();
   for (const p of world.payments) txs.set(p.signature, await getTransaction(rpc, p.signature));
@@ -148,28 +180,8 @@ export async function runIndexing(deps: {
     { eventId: 'evt-7002', signatures: [world.payments[world.payments.length - 1].signature] },
   ];
   const webhook: WebhookDeliveryLog[] = [];
-  for (const d of deliveries) {
-    const payload = JSON.stringify({ transactions: d.signatures.map((s) => txs.get(s)) });
-    const res = await fetch(webhookUrl, {
-      method: 'POST',
-      headers: {
-        'content-type': 'application/json',
-        'x-oncepay-signature': signDelivery(secret, payload, Math.floor(Date.now() / 1000)),
-        'x-oncepay-event-id': d.eventId,
-      },
-      body: payload,
-    });
-    const body = (await res.json()) as { duplicate?: boolean; inserted?: number; duplicates?: number };
-    webhook.push({
-      eventId: d.eventId,
-      signatures: d.signatures,
-      status: res.status,
-      duplicateEvent: body.duplicate === true,
-      inserted: body.inserted ?? 0,
-      duplicates: body.duplicates ?? 0,
-    });
-  }
-  say.step(
+  for (const d of deliveries) webhook.push(await deliverWebhook(webhookUrl, secret, d, txs));
+  s.say.step(
     `webhook ${webhookUrl}: ${webhook.length} POSTs of the same transactions`,
     webhook
       .map(
@@ -178,11 +190,15 @@ export async function runIndexing(deps: {
       )
       .join('; '),
   );
+  return { webhookUrl, webhook };
+}
 
-  // 2c. A backfill over the whole finalized range, through the same fetch → decode → ledger path.
+/** 2c. A backfill over the whole finalized range, through the same fetch → decode → ledger path. */
+async function backfillAll(s: Scene): Promise<IndexingEvidence['backfill']> {
+  const { rpc, ledger, decode, log } = s;
   const to = await rpc.getSlot('finalized');
   // A progress bar only for a person at a terminal (never with --ci / --json).
-  const bar = deps.interactive
+  const bar = s.interactive
     ? new cliProgress.SingleBar(
         {
           stream: process.stdout,
@@ -201,7 +217,7 @@ export async function runIndexing(deps: {
         ledger,
         decode,
         log,
-        metrics: sourceMetrics,
+        metrics: s.sourceMetrics,
         onProgress: (p) => bar?.update(p.done, { duplicates: p.duplicates }),
       },
       {
@@ -217,10 +233,16 @@ export async function runIndexing(deps: {
   } finally {
     bar?.stop();
   }
-  const backfill = { from: 0, to, blocks: b.blocks, inserted: b.inserted, duplicates: b.duplicates, failed: b.failed };
-  say.step(`backfill slots 0..${to}: ${b.blocks} blocks read, ${b.inserted} new, ${b.duplicates} duplicates absorbed`);
+  s.say.step(
+    `backfill slots 0..${to}: ${b.blocks} blocks read, ${b.inserted} new, ${b.duplicates} duplicates absorbed`,
+  );
+  return { from: 0, to, blocks: b.blocks, inserted: b.inserted, duplicates: b.duplicates, failed: b.failed };
+}
 
-  // 2d. Alice pays INV-1001 a second time; a real indexer process is killed (SIGKILL) in the batch that holds it.
+/** 2d. Alice pays INV-1001 a second time; a real indexer process is killed (SIGKILL) in the batch that holds it,
+ * then restarted. */
+async function crashAndRestart(s: Scene): Promise<{ second: Payment; crash: CrashEvidence }> {
+  const { world, db, say } = s;
   const second = await pay(world, 'alice pays INV-1001 again (a second real transfer)', world.customers.alice, [
     ['INV-1001', 12_500_000n],
   ]);
@@ -231,7 +253,7 @@ export async function runIndexing(deps: {
     'run',
     '--once',
     '--rpc',
-    net.url,
+    s.net.url,
     '--cluster',
     CLUSTER,
     '--rescan-window',
@@ -244,14 +266,14 @@ export async function runIndexing(deps: {
     '100',
   ];
   const checkpointBefore = await checkpoint(db);
-  const killed = await runOncepay(args, { ...deps.dbEnv, ONCEPAY_FAILPOINT: CRASH_FAILPOINT }, deps.trackChild);
+  const killed = await runOncepay(args, { ...s.dbEnv, ONCEPAY_FAILPOINT: CRASH_FAILPOINT }, s.trackChild);
   const receiptsAfterKill = await receiptCount(db, second.signature);
   const checkpointAfterKill = await checkpoint(db);
   say.step(
     `\`oncepay indexer run\` (pid ${killed.pid}) with ONCEPAY_FAILPOINT=${CRASH_FAILPOINT}: ${killed.signal ? `killed by ${killed.signal}` : `exited ${killed.code}`} mid-batch`,
     `after the kill: ${receiptsAfterKill} receipt(s) of ${short(second.signature)} in the ledger, checkpoint ${checkpointAfterKill} (was ${checkpointBefore}) — nothing half-applied`,
   );
-  const restarted = await runOncepay(args, deps.dbEnv, deps.trackChild);
+  const restarted = await runOncepay(args, s.dbEnv, s.trackChild);
   if (restarted.code !== 0) {
     throw new OncepayError(
       DEMO_CODES.CHILD_FAILED,
@@ -264,11 +286,7 @@ export async function runIndexing(deps: {
     `restarted (pid ${restarted.pid}): exit ${restarted.code}; ${receiptsAfterRestart} receipt of the second payment, checkpoint ${checkpointAfterRestart}`,
   );
   return {
-    webhookUrl,
-    webhook,
-    scannerPasses,
-    backfill,
-    secondPayment: second,
+    second,
     crash: {
       failpoint: CRASH_FAILPOINT,
       payment: second.signature,
@@ -282,4 +300,23 @@ export async function runIndexing(deps: {
       checkpointAfterRestart,
     },
   };
+}
+
+export async function runIndexing(deps: IndexingDeps): Promise<IndexingEvidence> {
+  const sourceMetrics = createSourceMetrics(deps.metrics);
+  const rpc = createRpcClient({
+    url: deps.net.url,
+    retry: { attempts: 6, timeoutMs: 10_000 },
+    onError: (kind) => sourceMetrics.countRpcError(kind),
+  });
+  const decode = (block: unknown, slot: number) => decodeBlock(block, { slot, cluster: CLUSTER });
+  const scene: Scene = { ...deps, rpc, sourceMetrics, decode };
+  const lastSlot = Math.max(...deps.world.payments.map((p) => p.slot));
+  await waitFinalized(deps.world.connection, lastSlot);
+
+  const scannerPasses = await scanTwice(scene);
+  const { webhookUrl, webhook } = await redeliverByWebhook(scene);
+  const backfill = await backfillAll(scene);
+  const { second, crash } = await crashAndRestart(scene);
+  return { webhookUrl, webhook, scannerPasses, backfill, secondPayment: second, crash };
 }
