@@ -21,14 +21,26 @@ export interface CheckContext extends SettleContext {
   concurrency: number;
 }
 
-/** `f` over `items`, at most `limit` at a time; results in order. */
+/**
+ * `f` over `items`, at most `limit` at a time; results in order. After a failure no new item starts, and the promise
+ * rejects with that first failure only when every call in flight has ended: a caller's cleanup (releasing the hints'
+ * leases and the session they hold) never runs beside a call still using them.
+ */
 export async function mapLimit<T, R>(items: readonly T[], limit: number, f: (x: T) => Promise<R>): Promise<R[]> {
   const out = new Array<R>(items.length);
   let next = 0;
+  let failure: { error: unknown } | undefined;
   const lane = async () => {
-    for (let i = next++; i < items.length; i = next++) out[i] = await f(items[i]);
+    for (let i = next++; i < items.length && failure === undefined; i = next++) {
+      try {
+        out[i] = await f(items[i]);
+      } catch (error) {
+        failure ??= { error };
+      }
+    }
   };
   await Promise.all(Array.from({ length: Math.min(limit, items.length) }, lane));
+  if (failure !== undefined) throw failure.error;
   return out;
 }
 

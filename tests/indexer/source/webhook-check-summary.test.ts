@@ -75,4 +75,21 @@ describe('indexer/source webhook check summary (pure)', () => {
     expect(most).to.equal(2);
     expect(await mapLimit([], 3, async (x: number) => x)).to.deep.equal([]);
   });
+
+  it('mapLimit: after a failure starts nothing new and rejects with it only once the calls in flight have ended', async () => {
+    const started: number[] = [];
+    const ended: number[] = [];
+    const run = mapLimit([1, 2, 3, 4, 5], 2, async (x) => {
+      started.push(x);
+      if (x === 1) throw new Error('lane failed');
+      for (let i = 0; i < 20; i++) await Promise.resolve(); // x = 2 still in flight when 1 fails
+      ended.push(x);
+      return x;
+    });
+    let message = '';
+    await run.catch((e: Error) => (message = e.message));
+    expect(message).to.equal('lane failed');
+    expect(started).to.deep.equal([1, 2]);
+    expect(ended).to.deep.equal([2]); // the call in flight ended before the rejection
+  });
 });
