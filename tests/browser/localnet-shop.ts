@@ -4,7 +4,6 @@
 // a payer holding the mint in its associated token account, the merchant API (invoices, checkout pages and, when
 // asked, the operator console) listening on loopback, and the indexer's scanner in-process reading the node's
 // finalized blocks into the same database. `payFromUrl` pays an invoice as a wallet does, from its Solana Pay URL.
-import * as net from 'node:net';
 import type { FastifyInstance } from 'fastify';
 import { Connection, Keypair, PublicKey } from '@solana/web3.js';
 import { parseURL, TransferRequestURL } from '@solana/pay';
@@ -25,6 +24,7 @@ import { airdrop, mintTo, payInstruction, send } from '../../testkit/cluster';
 import { startTestNode, TestNode } from '../../testkit/node';
 import { connectionIo, MerchantSetup, setupMerchant } from '../../testkit/payout/setup';
 import { createTestDb, TestDb } from '../../testkit/test-db';
+import { freePort } from '../../common/free-port';
 
 /** The mint's decimals (testkit/payout/setup.ts makes 6-decimal mints). */
 export const DECIMALS = 6;
@@ -59,18 +59,6 @@ export interface LocalnetShop {
   /** Pays as a wallet would (everything from the Solana Pay URL); resolves to the transaction's signature. */
   payFromUrl(paymentUrl: string): Promise<string>;
   stop(): Promise<void>;
-}
-
-/** A free loopback port, so the API can be told its public URL (the checkout link is absolute) before it listens. */
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = net.createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as net.AddressInfo;
-      s.close(() => resolve(port));
-    });
-  });
 }
 
 export async function startLocalnetShop(
