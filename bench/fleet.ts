@@ -40,6 +40,7 @@ import {
   tokenBalance,
 } from '../testkit/payout/setup';
 import { spawnLocalnet } from '../testkit/localnet-process';
+import { quantile } from '../testkit/quantile';
 import { sleep } from '../common/sleep';
 import { OncepayError, BENCH_CODES } from '../common/errors';
 
@@ -479,7 +480,7 @@ async function measure(setup: Setup, n: number, chaos: boolean): Promise<Result>
     const creditMs = invoices.map((inv) => paidAt.get(inv.id)! - inv.sentAt!).sort((a, b) => a - b);
     return {
       creditsPerSecond: TRANSFERS / ((Math.max(...paidAt.values()) - firstSent) / 1000),
-      creditP99Ms: creditMs[Math.min(creditMs.length - 1, Math.ceil(0.99 * creditMs.length) - 1)],
+      creditP99Ms: quantile(creditMs, 0.99),
       n,
       chaos,
       seconds,

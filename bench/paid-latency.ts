@@ -41,6 +41,7 @@ import { CheckoutEvents, openCheckoutEvents } from '../testkit/checkout-events';
 import { spawnLocalnet, LocalnetProcess } from '../testkit/localnet-process';
 import { createTestDb, leavingServerAsFound, TestDb } from '../testkit/test-db';
 import { until } from '../testkit/until';
+import { quantile } from '../testkit/quantile';
 
 function countArg(): number {
   const i = process.argv.indexOf('--count');
@@ -370,11 +371,6 @@ function finalizedAt(roots: Array<[number, number]>, slot: number): number {
   if (hit === roots[0] && roots[0][0] > slot)
     throw new OncepayError(BENCH_CODES.CHECK_FAILED, `slot ${slot} was final before the first root notification`);
   return hit[1];
-}
-
-/** The q-quantile of sorted `xs` (nearest rank). */
-function quantile(xs: number[], q: number): number {
-  return xs[Math.min(xs.length - 1, Math.max(0, Math.ceil(q * xs.length) - 1))];
 }
 
 interface Figures {
