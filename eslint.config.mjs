@@ -64,7 +64,6 @@ export default tseslint.config(
       'localnet/chain.ts',
       'localnet/execution.ts',
       'localnet/geyser/server.ts',
-      'localnet/index.ts',
       'localnet/server.ts',
       'localnet/ws.ts',
       'sim/chaos/clients.ts',
