@@ -65,7 +65,6 @@ export default tseslint.config(
       'localnet/execution.ts',
       'localnet/geyser/server.ts',
       'localnet/server.ts',
-      'localnet/ws.ts',
       'sim/chaos/clients.ts',
       'sim/chaos/harness.ts',
       'sim/webhook.ts',
