@@ -64,7 +64,6 @@ export default tseslint.config(
       'localnet/chain.ts',
       'localnet/execution.ts',
       'localnet/geyser/server.ts',
-      'localnet/server.ts',
       'sim/chaos/clients.ts',
       'sim/chaos/harness.ts',
       'sim/webhook.ts',
