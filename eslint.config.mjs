@@ -63,7 +63,6 @@ export default tseslint.config(
     files: [
       'localnet/chain.ts',
       'localnet/execution.ts',
-      'localnet/geyser/server.ts',
       'sim/chaos/clients.ts',
       'sim/chaos/harness.ts',
       'sim/webhook.ts',
