@@ -62,7 +62,6 @@ export default tseslint.config(
     // the commit that splits it.
     files: [
       'localnet/chain.ts',
-      'localnet/execution.ts',
       'sim/chaos/clients.ts',
       'sim/chaos/harness.ts',
       'sim/webhook.ts',
