@@ -62,11 +62,6 @@ export default tseslint.config(
     // the commit that splits it.
     files: [
       'localnet/chain.ts',
-      'localnet/execution.ts',
-      'localnet/geyser/server.ts',
-      'localnet/index.ts',
-      'localnet/server.ts',
-      'localnet/ws.ts',
       'sim/chaos/clients.ts',
       'sim/chaos/harness.ts',
       'sim/webhook.ts',

@@ -5,6 +5,7 @@ import bs58 from 'bs58';
 import type { Account, LiteSVM } from 'litesvm';
 import { PublicKey, VersionedTransaction } from '@solana/web3.js';
 import { OncepayError, isOncepayError } from '../common/errors';
+import type { Logger } from 'pino';
 import { logger } from '../common/log';
 import { LOCALNET_CODES } from '../common/errors/codes';
 import { costUnits, loadedAccountsDataSize } from './cost';
@@ -222,225 +223,243 @@ function preflightFailure(
   });
 }
 
-export function createExecutor(svm: LiteSVM, chain: ExecutionContext): Executor {
-  const log = logger('localnet.chain');
-  const native = (): NativeSvm => nativeOf(svm);
+/** What the executor runs on: the SVM, the chain's answers, its log. */
+interface ExecState {
+  readonly svm: LiteSVM;
+  readonly chain: ExecutionContext;
+  readonly log: Logger;
+}
 
-  const getAccount = (address: string): AccountSnapshot | null => {
-    let bytes: Uint8Array;
-    try {
-      bytes = new PublicKey(address).toBytes();
-    } catch {
-      throw invalidParams('Invalid param: Invalid');
-    }
-    return snapshotOf(native().getAccount(bytes));
-  };
-  const decimalsOf = (mint: string): number | null => {
-    const a = getAccount(mint);
-    return a ? (decodeMint(a.owner, a.data)?.decimals ?? null) : null;
-  };
+function getAccount(x: ExecState, address: string): AccountSnapshot | null {
+  let bytes: Uint8Array;
+  try {
+    bytes = new PublicKey(address).toBytes();
+  } catch {
+    throw invalidParams('Invalid param: Invalid');
+  }
+  return snapshotOf(nativeOf(x.svm).getAccount(bytes));
+}
+function decimalsOf(x: ExecState, mint: string): number | null {
+  const a = getAccount(x, mint);
+  return a ? (decodeMint(a.owner, a.data)?.decimals ?? null) : null;
+}
 
-  const resolve = (wire: WireTransaction): LoadedAddresses => {
-    if (wire.lookups.length === 0) return { writable: [], readonly: [] };
-    try {
-      return resolveLookups(wire.lookups, (key) => {
-        const acct = getAccount(key);
-        if (!acct || acct.owner !== ADDRESS_LOOKUP_TABLE_PROGRAM_ID) {
-          throw new OncepayError(LOCALNET_CODES.LOOKUP_TABLE_NOT_FOUND, `lookup table ${key} not found`);
-        }
-        return lookupTableAddresses(acct.data);
-      });
-    } catch (e) {
-      if (isOncepayError(e, LOCALNET_CODES.LOOKUP_TABLE_NOT_FOUND)) {
-        throw invalidParams("invalid transaction: Transaction loads an address table account that doesn't exist");
+function resolve(x: ExecState, wire: WireTransaction): LoadedAddresses {
+  if (wire.lookups.length === 0) return { writable: [], readonly: [] };
+  try {
+    return resolveLookups(wire.lookups, (key) => {
+      const acct = getAccount(x, key);
+      if (!acct || acct.owner !== ADDRESS_LOOKUP_TABLE_PROGRAM_ID) {
+        throw new OncepayError(LOCALNET_CODES.LOOKUP_TABLE_NOT_FOUND, `lookup table ${key} not found`);
       }
-      throw e;
-    }
-  };
-
-  const decode = (bytes: Uint8Array): WireTransaction => {
-    try {
-      return decodeWireTransaction(bytes);
-    } catch (e) {
-      if (isOncepayError(e))
-        throw invalidParams(
-          `failed to deserialize solana_transaction::versioned::VersionedTransaction: ${(e as Error).message}`,
-        );
-      throw e;
-    }
-  };
-
-  const runSim = (bytes: Uint8Array, wire: WireTransaction, sigVerify: boolean): NativeResult => {
-    const n = native();
-    n.setSigverify(sigVerify);
-    try {
-      return wire.version === 'legacy' ? n.simulateLegacyTransaction(bytes) : n.simulateVersionedTransaction(bytes);
-    } finally {
-      n.setSigverify(true);
-    }
-  };
-
-  const simulate = (bytes: Uint8Array, o: SimulateOptions): SimulationResult => {
-    const c = o.commitment ?? 'finalized';
-    let wire = decode(bytes);
-    let replacement: SimulationResult['replacementBlockhash'] = null;
-    if (o.replaceRecentBlockhash) {
-      // The commitment's bank's last blockhash, as the node's.
-      const vt = VersionedTransaction.deserialize(bytes);
-      const at = chain.blockAt(c);
-      vt.message.recentBlockhash = at.blockhash;
-      bytes = vt.serialize();
-      wire = decode(bytes);
-      replacement = { blockhash: at.blockhash, lastValidBlockHeight: at.blockHeight + chain.maxBlockhashAge };
-    }
-    const loadedAddresses = resolve(wire);
-    const keys = allAccountKeys(wire, loadedAddresses);
-    const base: SimulationResult = {
-      err: null,
-      logs: [],
-      unitsConsumed: 0n,
-      returnData: null,
-      innerInstructions: [],
-      postAccounts: new Map(),
-      replacementBlockhash: replacement,
-      fee: null,
-      loadedAccountsDataSize: 0,
-      preBalances: null,
-      postBalances: null,
-      preTokenBalances: null,
-      postTokenBalances: null,
-      loadedAddresses,
-    };
-    // A signature refusal comes before the bank runs anything: no balances (Agave's TransactionSimulationResult::new_error).
-    if (o.sigVerify && !signaturesVerify(wire)) return { ...base, err: 'SignatureFailure' };
-    const pre = keys.map((k) => getAccount(k));
-    const balancesOf = (states: Array<AccountSnapshot | null>) => ({
-      lamports: states.map((a) => a?.lamports ?? 0n),
-      tokens: tokenBalances(states, (m) => decimalsOf(m) ?? 0, false),
+      return lookupTableAddresses(acct.data);
     });
-    // Not loaded (the blockhash is unknown at that bank): the balances are still collected, unchanged, from that
-    // commitment's bank (a payer funded since the last finalized block has 0 there, as a node answers).
-    if (!chain.isBlockhashValidAt(wire.recentBlockhash, c)) {
-      const there = balancesOf(keys.map((k) => chain.accountAt(k, c)));
-      return {
-        ...base,
-        err: 'BlockhashNotFound',
-        preBalances: there.lamports,
-        postBalances: there.lamports,
-        preTokenBalances: there.tokens,
-        postTokenBalances: there.tokens,
-      };
+  } catch (e) {
+    if (isOncepayError(e, LOCALNET_CODES.LOOKUP_TABLE_NOT_FOUND)) {
+      throw invalidParams("invalid transaction: Transaction loads an address table account that doesn't exist");
     }
-    const before = balancesOf(pre);
-    const r = runSim(bytes, wire, o.sigVerify ?? false);
-    const meta = metaOf(r);
-    const err = r.err ? toRpcTxError(r.err()) : null;
-    const post = new Map<string, AccountSnapshot | null>();
-    if (r.postAccounts) {
-      for (const pa of r.postAccounts()) post.set(bs58.encode(pa.address), snapshotOf(pa.account()));
-    }
-    const postAccounts = new Map<string, AccountSnapshot | null>();
-    for (const a of o.accounts ?? []) postAccounts.set(a, post.has(a) ? post.get(a)! : getAccount(a));
-    const loadedOk = err === null || isExecutionError(err);
-    const fee = loadedOk ? feeOf(meta, wire) : null;
-    // After a failed execution only the fee is charged (the payer is key 0).
-    const postStates =
-      err === null
-        ? keys.map((k, i) => (post.has(k) ? post.get(k)! : pre[i]))
-        : pre.map((a, i) => (i === 0 && a && fee !== null ? { ...a, lamports: a.lamports - fee } : a));
-    const after = balancesOf(postStates);
+    throw e;
+  }
+}
+
+function decode(bytes: Uint8Array): WireTransaction {
+  try {
+    return decodeWireTransaction(bytes);
+  } catch (e) {
+    if (isOncepayError(e))
+      throw invalidParams(
+        `failed to deserialize solana_transaction::versioned::VersionedTransaction: ${(e as Error).message}`,
+      );
+    throw e;
+  }
+}
+
+function runSim(x: ExecState, bytes: Uint8Array, wire: WireTransaction, sigVerify: boolean): NativeResult {
+  const n = nativeOf(x.svm);
+  n.setSigverify(sigVerify);
+  try {
+    return wire.version === 'legacy' ? n.simulateLegacyTransaction(bytes) : n.simulateVersionedTransaction(bytes);
+  } finally {
+    n.setSigverify(true);
+  }
+}
+
+function simulate(x: ExecState, bytes: Uint8Array, o: SimulateOptions): SimulationResult {
+  const c = o.commitment ?? 'finalized';
+  let wire = decode(bytes);
+  let replacement: SimulationResult['replacementBlockhash'] = null;
+  if (o.replaceRecentBlockhash) {
+    // The commitment's bank's last blockhash, as the node's.
+    const vt = VersionedTransaction.deserialize(bytes);
+    const at = x.chain.blockAt(c);
+    vt.message.recentBlockhash = at.blockhash;
+    bytes = vt.serialize();
+    wire = decode(bytes);
+    replacement = { blockhash: at.blockhash, lastValidBlockHeight: at.blockHeight + x.chain.maxBlockhashAge };
+  }
+  const loadedAddresses = resolve(x, wire);
+  const keys = allAccountKeys(wire, loadedAddresses);
+  const base: SimulationResult = {
+    err: null,
+    logs: [],
+    unitsConsumed: 0n,
+    returnData: null,
+    innerInstructions: [],
+    postAccounts: new Map(),
+    replacementBlockhash: replacement,
+    fee: null,
+    loadedAccountsDataSize: 0,
+    preBalances: null,
+    postBalances: null,
+    preTokenBalances: null,
+    postTokenBalances: null,
+    loadedAddresses,
+  };
+  // A signature refusal comes before the bank runs anything: no balances (Agave's TransactionSimulationResult::new_error).
+  if (o.sigVerify && !signaturesVerify(wire)) return { ...base, err: 'SignatureFailure' };
+  const pre = keys.map((k) => getAccount(x, k));
+  const balancesOf = (states: Array<AccountSnapshot | null>) => ({
+    lamports: states.map((a) => a?.lamports ?? 0n),
+    tokens: tokenBalances(states, (m) => decimalsOf(x, m) ?? 0, false),
+  });
+  // Not loaded (the blockhash is unknown at that bank): the balances are still collected, unchanged, from that
+  // commitment's bank (a payer funded since the last finalized block has 0 there, as a node answers).
+  if (!x.chain.isBlockhashValidAt(wire.recentBlockhash, c)) {
+    const there = balancesOf(keys.map((k) => x.chain.accountAt(k, c)));
     return {
       ...base,
-      err,
-      logs: meta.logs(),
-      unitsConsumed: meta.computeUnitsConsumed(),
-      returnData: rpcReturnData(meta),
-      innerInstructions: rpcInnerInstructions(innerOf(meta)),
-      postAccounts,
-      fee,
-      loadedAccountsDataSize: loadedOk ? loadedAccountsDataSize(wire, loadedAddresses, pre, getAccount) : 0,
-      preBalances: before.lamports,
-      postBalances: after.lamports,
-      preTokenBalances: before.tokens,
-      postTokenBalances: after.tokens,
+      err: 'BlockhashNotFound',
+      preBalances: there.lamports,
+      postBalances: there.lamports,
+      preTokenBalances: there.tokens,
+      postTokenBalances: there.tokens,
     };
+  }
+  const before = balancesOf(pre);
+  const r = runSim(x, bytes, wire, o.sigVerify ?? false);
+  const meta = metaOf(r);
+  const err = r.err ? toRpcTxError(r.err()) : null;
+  const post = new Map<string, AccountSnapshot | null>();
+  if (r.postAccounts) {
+    for (const pa of r.postAccounts()) post.set(bs58.encode(pa.address), snapshotOf(pa.account()));
+  }
+  const postAccounts = new Map<string, AccountSnapshot | null>();
+  for (const a of o.accounts ?? []) postAccounts.set(a, post.has(a) ? post.get(a)! : getAccount(x, a));
+  const loadedOk = err === null || isExecutionError(err);
+  const fee = loadedOk ? feeOf(meta, wire) : null;
+  // After a failed execution only the fee is charged (the payer is key 0).
+  const postStates =
+    err === null
+      ? keys.map((k, i) => (post.has(k) ? post.get(k)! : pre[i]))
+      : pre.map((a, i) => (i === 0 && a && fee !== null ? { ...a, lamports: a.lamports - fee } : a));
+  const after = balancesOf(postStates);
+  return {
+    ...base,
+    err,
+    logs: meta.logs(),
+    unitsConsumed: meta.computeUnitsConsumed(),
+    returnData: rpcReturnData(meta),
+    innerInstructions: rpcInnerInstructions(innerOf(meta)),
+    postAccounts,
+    fee,
+    loadedAccountsDataSize: loadedOk ? loadedAccountsDataSize(wire, loadedAddresses, pre, (k) => getAccount(x, k)) : 0,
+    preBalances: before.lamports,
+    postBalances: after.lamports,
+    preTokenBalances: before.tokens,
+    postTokenBalances: after.tokens,
   };
+}
 
-  const preflight = (wire: WireTransaction, view: PreflightView): void => {
-    // Agave 3.1 verifies signatures first and reports a failure as a failed preflight simulation (-32002).
-    if (!signaturesVerify(wire)) throw preflightFailure('SignatureFailure');
-    if (!view.blockhashValid) throw preflightFailure('BlockhashNotFound');
-    if (view.alreadyProcessed) throw preflightFailure('AlreadyProcessed');
-    if (view.landedAbove) return;
-    const r = runSim(wire.bytes, wire, false);
-    if (r.err) {
-      const err = toRpcTxError(r.err());
-      const meta = metaOf(r);
-      const loadedOk = isExecutionError(err);
-      const loadedAddrs = resolve(wire);
-      throw preflightFailure(err, {
-        logs: meta.logs(),
-        units: meta.computeUnitsConsumed(),
-        fee: loadedOk ? feeOf(meta, wire) : null,
-        loadedAccountsDataSize: loadedOk
-          ? loadedAccountsDataSize(
-              wire,
-              loadedAddrs,
-              allAccountKeys(wire, loadedAddrs).map((k) => getAccount(k)),
-              getAccount,
-            )
-          : 0,
-        returnData: rpcReturnData(meta),
-      });
-    }
-  };
-
-  const execute = (wire: WireTransaction, loadedAddrs: LoadedAddresses, slot: number): Executed | null => {
-    const n = native();
-    const keys = allAccountKeys(wire, loadedAddrs);
-    const pre = keys.map((k) => getAccount(k));
-    const r = wire.version === 'legacy' ? n.sendLegacyTransaction(wire.bytes) : n.sendVersionedTransaction(wire.bytes);
-    const err = r.err ? toRpcTxError(r.err()) : null;
-    // Landed = executed, successfully or not (the fee is charged either way), which is what a leader puts in its
-    // block; load-time failures (signature, blockhash, fee payer) never land. Asking LiteSVM's history instead
-    // costs ~0.5 ms per call.
-    if (err !== null && !isExecutionError(err)) {
-      log.debug({ signature: wire.signature, err }, 'transaction dropped before execution');
-      return null;
-    }
-    const post = keys.map((k) => getAccount(k));
+function preflight(x: ExecState, wire: WireTransaction, view: PreflightView): void {
+  // Agave 3.1 verifies signatures first and reports a failure as a failed preflight simulation (-32002).
+  if (!signaturesVerify(wire)) throw preflightFailure('SignatureFailure');
+  if (!view.blockhashValid) throw preflightFailure('BlockhashNotFound');
+  if (view.alreadyProcessed) throw preflightFailure('AlreadyProcessed');
+  if (view.landedAbove) return;
+  const r = runSim(x, wire.bytes, wire, false);
+  if (r.err) {
+    const err = toRpcTxError(r.err());
     const meta = metaOf(r);
-    const decimals = (mint: string): number => {
-      // The mint is usually one of the transaction's keys: prefer its post state, then pre, then current.
-      const i = keys.indexOf(mint);
-      const m = i >= 0 ? (post[i] ?? pre[i]) : null;
-      const d = m ? decodeMint(m.owner, m.data)?.decimals : undefined;
-      return d ?? decimalsOf(mint) ?? 0;
-    };
-    const rd = meta.returnData();
-    const units = meta.computeUnitsConsumed();
-    const rpcMeta = buildMeta({
-      keys,
-      pre,
-      post,
-      decimalsOf: decimals,
-      err,
-      fee: feeOf(meta, wire),
+    const loadedOk = isExecutionError(err);
+    const loadedAddrs = resolve(x, wire);
+    throw preflightFailure(err, {
       logs: meta.logs(),
-      inner: innerOf(meta),
-      computeUnits: units,
-      costUnits: costUnits(wire, loadedAddrs, units, loadedAccountsDataSize(wire, loadedAddrs, pre, getAccount)),
-      loaded: loadedAddrs,
-      returnData: { programId: bs58.encode(rd.programId()), data: rd.data() },
+      units: meta.computeUnitsConsumed(),
+      fee: loadedOk ? feeOf(meta, wire) : null,
+      loadedAccountsDataSize: loadedOk
+        ? loadedAccountsDataSize(
+            wire,
+            loadedAddrs,
+            allAccountKeys(wire, loadedAddrs).map((k) => getAccount(x, k)),
+            (k) => getAccount(x, k),
+          )
+        : 0,
+      returnData: rpcReturnData(meta),
     });
-    const record: TxRecord = {
-      signature: wire.signature,
-      slot,
-      wire: Buffer.from(wire.bytes).toString('base64'),
-      meta: rpcMeta,
-    };
-    return { record, keys, pre, post, err };
-  };
+  }
+}
 
-  return { getAccount, decimalsOf, decode, resolve, simulate, preflight, execute };
+function execute(x: ExecState, wire: WireTransaction, loadedAddrs: LoadedAddresses, slot: number): Executed | null {
+  const n = nativeOf(x.svm);
+  const keys = allAccountKeys(wire, loadedAddrs);
+  const pre = keys.map((k) => getAccount(x, k));
+  const r = wire.version === 'legacy' ? n.sendLegacyTransaction(wire.bytes) : n.sendVersionedTransaction(wire.bytes);
+  const err = r.err ? toRpcTxError(r.err()) : null;
+  // Landed = executed, successfully or not (the fee is charged either way), which is what a leader puts in its
+  // block; load-time failures (signature, blockhash, fee payer) never land. Asking LiteSVM's history instead
+  // costs ~0.5 ms per call.
+  if (err !== null && !isExecutionError(err)) {
+    x.log.debug({ signature: wire.signature, err }, 'transaction dropped before execution');
+    return null;
+  }
+  const post = keys.map((k) => getAccount(x, k));
+  const meta = metaOf(r);
+  const decimals = (mint: string): number => {
+    // The mint is usually one of the transaction's keys: prefer its post state, then pre, then current.
+    const i = keys.indexOf(mint);
+    const m = i >= 0 ? (post[i] ?? pre[i]) : null;
+    const d = m ? decodeMint(m.owner, m.data)?.decimals : undefined;
+    return d ?? decimalsOf(x, mint) ?? 0;
+  };
+  const rd = meta.returnData();
+  const units = meta.computeUnitsConsumed();
+  const rpcMeta = buildMeta({
+    keys,
+    pre,
+    post,
+    decimalsOf: decimals,
+    err,
+    fee: feeOf(meta, wire),
+    logs: meta.logs(),
+    inner: innerOf(meta),
+    computeUnits: units,
+    costUnits: costUnits(
+      wire,
+      loadedAddrs,
+      units,
+      loadedAccountsDataSize(wire, loadedAddrs, pre, (k) => getAccount(x, k)),
+    ),
+    loaded: loadedAddrs,
+    returnData: { programId: bs58.encode(rd.programId()), data: rd.data() },
+  });
+  const record: TxRecord = {
+    signature: wire.signature,
+    slot,
+    wire: Buffer.from(wire.bytes).toString('base64'),
+    meta: rpcMeta,
+  };
+  return { record, keys, pre, post, err };
+}
+
+export function createExecutor(svm: LiteSVM, chain: ExecutionContext): Executor {
+  const x: ExecState = { svm, chain, log: logger('localnet.chain') };
+  return {
+    getAccount: (address) => getAccount(x, address),
+    decimalsOf: (mint) => decimalsOf(x, mint),
+    decode,
+    resolve: (wire) => resolve(x, wire),
+    simulate: (bytes, o) => simulate(x, bytes, o),
+    preflight: (wire, view) => preflight(x, wire, view),
+    execute: (wire, loaded, slot) => execute(x, wire, loaded, slot),
+  };
 }

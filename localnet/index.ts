@@ -4,12 +4,13 @@ import os from 'node:os';
 import path from 'node:path';
 import type { LiteSVM } from 'litesvm';
 import { OncepayError } from '../common/errors';
+import type { Logger } from 'pino';
 import { logger } from '../common/log';
 import { Chain, ProgramSpec, createChain } from './chain';
 import { LOCALNET_CODES } from '../common/errors/codes';
-import { DropRule, FailRule, ForgetRule, createResponseFaults } from './faults';
+import { DropRule, FailRule, ForgetRule, ResponseFaults, createResponseFaults } from './faults';
 import type { GeyserDropRule, GeyserServer } from './geyser/server';
-import { createLedgerStore } from './persist';
+import { LedgerStore, createLedgerStore } from './persist';
 import { RpcServer, startRpcServer } from './server';
 import type { TokenProgramChoice } from './token-program';
 
@@ -82,8 +83,25 @@ export interface LocalnetHandle {
   restart(opts: { keepLedger: boolean }): Promise<void>;
 }
 
-export async function startLocalnet(opts: LocalnetOptions = {}): Promise<LocalnetHandle> {
-  const log = logger('localnet');
+/** What a localnet keeps across restarts: its options, ledger and faults, and the parts of the current run. */
+interface LocalnetState {
+  readonly opts: LocalnetOptions;
+  readonly slotMs: number;
+  readonly finalityDepth: number;
+  readonly ownDir: boolean;
+  readonly ledgerDir: string;
+  readonly store: LedgerStore;
+  readonly responseFaults: ResponseFaults;
+  readonly log: Logger;
+  chain: Chain | null;
+  server: RpcServer | null;
+  geyser: GeyserServer | null;
+  port: number;
+  grpcPort: number;
+  running: boolean;
+}
+
+function checkTiming(opts: LocalnetOptions): { slotMs: number; finalityDepth: number } {
   const slotMs = opts.slotMs ?? 400;
   const finalityDepth = opts.finalityDepth ?? 32;
   if (!Number.isInteger(slotMs) || slotMs < 0)
@@ -94,117 +112,159 @@ export async function startLocalnet(opts: LocalnetOptions = {}): Promise<Localne
       `finalityDepth must be a non-negative integer, got ${finalityDepth}`,
     );
   }
+  return { slotMs, finalityDepth };
+}
+
+/** The chain of the current (or last) run; set by the first boot, before any handle exists. */
+function chainOf(state: LocalnetState): Chain {
+  if (!state.chain) throw new OncepayError(LOCALNET_CODES.INVALID_OPTION, 'the localnet has not started');
+  return state.chain;
+}
+
+function serverOf(state: LocalnetState): RpcServer {
+  if (!state.server) throw new OncepayError(LOCALNET_CODES.INVALID_OPTION, 'the localnet has not started');
+  return state.server;
+}
+
+function dropGeyser(state: LocalnetState, rule: GeyserDropRule = {}): void {
+  if (!state.geyser) throw new OncepayError(LOCALNET_CODES.INVALID_OPTION, 'the geyser service is not running');
+  state.geyser.dropStreams(rule);
+}
+
+async function boot(state: LocalnetState): Promise<void> {
+  const { opts } = state;
+  const chain = createChain({
+    slotMs: state.slotMs,
+    finalityDepth: state.finalityDepth,
+    programs: opts.programs,
+    ledger: state.store,
+    tokenProgram: opts.tokenProgram,
+  });
+  state.chain = chain;
+  const server = await startRpcServer({
+    chain,
+    faults: state.responseFaults,
+    host: '127.0.0.1',
+    port: state.port,
+    wsOnNextPort: opts.wsOnNextPort ?? true,
+    extraAdmin: (action, body) => {
+      if (action !== 'drop-geyser-streams') return undefined;
+      dropGeyser(state, { afterTransactions: Number(body.afterTransactions ?? 0) });
+      return { ok: true };
+    },
+  });
+  state.server = server;
+  state.port = server.port;
+  if (opts.geyser) {
+    // Loaded only when asked for: it brings the Yellowstone client's native module.
+    const { startGeyserServer } = await import('./geyser/server');
+    state.geyser = await startGeyserServer({ chain, host: '127.0.0.1', ...opts.geyser, port: state.grpcPort });
+    state.grpcPort = state.geyser.port;
+  }
+  chain.start();
+  state.running = true;
+  state.log.info(
+    { url: `http://127.0.0.1:${state.port}`, ledgerDir: state.ledgerDir, slot: chain.tipSlot() },
+    'localnet up',
+  );
+}
+
+async function halt(state: LocalnetState): Promise<void> {
+  if (!state.running) return;
+  state.running = false;
+  await state.geyser?.close();
+  state.geyser = null;
+  await serverOf(state).close();
+  chainOf(state).stop();
+}
+
+function faultsOf(state: LocalnetState): LocalnetFaults {
+  const { responseFaults } = state;
+  return {
+    dropNextResponses: (r) => responseFaults.dropNextResponses(r),
+    failNext: (r) => responseFaults.failNext(r),
+    forgetHistory: (r) => responseFaults.forgetHistory(r ?? {}),
+    skipSlot: (slot) => chainOf(state).skipSlot(slot),
+    expireBlockhashesNow: () => chainOf(state).expireBlockhashesNow(),
+    dropGeyserStreams: (rule) => dropGeyser(state, rule),
+    dropWebsockets: () => serverOf(state).dropWebsockets(),
+    clear: () => responseFaults.clear(),
+  };
+}
+
+function handleOf(state: LocalnetState): LocalnetHandle {
+  return {
+    get url() {
+      return `http://127.0.0.1:${state.port}`;
+    },
+    get wsUrl() {
+      return `ws://127.0.0.1:${state.port}`;
+    },
+    get port() {
+      return state.port;
+    },
+    get wsPorts() {
+      const { wsPort } = serverOf(state);
+      return wsPort === state.port ? [state.port] : [state.port, wsPort];
+    },
+    ledgerDir: state.ledgerDir,
+    get grpcUrl() {
+      return state.geyser ? state.geyser.url : null;
+    },
+    get geyser() {
+      return state.geyser;
+    },
+    get svm() {
+      return chainOf(state).svm;
+    },
+    get chain() {
+      return chainOf(state);
+    },
+    faults: faultsOf(state),
+    advanceSlots(n = 1) {
+      chainOf(state).advance(n);
+    },
+    async stop() {
+      await halt(state);
+      if (state.ownDir) fs.rmSync(state.ledgerDir, { recursive: true, force: true });
+    },
+    async restart({ keepLedger }) {
+      await halt(state);
+      if (!keepLedger) state.store.wipe();
+      state.responseFaults.clear();
+      await boot(state);
+    },
+  };
+}
+
+export async function startLocalnet(opts: LocalnetOptions = {}): Promise<LocalnetHandle> {
+  const log = logger('localnet');
+  const { slotMs, finalityDepth } = checkTiming(opts);
   const ownDir = opts.ledgerDir === undefined;
   const ledgerDir = opts.ledgerDir ?? fs.mkdtempSync(path.join(os.tmpdir(), 'oncepay-localnet-'));
   const store = createLedgerStore(ledgerDir);
   if (opts.reset) store.wipe();
-  const responseFaults = createResponseFaults();
-
-  let chain: Chain;
-  let server: RpcServer;
-  let geyser: GeyserServer | null = null;
-  let port = opts.port ?? 0;
-  let grpcPort = opts.geyser?.port ?? 0;
-  const dropGeyser = (rule: GeyserDropRule = {}): void => {
-    if (!geyser) throw new OncepayError(LOCALNET_CODES.INVALID_OPTION, 'the geyser service is not running');
-    geyser.dropStreams(rule);
-  };
-  let running = false;
-
-  const boot = async (): Promise<void> => {
-    chain = createChain({
-      slotMs,
-      finalityDepth,
-      programs: opts.programs,
-      ledger: store,
-      tokenProgram: opts.tokenProgram,
-    });
-    server = await startRpcServer({
-      chain,
-      faults: responseFaults,
-      host: '127.0.0.1',
-      port,
-      wsOnNextPort: opts.wsOnNextPort ?? true,
-      extraAdmin: (action, body) => {
-        if (action !== 'drop-geyser-streams') return undefined;
-        dropGeyser({ afterTransactions: Number(body.afterTransactions ?? 0) });
-        return { ok: true };
-      },
-    });
-    port = server.port;
-    if (opts.geyser) {
-      // Loaded only when asked for: it brings the Yellowstone client's native module.
-      const { startGeyserServer } = await import('./geyser/server');
-      geyser = await startGeyserServer({ chain, host: '127.0.0.1', ...opts.geyser, port: grpcPort });
-      grpcPort = geyser.port;
-    }
-    chain.start();
-    running = true;
-    log.info({ url: `http://127.0.0.1:${port}`, ledgerDir, slot: chain.tipSlot() }, 'localnet up');
-  };
-  const halt = async (): Promise<void> => {
-    if (!running) return;
-    running = false;
-    await geyser?.close();
-    geyser = null;
-    await server.close();
-    chain.stop();
+  const state: LocalnetState = {
+    opts,
+    slotMs,
+    finalityDepth,
+    ownDir,
+    ledgerDir,
+    store,
+    responseFaults: createResponseFaults(),
+    log,
+    chain: null,
+    server: null,
+    geyser: null,
+    port: opts.port ?? 0,
+    grpcPort: opts.geyser?.port ?? 0,
+    running: false,
   };
   try {
-    await boot();
+    await boot(state);
   } catch (e) {
     if (ownDir) fs.rmSync(ledgerDir, { recursive: true, force: true });
     throw e;
   }
-
-  return {
-    get url() {
-      return `http://127.0.0.1:${port}`;
-    },
-    get wsUrl() {
-      return `ws://127.0.0.1:${port}`;
-    },
-    get port() {
-      return port;
-    },
-    get wsPorts() {
-      return server.wsPort === port ? [port] : [port, server.wsPort];
-    },
-    ledgerDir,
-    get grpcUrl() {
-      return geyser ? geyser.url : null;
-    },
-    get geyser() {
-      return geyser;
-    },
-    get svm() {
-      return chain.svm;
-    },
-    get chain() {
-      return chain;
-    },
-    faults: {
-      dropNextResponses: (r) => responseFaults.dropNextResponses(r),
-      failNext: (r) => responseFaults.failNext(r),
-      forgetHistory: (r) => responseFaults.forgetHistory(r ?? {}),
-      skipSlot: (slot) => chain.skipSlot(slot),
-      expireBlockhashesNow: () => chain.expireBlockhashesNow(),
-      dropGeyserStreams: (rule) => dropGeyser(rule),
-      dropWebsockets: () => server.dropWebsockets(),
-      clear: () => responseFaults.clear(),
-    },
-    advanceSlots(n = 1) {
-      chain.advance(n);
-    },
-    async stop() {
-      await halt();
-      if (ownDir) fs.rmSync(ledgerDir, { recursive: true, force: true });
-    },
-    async restart({ keepLedger }) {
-      await halt();
-      if (!keepLedger) store.wipe();
-      responseFaults.clear();
-      await boot();
-    },
-  };
+  return handleOf(state);
 }
