@@ -67,7 +67,6 @@ export default tseslint.config(
       'localnet/index.ts',
       'localnet/server.ts',
       'localnet/ws.ts',
-      'testkit/replay-rpc.ts',
     ],
     rules: { 'max-lines-per-function': 'off' },
   },
