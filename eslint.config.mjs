@@ -62,11 +62,6 @@ export default tseslint.config(
     // the commit that splits it.
     files: [
       'localnet/chain.ts',
-      'sim/chaos/clients.ts',
-      'sim/chaos/harness.ts',
-      'sim/webhook.ts',
-      'testkit/golden/scenario.ts',
-      'testkit/replay-rpc.ts',
     ],
     rules: { 'max-lines-per-function': 'off' },
   },

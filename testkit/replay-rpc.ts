@@ -38,154 +38,34 @@ export interface ReplayRpc {
 const SLOT_SKIPPED = -32007;
 const BLOCK_NOT_AVAILABLE = -32004;
 
+/** What the replayed node holds: its blocks, skipped slots and tips, the faults armed, and what it has seen. */
+interface ReplayState {
+  blocks: Map<number, unknown>;
+  skipped: Set<number>;
+  tip: { finalized: number; confirmed: number; processed: number };
+  faults: Fault[];
+  calls: Record<string, number>;
+  served: Record<string, number>;
+  /** Requests held unanswered (the timeout fault), released on close(). */
+  held: Set<http.ServerResponse>;
+}
+
+type Answer = { result?: unknown; error?: { code: number; message: string } };
+
 export async function startReplayRpc(): Promise<ReplayRpc> {
-  const blocks = new Map<number, unknown>();
-  const skipped = new Set<number>();
-  let tip = { finalized: 0, confirmed: 0, processed: 0 };
-  let faults: Fault[] = [];
-  const calls: Record<string, number> = {};
-  const served: Record<string, number> = {};
-  const held = new Set<http.ServerResponse>();
-
-  function takeFault(method: string, slot: number | undefined): Fault | undefined {
-    const f = faults.find(
-      (x) =>
-        x.times > 0 && (x.method === undefined || x.method === method) && (x.slot === undefined || x.slot === slot),
-    );
-    if (!f) return undefined;
-    f.times -= 1;
-    served[f.kind] = (served[f.kind] ?? 0) + 1;
-    return f;
-  }
-
-  function tipFor(params: unknown[]): number {
-    const cfg = params.find((p) => p && typeof p === 'object') as { commitment?: string } | undefined;
-    const c = cfg?.commitment ?? 'finalized';
-    return c === 'processed' ? tip.processed : c === 'confirmed' ? tip.confirmed : tip.finalized;
-  }
-
-  function answer(method: string, params: unknown[]): { result?: unknown; error?: { code: number; message: string } } {
-    switch (method) {
-      case 'getSlot':
-        return { result: tipFor(params) };
-      case 'getBlockHeight':
-        return { result: tipFor(params) };
-      case 'getHealth':
-        return { result: 'ok' };
-      case 'getBlocks': {
-        const start = Number(params[0]);
-        const top = tipFor(params);
-        const end = typeof params[1] === 'number' ? Math.min(params[1], top) : top;
-        const out: number[] = [];
-        for (const s of [...blocks.keys()].sort((a, b) => a - b))
-          if (s >= start && s <= end && !skipped.has(s)) out.push(s);
-        return { result: out };
-      }
-      case 'getBlock': {
-        const slot = Number(params[0]);
-        if (slot > tipFor(params))
-          return { error: { code: BLOCK_NOT_AVAILABLE, message: `Block not available for slot ${slot}` } };
-        if (skipped.has(slot) || !blocks.has(slot)) {
-          return {
-            error: {
-              code: SLOT_SKIPPED,
-              message: `Slot ${slot} was skipped, or missing due to ledger jump to recent snapshot`,
-            },
-          };
-        }
-        return { result: blocks.get(slot) };
-      }
-      case 'getTransaction': {
-        // The transaction with this first signature in a stored block at or below the asked commitment's tip.
-        const signature = String(params[0]);
-        const top = tipFor(params);
-        for (const [slot, block] of blocks) {
-          if (slot > top || skipped.has(slot)) continue;
-          const b = block as { blockTime?: number; transactions?: Array<{ transaction?: { signatures?: string[] } }> };
-          const tx = b.transactions?.find((t) => t.transaction?.signatures?.[0] === signature);
-          if (tx) return { result: { slot, blockTime: b.blockTime ?? null, ...tx } };
-        }
-        return { result: null };
-      }
-      case 'getSignatureStatuses': {
-        // Each signature's transaction in a stored block, with the highest commitment its slot has reached.
-        const sigs = Array.isArray(params[0]) ? (params[0] as unknown[]).map(String) : [];
-        const context = { slot: tip.processed || tip.confirmed || tip.finalized };
-        const statusOf = (signature: string) => {
-          for (const [slot, block] of blocks) {
-            if (skipped.has(slot) || slot > Math.max(tip.processed, tip.confirmed, tip.finalized)) continue;
-            const b = block as {
-              transactions?: Array<{ transaction?: { signatures?: string[] }; meta?: { err?: unknown } }>;
-            };
-            const tx = b.transactions?.find((t) => t.transaction?.signatures?.[0] === signature);
-            if (!tx) continue;
-            const level = slot <= tip.finalized ? 'finalized' : slot <= tip.confirmed ? 'confirmed' : 'processed';
-            const err = tx.meta?.err ?? null;
-            return {
-              slot,
-              confirmations: level === 'finalized' ? null : 0,
-              err,
-              status: err === null ? { Ok: null } : { Err: err },
-              confirmationStatus: level,
-            };
-          }
-          return null;
-        };
-        return { result: { context, value: sigs.map(statusOf) } };
-      }
-      default:
-        return { error: { code: -32601, message: 'Method not found' } };
-    }
-  }
-
+  const st: ReplayState = {
+    blocks: new Map(),
+    skipped: new Set(),
+    tip: { finalized: 0, confirmed: 0, processed: 0 },
+    faults: [],
+    calls: {},
+    served: {},
+    held: new Set(),
+  };
   const server = http.createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => {
-      let body: { id?: unknown; method?: string; params?: unknown[] };
-      try {
-        body = JSON.parse(Buffer.concat(chunks).toString('utf8'));
-      } catch {
-        res.writeHead(200, { 'content-type': 'application/json' });
-        res.end(JSON.stringify({ jsonrpc: '2.0', id: null, error: { code: -32700, message: 'Parse error' } }));
-        return;
-      }
-      const method = String(body.method);
-      const params = Array.isArray(body.params) ? body.params : [];
-      calls[method] = (calls[method] ?? 0) + 1;
-      const fault = takeFault(method, method === 'getBlock' ? Number(params[0]) : undefined);
-      const send = (payload: unknown, status = 200) => {
-        res.writeHead(status, { 'content-type': 'application/json' });
-        res.end(JSON.stringify(payload));
-      };
-      switch (fault?.kind) {
-        case 'http429':
-          return send({ jsonrpc: '2.0', id: body.id, error: { code: 429, message: 'Too many requests' } }, 429);
-        case 'http500':
-          return send({ jsonrpc: '2.0', id: body.id, error: { code: -32603, message: 'Internal error' } }, 500);
-        case 'timeout':
-          // Hold the request without answering; the client's deadline fires. Released on close().
-          held.add(res);
-          res.on('close', () => held.delete(res));
-          return;
-        case 'invalidJson':
-          res.writeHead(200, { 'content-type': 'application/json' });
-          return res.end('{"jsonrpc":"2.0","res');
-        case 'slotSkipped':
-          return send({
-            jsonrpc: '2.0',
-            id: body.id,
-            error: { code: SLOT_SKIPPED, message: `Slot ${params[0]} was skipped` },
-          });
-        case 'blockNotAvailable':
-          return send({
-            jsonrpc: '2.0',
-            id: body.id,
-            error: { code: BLOCK_NOT_AVAILABLE, message: `Block not available for slot ${params[0]}` },
-          });
-      }
-      send({ jsonrpc: '2.0', id: body.id, ...answer(method, params) });
-    });
+    req.on('end', () => handle(st, Buffer.concat(chunks), res));
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
@@ -193,33 +73,180 @@ export async function startReplayRpc(): Promise<ReplayRpc> {
   return {
     url: `http://127.0.0.1:${port}`,
     setBlock: (slot, block) => {
-      blocks.set(slot, block);
-      skipped.delete(slot);
+      st.blocks.set(slot, block);
+      st.skipped.delete(slot);
     },
     setSkipped: (slot) => {
-      skipped.add(slot);
-      blocks.delete(slot);
+      st.skipped.add(slot);
+      st.blocks.delete(slot);
     },
     setTip: (t) => {
-      tip = {
+      st.tip = {
         finalized: t.finalized,
         confirmed: t.confirmed ?? t.finalized,
         processed: t.processed ?? t.confirmed ?? t.finalized,
       };
     },
-    inject: (f) => faults.push({ ...f }),
+    inject: (f) => st.faults.push({ ...f }),
     clearFaults: () => {
-      faults = [];
+      st.faults = [];
     },
-    calls,
-    served,
+    calls: st.calls,
+    served: st.served,
     close: () =>
       new Promise<void>((resolve) => {
-        for (const r of held) r.destroy();
+        for (const r of st.held) r.destroy();
         server.closeAllConnections();
         server.close(() => resolve());
       }),
   };
+}
+
+/** The first armed fault matching a request, spent by one and counted as served. */
+function takeFault(st: ReplayState, method: string, slot: number | undefined): Fault | undefined {
+  const f = st.faults.find(
+    (x) => x.times > 0 && (x.method === undefined || x.method === method) && (x.slot === undefined || x.slot === slot),
+  );
+  if (!f) return undefined;
+  f.times -= 1;
+  st.served[f.kind] = (st.served[f.kind] ?? 0) + 1;
+  return f;
+}
+
+/** The tip at the commitment a request asks for (finalized by default). */
+function tipFor(st: ReplayState, params: unknown[]): number {
+  const cfg = params.find((p) => p && typeof p === 'object') as { commitment?: string } | undefined;
+  const c = cfg?.commitment ?? 'finalized';
+  return c === 'processed' ? st.tip.processed : c === 'confirmed' ? st.tip.confirmed : st.tip.finalized;
+}
+
+/** One JSON-RPC request's body: its fault if one is armed for it, else its answer. */
+function handle(st: ReplayState, raw: Buffer, res: http.ServerResponse): void {
+  let body: { id?: unknown; method?: string; params?: unknown[] };
+  try {
+    body = JSON.parse(raw.toString('utf8'));
+  } catch {
+    res.writeHead(200, { 'content-type': 'application/json' });
+    res.end(JSON.stringify({ jsonrpc: '2.0', id: null, error: { code: -32700, message: 'Parse error' } }));
+    return;
+  }
+  const method = String(body.method);
+  const params = Array.isArray(body.params) ? body.params : [];
+  st.calls[method] = (st.calls[method] ?? 0) + 1;
+  const fault = takeFault(st, method, method === 'getBlock' ? Number(params[0]) : undefined);
+  const send = (payload: unknown, status = 200) => {
+    res.writeHead(status, { 'content-type': 'application/json' });
+    res.end(JSON.stringify(payload));
+  };
+  switch (fault?.kind) {
+    case 'http429':
+      return send({ jsonrpc: '2.0', id: body.id, error: { code: 429, message: 'Too many requests' } }, 429);
+    case 'http500':
+      return send({ jsonrpc: '2.0', id: body.id, error: { code: -32603, message: 'Internal error' } }, 500);
+    case 'timeout':
+      // Hold the request without answering; the client's deadline fires. Released on close().
+      st.held.add(res);
+      res.on('close', () => st.held.delete(res));
+      return;
+    case 'invalidJson':
+      res.writeHead(200, { 'content-type': 'application/json' });
+      return void res.end('{"jsonrpc":"2.0","res');
+    case 'slotSkipped':
+      return send({
+        jsonrpc: '2.0',
+        id: body.id,
+        error: { code: SLOT_SKIPPED, message: `Slot ${params[0]} was skipped` },
+      });
+    case 'blockNotAvailable':
+      return send({
+        jsonrpc: '2.0',
+        id: body.id,
+        error: { code: BLOCK_NOT_AVAILABLE, message: `Block not available for slot ${params[0]}` },
+      });
+  }
+  send({ jsonrpc: '2.0', id: body.id, ...answer(st, method, params) });
+}
+
+function answer(st: ReplayState, method: string, params: unknown[]): Answer {
+  const { blocks, skipped } = st;
+  switch (method) {
+    case 'getSlot':
+      return { result: tipFor(st, params) };
+    case 'getBlockHeight':
+      return { result: tipFor(st, params) };
+    case 'getHealth':
+      return { result: 'ok' };
+    case 'getBlocks': {
+      const start = Number(params[0]);
+      const top = tipFor(st, params);
+      const end = typeof params[1] === 'number' ? Math.min(params[1], top) : top;
+      const out: number[] = [];
+      for (const s of [...blocks.keys()].sort((a, b) => a - b))
+        if (s >= start && s <= end && !skipped.has(s)) out.push(s);
+      return { result: out };
+    }
+    case 'getBlock': {
+      const slot = Number(params[0]);
+      if (slot > tipFor(st, params))
+        return { error: { code: BLOCK_NOT_AVAILABLE, message: `Block not available for slot ${slot}` } };
+      if (skipped.has(slot) || !blocks.has(slot)) {
+        return {
+          error: {
+            code: SLOT_SKIPPED,
+            message: `Slot ${slot} was skipped, or missing due to ledger jump to recent snapshot`,
+          },
+        };
+      }
+      return { result: blocks.get(slot) };
+    }
+    case 'getTransaction':
+      return getTransaction(st, params);
+    case 'getSignatureStatuses':
+      return getSignatureStatuses(st, params);
+    default:
+      return { error: { code: -32601, message: 'Method not found' } };
+  }
+}
+
+/** The transaction with this first signature in a stored block at or below the asked commitment's tip. */
+function getTransaction(st: ReplayState, params: unknown[]): Answer {
+  const signature = String(params[0]);
+  const top = tipFor(st, params);
+  for (const [slot, block] of st.blocks) {
+    if (slot > top || st.skipped.has(slot)) continue;
+    const b = block as { blockTime?: number; transactions?: Array<{ transaction?: { signatures?: string[] } }> };
+    const tx = b.transactions?.find((t) => t.transaction?.signatures?.[0] === signature);
+    if (tx) return { result: { slot, blockTime: b.blockTime ?? null, ...tx } };
+  }
+  return { result: null };
+}
+
+/** Each signature's transaction in a stored block, with the highest commitment its slot has reached. */
+function getSignatureStatuses(st: ReplayState, params: unknown[]): Answer {
+  const { tip } = st;
+  const sigs = Array.isArray(params[0]) ? (params[0] as unknown[]).map(String) : [];
+  const context = { slot: tip.processed || tip.confirmed || tip.finalized };
+  const statusOf = (signature: string) => {
+    for (const [slot, block] of st.blocks) {
+      if (st.skipped.has(slot) || slot > Math.max(tip.processed, tip.confirmed, tip.finalized)) continue;
+      const b = block as {
+        transactions?: Array<{ transaction?: { signatures?: string[] }; meta?: { err?: unknown } }>;
+      };
+      const tx = b.transactions?.find((t) => t.transaction?.signatures?.[0] === signature);
+      if (!tx) continue;
+      const level = slot <= tip.finalized ? 'finalized' : slot <= tip.confirmed ? 'confirmed' : 'processed';
+      const err = tx.meta?.err ?? null;
+      return {
+        slot,
+        confirmations: level === 'finalized' ? null : 0,
+        err,
+        status: err === null ? { Ok: null } : { Err: err },
+        confirmationStatus: level,
+      };
+    }
+    return null;
+  };
+  return { result: { context, value: sigs.map(statusOf) } };
 }
 
 // ---------------------------------------------------------------------------------------------------------

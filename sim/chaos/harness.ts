@@ -7,10 +7,10 @@
 import type { FailpointName, FaultKind } from '../../common/fault-space';
 import type { LocalnetHandle } from '../../localnet';
 import { checkInvariants } from '../invariants';
-import { createClients } from './clients';
+import { type Clients, createClients } from './clients';
 import { gatherEvidence } from './evidence';
 import { type ChaosEvent, type ChaosPlan, describeEvent } from './plan';
-import { APPLICATION_NAME, superviseProcesses } from './processes';
+import { APPLICATION_NAME, superviseProcesses, type Supervisor } from './processes';
 import { CHAOS_CLUSTER, setUpStage, type Stage } from './stage';
 import { sleep } from '../../common/sleep';
 
@@ -62,6 +62,142 @@ async function settled(s: Stage, slots: number[]): Promise<Settling> {
   return { done: p.open === 0 && outbox.n === 0 && finalized >= last && scanned >= last, detail };
 }
 
+/** What the plan's events act on while it plays: the stage, the processes, the clients and the run's tallies. */
+interface Play {
+  s: Stage;
+  sup: Supervisor;
+  c: Clients;
+  /** The faults have stopped: waits give up and the provider stops delivering again. */
+  over: boolean;
+  refunds: Array<ReturnType<Clients['refund']>>;
+  count: (k: FaultKind) => void;
+  /** One database fault at a time (a restart while one is under way would stop the server it is starting). */
+  dbFault: Promise<unknown>;
+}
+
+function onDatabase(p: Play, f: () => Promise<unknown>): Promise<unknown> {
+  return (p.dbFault = p.dbFault.then(f, f));
+}
+
+/** One event of the plan: a client's action or a fault. */
+async function perform(p: Play, e: ChaosEvent): Promise<void> {
+  const { s, sup, c, count } = p;
+  switch (e.kind) {
+    case 'pay':
+      return c.pay(e.payment);
+    case 'create-payout':
+      await c.createPayout(e.payout);
+      if (e.twice) await c.createPayout(e.payout);
+      return;
+    case 'conflicting-create':
+      await c.createPayout(e.payout, { amountDelta: 1n });
+      return;
+    case 'deliver': {
+      // The provider sends an event once the transactions it names exist.
+      while (!p.over && s.plan.events[e.event].some((i) => !c.payments.has(i))) await sleep(100);
+      if (c.webhook.some((w) => w.event === e.event)) count('duplicate-delivery');
+      return c.deliver(e.event, () => p.over);
+    }
+    case 'refund':
+      p.refunds.push(c.refund(e.failpoint ? 'exception.refund_after_link' : null));
+      return;
+    case 'kill':
+      count('crash');
+      return sup.kill(e.process, e.failpoint, e.nth);
+    case 'outage':
+      count('crash');
+      sup.kill('worker-0', null, 1, e.downMs);
+      sup.kill('worker-1', null, 1, e.downMs);
+      return;
+    case 'forget':
+      count('rpc-history-missing');
+      return s.net.faults.forgetHistory({ count: e.count });
+    case 'lagging':
+      count('rpc-history-missing');
+      s.net.faults.forgetHistory({ count: e.count, unseen: true });
+      await sleep(e.expireAfterMs);
+      if (p.over) return;
+      count('blockhash-expired');
+      return s.net.faults.expireBlockhashesNow();
+    case 'db-restart':
+      count('db-restart');
+      await onDatabase(p, () => s.db.restart(async () => void (await sleep(e.downMs))));
+      return;
+    case 'terminate':
+      count('db-restart');
+      await onDatabase(p, () => s.db.terminate(APPLICATION_NAME[e.process]));
+      return;
+    case 'rpc':
+      if (e.fault === 'drop') {
+        count('rpc-response-dropped');
+        return s.net.faults.dropNextResponses({ method: e.method, count: e.count });
+      }
+      count('rpc-failed');
+      return s.net.faults.failNext({ kind: e.fault, method: e.method, count: e.count, delayMs: 1000 });
+    case 'expire':
+      count('blockhash-expired');
+      return s.net.faults.expireBlockhashesNow();
+    case 'merchant':
+      count('merchant-failed');
+      for (let i = 0; i < e.count; i++) s.endpointFaults.push(e.fault);
+      return;
+  }
+}
+
+/** Plays the plan's timeline, each event at its time, then waits out the window and the events still under way. */
+async function playTimeline(p: Play, plan: ChaosPlan, say: (line: string) => void): Promise<void> {
+  const inflight: Array<Promise<unknown>> = [];
+  const start = performance.now();
+  for (const e of plan.timeline) {
+    const wait = e.at - (performance.now() - start);
+    if (wait > 0) await sleep(wait);
+    say(describeEvent(e));
+    inflight.push(perform(p, e).catch((err: Error) => say(`  ${e.kind} failed: ${err.message}`)));
+  }
+  await sleep(Math.max(0, plan.windowMs - (performance.now() - start)));
+
+  say('-- the faults stop --');
+  p.over = true;
+  p.s.net.faults.clear();
+  p.s.endpointFaults.length = 0;
+  await Promise.all(inflight);
+}
+
+/**
+ * Lets everything finish once the faults stop: the refund run again until it completes, then settled(). Returns the
+ * problem if quiescence is not reached in time.
+ */
+async function quiesce(p: Play, opts: ChaosOptions, say: (line: string) => void): Promise<string | null> {
+  const { s, c } = p;
+  const refundDone = (r: Awaited<ReturnType<Clients['refund']>>) => {
+    if (r) say(`refund: ${r.signal ?? `exit ${r.code}`}${r.code === 0 ? '' : ` ${r.tail.replace(/\s+/g, ' ')}`}`);
+    else say('refund: the exception is not in the ledger yet');
+    return r?.code === 0;
+  };
+  // The refund ran once in the window (maybe killed at its failpoint, maybe before its exception existed): the
+  // operator runs it again until it completes.
+  let refunded = (await Promise.all(p.refunds)).map(refundDone).includes(true);
+  const deadline = performance.now() + (opts.quietTimeoutMs ?? 180_000);
+  let last: Settling = { done: false, detail: '' };
+  let told = performance.now();
+  while (performance.now() < deadline) {
+    if (!refunded) refunded = refundDone(await c.refund(null));
+    last = await settled(
+      s,
+      [...c.payments.values()].map((x) => x.slot),
+    );
+    if (refunded && last.done) break;
+    if (performance.now() - told > 10_000) {
+      told = performance.now();
+      say(`settling: ${last.detail}`);
+    }
+    await sleep(500);
+  }
+  say(`quiescence: ${last.detail}${refunded ? '' : ', refund not completed'}`);
+  if (last.done && refunded) return null;
+  return `quiescence: not reached in ${opts.quietTimeoutMs ?? 180_000} ms (${last.detail}${refunded ? '' : '; the refund did not complete'})`;
+}
+
 export async function runChaos(plan: ChaosPlan, opts: ChaosOptions = {}): Promise<ChaosReport> {
   const t0 = performance.now();
   const log: string[] = [];
@@ -81,119 +217,10 @@ export async function runChaos(plan: ChaosPlan, opts: ChaosOptions = {}): Promis
     await sup.ready();
     say('processes ready');
     const c = createClients(s, { api: sup.port('api'), webhook: sup.port('webhook') });
-    let over = false;
-    const refunds: Array<ReturnType<typeof c.refund>> = [];
-    const refundDone = (r: Awaited<ReturnType<typeof c.refund>>) => {
-      if (r) say(`refund: ${r.signal ?? `exit ${r.code}`}${r.code === 0 ? '' : ` ${r.tail.replace(/\s+/g, ' ')}`}`);
-      else say('refund: the exception is not in the ledger yet');
-      return r?.code === 0;
-    };
-    /** One database fault at a time (a restart while one is under way would stop the server it is starting). */
-    let dbFault: Promise<unknown> = Promise.resolve();
-    const onDatabase = (f: () => Promise<unknown>) => (dbFault = dbFault.then(f, f));
-    const inflight: Array<Promise<unknown>> = [];
-
-    async function perform(e: ChaosEvent): Promise<void> {
-      switch (e.kind) {
-        case 'pay':
-          return c.pay(e.payment);
-        case 'create-payout':
-          await c.createPayout(e.payout);
-          if (e.twice) await c.createPayout(e.payout);
-          return;
-        case 'conflicting-create':
-          await c.createPayout(e.payout, { amountDelta: 1n });
-          return;
-        case 'deliver': {
-          // The provider sends an event once the transactions it names exist.
-          while (!over && s.plan.events[e.event].some((p) => !c.payments.has(p))) await sleep(100);
-          if (c.webhook.some((w) => w.event === e.event)) count('duplicate-delivery');
-          return c.deliver(e.event, () => over);
-        }
-        case 'refund':
-          refunds.push(c.refund(e.failpoint ? 'exception.refund_after_link' : null));
-          return;
-        case 'kill':
-          count('crash');
-          return sup.kill(e.process, e.failpoint, e.nth);
-        case 'outage':
-          count('crash');
-          sup.kill('worker-0', null, 1, e.downMs);
-          sup.kill('worker-1', null, 1, e.downMs);
-          return;
-        case 'forget':
-          count('rpc-history-missing');
-          return s.net.faults.forgetHistory({ count: e.count });
-        case 'lagging':
-          count('rpc-history-missing');
-          s.net.faults.forgetHistory({ count: e.count, unseen: true });
-          await sleep(e.expireAfterMs);
-          if (over) return;
-          count('blockhash-expired');
-          return s.net.faults.expireBlockhashesNow();
-        case 'db-restart':
-          count('db-restart');
-          await onDatabase(() => s.db.restart(async () => void (await sleep(e.downMs))));
-          return;
-        case 'terminate':
-          count('db-restart');
-          await onDatabase(() => s.db.terminate(APPLICATION_NAME[e.process]));
-          return;
-        case 'rpc':
-          if (e.fault === 'drop') {
-            count('rpc-response-dropped');
-            return s.net.faults.dropNextResponses({ method: e.method, count: e.count });
-          }
-          count('rpc-failed');
-          return s.net.faults.failNext({ kind: e.fault, method: e.method, count: e.count, delayMs: 1000 });
-        case 'expire':
-          count('blockhash-expired');
-          return s.net.faults.expireBlockhashesNow();
-        case 'merchant':
-          count('merchant-failed');
-          for (let i = 0; i < e.count; i++) s.endpointFaults.push(e.fault);
-          return;
-      }
-    }
-
-    const start = performance.now();
-    for (const e of plan.timeline) {
-      const wait = e.at - (performance.now() - start);
-      if (wait > 0) await sleep(wait);
-      say(describeEvent(e));
-      inflight.push(perform(e).catch((err: Error) => say(`  ${e.kind} failed: ${err.message}`)));
-    }
-    await sleep(Math.max(0, plan.windowMs - (performance.now() - start)));
-
-    say('-- the faults stop --');
-    over = true;
-    s.net.faults.clear();
-    s.endpointFaults.length = 0;
-    await Promise.all(inflight);
-    // The refund ran once in the window (maybe killed at its failpoint, maybe before its exception existed): the
-    // operator runs it again until it completes.
-    let refunded = (await Promise.all(refunds)).map(refundDone).includes(true);
-    const deadline = performance.now() + (opts.quietTimeoutMs ?? 180_000);
-    let last: Settling = { done: false, detail: '' };
-    let told = performance.now();
-    while (performance.now() < deadline) {
-      if (!refunded) refunded = refundDone(await c.refund(null));
-      last = await settled(
-        s,
-        [...c.payments.values()].map((p) => p.slot),
-      );
-      if (refunded && last.done) break;
-      if (performance.now() - told > 10_000) {
-        told = performance.now();
-        say(`settling: ${last.detail}`);
-      }
-      await sleep(500);
-    }
-    say(`quiescence: ${last.detail}${refunded ? '' : ', refund not completed'}`);
-    if (!last.done || !refunded)
-      problems.push(
-        `quiescence: not reached in ${opts.quietTimeoutMs ?? 180_000} ms (${last.detail}${refunded ? '' : '; the refund did not complete'})`,
-      );
+    const p: Play = { s, sup, c, over: false, refunds: [], count, dbFault: Promise.resolve() };
+    await playTimeline(p, plan, say);
+    const stuck = await quiesce(p, opts, say);
+    if (stuck) problems.push(stuck);
 
     // Every process stopped first: the evidence is read from a database nothing writes to any more.
     await sup.stopAll();

@@ -74,139 +74,184 @@ export const GOLDEN_KEYS = {
 const UNKNOWN_SIGNATURE = bs58.encode(crypto.createHash('sha512').update('oncepay-golden:unknown').digest());
 const OP_ID = new Uint8Array(32).fill(7);
 
-export async function runGoldenScenario(target: ScenarioTarget): Promise<Recording> {
-  const timeoutMs = target.timeoutMs ?? 60_000;
-  const rec: Recording = { node: null, exchanges: {}, notifications: {}, volatile: {} };
-  const k = GOLDEN_KEYS;
-  const programId = new PublicKey(target.programId);
-  const payer = k.payer.publicKey;
+/** One run of the scenario: its target, its recording so far, and the JSON-RPC id counter (HTTP and websocket). */
+interface Session {
+  target: ScenarioTarget;
+  timeoutMs: number;
+  rec: Recording;
+  id: number;
+}
 
-  let id = 0;
-  const raw = async (method: string, params: unknown[]): Promise<Exchange['response']> => {
-    const res = await fetch(target.url, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ jsonrpc: '2.0', id: ++id, method, params }),
-    });
-    const body = (await res.json()) as Exchange['response'] & { jsonrpc?: string; id?: number };
-    return body.error ? { error: body.error } : { result: body.result };
+export async function runGoldenScenario(target: ScenarioTarget): Promise<Recording> {
+  const s: Session = {
+    target,
+    timeoutMs: target.timeoutMs ?? 60_000,
+    rec: { node: null, exchanges: {}, notifications: {}, volatile: {} },
+    id: 0,
   };
-  /** A call whose whole response is part of the recording. */
-  const call = async (name: string, method: string, params: unknown[] = []): Promise<Exchange['response']> => {
-    const response = await raw(method, params);
-    rec.exchanges[name] = { request: { method, params }, response };
-    return response;
-  };
-  const volatile = (value: unknown, as: string): void => {
-    // A landed transaction's own name replaces the generic '<signature>'; any other first name stays (localnet's
-    // genesis hash is also block 0's blockhash, read again while block 0 is the finalized one).
-    if (typeof value !== 'string') return;
-    const had = rec.volatile[value];
-    if (had === undefined || (had === '<signature>' && as.startsWith('<sig:'))) rec.volatile[value] = as;
-  };
-  const waitFor = async (what: string, commitment: 'confirmed' | 'finalized', sig: string): Promise<void> => {
-    const end = Date.now() + timeoutMs;
-    for (;;) {
-      const r = await raw('getSignatureStatuses', [[sig], { searchTransactionHistory: true }]);
-      const st = (r.result as { value: Array<{ confirmationStatus: string } | null> } | undefined)?.value[0];
-      if (st && (st.confirmationStatus === 'finalized' || st.confirmationStatus === commitment)) return;
-      if (Date.now() > end) throw new Error(`golden scenario: ${what} not ${commitment} in ${timeoutMs} ms`);
-      await sleep(100);
-    }
-  };
-  const confirmedBlockhash = async (name?: string): Promise<string> => {
-    const r = name
-      ? await call(name, 'getLatestBlockhash', [{ commitment: 'confirmed' }])
-      : await raw('getLatestBlockhash', [{ commitment: 'confirmed' }]);
-    const bh = (r.result as { value: { blockhash: string } }).value.blockhash;
-    volatile(bh, '<blockhash>');
-    return bh;
-  };
-  const signed = (blockhash: string, ixs: TransactionInstruction[], signers: Keypair[]): Transaction => {
-    const tx = new Transaction({ feePayer: payer, recentBlockhash: blockhash }).add(...ixs);
-    tx.sign(...signers);
-    // Every signature depends on the blockhash; the fee payer's gets its own name where the transaction lands.
-    for (const s of tx.signatures) if (s.signature) volatile(bs58.encode(s.signature), '<signature>');
-    return tx;
-  };
-  const b64 = (tx: Transaction) => tx.serialize().toString('base64');
-  /** Send at confirmed preflight, wait for confirmed, name the signature. */
-  const land = async (name: string, ixs: TransactionInstruction[], signers: Keypair[]): Promise<string> => {
-    const tx = signed(await confirmedBlockhash(), ixs, [k.payer, ...signers]);
-    const r = await call(`sendTransaction:${name}`, 'sendTransaction', [
-      b64(tx),
-      { encoding: 'base64', preflightCommitment: 'confirmed' },
-    ]);
-    if (typeof r.result !== 'string') throw new Error(`golden scenario: ${name} refused: ${JSON.stringify(r.error)}`);
-    volatile(r.result, `<sig:${name}>`);
-    await waitFor(name, 'confirmed', r.result);
-    return r.result;
-  };
-  const transactionViews = async (name: string, sig: string): Promise<void> => {
-    for (const encoding of ['json', 'jsonParsed']) {
-      const r = await call(`getTransaction:${name}:${encoding}`, 'getTransaction', [
-        sig,
-        { commitment: 'confirmed', encoding, maxSupportedTransactionVersion: 0 },
-      ]);
-      // oncepay's PayoutExecuted event ends with the slot it executed in (u64 LE): that log line is volatile.
-      const got = r.result as { slot: number; meta: { logMessages: string[] } } | null;
-      for (const line of got?.meta.logMessages ?? []) {
-        const data = line.startsWith('Program data: ') ? Buffer.from(line.slice(14), 'base64') : null;
-        if (data && data.length >= 8 && data.readBigUInt64LE(data.length - 8) === BigInt(got!.slot))
-          volatile(line, 'Program data: <event ending with its slot>');
-      }
-    }
-  };
+  const programId = new PublicKey(target.programId);
 
   // The node itself.
-  rec.node = (await call('getVersion', 'getVersion')).result;
-  await call('getHealth', 'getHealth');
-  volatile((await call('getGenesisHash', 'getGenesisHash')).result, '<genesis-hash>');
+  s.rec.node = (await call(s, 'getVersion', 'getVersion')).result;
+  await call(s, 'getHealth', 'getHealth');
+  volatile(s, (await call(s, 'getGenesisHash', 'getGenesisHash')).result, '<genesis-hash>');
 
   // Websockets first, so their notifications cover what follows.
   const ws = await openSocket(target.wsUrl);
-  const subscribe = async (name: string, method: string, params: unknown[], count: number) => {
-    const entry = { subscribe: null as unknown, messages: [] as unknown[] };
-    rec.notifications[name] = entry;
-    const sid = ++id;
-    const done = new Promise<void>((resolve) => {
-      let subId: number | null = null;
-      ws.on('message', (data: Buffer) => {
-        const m = JSON.parse(data.toString()) as { id?: number; result?: number; params?: { subscription: number } };
-        if (m.id === sid) {
-          entry.subscribe = m;
-          subId = m.result ?? null;
-        } else if (subId !== null && m.params?.subscription === subId && entry.messages.length < count) {
-          entry.messages.push(m);
-          if (entry.messages.length === count) resolve();
-        }
-      });
-    });
-    ws.send(JSON.stringify({ jsonrpc: '2.0', id: sid, method, params }));
-    return done;
-  };
-  const slots = subscribe('slotSubscribe', 'slotSubscribe', [], 1);
+  const slots = subscribe(s, ws, 'slotSubscribe', 'slotSubscribe', [], 1);
   const logs = subscribe(
+    s,
+    ws,
     'logsSubscribe:mentions-payer',
     'logsSubscribe',
-    [{ mentions: [payer.toBase58()] }, { commitment: 'confirmed' }],
+    [{ mentions: [GOLDEN_KEYS.payer.publicKey.toBase58()] }, { commitment: 'confirmed' }],
     2,
   );
   await slots;
 
-  // An airdrop (the faucet's own transaction, so its signature is volatile).
-  const airdrop = await call('requestAirdrop', 'requestAirdrop', [payer.toBase58(), 10 * LAMPORTS_PER_SOL]);
-  volatile(airdrop.result, '<sig:airdrop>');
-  await waitFor('airdrop', 'confirmed', airdrop.result as string);
-  await call('getBalance:payer', 'getBalance', [payer.toBase58(), { commitment: 'confirmed' }]);
+  const tokens = await landTokens(s);
+  const payout = await landPayout(s, programId, tokens.recipientAta);
+  const failed = await payoutAgain(s, payout.ix);
+  await strangerTransfer(s, ws);
+  await logs;
 
-  // A mint, the payer's ATA with 5 tokens, an empty ATA for the recipient (a zero token balance).
+  await reads(s, { ...tokens, merchant: payout.merchant, payoutSig: payout.sig, failed });
+  ws.close();
+  return s.rec;
+}
+
+async function raw(s: Session, method: string, params: unknown[]): Promise<Exchange['response']> {
+  const res = await fetch(s.target.url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ jsonrpc: '2.0', id: ++s.id, method, params }),
+  });
+  const body = (await res.json()) as Exchange['response'] & { jsonrpc?: string; id?: number };
+  return body.error ? { error: body.error } : { result: body.result };
+}
+
+/** A call whose whole response is part of the recording. */
+async function call(s: Session, name: string, method: string, params: unknown[] = []): Promise<Exchange['response']> {
+  const response = await raw(s, method, params);
+  s.rec.exchanges[name] = { request: { method, params }, response };
+  return response;
+}
+
+function volatile(s: Session, value: unknown, as: string): void {
+  // A landed transaction's own name replaces the generic '<signature>'; any other first name stays (localnet's
+  // genesis hash is also block 0's blockhash, read again while block 0 is the finalized one).
+  if (typeof value !== 'string') return;
+  const had = s.rec.volatile[value];
+  if (had === undefined || (had === '<signature>' && as.startsWith('<sig:'))) s.rec.volatile[value] = as;
+}
+
+async function waitFor(s: Session, what: string, commitment: 'confirmed' | 'finalized', sig: string): Promise<void> {
+  const end = Date.now() + s.timeoutMs;
+  for (;;) {
+    const r = await raw(s, 'getSignatureStatuses', [[sig], { searchTransactionHistory: true }]);
+    const st = (r.result as { value: Array<{ confirmationStatus: string } | null> } | undefined)?.value[0];
+    if (st && (st.confirmationStatus === 'finalized' || st.confirmationStatus === commitment)) return;
+    if (Date.now() > end) throw new Error(`golden scenario: ${what} not ${commitment} in ${s.timeoutMs} ms`);
+    await sleep(100);
+  }
+}
+
+async function confirmedBlockhash(s: Session, name?: string): Promise<string> {
+  const r = name
+    ? await call(s, name, 'getLatestBlockhash', [{ commitment: 'confirmed' }])
+    : await raw(s, 'getLatestBlockhash', [{ commitment: 'confirmed' }]);
+  const bh = (r.result as { value: { blockhash: string } }).value.blockhash;
+  volatile(s, bh, '<blockhash>');
+  return bh;
+}
+
+function signed(s: Session, blockhash: string, ixs: TransactionInstruction[], signers: Keypair[]): Transaction {
+  const tx = new Transaction({ feePayer: GOLDEN_KEYS.payer.publicKey, recentBlockhash: blockhash }).add(...ixs);
+  tx.sign(...signers);
+  // Every signature depends on the blockhash; the fee payer's gets its own name where the transaction lands.
+  for (const x of tx.signatures) if (x.signature) volatile(s, bs58.encode(x.signature), '<signature>');
+  return tx;
+}
+
+const b64 = (tx: Transaction) => tx.serialize().toString('base64');
+
+/** Send at confirmed preflight, wait for confirmed, name the signature. */
+async function land(s: Session, name: string, ixs: TransactionInstruction[], signers: Keypair[]): Promise<string> {
+  const tx = signed(s, await confirmedBlockhash(s), ixs, [GOLDEN_KEYS.payer, ...signers]);
+  const r = await call(s, `sendTransaction:${name}`, 'sendTransaction', [
+    b64(tx),
+    { encoding: 'base64', preflightCommitment: 'confirmed' },
+  ]);
+  if (typeof r.result !== 'string') throw new Error(`golden scenario: ${name} refused: ${JSON.stringify(r.error)}`);
+  volatile(s, r.result, `<sig:${name}>`);
+  await waitFor(s, name, 'confirmed', r.result);
+  return r.result;
+}
+
+async function transactionViews(s: Session, name: string, sig: string): Promise<void> {
+  for (const encoding of ['json', 'jsonParsed']) {
+    const r = await call(s, `getTransaction:${name}:${encoding}`, 'getTransaction', [
+      sig,
+      { commitment: 'confirmed', encoding, maxSupportedTransactionVersion: 0 },
+    ]);
+    // oncepay's PayoutExecuted event ends with the slot it executed in (u64 LE): that log line is volatile.
+    const got = r.result as { slot: number; meta: { logMessages: string[] } } | null;
+    for (const line of got?.meta.logMessages ?? []) {
+      const data = line.startsWith('Program data: ') ? Buffer.from(line.slice(14), 'base64') : null;
+      if (data && data.length >= 8 && data.readBigUInt64LE(data.length - 8) === BigInt(got!.slot))
+        volatile(s, line, 'Program data: <event ending with its slot>');
+    }
+  }
+}
+
+/** A websocket subscription recorded with its first `count` notifications; resolves when they have come. */
+function subscribe(
+  s: Session,
+  ws: WebSocket,
+  name: string,
+  method: string,
+  params: unknown[],
+  count: number,
+): Promise<void> {
+  const entry = { subscribe: null as unknown, messages: [] as unknown[] };
+  s.rec.notifications[name] = entry;
+  const sid = ++s.id;
+  const done = new Promise<void>((resolve) => {
+    let subId: number | null = null;
+    ws.on('message', (data: Buffer) => {
+      const m = JSON.parse(data.toString()) as { id?: number; result?: number; params?: { subscription: number } };
+      if (m.id === sid) {
+        entry.subscribe = m;
+        subId = m.result ?? null;
+      } else if (subId !== null && m.params?.subscription === subId && entry.messages.length < count) {
+        entry.messages.push(m);
+        if (entry.messages.length === count) resolve();
+      }
+    });
+  });
+  ws.send(JSON.stringify({ jsonrpc: '2.0', id: sid, method, params }));
+  return done;
+}
+
+/**
+ * An airdrop (the faucet's own transaction, so its signature is volatile); a mint, the payer's ATA with 5 tokens, an
+ * empty ATA for the recipient (a zero token balance); a token transfer and a SOL transfer in one transaction.
+ */
+async function landTokens(s: Session): Promise<{ recipientAta: PublicKey; mintSig: string; transferSig: string }> {
+  const k = GOLDEN_KEYS;
+  const payer = k.payer.publicKey;
+  const airdrop = await call(s, 'requestAirdrop', 'requestAirdrop', [payer.toBase58(), 10 * LAMPORTS_PER_SOL]);
+  volatile(s, airdrop.result, '<sig:airdrop>');
+  await waitFor(s, 'airdrop', 'confirmed', airdrop.result as string);
+  await call(s, 'getBalance:payer', 'getBalance', [payer.toBase58(), { commitment: 'confirmed' }]);
+
   const payerAta = getAssociatedTokenAddressSync(k.mint.publicKey, payer);
   const recipientAta = getAssociatedTokenAddressSync(k.mint.publicKey, k.recipient.publicKey);
   const mintRent = (
-    await call('getMinimumBalanceForRentExemption:mint', 'getMinimumBalanceForRentExemption', [MINT_SIZE])
+    await call(s, 'getMinimumBalanceForRentExemption:mint', 'getMinimumBalanceForRentExemption', [MINT_SIZE])
   ).result as number;
   const mintSig = await land(
+    s,
     'mint',
     [
       ...mintAccountInstructions(payer, k.mint.publicKey, 6, mintRent),
@@ -216,10 +261,10 @@ export async function runGoldenScenario(target: ScenarioTarget): Promise<Recordi
     ],
     [k.mint],
   );
-  await transactionViews('mint', mintSig);
+  await transactionViews(s, 'mint', mintSig);
 
-  // A token transfer and a SOL transfer in one transaction.
   const transferSig = await land(
+    s,
     'transfer',
     [
       createTransferCheckedInstruction(payerAta, k.mint.publicKey, recipientAta, payer, 1_250_000n, 6),
@@ -227,12 +272,22 @@ export async function runGoldenScenario(target: ScenarioTarget): Promise<Recordi
     ],
     [],
   );
-  await transactionViews('transfer', transferSig);
+  await transactionViews(s, 'transfer', transferSig);
+  return { recipientAta, mintSig, transferSig };
+}
 
-  // oncepay: a merchant with a vault, then execute_payout.
+/** oncepay: a merchant with a vault, then execute_payout. */
+async function landPayout(
+  s: Session,
+  programId: PublicKey,
+  recipientAta: PublicKey,
+): Promise<{ merchant: PublicKey; ix: TransactionInstruction; sig: string }> {
+  const k = GOLDEN_KEYS;
+  const payer = k.payer.publicKey;
   const { ix: initIx, merchant } = initializeMerchantInstruction(programId, payer, payer);
-  const vaultRent = (await raw('getMinimumBalanceForRentExemption', [ACCOUNT_SIZE])).result as number;
+  const vaultRent = (await raw(s, 'getMinimumBalanceForRentExemption', [ACCOUNT_SIZE])).result as number;
   await land(
+    s,
     'merchant',
     [
       initIx,
@@ -252,7 +307,7 @@ export async function runGoldenScenario(target: ScenarioTarget): Promise<Recordi
     [Buffer.from('op'), merchant.toBuffer(), OP_ID],
     programId,
   );
-  const payoutIx = executePayoutInstruction(
+  const ix = executePayoutInstruction(
     programId,
     {
       payoutAuthority: payer,
@@ -266,44 +321,61 @@ export async function runGoldenScenario(target: ScenarioTarget): Promise<Recordi
     },
     { opId: opId(OP_ID), amount: 1_000_000n, opBump },
   );
-  const payoutSig = await land('payout', [payoutIx], []);
-  await transactionViews('payout', payoutSig);
+  const sig = await land(s, 'payout', [ix], []);
+  await transactionViews(s, 'payout', sig);
+  return { merchant, ix, sig };
+}
 
-  // The same payout again: refused at preflight (6000), then sent without preflight it lands with the error.
-  const again = signed(await confirmedBlockhash(), [payoutIx], [k.payer]);
-  await call('sendTransaction:payout-again:preflight', 'sendTransaction', [
+/** The same payout again: refused at preflight (6000), then sent without preflight it lands with the error. */
+async function payoutAgain(s: Session, payoutIx: TransactionInstruction): Promise<string> {
+  const again = signed(s, await confirmedBlockhash(s), [payoutIx], [GOLDEN_KEYS.payer]);
+  await call(s, 'sendTransaction:payout-again:preflight', 'sendTransaction', [
     b64(again),
     { encoding: 'base64', preflightCommitment: 'confirmed' },
   ]);
-  await call('simulateTransaction:payout-again', 'simulateTransaction', [
+  await call(s, 'simulateTransaction:payout-again', 'simulateTransaction', [
     b64(again),
     { encoding: 'base64', commitment: 'confirmed' },
   ]);
-  const failed = await call('sendTransaction:payout-again:skip', 'sendTransaction', [
+  const failed = await call(s, 'sendTransaction:payout-again:skip', 'sendTransaction', [
     b64(again),
     { encoding: 'base64', skipPreflight: true },
   ]);
-  volatile(failed.result, '<sig:payout-again>');
-  await waitFor('payout-again', 'confirmed', failed.result as string);
-  await transactionViews('payout-again', failed.result as string);
+  volatile(s, failed.result, '<sig:payout-again>');
+  await waitFor(s, 'payout-again', 'confirmed', failed.result as string);
+  await transactionViews(s, 'payout-again', failed.result as string);
+  return failed.result as string;
+}
 
-  // Preflight at the default (finalized) with a confirmed blockhash; a bad signature; a simulation that passes.
+/**
+ * Preflight at the default (finalized) with a confirmed blockhash; a bad signature; a simulation that passes; then
+ * the transfer sent and seen through signatureSubscribe.
+ */
+async function strangerTransfer(s: Session, ws: WebSocket): Promise<void> {
+  const k = GOLDEN_KEYS;
   const fresh = signed(
-    await confirmedBlockhash('getLatestBlockhash:confirmed'),
-    [SystemProgram.transfer({ fromPubkey: payer, toPubkey: k.stranger.publicKey, lamports: LAMPORTS_PER_SOL })],
+    s,
+    await confirmedBlockhash(s, 'getLatestBlockhash:confirmed'),
+    [
+      SystemProgram.transfer({
+        fromPubkey: k.payer.publicKey,
+        toPubkey: k.stranger.publicKey,
+        lamports: LAMPORTS_PER_SOL,
+      }),
+    ],
     [k.payer],
   );
-  await call('isBlockhashValid:confirmed', 'isBlockhashValid', [fresh.recentBlockhash, { commitment: 'confirmed' }]);
-  await call('isBlockhashValid:finalized', 'isBlockhashValid', [fresh.recentBlockhash, { commitment: 'finalized' }]);
-  await call('sendTransaction:finalized-preflight', 'sendTransaction', [b64(fresh), { encoding: 'base64' }]);
-  await call('simulateTransaction:finalized', 'simulateTransaction', [b64(fresh), { encoding: 'base64' }]);
+  await call(s, 'isBlockhashValid:confirmed', 'isBlockhashValid', [fresh.recentBlockhash, { commitment: 'confirmed' }]);
+  await call(s, 'isBlockhashValid:finalized', 'isBlockhashValid', [fresh.recentBlockhash, { commitment: 'finalized' }]);
+  await call(s, 'sendTransaction:finalized-preflight', 'sendTransaction', [b64(fresh), { encoding: 'base64' }]);
+  await call(s, 'simulateTransaction:finalized', 'simulateTransaction', [b64(fresh), { encoding: 'base64' }]);
   const tampered = fresh.serialize();
   tampered[10] ^= 0xff;
-  await call('sendTransaction:bad-signature', 'sendTransaction', [
+  await call(s, 'sendTransaction:bad-signature', 'sendTransaction', [
     tampered.toString('base64'),
     { encoding: 'base64', preflightCommitment: 'confirmed' },
   ]);
-  await call('simulateTransaction:transfer', 'simulateTransaction', [
+  await call(s, 'simulateTransaction:transfer', 'simulateTransaction', [
     b64(fresh),
     {
       encoding: 'base64',
@@ -312,54 +384,71 @@ export async function runGoldenScenario(target: ScenarioTarget): Promise<Recordi
     },
   ]);
 
-  // A transfer seen through signatureSubscribe.
   const sigName = bs58.encode(fresh.signature!);
-  volatile(sigName, '<sig:stranger>');
-  const sigNote = subscribe('signatureSubscribe', 'signatureSubscribe', [sigName, { commitment: 'confirmed' }], 1);
-  await call('sendTransaction:stranger', 'sendTransaction', [
+  volatile(s, sigName, '<sig:stranger>');
+  const sigNote = subscribe(
+    s,
+    ws,
+    'signatureSubscribe',
+    'signatureSubscribe',
+    [sigName, { commitment: 'confirmed' }],
+    1,
+  );
+  await call(s, 'sendTransaction:stranger', 'sendTransaction', [
     b64(fresh),
     { encoding: 'base64', preflightCommitment: 'confirmed' },
   ]);
   await sigNote;
-  await logs;
+}
 
-  // Reads, after everything landed.
-  await call('getSignatureStatuses', 'getSignatureStatuses', [
-    [mintSig, transferSig, payoutSig, failed.result, UNKNOWN_SIGNATURE],
+/** Reads, after everything landed. */
+async function reads(
+  s: Session,
+  x: {
+    recipientAta: PublicKey;
+    merchant: PublicKey;
+    mintSig: string;
+    transferSig: string;
+    payoutSig: string;
+    failed: string;
+  },
+): Promise<void> {
+  const k = GOLDEN_KEYS;
+  await call(s, 'getSignatureStatuses', 'getSignatureStatuses', [
+    [x.mintSig, x.transferSig, x.payoutSig, x.failed, UNKNOWN_SIGNATURE],
   ]);
-  await call('getSignaturesForAddress:recipient', 'getSignaturesForAddress', [
+  await call(s, 'getSignaturesForAddress:recipient', 'getSignaturesForAddress', [
     k.recipient.publicKey.toBase58(),
     { commitment: 'confirmed' },
   ]);
-  const transferSlot = ((rec.exchanges['getTransaction:transfer:json'].response.result ?? {}) as { slot: number }).slot;
-  await call('getBlock:transfer', 'getBlock', [
+  const transferSlot = ((s.rec.exchanges['getTransaction:transfer:json'].response.result ?? {}) as { slot: number })
+    .slot;
+  await call(s, 'getBlock:transfer', 'getBlock', [
     transferSlot,
     { commitment: 'confirmed', encoding: 'json', maxSupportedTransactionVersion: 0, rewards: false },
   ]);
   const accounts: Array<[string, PublicKey, Record<string, unknown>]> = [
     ['mint:base64', k.mint.publicKey, { encoding: 'base64' }],
     ['mint:jsonParsed', k.mint.publicKey, { encoding: 'jsonParsed' }],
-    ['recipient-ata:jsonParsed', recipientAta, { encoding: 'jsonParsed' }],
-    ['merchant', merchant, { encoding: 'base64' }],
+    ['recipient-ata:jsonParsed', x.recipientAta, { encoding: 'jsonParsed' }],
+    ['merchant', x.merchant, { encoding: 'base64' }],
     ['missing', k.missing.publicKey, { encoding: 'base64' }],
     ['token-program', TOKEN_PROGRAM_ID, { encoding: 'base64', dataSlice: { offset: 0, length: 0 } }],
   ];
   for (const [name, address, config] of accounts) {
-    await call(`getAccountInfo:${name}`, 'getAccountInfo', [
+    await call(s, `getAccountInfo:${name}`, 'getAccountInfo', [
       address.toBase58(),
       { commitment: 'confirmed', ...config },
     ]);
   }
-  await call('getTokenAccountBalance:recipient-ata', 'getTokenAccountBalance', [
-    recipientAta.toBase58(),
+  await call(s, 'getTokenAccountBalance:recipient-ata', 'getTokenAccountBalance', [
+    x.recipientAta.toBase58(),
     { commitment: 'confirmed' },
   ]);
-  await call('getSlot:confirmed', 'getSlot', [{ commitment: 'confirmed' }]);
-  await call('getBlockHeight:confirmed', 'getBlockHeight', [{ commitment: 'confirmed' }]);
-  const fin = await call('getLatestBlockhash:finalized', 'getLatestBlockhash', []);
-  volatile((fin.result as { value?: { blockhash?: string } } | undefined)?.value?.blockhash, '<blockhash>');
-  ws.close();
-  return rec;
+  await call(s, 'getSlot:confirmed', 'getSlot', [{ commitment: 'confirmed' }]);
+  await call(s, 'getBlockHeight:confirmed', 'getBlockHeight', [{ commitment: 'confirmed' }]);
+  const fin = await call(s, 'getLatestBlockhash:finalized', 'getLatestBlockhash', []);
+  volatile(s, (fin.result as { value?: { blockhash?: string } } | undefined)?.value?.blockhash, '<blockhash>');
 }
 
 function openSocket(url: string): Promise<WebSocket> {
