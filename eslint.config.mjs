@@ -57,15 +57,6 @@ export default tseslint.config(
     rules: { 'max-lines-per-function': ['error', { max: 120, skipBlankLines: true, skipComments: true }] },
   },
   {
-    // Not split yet (issue 31, item 4): each of these files holds one function over 120 lines, a closure that owns a
-    // server, a runner or a scenario. Listed by name so the rule holds everywhere else; a file leaves this list in
-    // the commit that splits it.
-    files: [
-      'localnet/chain.ts',
-    ],
-    rules: { 'max-lines-per-function': 'off' },
-  },
-  {
     // One error vocabulary: what the code throws is an OncepayError with a stable code (common/errors/codes.ts), so
     // isOncepayError sees it and a caller can branch on it. Tests, their kit and the script recording their golden
     // fixtures may throw plain errors.
