@@ -338,7 +338,8 @@ async function performAction(c: RoundContext, journal: Journal, action: Action):
     case 'settle_failed':
       await settle(c, action.attempt, { status: 'failed', slot: action.slot, error: action.error });
       payoutMetrics().attempts.inc({ outcome: 'failed' });
-      if (action.failPayout) await finish(c, { state: 'failed', error: action.error });
+      // The attempt not as the journal said (settled by another writer): the next round reads it again and decides.
+      if (action.failPayout && run.journal) await finish(c, { state: 'failed', error: action.error });
       return 'next';
     case 'hand_back_unauthorized':
       await settle(c, action.attempt, { status: 'failed', slot: action.slot, error: action.error });

@@ -346,6 +346,43 @@ function journalSuite(suite: Suite, executor: ExecutorName): void {
     await expectExactlyOneTransfer(row, recipient);
   });
 
+  it('a refused attempt another writer settled first: the run reads the journal again and fails the payout once, no TypeError', async () => {
+    const { row, recipient } = await newPayout();
+    const io = connectionIo(connection);
+    await io.send([setPausedInstruction(m.programId, m.authority.publicKey, true)], [m.authority]);
+    try {
+      // The first time the node reports the attempt refused, another writer settles that attempt before this run
+      // does, so the run's own settling write finds the row changed.
+      let interfered = false;
+      const settledFirst = (c: PayoutChain): PayoutChain => ({
+        ...c,
+        async signatureStatuses(sigs) {
+          const statuses = await c.signatureStatuses(sigs);
+          const refused = statuses.findIndex((s) => s.found && s.settled && s.err !== null);
+          if (!interfered && refused >= 0) {
+            interfered = true;
+            await db.pool.query(
+              `UPDATE payout_attempts SET status = 'failed', error = 'settled by another writer', updated_at = now()
+                WHERE signature = $1 AND status IN ('built', 'sent')`,
+              [sigs[refused]],
+            );
+          }
+          return statuses;
+        },
+      });
+      const r = await runPayout(row, deps({ chain: settledFirst(chain()) }));
+      expect(interfered).to.equal(true);
+      expect([r!.state, r!.error]).to.deep.equal(['failed', 'MerchantPaused (6002)']);
+      const attempts = await listAttempts(db.pool, row.id);
+      expect(attempts.every((a) => a.status === 'failed')).to.equal(true);
+      const failed = (await getPayout(db.pool, row.id))!;
+      expect([failed.state, failed.lastError]).to.deep.equal(['failed', 'MerchantPaused (6002)']);
+      expect(await tokenBalance(connection, recipient)).to.equal(0n);
+    } finally {
+      await io.send([setPausedInstruction(m.programId, m.authority.publicKey, false)], [m.authority]);
+    }
+  });
+
   it('two journals racing on the same op: the loser gets 6000 on chain and names the same winning signature', async () => {
     const { row, recipient } = await newPayout();
     const other = await createTestDb(`app_localnet_b_${executor}`);
