@@ -5,6 +5,8 @@
 
 import { readFileSync } from 'node:fs';
 import { existsSync } from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
 import puppeteer, { type Browser, type Page } from 'puppeteer-core';
 
 /** Where Debian puts chromium; `ONCEPAY_CHROMIUM` names another binary. */
@@ -84,4 +86,15 @@ export async function checkAccessibility(page: Page): Promise<AccessibilityViola
     help: v.help,
     targets: v.nodes.flatMap((n) => n.target),
   }));
+}
+
+/**
+ * Where a browser suite writes its screenshot `name`: the README's images (docs/img) only when asked for with
+ * ONCEPAY_SCREENSHOT_DIR=docs/img, so a test run leaves the tree clean; otherwise the system's temporary folder, one
+ * file per name that each run overwrites (the screenshot is still taken, so a page that cannot render one still fails).
+ */
+export function screenshotPath(name: string): string {
+  const dir = process.env.ONCEPAY_SCREENSHOT_DIR;
+  if (dir) return path.resolve(dir, name);
+  return path.join(os.tmpdir(), `oncepay-screenshot-${name}`);
 }

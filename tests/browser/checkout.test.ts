@@ -6,16 +6,17 @@
 // that localnet and the same PostgreSQL (finalized blocks only). The page turns *paid* without a reload (server-sent
 // events); a second payment shows the exception text; axe finds no violations and the page has no console errors.
 // Without JavaScript the amount, the QR code and the wallet link are in the HTML, and a reload shows the status. The
-// run writes docs/img/checkout.png. tests/browser/console.test.ts goes on from there: the second payment's exception
-// refunded from the console and paid back once on chain.
+// run's screenshot is the README's docs/img/checkout.png with ONCEPAY_SCREENSHOT_DIR=docs/img.
+// tests/browser/console.test.ts goes on from there: the second payment's exception refunded from the console and paid
+// back once on chain.
 import { expect } from 'chai';
-import * as path from 'node:path';
 import type { Browser, Page } from 'puppeteer-core';
 import { parseURL, TransferRequestURL } from '@solana/pay';
-import { checkAccessibility, launchBrowser, openPage, WatchedPage } from '../../testkit/browser';
+import { checkAccessibility, launchBrowser, openPage, screenshotPath, WatchedPage } from '../../testkit/browser';
 import { ApiInvoice, LocalnetShop, startLocalnetShop } from './localnet-shop';
 
-const SCREENSHOT = path.join(__dirname, '..', '..', 'docs', 'img', 'checkout.png');
+/** The README's image when ONCEPAY_SCREENSHOT_DIR=docs/img (testkit/browser.ts). */
+const SCREENSHOT = screenshotPath('checkout.png');
 
 describe('browser: the checkout page, paid on localnet (chromium)', function () {
   this.timeout(240_000);

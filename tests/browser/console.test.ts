@@ -8,11 +8,10 @@
 // the exception's amount once, the merchant's vault down by it once, one op account (the only one the program
 // holds) and one successful transaction on it; a second pass pays nothing more, and the payouts page shows the proof.
 // A dead letter made by a real outbox worker (the paid invoice's webhook, answered 500 by a loopback receiver) is
-// replayed from the console and delivered. Every page passes axe-core with no console errors; the run writes
-// docs/img/console.png (the exceptions page after the refund).
+// replayed from the console and delivered. Every page passes axe-core with no console errors; the run's
+// screenshot (the exceptions page after the refund) is docs/img/console.png with ONCEPAY_SCREENSHOT_DIR=docs/img.
 import { expect } from 'chai';
 import type { Browser, Page } from 'puppeteer-core';
-import * as path from 'node:path';
 import { PublicKey } from '@solana/web3.js';
 import { addConsoleOperator } from '../../app/console/operators';
 import { refundPayoutId } from '../../app/exception/refund-id';
@@ -25,14 +24,15 @@ import { FINAL_STATES, getPayout, PayoutRow } from '../../app/payout/store';
 import { startPayoutWorker } from '../../app/payout/worker';
 import { createOutboxWorker } from '../../indexer/outbox';
 import { createWebhookDelivery } from '../../indexer/delivery';
-import { checkAccessibility, launchBrowser, openPage, WatchedPage } from '../../testkit/browser';
+import { checkAccessibility, launchBrowser, openPage, screenshotPath, WatchedPage } from '../../testkit/browser';
 import { successfulOpTransactions, tokenBalance } from '../../testkit/payout/setup';
 import { until } from '../../testkit/until';
 import { startMerchantServer, MerchantServer } from '../indexer/outbox/merchant-server';
 import { ApiInvoice, LocalnetShop, startLocalnetShop } from './localnet-shop';
 
 const PASSWORD = 'browser operator password';
-const SCREENSHOT = path.join(__dirname, '..', '..', 'docs', 'img', 'console.png');
+/** The README's image when ONCEPAY_SCREENSHOT_DIR=docs/img (testkit/browser.ts). */
+const SCREENSHOT = screenshotPath('console.png');
 // An attacker-chosen invoice id with markup: the pages must show it as text.
 const INVOICE_ID = 'INV-<b>7</b>';
 const AMOUNT = 1_500_000n; // 1.5 tokens, paid twice: the second payment is the exception
