@@ -2,13 +2,13 @@
 // `jsonParsed` and `base64` encodings (decode only, input already parsed), and reading input text with
 // parseJsonExact (plain, with integers beyond 2^53) and the character reader versus JSON.parse (ratios), plus
 // absolute figures labelled with the machine.
-import * as os from 'node:os';
 import { readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { Message, MessageV0, PublicKey, VersionedTransaction } from '@solana/web3.js';
 import bs58 from 'bs58';
 import { decodeTransaction, parseJsonExact, readTransactionsInput } from '../indexer/decode';
 import { parseJsonByCharacter } from '../indexer/decode/json-reader';
+import { machineLabel } from './machine';
 
 const DIR = join(__dirname, '..', 'tests', 'fixtures', 'transactions', 'litesvm');
 const ROUNDS = Number(process.env.BENCH_DECODE_ROUNDS ?? 400);
@@ -117,7 +117,7 @@ function main(): void {
   }
   const perSec = (count: number, m: number): string =>
     `${Math.round((count * 3) / (m / 1000)).toLocaleString('en-US')}/s`;
-  const machine = `${os.cpus()[0]?.model ?? 'cpu'} × ${os.cpus().length}, node ${process.version}`;
+  const machine = machineLabel();
   process.stdout.write(
     `decode bench (${json.length} fixture transactions × ${ROUNDS} rounds × 3; machine: ${machine})\n`,
   );

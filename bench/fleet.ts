@@ -43,6 +43,7 @@ import { spawnLocalnet } from '../testkit/localnet-process';
 import { quantile } from '../testkit/quantile';
 import { sleep } from '../common/sleep';
 import { OncepayError, BENCH_CODES } from '../common/errors';
+import { machineLabel } from './machine';
 
 const PAYOUTS = Number(process.env.BENCH_FLEET_PAYOUTS ?? 300);
 const TRANSFERS = Number(process.env.BENCH_FLEET_TRANSFERS ?? 300);
@@ -255,7 +256,7 @@ function sessionPeak(db: ReturnType<typeof createPool>): { stop(): Promise<numbe
 
 async function main(): Promise<void> {
   console.log(
-    `bench fleet: machine ${os.cpus().length} cores (${os.cpus()[0]?.model ?? '?'}), shared; node ${process.version}; ` +
+    `bench fleet: machine ${machineLabel()} (shared); ` +
       `${PAYOUTS} payouts per run, ${CLIENTS} clients, seed ${SEED}`,
   );
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'oncepay-fleet-'));

@@ -14,7 +14,6 @@
 // for a stream of N deliveries where every receipt arrives DUP times (default 200,000 and 20×), and again with
 // no duplicates. Uses DATABASE_URL, else the embedded server (stopped at the end if this run started it); its own
 // schema, dropped at the end.
-import * as os from 'os';
 import type { Pool, PoolClient } from 'pg';
 import pino from 'pino';
 import { resolveDatabaseUrl } from '../db/local-server';
@@ -27,6 +26,7 @@ import { COPY_RECEIPTS } from '../indexer/ledger/queries';
 import type { Receipt } from '../indexer/decode/receipt';
 import type { BaseUnits } from '../common/amount';
 import { OncepayError, BENCH_CODES } from '../common/errors';
+import { machineLabel } from './machine';
 
 const N = Number(process.env.BENCH_N ?? 200_000);
 const DUP = Number(process.env.BENCH_DUP ?? 20);
@@ -118,11 +118,8 @@ async function describeMachine(pool: Pool): Promise<string> {
   const { rows: v } = await pool.query(
     `SELECT current_setting('server_version') AS v, current_setting('fsync') AS f, current_setting('synchronous_commit') AS s`,
   );
-  const cpu = os.cpus()[0]?.model ?? 'unknown cpu';
-  const machine = `${os.cpus().length} cores (${cpu}), PostgreSQL ${String(v[0].v).split(' ')[0]}, load avg ${os.loadavg()[0].toFixed(1)} at start`;
-  console.log(
-    `machine: ${os.cpus().length} cores (${cpu}), ${Math.round(os.totalmem() / 2 ** 30)} GiB, node ${process.version}, PostgreSQL ${v[0].v} (fsync=${v[0].f}, synchronous_commit=${v[0].s}), load avg ${os.loadavg()[0].toFixed(1)}`,
-  );
+  const machine = `${machineLabel()} at start, PostgreSQL ${String(v[0].v).split(' ')[0]}`;
+  console.log(`machine: ${machineLabel()}, PostgreSQL ${v[0].v} (fsync=${v[0].f}, synchronous_commit=${v[0].s})`);
   return machine;
 }
 

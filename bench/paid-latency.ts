@@ -20,7 +20,6 @@
 // Slots of BENCH_PAID_SLOT_MS (default 100), finality BENCH_PAID_DEPTH slots deep (default 4). Uses DATABASE_URL,
 // else the embedded server (stopped at the end if this run started it); its own schema, dropped at the end.
 import { ChildProcess, spawn } from 'child_process';
-import * as os from 'os';
 import * as path from 'path';
 import type { PoolClient } from 'pg';
 import type { Browser } from 'puppeteer-core';
@@ -42,6 +41,7 @@ import { spawnLocalnet, LocalnetProcess } from '../testkit/localnet-process';
 import { createTestDb, leavingServerAsFound, TestDb } from '../testkit/test-db';
 import { until } from '../testkit/until';
 import { quantile } from '../testkit/quantile';
+import { machineLabel } from './machine';
 
 function countArg(): number {
   const i = process.argv.indexOf('--count');
@@ -396,10 +396,8 @@ function figures(invoices: Invoice[], roots: Array<[number, number]>, slots: Map
 
 function printFigures(f: Figures, seconds: number): void {
   const ms = (x: number) => `${x.toFixed(0).padStart(6)} ms`;
-  const cpu = os.cpus();
   console.log(
-    `finalized slot → checkout page shows paid (machine ${cpu.length} cores (${cpu[0]?.model ?? '?'}), ` +
-      `load avg ${os.loadavg()[0].toFixed(1)}, node ${process.version}; API ${API === 'inline' ? 'in this process' : 'in its own process'}, ` +
+    `finalized slot → checkout page shows paid (machine ${machineLabel()}; API ${API === 'inline' ? 'in this process' : 'in its own process'}, ` +
       `localnet in its own process, ${SLOT_MS} ms ` +
       `slots, finality ${DEPTH} slots deep; indexer stream --grpc at finalized; ${N} invoices through the API, ` +
       `${PAYERS} payments in flight, paid in ${seconds.toFixed(1)} s; every invoice credited exactly its amount, ` +

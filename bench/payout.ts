@@ -27,7 +27,6 @@
 // on two shared cores the ratio follows those sums more than any round trip, and they move less with the load.
 import { Session } from 'inspector/promises';
 import * as fs from 'fs';
-import * as os from 'os';
 import * as path from 'path';
 import { Connection, Keypair, PublicKey } from '@solana/web3.js';
 import { Client, Pool } from 'pg';
@@ -52,6 +51,7 @@ import { spawnLocalnet } from '../testkit/localnet-process';
 import { leavingServerAsFound } from '../testkit/test-db';
 import { sleep } from '../common/sleep';
 import { OncepayError, BENCH_CODES } from '../common/errors';
+import { machineLabel } from './machine';
 
 // 100 × (3 rounds × 3 modes) + warm-up stays under the ~1,400 transactions after which bankrun retires blockhashes
 // (the journal survives that, see testkit/payout/bankrun-chain.ts; the direct baseline would not).
@@ -388,7 +388,7 @@ function report(bank: Bank, rates: Record<Mode, number[]>, cpuOf: Record<Mode, C
   const rounds = (xs: number[]) => xs.map((x) => x.toFixed(0)).join('/');
   console.log(
     `payout[${bank.name}]: worker/direct = ${(wm / dm).toFixed(2)}×, journal/direct = ${(jm / dm).toFixed(2)}× ` +
-      `(concurrency ${CONCURRENCY}, N=${N}, medians of ${ROUNDS} rounds) | absolute [${machine()}]: ` +
+      `(concurrency ${CONCURRENCY}, N=${N}, medians of ${ROUNDS} rounds) | absolute [${machineLabel()}]: ` +
       `worker pool ${wm.toFixed(0)} payouts/s, journal ${jm.toFixed(0)} payouts/s, direct ${dm.toFixed(0)} tx/s; ` +
       `overhead per payout per slot: worker ${overhead(wm)} ms, journal ${overhead(jm)} ms; ` +
       `rounds: worker ${rounds(w)}, journal ${rounds(j)}, direct ${rounds(d)}; ` +
@@ -427,13 +427,8 @@ async function run(
   report(bank, rates, cpuOf);
 }
 
-/** The machine, and how busy it is right now (figures on a shared machine move with its load). */
-function machine(): string {
-  return `${os.cpus().length}× ${os.cpus()[0]?.model ?? '?'}, ${(os.totalmem() / 2 ** 30).toFixed(0)} GiB, node ${process.version}, load average ${os.loadavg()[0].toFixed(1)}`;
-}
-
 async function main() {
-  console.log(`payout: machine ${machine()} at start`);
+  console.log(`payout: machine ${machineLabel()} at start`);
   if (profile) profileSql();
   // CPU of the embedded server is measured; a server named by DATABASE_URL may be elsewhere.
   await leavingServerAsFound(() =>

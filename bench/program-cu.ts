@@ -10,7 +10,6 @@
 //   node -r ts-node/register/transpile-only bench/program-cu.ts   (make bench runs it)
 import { randomBytes } from 'node:crypto';
 import { statSync } from 'node:fs';
-import { cpus, totalmem } from 'node:os';
 import { createTransferCheckedInstruction } from '@solana/spl-token';
 import type { ProgramBinary } from '../common/program-binary';
 import { BINARIES, requireBinary } from '../testkit/program/binaries';
@@ -28,6 +27,7 @@ import {
   type World,
 } from '../testkit/program/world';
 import { OncepayError, BENCH_CODES } from '../common/errors';
+import { machineLabel } from './machine';
 
 /** Random op ids per measurement (the same for both binaries). */
 const OPS = 256;
@@ -140,10 +140,7 @@ const pad = (s: string | number | bigint, n: number) => String(s).padStart(n);
 const DEFAULT_INSTRUCTION_CU = 200_000n;
 
 async function main() {
-  console.log(
-    `program-cu: machine ${cpus().length}× ${cpus()[0]?.model ?? 'cpu'}, ${Math.round(totalmem() / 2 ** 30)} GiB, node ${process.version}` +
-      ' (CU do not depend on the machine)',
-  );
+  console.log(`program-cu: machine ${machineLabel()}` + ' (CU do not depend on the machine)');
   const binaries = BINARIES;
   for (const b of binaries)
     console.log(`program-cu: ${b} .so ${pad(statSync(requireBinary(b)).size.toLocaleString('en'), 9)} bytes`);

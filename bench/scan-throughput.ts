@@ -2,7 +2,6 @@
 // receipts/s for a few (chunk size, getBlock concurrency) settings, measured side by side in one run, with the
 // ratio to the one-block-per-transaction, one-request-at-a-time baseline. Also the cost of a re-scan pass
 // (every receipt already there) relative to a first pass.
-import * as os from 'os';
 import { createTestDb, leavingServerAsFound } from '../testkit/test-db';
 import { blockAt, startReplayRpc, transferCheckedTx, randomAddress } from '../testkit/replay-rpc';
 import { createLedger } from '../indexer/ledger';
@@ -11,6 +10,7 @@ import { createRpcClient } from '../indexer/rpc';
 import { createScanner } from '../indexer/source/scanner';
 import { acceptingLedger } from '../testkit/accepting-ledger';
 import { OncepayError, BENCH_CODES } from '../common/errors';
+import { machineLabel } from './machine';
 
 const BLOCKS = Number(process.env.BENCH_SCAN_BLOCKS ?? 600);
 const PER_BLOCK = 4;
@@ -105,7 +105,7 @@ async function main(): Promise<void> {
       rows.push({ label: `chunk=${st.chunkSize} conc=${st.concurrency} no ledger`, ms, rescanMs: ms });
     }
     const base = rows[0].ms;
-    const machine = `${os.cpus().length} cores ${os.cpus()[0]?.model ?? '?'}, node ${process.version}, load avg ${os.loadavg()[0].toFixed(1)}`;
+    const machine = machineLabel();
     console.log(
       `scan-throughput: ${BLOCKS} blocks × ${PER_BLOCK} transfers, replay RPC on loopback (same process), PostgreSQL ledger`,
     );

@@ -2,11 +2,11 @@
 // run reaches — the share of all cells (failpoint × fault kind, common/fault-space.ts: the same list the code and
 // the simulation read) in which some schedule put a fault of that kind while a process sat in that failpoint's
 // window. Coverage of the fault space, not of lines. Also listed: the cells no schedule reached, and why.
-import * as os from 'node:os';
 import { cellKey, faultCells } from '../common/fault-space';
 import { simulate } from '../sim/property';
 import { MODEL_FAILPOINTS } from '../sim/schedule';
 import { OncepayError, BENCH_CODES } from '../common/errors';
+import { machineLabel } from './machine';
 
 const RUNS = Number(process.env.BENCH_SIM_RUNS ?? 2000);
 const SEED = Number(process.env.BENCH_SIM_SEED ?? 1);
@@ -22,9 +22,7 @@ function main(): void {
   const perSecond = r.numRuns / (r.ms / 1000);
   const reachable = cells.filter((c) => MODEL_FAILPOINTS.includes(c.failpoint));
   const missed = cells.filter((c) => !r.cells.has(cellKey(c)));
-  console.log(
-    `sim model layer (seed ${SEED}, ${r.numRuns} schedules, ${os.cpus().length} cores, load ${os.loadavg()[0].toFixed(1)}):`,
-  );
+  console.log(`sim model layer (seed ${SEED}, ${r.numRuns} schedules; machine ${machineLabel()}):`);
   console.log(
     `  ${perSecond.toFixed(0)} schedules/s (${(r.ms / r.numRuns).toFixed(2)} ms each, ${(r.ms / 1000).toFixed(1)} s in all)`,
   );

@@ -6,7 +6,6 @@
 // wait for finality stays small beside K (BENCH_STREAM_K, default 500) transfers. Uses DATABASE_URL, else the
 // embedded server (stopped at the end if this run started it); its own schema, dropped at the end.
 import { ChildProcess, spawn } from 'child_process';
-import * as os from 'os';
 import * as path from 'path';
 import { Connection, Keypair, PublicKey, Transaction } from '@solana/web3.js';
 import {
@@ -20,6 +19,7 @@ import { airdrop, mintWithSource, send } from '../testkit/cluster';
 import { createTestDb, leavingServerAsFound } from '../testkit/test-db';
 import { until } from '../testkit/until';
 import { OncepayError, BENCH_CODES } from '../common/errors';
+import { machineLabel } from './machine';
 
 const K = Number(process.env.BENCH_STREAM_K ?? 500);
 const SLOT_MS = Number(process.env.BENCH_STREAM_SLOT_MS ?? 100);
@@ -116,9 +116,8 @@ async function main() {
     child.kill('SIGTERM');
     await exited;
     child = undefined;
-    const load = os.loadavg()[0].toFixed(1);
     console.log(
-      `stream source end to end (localnet geyser, ${SLOT_MS} ms slots, finality ${DEPTH} slots deep, ${K} transfers to ${WALLETS} watched accounts, ${os.cpus().length} cores, load avg ${load}):`,
+      `stream source end to end (localnet geyser, ${SLOT_MS} ms slots, finality ${DEPTH} slots deep, ${K} transfers to ${WALLETS} watched accounts; machine ${machineLabel()}):`,
     );
     console.log(
       `  ${Math.round(K / elapsed).toLocaleString('en')} receipts/s first send → last receipt in the ledger (${elapsed.toFixed(2)} s; the sends alone ${sent.toFixed(2)} s = ${Math.round(K / sent).toLocaleString('en')} tx/s; credited total exact)`,

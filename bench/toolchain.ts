@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import { buildProbe, buildProbes, BUILD_SH, PROBE_IDS, ROOT, run, scratchDir } from '../testkit/toolchain/build';
 import { le128, le64, RUNTIMES } from '../testkit/toolchain/runtimes';
 import { OncepayError, BENCH_CODES } from '../common/errors';
+import { machineLabel } from './machine';
 
 /** The programs `make program` builds, as far as their crates exist. */
 const PROGRAMS = [
@@ -39,10 +40,7 @@ function stepSeconds(log: string, pattern: RegExp): number {
 }
 
 async function main(): Promise<void> {
-  const cpu = os.cpus()[0]?.model ?? 'unknown cpu';
-  console.log(
-    `machine: ${os.cpus().length} × ${cpu}, ${Math.round(os.totalmem() / 2 ** 30)} GiB, ${os.platform()} ${os.arch()}`,
-  );
+  console.log(`machine: ${machineLabel()}`);
 
   const paths = buildProbes();
   paths[STD_ID] = buildProbe('std');
