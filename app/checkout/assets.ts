@@ -1,5 +1,7 @@
 // The checkout page's stylesheet and live-status script, served same-origin (the CSP allows nothing inline). The
-// script opens /pay/<id>/events (server-sent events) and writes each status it is told into the status line.
+// script opens <id>/events beside the page (/pay/<id>/events: server-sent events) and writes each status it is told
+// into the status line. Every address the page names is relative to the page, so it works unchanged behind a proxy
+// that serves the API under a path prefix (--public-url https://shop.example/pay-api).
 import { STATUS_TEXT } from './page-html';
 
 export const CHECKOUT_CSS = `body{font-family:system-ui,sans-serif;margin:0;background:#f6f7f9;color:#111}
@@ -19,7 +21,7 @@ export const CHECKOUT_JS = `'use strict';
   var main = document.querySelector('main[data-checkout]');
   if (!main || typeof EventSource === 'undefined') return;
   var line = document.getElementById('status');
-  var source = new EventSource('/pay/' + encodeURIComponent(main.getAttribute('data-checkout')) + '/events');
+  var source = new EventSource(encodeURIComponent(main.getAttribute('data-checkout')) + '/events');
   source.addEventListener('status', function (ev) {
     var s = String(ev.data);
     if (!Object.prototype.hasOwnProperty.call(TEXT, s)) return;

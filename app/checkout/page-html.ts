@@ -1,7 +1,7 @@
 // The payer's checkout page as plain server-rendered HTML (pure: no I/O). Works without JavaScript: the amount, the
 // QR code (inline SVG from `qrcode`), the wallet link and the status are all in the HTML; a refresh shows the current
-// status. The only script is same-origin (/pay/checkout.js), for the live status. Every text from the merchant
-// (label, message) is escaped: an attacker-chosen label cannot add markup.
+// status. The only script is same-origin (checkout.js beside the page), for the live status. Every text from the
+// merchant (label, message) is escaped: an attacker-chosen label cannot add markup.
 
 /** What the page shows: nothing else of the invoice (no merchant ids, no other invoice, no internals). */
 export interface CheckoutView {
@@ -51,8 +51,8 @@ export function checkoutPageHtml(v: CheckoutView, qrSvg: string): string {
 <meta name="referrer" content="no-referrer">
 <title>${e(title)}</title>
 <link rel="icon" href="data:,">
-<link rel="stylesheet" href="/pay/checkout.css">
-<script src="/pay/checkout.js" defer></script>
+<link rel="stylesheet" href="checkout.css">
+<script src="checkout.js" defer></script>
 </head>
 <body>
 <main data-checkout="${e(v.checkoutId)}" data-status="${v.status}">

@@ -10,6 +10,8 @@
 // tests/browser/console.test.ts goes on from there: the second payment's exception refunded from the console and paid
 // back once on chain.
 import { expect } from 'chai';
+import * as http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import type { Browser, Page } from 'puppeteer-core';
 import { parseURL, TransferRequestURL } from '@solana/pay';
 import { checkAccessibility, launchBrowser, openPage, screenshotPath, WatchedPage } from '../../testkit/browser';
@@ -118,4 +120,66 @@ describe('browser: the checkout page, paid on localnet (chromium)', function () 
     await expectAccessible(live, 'checkout, exception');
     expect(live.problems).to.deep.equal([]);
   });
+
+  it('behind a proxy that serves the API under a path prefix: stylesheet, script and the pushed status all arrive', async () => {
+    const proxy = await startPrefixProxy('/shop', shop.base);
+    try {
+      const second = await shop.createInvoice(
+        { invoiceId: 'order-43', amount: '2500000', mint: shop.m.mint.toBase58(), label: 'Tea' },
+        'browser-checkout-2',
+      );
+      const live = await openPage(browser, { isolated: true });
+      await live.page.goto(`${proxy.base}/shop${new URL(second.checkoutUrl).pathname}`);
+      // The stylesheet came through the prefix (the card's rounded corners are its rule).
+      expect(await live.page.evaluate("getComputedStyle(document.querySelector('main')).borderRadius")).to.equal(
+        '12px',
+      );
+      expect(await live.page.$eval('#status', (el) => el.textContent ?? '')).to.equal('Waiting for payment');
+      await shop.payFromUrl(second.paymentUrl);
+      // The script and its event stream came through it too: the status is pushed, no reload.
+      expect(await statusBecomes(live.page, 'paid')).to.equal('Paid');
+      expect(live.problems).to.deep.equal([]);
+      // Every request the page made went under the prefix.
+      expect(proxy.paths.filter((p) => !p.startsWith('/shop/pay/'))).to.deep.equal([]);
+    } finally {
+      await proxy.close();
+    }
+  });
 });
+
+/** A reverse proxy on loopback serving `target` under `prefix` (stripped before forwarding), streaming answers. */
+async function startPrefixProxy(
+  prefix: string,
+  target: string,
+): Promise<{ base: string; paths: string[]; close(): Promise<void> }> {
+  const paths: string[] = [];
+  const server = http.createServer((req, res) => {
+    const url = req.url ?? '/';
+    paths.push(url);
+    if (!url.startsWith(`${prefix}/`)) {
+      res.writeHead(404).end();
+      return;
+    }
+    const upstream = http.request(
+      new URL(url.slice(prefix.length), target),
+      { method: req.method, headers: { ...req.headers, host: new URL(target).host } },
+      (answer) => {
+        res.writeHead(answer.statusCode ?? 502, answer.headers);
+        answer.pipe(res);
+      },
+    );
+    upstream.on('error', () => res.destroy());
+    req.pipe(upstream);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    base: `http://127.0.0.1:${port}`,
+    paths,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}

@@ -105,7 +105,9 @@ describe('app/checkout: the payer page and its live status (real PostgreSQL, LIS
     expect(html).to.include('<link rel="icon" href="data:,">');
     // The only script is the same-origin one; no inline script or style.
     expect(html.match(/<script/g)).to.have.length(1);
-    expect(html).to.include('<script src="/pay/checkout.js" defer></script>');
+    // Relative to the page (/pay/<id>): /pay/checkout.js here, and under a proxy's path prefix there.
+    expect(html).to.include('<script src="checkout.js" defer></script>');
+    expect(html).to.include('<link rel="stylesheet" href="checkout.css">');
     expect(html).not.to.match(/ style=/);
     for (const secret of ['inv-secret-id', 'Secret Merchant Name', 'api:', KEY]) expect(html).not.to.include(secret);
     const js = await app.inject({ method: 'GET', url: '/pay/checkout.js' });
