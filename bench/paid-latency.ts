@@ -31,7 +31,7 @@ import { mintDecimalsFromChain } from '../app/invoice/mint-decimals-rpc';
 import { ledgerInvoiceId } from '../app/invoice/prepare';
 import { insertMerchant } from '../app/merchant/store';
 import { address } from '../app/types';
-import { INVOICE_CHANGED_CHANNEL } from '../app/checkout/invoice-events';
+import { INVOICE_CHANGED_CHANNEL } from '../app/invoice/invoice-events';
 import { freePort } from '../common/free-port';
 import { OncepayError, BENCH_CODES } from '../common/errors';
 import { airdrop, mintWithSource, payInstruction, send, waitFinalized } from '../testkit/cluster';

@@ -4,7 +4,7 @@
 import * as crypto from 'crypto';
 import { Connection, Keypair, PublicKey } from '@solana/web3.js';
 import { Pool } from 'pg';
-import { sleep } from '../common/sleep';
+import { ignoreAbort, sleep } from '../common/sleep';
 import { OncepayError } from '../common/errors';
 import { logger } from '../common/log';
 import { migrate } from '../db/migrate';
@@ -16,6 +16,8 @@ import { createInvoice } from '../app/invoice/create-invoice';
 import { decodeCursor, encodeCursor } from '../app/invoice/list-cursor';
 import { mintDecimalsFromChain } from '../app/invoice/mint-decimals-rpc';
 import { getInvoice, invoiceDetail, listInvoices } from '../app/invoice/store';
+import { InvoiceEvents, listenForInvoiceChanges } from '../app/invoice/invoice-events';
+import { ledgerInvoiceId } from '../app/invoice/prepare';
 import { exceptionTotals, getException, listExceptions } from '../app/exception/store';
 import { prepareRefund, refundException, resolveException } from '../app/exception/refund';
 import { ExceptionFilter, ExceptionTotals } from '../app/exception/types';
@@ -110,6 +112,8 @@ export class OncePay {
   /** The oncepay program this instance talks to. */
   readonly programId: PublicKey;
   private pool: Pool | undefined;
+  /** The one LISTEN connection of waitForPayment's waiters, opened by the first of them. */
+  private invoiceEvents: InvoiceEvents | undefined;
   private readonly conn: Connection | undefined;
   private readonly opts: OncePayOptions;
 
@@ -147,6 +151,9 @@ export class OncePay {
 
   /** Close the database pool (if one was opened). */
   async close(): Promise<void> {
+    const events = this.invoiceEvents;
+    this.invoiceEvents = undefined;
+    await events?.stop();
     const p = this.pool;
     this.pool = undefined;
     await p?.end();
@@ -388,9 +395,11 @@ export class OncePay {
   /**
    * Resolves with the invoice once the ledger credited it in full at finality; rejects with
    * ONCEPAY__INVOICE__EXPIRED when it expires unpaid, ONCEPAY__INVOICE__ABORTED on `signal`, NOT_FOUND when there is
-   * no such invoice. It looks every `pollIntervalMs` (default 1000). To be called on payment instead, from any
-   * process, use the fulfilment webhook (`oncepay outbox run`: one signed POST per paid invoice, its operation id as
-   * Idempotency-Key).
+   * no such invoice. It reads the invoice again as soon as the ledger's commit notifies a change to it (PostgreSQL
+   * NOTIFY; one LISTEN connection per OncePay, shared by all its waiters, closed by `close()`), and every
+   * `pollIntervalMs` besides (default 5000): an expiry notifies nothing, and a notification sent while the connection
+   * was being made again is lost. To be called on payment instead, from any process, use the fulfilment webhook
+   * (`oncepay outbox run`: one signed POST per paid invoice, its operation id as Idempotency-Key).
    */
   async waitForPayment(
     merchant: RegisteredMerchant | string,
@@ -399,16 +408,30 @@ export class OncePay {
   ): Promise<Invoice> {
     const a = objectArg(o, 'options');
     const signal = abortSignalArg(a.signal, 'signal');
-    const every = optionalIntArg(a.pollIntervalMs, 'pollIntervalMs', 1) ?? 1000;
-    for (;;) {
-      const aborted = () => new OncepayError(INVOICE_CODES.ABORTED, undefined, { invoiceId });
-      if (signal?.aborted) throw aborted();
-      const inv = await this.getInvoice(merchant, invoiceId);
-      if (!inv)
-        throw new OncepayError(INVOICE_CODES.NOT_FOUND, `no invoice ${JSON.stringify(invoiceId)}`, { invoiceId });
-      if (inv.status === 'paid') return inv;
-      if (inv.status === 'expired') throw new OncepayError(INVOICE_CODES.EXPIRED, undefined, { invoiceId });
-      await sleep(every, signal, aborted);
+    const every = optionalIntArg(a.pollIntervalMs, 'pollIntervalMs', 1) ?? 5000;
+    const id = stringArg(invoiceId, 'invoiceId', { nonEmpty: true })!;
+    const aborted = () => new OncepayError(INVOICE_CODES.ABORTED, undefined, { invoiceId });
+    const m = await this.merchantRow(merchant);
+    // Watching before the first read: a credit committed between the read and the wait still wakes it.
+    let wake: AbortController = new AbortController();
+    const events = (this.invoiceEvents ??= listenForInvoiceChanges(this.db, logger('sdk'), {
+      lostMessage: 'waitForPayment: invoice notifications lost (LISTEN connection); polling until it is back',
+    }));
+    const unwatch = events.watch(ledgerInvoiceId(m.id, id), () => wake.abort());
+    try {
+      for (;;) {
+        if (signal?.aborted) throw aborted();
+        if (wake.signal.aborted) wake = new AbortController();
+        const inv = await this.getInvoice(m.id, id);
+        if (!inv) throw new OncepayError(INVOICE_CODES.NOT_FOUND, `no invoice ${JSON.stringify(id)}`, { invoiceId });
+        if (inv.status === 'paid') return inv;
+        if (inv.status === 'expired') throw new OncepayError(INVOICE_CODES.EXPIRED, undefined, { invoiceId });
+        // Until the poll interval passes, the invoice is notified, or the caller aborts (which the loop's top sees).
+        const until = signal ? AbortSignal.any([signal, wake.signal]) : wake.signal;
+        await sleep(every, until).catch(ignoreAbort);
+      }
+    } finally {
+      unwatch();
     }
   }
 

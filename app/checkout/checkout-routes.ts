@@ -12,7 +12,7 @@ import { exceptionCount, getInvoiceByCheckoutId } from '../invoice/store';
 import type { InvoiceRow } from '../invoice/types';
 import { tokensOf } from '../invoice/tokens';
 import { CHECKOUT_CSS, CHECKOUT_JS } from './assets';
-import { listenForInvoiceChanges } from './invoice-events';
+import { listenForInvoiceChanges } from '../invoice/invoice-events';
 import { CHECKOUT_CSP, checkoutPageHtml, CheckoutStatus, escapeHtml } from './page-html';
 
 export interface CheckoutRoutesOptions {

@@ -7,6 +7,7 @@ import { createLedger } from '../../indexer/ledger';
 import { baseUnits } from '../../common/amount';
 import { getInvoice } from '../../app/invoice/store';
 import { invoiceView } from '../../app/invoice/view';
+import { until } from '../../testkit/until';
 
 describe('sdk invoices: createInvoice, getInvoice, listInvoices, waitForPayment (real PostgreSQL)', () => {
   let db: TestDb;
@@ -157,5 +158,34 @@ describe('sdk invoices: createInvoice, getInvoice, listInvoices, waitForPayment 
     expect(invoice.createdAt.toISOString()).to.equal(createdAt);
     expect([invoice.paidAt, paidAt]).to.deep.equal([null, null]);
     expect([invoice.receipts, invoice.exceptions]).to.deep.equal([[], []]);
+  });
+
+  it('waitForPayment is woken by the ledger commit (NOTIFY), not by its poll; one LISTEN connection for every waiter', async () => {
+    // A poll far beyond the test's timeout: only the notification of the credit can resolve these in time.
+    const hour = { pollIntervalMs: 3_600_000 };
+    const made = await Promise.all(
+      ['order-push-1', 'order-push-2'].map((invoiceId) =>
+        op.createInvoice(shop, { invoiceId, amount: 7n, mint: 'SOL' }),
+      ),
+    );
+    const waiting = made.map(({ invoice }) => op.waitForPayment(shop, invoice.invoiceId, hour));
+    const listeners = async () =>
+      (
+        await db.pool.query<{ n: number }>(
+          `SELECT count(*)::int AS n FROM pg_stat_activity WHERE application_name = 'oncepay-sdk' AND query ILIKE 'LISTEN%oncepay_invoice_changed%'`,
+        )
+      ).rows[0].n;
+    await until('the waiters’ LISTEN connection', async () => (await listeners()) === 1, {
+      timeoutMs: 10_000,
+      intervalMs: 20,
+    });
+    await pay(made[0].invoice.reference, 'D'.repeat(88), '7');
+    await pay(made[1].invoice.reference, 'E'.repeat(88), '7');
+    const paid = await Promise.all(waiting);
+    expect(paid.map((i) => [i.invoiceId, i.status, i.creditedAmount])).to.deep.equal([
+      ['order-push-1', 'paid', 7n],
+      ['order-push-2', 'paid', 7n],
+    ]);
+    expect(await listeners()).to.equal(1);
   });
 });

@@ -1,8 +1,9 @@
-// One LISTEN connection per process for the checkout pages' live status (migration 0301 notifies
-// `oncepay_invoice_changed` with "<schema> <ledger invoice id>"), fanned out to the streams watching that invoice.
-// db/listen holds it outside the API's pool, so it never takes a request's connection. A hint only: while the
-// connection is down (database restart, terminated backend) db/listen reconnects with backoff, and after each
-// (re)connect every watcher is told to read again (what changed meanwhile is not lost, only late).
+// One LISTEN connection per process for "this invoice may have changed" (migration 0301 notifies
+// `oncepay_invoice_changed` with "<schema> <ledger invoice id>" at the ledger's commit), fanned out to whoever watches
+// that invoice: the checkout pages' live status (app/checkout) and the SDK's waitForPayment. db/listen holds it outside
+// the caller's pool, so it never takes a request's connection. A hint only: while the connection is down (database
+// restart, terminated backend) db/listen reconnects with backoff, and after each (re)connect every watcher is told to
+// read again (what changed meanwhile is not lost, only late).
 import { Pool } from 'pg';
 import { Logger } from 'pino';
 import { BackoffPolicy } from '../../common/backoff';
@@ -21,7 +22,7 @@ export interface InvoiceEvents {
 export function listenForInvoiceChanges(
   pool: Pool,
   log: Logger,
-  reconnect: BackoffPolicy = { baseMs: 200, capMs: 10_000 },
+  o: { reconnect?: BackoffPolicy; lostMessage?: string } = {},
 ): InvoiceEvents {
   const byInvoice = new Map<string, Set<() => void>>();
   let count = 0;
@@ -38,8 +39,8 @@ export function listenForInvoiceChanges(
       for (const fns of byInvoice.values()) tell(fns);
     },
     log,
-    reconnect,
-    lostMessage: 'checkout live status lost (LISTEN connection); reconnecting',
+    reconnect: o.reconnect ?? { baseMs: 200, capMs: 10_000 },
+    lostMessage: o.lostMessage ?? 'checkout live status lost (LISTEN connection); reconnecting',
   });
 
   return {
