@@ -22,9 +22,13 @@ export function holdConnection(pool: Pool): HeldConnection {
   // A terminated backend is reported here while the connection is held; without a listener pg's 'error' event
   // would end the process. The next use finds it broken and takes another.
   const onError = (e: Error) => (broken ??= e);
+  // Only the held connection goes back, so each goes back once: statements that shared it fail together when its
+  // backend is terminated, and each one's error reaches giveBack; a second release would throw (pg-pool) inside a
+  // callback nobody awaits, an unhandled rejection that ends the process.
   const giveBack = (c: Promise<PoolClient> | undefined, err?: Error) => {
-    if (held === c) held = undefined;
-    void c?.then(
+    if (c === undefined || held !== c) return;
+    held = undefined;
+    void c.then(
       (client) => {
         client.removeListener('error', onError);
         client.release(err);

@@ -254,7 +254,13 @@ describe('faults: webhook receiver through database restarts and terminated sess
           }
         }
       };
-      await Promise.all([worker(), worker()]);
+      try {
+        await Promise.all([worker(), worker()]);
+      } catch (e) {
+        // Say what the receiver did: alive (and its log), or how it ended.
+        const end = verified.alive() ? { alive: true, stderr: verified.stderr() } : await verified.done;
+        throw new Error(`${(e as Error).message}; the receiver: ${JSON.stringify(end).slice(-6000)}`, { cause: e });
+      }
       await waitFor(
         async () =>
           (await db.pool.query(`SELECT count(*)::int AS n FROM receipts WHERE cluster = $1`, [cluster])).rows[0].n >=
