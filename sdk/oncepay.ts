@@ -357,7 +357,12 @@ export class OncePay {
   /** The merchant's invoice `invoiceId` with its receipts, exceptions and fulfilment, or null. */
   async getInvoice(merchant: RegisteredMerchant | string, invoiceId: string): Promise<Invoice | null> {
     const m = await this.merchantRow(merchant);
-    const row = await getInvoice(this.db, m.id, stringArg(invoiceId, 'invoiceId', { nonEmpty: true })!);
+    return this.invoiceOf(m, stringArg(invoiceId, 'invoiceId', { nonEmpty: true })!);
+  }
+
+  /** The invoice of a merchant already looked up (waitForPayment reads it again and again). */
+  private async invoiceOf(m: MerchantRow, invoiceId: string): Promise<Invoice | null> {
+    const row = await getInvoice(this.db, m.id, invoiceId);
     return row ? toInvoice(row, await invoiceDetail(this.db, row)) : null;
   }
 
@@ -422,7 +427,7 @@ export class OncePay {
       for (;;) {
         if (signal?.aborted) throw aborted();
         if (wake.signal.aborted) wake = new AbortController();
-        const inv = await this.getInvoice(m.id, id);
+        const inv = await this.invoiceOf(m, id);
         if (!inv) throw new OncepayError(INVOICE_CODES.NOT_FOUND, `no invoice ${JSON.stringify(id)}`, { invoiceId });
         if (inv.status === 'paid') return inv;
         if (inv.status === 'expired') throw new OncepayError(INVOICE_CODES.EXPIRED, undefined, { invoiceId });

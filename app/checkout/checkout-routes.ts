@@ -49,7 +49,9 @@ export async function checkoutRoutes(app: FastifyInstance, opts: CheckoutRoutesO
   const maxStreams = opts.maxStreams ?? 1000;
   const heartbeatMs = opts.heartbeatMs ?? 15_000;
   const log = logger('checkout');
-  const events = listenForInvoiceChanges(db, log);
+  const events = listenForInvoiceChanges(db, log, {
+    lostMessage: 'checkout live status lost (LISTEN connection); reconnecting',
+  });
   const open = new Set<() => void>();
   // Before the server waits for its connections to end: an event stream never would by itself.
   app.addHook('preClose', async () => {

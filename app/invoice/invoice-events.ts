@@ -22,7 +22,7 @@ export interface InvoiceEvents {
 export function listenForInvoiceChanges(
   pool: Pool,
   log: Logger,
-  o: { reconnect?: BackoffPolicy; lostMessage?: string } = {},
+  o: { lostMessage: string; reconnect?: BackoffPolicy },
 ): InvoiceEvents {
   const byInvoice = new Map<string, Set<() => void>>();
   let count = 0;
@@ -40,7 +40,7 @@ export function listenForInvoiceChanges(
     },
     log,
     reconnect: o.reconnect ?? { baseMs: 200, capMs: 10_000 },
-    lostMessage: o.lostMessage ?? 'checkout live status lost (LISTEN connection); reconnecting',
+    lostMessage: o.lostMessage,
   });
 
   return {

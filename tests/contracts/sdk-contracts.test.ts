@@ -27,6 +27,7 @@ const PRIVATE = new Set([
   'connection',
   'chain',
   'merchantRow',
+  'invoiceOf',
   'scopeOf',
   'runDeps',
   'executeDeps',
